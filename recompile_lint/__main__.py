@@ -1,0 +1,6 @@
+"""``python -m recompile_lint``: the same command as the ``recompile-lint`` script."""
+
+from recompile_lint.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+"""What a rule sees: a function reached by a region (with its libcst node), or the project.
+
+libcst is paid only here, and only for the top-level statements that hold region code: the
+statement is parsed on its own and positions are shifted back to file coordinates.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from recompile_lint.facts import Binding, FunctionFacts, ModuleFacts, Mutation, Span
+from recompile_lint.index import FunctionRef, ProjectIndex
+from recompile_lint.models import Boundedness, Severity, Subject
+from recompile_lint.regions import CompiledRegion
+
+FunctionNode = Union[cst.FunctionDef, cst.Lambda]
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a rule says about one place; the engine turns it into a Finding."""
+
+    path: str
+    span: Span
+    message: str
+    severity: Severity | None = None
+    bounded: Boundedness | None = None
+    subject: Subject | None = None
+    region: str = ""
+    function: str = ""
+
+
+@dataclass
+class ParsedStatement:
+    wrapper: MetadataWrapper
+    positions: dict
+    line_offset: int
+    functions: dict[tuple[int, int], FunctionNode] = field(default_factory=dict)
+
+
+class CstCache:
+    """libcst trees of the top-level statements that regions reach, parsed once each."""
+
+    def __init__(self, index: ProjectIndex):
+        self.index = index
+        self._parsed: dict[tuple[str, int], ParsedStatement | None] = {}
+
+    def statement(self, path: str, fn: FunctionFacts) -> ParsedStatement | None:
+        key = (path, fn.stmt_line)
+        if key not in self._parsed:
+            text = self.index.text(path)
+            parsed = None
+            if text is not None:
+                lines = text.split("\n")[fn.stmt_line - 1 : fn.stmt_end_line]
+                snippet = "\n".join(lines) + "\n"
+                try:
+                    wrapper = MetadataWrapper(cst.parse_module(snippet), unsafe_skip_copy=True)
+                    positions = wrapper.resolve(PositionProvider)
+                    parsed = ParsedStatement(wrapper, positions, fn.stmt_line - 1)
+                    for node, pos in positions.items():
+                        if isinstance(node, cst.FunctionDef):
+                            name_pos = positions[node.name]
+                            parsed.functions[(name_pos.start.line + parsed.line_offset, -1)] = node
+                        elif isinstance(node, cst.Lambda):
+                            parsed.functions[(pos.start.line + parsed.line_offset, pos.start.column)] = node
+                except (cst.ParserSyntaxError, RecursionError, ValueError):
+                    parsed = None
+            self._parsed[key] = parsed
+        return self._parsed[key]
+
+    def function_node(self, path: str, fn: FunctionFacts) -> tuple[FunctionNode, ParsedStatement] | None:
+        parsed = self.statement(path, fn)
+        if parsed is None:
+            return None
+        if fn.is_lambda:
+            node = parsed.functions.get((fn.line, fn.column - 1))
+        else:
+            node = parsed.functions.get((fn.line, -1))
+        return (node, parsed) if node is not None else None
+
+
+@dataclass(frozen=True)
+class GlobalValue:
+    """A module-level value a region reads: where it lives and what kind it is."""
+
+    facts: ModuleFacts  # the module whose globals dict holds the name the region reads
+    name: str
+    binding: Binding | None  # where the value was first bound (possibly in another module)
+    origin: ModuleFacts | None  # module of ``binding``
+    kind: str
+
+
+class FunctionContext:
+    """One function reached by one region, with helpers for scope and index questions."""
+
+    def __init__(self, index: ProjectIndex, region: CompiledRegion, ref: FunctionRef, facts: ModuleFacts, fn: FunctionFacts, node: FunctionNode, parsed: ParsedStatement, depth: int):
+        self.index = index
+        self.region = region
+        self.ref = ref
+        self.module = facts
+        self.function = fn
+        self.node = node
+        self.depth = depth
+        self._parsed = parsed
+        self.reports: list[Report] = []
+
+    @property
+    def path(self) -> str:
+        return self.module.path
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.module.module}.{self.function.qualname}" if self.module.module else self.function.qualname
+
+    @property
+    def is_entry(self) -> bool:
+        return self.depth == 0
+
+    # ---- positions -----------------------------------------------------------------------
+
+    def span(self, node: cst.CSTNode) -> Span:
+        pos: CodeRange = self._parsed.positions[node]
+        off = self._parsed.line_offset
+        return Span(pos.start.line + off, pos.start.column + 1, pos.end.line + off, pos.end.column + 1)
+
+    def report(self, node: cst.CSTNode, message: str, *, severity: Severity | None = None, bounded: Boundedness | None = None, subject: Subject | None = None) -> None:
+        self.reports.append(
+            Report(
+                path=self.path,
+                span=self.span(node),
+                message=message,
+                severity=severity,
+                bounded=bounded,
+                subject=subject,
+                region=self.region.name,
+                function=self.qualified_name,
+            )
+        )
+
+    # ---- walking -------------------------------------------------------------------------
+
+    def body_nodes(self) -> Iterator[cst.CSTNode]:
+        """Every node of the function body, not descending into nested defs or classes."""
+        stack: list[cst.CSTNode] = [self.node.body]
+        out: list[cst.CSTNode] = []
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            for child in reversed(node.children):
+                if isinstance(child, (cst.FunctionDef, cst.ClassDef)):
+                    continue
+                stack.append(child)
+        return iter(sorted(out, key=lambda n: self._order(n)))
+
+    def _order(self, node: cst.CSTNode) -> tuple[int, int]:
+        pos = self._parsed.positions.get(node)
+        return (pos.start.line, pos.start.column) if pos is not None else (0, 0)
+
+    # ---- scope ---------------------------------------------------------------------------
+
+    def is_local(self, name: str) -> bool:
+        fn = self.function
+        return name in fn.local_names and name not in fn.global_decls
+
+    def is_closure(self, name: str) -> bool:
+        """A name bound in an enclosing function (a cell): Dynamo guards it, but bounded."""
+        if self.is_local(name) or name in self.function.global_decls:
+            return False
+        if name in self.function.nonlocal_decls:
+            return True
+        parent = self.module.function(self.function.parent) if self.function.parent else None
+        while parent is not None:
+            if name in parent.local_names and name not in parent.global_decls:
+                return True
+            parent = self.module.function(parent.parent) if parent.parent else None
+        return False
+
+    def global_value(self, name: str) -> GlobalValue | None:
+        """The module-level value ``name`` denotes here, or None (local, closure, builtin)."""
+        if self.is_local(name) or self.is_closure(name):
+            return None
+        binding = self.module.binding(name)
+        found = self.index.global_binding(self.module, name)
+        if found is None and binding is None:
+            return None
+        origin, origin_binding = found if found is not None else (self.module, binding)
+        kind = origin_binding.kind if origin_binding is not None else "unknown"
+        if kind in ("unknown", "none"):
+            kind = self.kind_from_mutations(name) or kind
+        return GlobalValue(facts=self.module, name=name, binding=origin_binding, origin=origin, kind=kind)
+
+    def kind_from_mutations(self, name: str) -> str:
+        kinds = {m.value_kind for m in self.index.mutations("global", self.module.path, name)}
+        kinds.discard("unknown")
+        kinds.discard("")
+        if "float" in kinds:
+            return "float"
+        return kinds.pop() if len(kinds) == 1 else ""
+
+    def global_mutations(self, value: GlobalValue) -> list[Mutation]:
+        """Places that rebind the global the region reads (in its own module's namespace)."""
+        return list(self.index.mutations("global", value.facts.path, value.name))
+
+    def member_mutations(self, value: GlobalValue, kind: str, key: str) -> list[Mutation]:
+        """Places that change ``value[key]`` (kind ``item``) or ``value.key`` (``attribute``)."""
+        out: list[Mutation] = []
+        paths = {value.facts.path}
+        if value.origin is not None:
+            paths.add(value.origin.path)
+        names = {value.name}
+        if value.binding is not None:
+            names.add(value.binding.name)
+        for path in paths:
+            for name in names:
+                for m in self.index.mutations(kind, path, name):
+                    if m.key == key or m.key == "":
+                        out.append(m)
+        return out
+
+    def enclosing_class(self):
+        fn = self.function
+        while fn is not None and not fn.class_name:
+            fn = self.module.function(fn.parent) if fn.parent else None
+        return self.module.cls(fn.class_name) if fn is not None else None
+
+
+class ProjectContext:
+    """The whole run: index, regions, and a way to report at ast positions."""
+
+    def __init__(self, index: ProjectIndex, regions: list[CompiledRegion]):
+        self.index = index
+        self.regions = regions
+        self.reports: list[Report] = []
+
+    def report(self, path: str, span: Span, message: str, *, severity: Severity | None = None, bounded: Boundedness | None = None, subject: Subject | None = None, region: str = "", function: str = "") -> None:
+        self.reports.append(Report(path=path, span=span, message=message, severity=severity, bounded=bounded, subject=subject, region=region, function=function))

@@ -1,0 +1,110 @@
+"""Which files a run lints: paths and directories, recursively, minus excludes."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from recompile_lint.models import FileError
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass(frozen=True)
+class Discovered:
+    """The files to lint (as the user would write them) and the paths that failed."""
+
+    files: tuple[str, ...]
+    errors: tuple[FileError, ...]
+
+
+def is_excluded(path: str, patterns: Iterable[str]) -> bool:
+    """Whether any path component, or the path itself, matches an exclude pattern."""
+    normalized = path.replace(os.sep, "/")
+    parts = [p for p in normalized.split("/") if p not in ("", ".")]
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        if not pattern:
+            continue
+        if "/" in pattern:
+            if fnmatch.fnmatch(normalized, pattern) or fnmatch.fnmatch(normalized, f"*/{pattern}") or fnmatch.fnmatch(normalized, f"{pattern}/*") or fnmatch.fnmatch(normalized, f"*/{pattern}/*"):
+                return True
+        elif any(fnmatch.fnmatch(part, pattern) for part in parts):
+            return True
+    return False
+
+
+def discover(paths: Sequence[str], excludes: Sequence[str]) -> Discovered:
+    """Expand ``paths`` into Python files, sorted and de-duplicated; errors for bad paths."""
+    files: list[str] = []
+    errors: list[FileError] = []
+    seen: set[str] = set()
+
+    def add(path: str) -> None:
+        key = os.path.normcase(os.path.abspath(path))
+        if key not in seen:
+            seen.add(key)
+            files.append(path)
+
+    for raw in paths:
+        path = os.path.normpath(raw) if raw not in ("", ".") else "."
+        if not os.path.lexists(path):
+            errors.append(FileError(path=raw, message="no such file or directory"))
+            continue
+        if os.path.isdir(path):
+            if is_excluded(os.path.abspath(path), excludes) and raw not in (".", "./"):
+                continue
+            if not os.access(path, os.R_OK | os.X_OK):
+                errors.append(FileError(path=raw, message="permission denied: cannot list directory"))
+                continue
+            for found in _walk(path, excludes, errors):
+                add(found)
+            continue
+        if not os.path.exists(path):
+            errors.append(FileError(path=raw, message="broken symbolic link"))
+            continue
+        if is_excluded(path, excludes):
+            continue
+        # A file named explicitly is linted whatever its suffix is: the user asked for it.
+        add(path)
+    return Discovered(files=tuple(sorted(files)), errors=tuple(errors))
+
+
+def _walk(top: str, excludes: Sequence[str], errors: list[FileError]) -> list[str]:
+    found: list[str] = []
+
+    def onerror(exc: OSError) -> None:
+        errors.append(FileError(path=getattr(exc, "filename", top) or top, message=f"cannot list directory: {exc.strerror or exc}"))
+
+    # followlinks=False: a symlink loop cannot make the walk run forever.
+    for dirpath, dirnames, filenames in os.walk(top, onerror=onerror):
+        dirnames[:] = sorted(d for d in dirnames if not is_excluded(os.path.join(dirpath, d), excludes))
+        for name in sorted(filenames):
+            if not name.endswith(PYTHON_SUFFIXES):
+                continue
+            full = os.path.join(dirpath, name)
+            if is_excluded(full, excludes):
+                continue
+            if os.path.isdir(full):
+                continue
+            if os.path.islink(full) and not os.path.exists(full):
+                errors.append(FileError(path=full, message="broken symbolic link"))
+                continue
+            found.append(full)
+    return found
+
+
+def find_project_root(paths: Sequence[str]) -> Path:
+    """The nearest ancestor of the paths holding a project marker, else their common directory."""
+    from recompile_lint.config import ROOT_MARKERS
+
+    resolved = [Path(p).resolve() for p in paths if os.path.lexists(p)] or [Path.cwd().resolve()]
+    starts = [p if p.is_dir() else p.parent for p in resolved]
+    common = Path(os.path.commonpath([str(s) for s in starts]))
+    for directory in [common, *common.parents]:
+        if any((directory / marker).exists() for marker in ROOT_MARKERS):
+            return directory
+    return common

@@ -1,0 +1,207 @@
+"""The lint pipeline: discover -> index -> regions -> rules -> findings -> suppressions.
+
+``lint_paths`` is the one function every front end calls (CLI, flake8 plugin, pre-commit
+hook, verifier), so they all report the same findings.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from recompile_lint.config import Config
+from recompile_lint.context import CstCache, FunctionContext, ProjectContext, Report
+from recompile_lint.discovery import discover, find_project_root
+from recompile_lint.facts import ModuleFacts
+from recompile_lint.index import FactsStore, ProjectIndex
+from recompile_lint.models import FileError, Finding, LintResult, Severity
+from recompile_lint.regions import CompiledRegion, RegionFinder
+from recompile_lint.rules import Rule, all_rules, matches_code
+from recompile_lint.suppress import is_suppressed
+
+
+def selected_rules(config: Config, path: str | None = None) -> list[type[Rule]]:
+    """Rules enabled by select / extend-select / ignore (and per-file-ignores for ``path``)."""
+    out = []
+    for rule in all_rules():
+        if config.select:
+            on = "ALL" in (s.upper() for s in config.select) or matches_code(rule.code, config.select)
+        else:
+            on = rule.severity is not Severity.INFO
+        if config.extend_select and matches_code(rule.code, config.extend_select):
+            on = True
+        if config.ignore and matches_code(rule.code, config.ignore):
+            on = False
+        if on and path is not None and file_ignores(config, path, rule.code):
+            on = False
+        if on:
+            out.append(rule)
+    return out
+
+
+def file_ignores(config: Config, path: str, code: str) -> bool:
+    if not config.per_file_ignores:
+        return False
+    candidates = {path.replace(os.sep, "/")}
+    if config.source:
+        try:
+            candidates.add(os.path.relpath(os.path.abspath(path), config.source).replace(os.sep, "/"))
+        except ValueError:
+            pass
+    for pattern, codes in config.per_file_ignores:
+        if any(fnmatch.fnmatch(c, pattern) or fnmatch.fnmatch(os.path.basename(c), pattern) for c in candidates):
+            if matches_code(code, codes) or "ALL" in (c.upper() for c in codes):
+                return True
+    return False
+
+
+@dataclass
+class Analysis:
+    """The intermediate state of a run, kept for the verifier and for tests."""
+
+    index: ProjectIndex
+    regions: list[CompiledRegion]
+    reports: list[tuple[type[Rule], Report]]
+
+
+def make_cache(config: Config):
+    """The per-file facts cache the config asks for, or None."""
+    if not config.cache:
+        return None
+    try:
+        from recompile_lint.cache import FactsCache
+    except ImportError:
+        return None
+    return FactsCache.for_config(config)
+
+
+def analyse(given: Sequence[str], project_files: Iterable[str], config: Config, rules: Sequence[type[Rule]]) -> Analysis:
+    """Find regions over the project and run ``rules`` on them."""
+    store = FactsStore(config.compile_functions, make_cache(config))
+    index = ProjectIndex(project_files, store)
+    wrappers = tuple(w.rsplit(".", 1)[-1] for w in config.compile_functions)
+    for path in index.paths:
+        if index.may_compile(path, wrappers):
+            index.facts(path)
+    finder = RegionFinder(index, config.max_depth)
+    regions: list[CompiledRegion] = []
+    for facts in sorted(index.parsed(), key=lambda f: f.path):
+        if facts.compile_sites:
+            regions.extend(finder.regions(facts))
+    regions.sort(key=lambda r: (r.name, r.site_path, r.site.span.line))
+
+    # Facts about who mutates what: only files that mention a name the regions read.
+    interesting: set[str] = set()
+    for region in regions:
+        for ref, _, _ in region.reached:
+            fn = index.function(ref)
+            if fn is not None:
+                interesting |= fn.identifiers - fn.local_names
+    interesting -= {"self", "torch", "nn", "F", "x"}
+    index.scan_for_mutations(interesting)
+
+    reports: list[tuple[type[Rule], Report]] = []
+    function_rules = [r for r in rules if r.check_function is not Rule.check_function]
+    project_rules = [r for r in rules if r.check_project is not Rule.check_project]
+    instances = {rule: rule() for rule in rules}
+    cst_cache = CstCache(index)
+    seen: set[tuple[str, str, str]] = set()
+    for region in regions:
+        for ref, depth, _ in region.reached:
+            fn = index.function(ref)
+            facts = index.facts(ref.path)
+            if fn is None or facts is None:
+                continue
+            found = cst_cache.function_node(ref.path, fn)
+            if found is None:
+                continue
+            node, parsed = found
+            ctx = FunctionContext(index, region, ref, facts, fn, node, parsed, depth)
+            for rule in function_rules:
+                # One rule run per (function, region entry options) is enough: a helper reached
+                # from several regions reports once, naming the first region (sorted).
+                key = (ref.path, ref.qualname, rule.code)
+                if key in seen and not getattr(rule, "per_region", False):
+                    continue
+                seen.add(key)
+                before = len(ctx.reports)
+                instances[rule].check_function(ctx)
+                reports.extend((rule, r) for r in ctx.reports[before:])
+    if project_rules:
+        pctx = ProjectContext(index, regions)
+        for rule in project_rules:
+            before = len(pctx.reports)
+            instances[rule].check_project(pctx)
+            reports.extend((rule, r) for r in pctx.reports[before:])
+    return Analysis(index=index, regions=regions, reports=reports)
+
+
+def to_finding(rule: type[Rule], report: Report, display: str) -> Finding:
+    span = report.span
+    return Finding(
+        path=display,
+        line=span.line,
+        column=span.column,
+        code=rule.code,
+        end_line=span.end_line,
+        end_column=span.end_column,
+        name=rule.name,
+        severity=report.severity or rule.severity,
+        bounded=report.bounded or rule.bounded,
+        message=report.message,
+        region=report.region,
+        function=report.function,
+        subject=report.subject,
+    )
+
+
+def lint_paths(paths: Sequence[str], config: Config, *, project_files: Sequence[str] | None = None) -> LintResult:
+    """Lint ``paths`` (files or directories). Findings are reported only in those files, but
+    the analysis sees the whole project around them (callers, helpers, mutation sites)."""
+    discovered = discover(list(paths) or ["."], config.exclude + config.extend_exclude)
+    given = {os.path.abspath(p): p for p in discovered.files}
+    if project_files is None:
+        root = find_project_root(list(paths) or ["."])
+        project = discover([str(root)], config.exclude + config.extend_exclude).files
+    else:
+        project = tuple(project_files)
+    all_files = sorted({os.path.abspath(p) for p in project} | set(given))
+    rules = selected_rules(config)
+    analysis = analyse(list(given), all_files, config, rules)
+    return collect(analysis, given, discovered.errors, config)
+
+
+def collect(analysis: Analysis, given: dict[str, str], discovery_errors: Iterable[FileError], config: Config) -> LintResult:
+    """Findings in the given files, minus suppressions; errors of the given files."""
+    index = analysis.index
+    findings: dict[tuple[str, int, int, str], Finding] = {}
+    suppressed = 0
+    for rule, report in analysis.reports:
+        display = given.get(os.path.abspath(report.path))
+        if display is None:
+            continue
+        if file_ignores(config, display, rule.code):
+            continue
+        text = index.text(report.path) or ""
+        lines = text.split("\n")
+        line_text = lines[report.span.line - 1] if 0 < report.span.line <= len(lines) else ""
+        if is_suppressed(rule.code, line_text):
+            suppressed += 1
+            continue
+        finding = to_finding(rule, report, display)
+        key = (finding.path, finding.line, finding.column, finding.code)
+        findings.setdefault(key, finding)
+    errors = list(discovery_errors)
+    for path, display in given.items():
+        index.check_syntax(path)
+        error = index.errors.get(path)
+        if error is not None:
+            errors.append(FileError(path=display, message=error.message, line=error.line, column=error.column))
+    return LintResult(
+        findings=tuple(sorted(findings.values())),
+        errors=tuple(sorted(set(errors))),
+        files_checked=len(given),
+        suppressed=suppressed,
+    )

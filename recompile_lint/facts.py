@@ -1,0 +1,1145 @@
+"""Per-file facts from one cheap ``ast`` pass: imports, bindings, functions, classes,
+mutation sites and compile sites.
+
+Everything here is plain, picklable data computed from one file alone (plus its module name),
+so it can be cached by content hash and computed in parallel. Cross-file questions (which
+module does ``ops`` name, which class does ``Net`` mean) are answered by ``index``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+# Calls that build a tensor: a global bound to one is data, not a guarded constant.
+TENSOR_FACTORIES = frozenset(
+    {
+        "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn",
+        "randint", "randperm", "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like",
+        "empty_like", "full_like", "rand_like", "randn_like", "Tensor", "FloatTensor",
+        "LongTensor", "stack", "cat", "Parameter", "Buffer",
+    }
+)
+TENSOR_METHODS = frozenset({"to", "clone", "detach", "cuda", "cpu", "float", "half", "long", "contiguous", "view", "reshape", "requires_grad_"})
+LENGTH_METHODS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "popitem", "setdefault", "update", "add", "discard", "appendleft", "popleft", "extendleft"}
+)
+ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source range; columns are 1-based character offsets."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # positional, vararg, keyword, kwarg
+    annotation: str = ""
+    default: str = ""  # source text of the default, "" when none
+    default_kind: str = ""
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call inside a function, by the dotted text of its callee (``self.f``, ``ops.scale``)."""
+
+    callee: str
+    line: int
+
+
+@dataclass(frozen=True)
+class FunctionFacts:
+    qualname: str  # within the module: ``Net.forward``, ``outer.inner``, ``<lambda:12:8>``
+    name: str
+    line: int  # the ``def`` (or ``lambda``) line
+    column: int
+    end_line: int
+    first_line: int  # first decorator line, else the def line
+    stmt_line: int  # first line of the enclosing top-level statement
+    stmt_end_line: int
+    class_name: str = ""  # qualname of the class for methods
+    parent: str = ""  # qualname of the enclosing function for nested functions
+    params: tuple[Param, ...] = ()
+    decorators: tuple[str, ...] = ()  # resolved dotted names (``torch.compile``)
+    is_lambda: bool = False
+    local_names: frozenset[str] = frozenset()
+    global_decls: frozenset[str] = frozenset()
+    nonlocal_decls: frozenset[str] = frozenset()
+    calls: tuple[Call, ...] = ()
+    # Local variable -> dotted text of the class it is built from (``teacher = Teacher(...)``).
+    instances: tuple[tuple[str, str], ...] = ()
+    identifiers: frozenset[str] = frozenset()  # every Name id and attribute name in the body
+
+
+@dataclass(frozen=True)
+class AttrInit:
+    kind: str
+    line: int
+    class_level: bool = False
+
+
+@dataclass(frozen=True)
+class ClassFacts:
+    qualname: str
+    name: str
+    line: int
+    bases: tuple[str, ...]  # resolved dotted names
+    methods: tuple[tuple[str, str], ...]  # method name -> function qualname
+    attrs: tuple[tuple[str, AttrInit], ...]  # self.x / class-level initialisers
+    submodules: tuple[tuple[str, str], ...]  # self.x = Cls(...) -> dotted class text
+    buffers: frozenset[str] = frozenset()
+    is_enum: bool = False
+
+    def attr(self, name: str) -> AttrInit | None:
+        for key, init in self.attrs:
+            if key == name:
+                return init
+        return None
+
+    def method(self, name: str) -> str | None:
+        for key, qual in self.methods:
+            if key == name:
+                return qual
+        return None
+
+    def submodule(self, name: str) -> str | None:
+        for key, cls in self.submodules:
+            if key == name:
+                return cls
+        return None
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A module-level name and the kind of value it is first bound to."""
+
+    name: str
+    kind: str  # int, float, bool, str, enum, tensor, dict, list, set, tuple, object, class, function, module, unknown
+    line: int
+    class_ref: str = ""  # for objects: dotted text of the class called
+    items: tuple[tuple[str, str], ...] = ()  # dict literal key -> value kind; object kwargs
+
+    def item_kind(self, key: str) -> str:
+        for k, kind in self.items:
+            if k == key:
+                return kind
+        return ""
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """A place that changes a value a region may have baked into a guard.
+
+    ``kind``: ``global`` (rebinding ``module.name``), ``item`` (``name[key]``), ``attribute``
+    (``name.key`` on a module-level object), ``instance-attribute`` (``<owner>.name``), ``length``
+    (container size change), ``environ`` (``os.environ[key]``).
+    """
+
+    kind: str
+    module: str
+    name: str
+    line: int
+    column: int
+    key: str = ""
+    owner: str = ""  # resolved dotted class for instance attributes ("" when unknown)
+    value_kind: str = ""
+    op: str = "assign"  # assign, augassign, delete, call, loop
+    function: str = ""  # qualname of the function it happens in ("" at module level)
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class CompileSite:
+    """A place that compiles something: decorator, ``torch.compile(x)``, ``x.compile()``."""
+
+    span: Span
+    form: str  # decorator, call, method, optimize, wrapper
+    target: str  # dotted text of the compiled thing, "" for decorators
+    target_kind: str  # function, lambda, name, attribute, call, self-attribute
+    function: str  # qualname of the enclosing function ("" at module level)
+    decorated: str = ""  # qualname of the decorated function (form == decorator)
+    lambda_qualname: str = ""
+    class_ref: str = ""  # for torch.compile(Net(...)): dotted class text
+    assigned_to: str = ""  # dotted text of the assignment target of the result
+    options: tuple[tuple[str, str], ...] = ()  # keyword -> source text
+    option_kinds: tuple[tuple[str, str], ...] = ()  # keyword -> lambda, name, call, str, ...
+    loop_vars: tuple[str, ...] = ()  # variables of the loops around the site
+    in_loop: bool = False
+
+    def option(self, key: str) -> str | None:
+        for k, v in self.options:
+            if k == key:
+                return v
+        return None
+
+    def option_kind(self, key: str) -> str | None:
+        for k, v in self.option_kinds:
+            if k == key:
+                return v
+        return None
+
+
+@dataclass(frozen=True)
+class MethodCall:
+    """A call of a method whose receiver matters to a rule (``model.eval()``)."""
+
+    receiver: str  # dotted text
+    method: str
+    span: Span
+    function: str  # enclosing function qualname ("" at module level)
+    args: tuple[str, ...] = ()  # source text of positional arguments
+
+
+# Method calls worth remembering by receiver.
+TRACKED_METHODS = frozenset({"train", "eval"})
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    path: str
+    module: str
+    is_package: bool
+    imports: tuple[tuple[str, str], ...]  # local name -> absolute dotted target
+    bindings: tuple[Binding, ...]
+    functions: tuple[FunctionFacts, ...]
+    classes: tuple[ClassFacts, ...]
+    mutations: tuple[Mutation, ...]
+    compile_sites: tuple[CompileSite, ...]
+    method_calls: tuple[MethodCall, ...] = ()
+    lines: int = 0
+    _lookup: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def _table(self, name: str) -> dict:
+        table = self._lookup.get(name)
+        if table is None:
+            if name == "imports":
+                table = dict(self.imports)
+            elif name == "bindings":
+                table = {}
+                for b in self.bindings:
+                    table.setdefault(b.name, b)
+            elif name == "functions":
+                table = {f.qualname: f for f in self.functions}
+            elif name == "classes":
+                table = {c.qualname: c for c in self.classes}
+            self._lookup[name] = table
+        return table
+
+    def import_target(self, local: str) -> str | None:
+        return self._table("imports").get(local)
+
+    def binding(self, name: str) -> Binding | None:
+        return self._table("bindings").get(name)
+
+    def function(self, qualname: str) -> FunctionFacts | None:
+        return self._table("functions").get(qualname)
+
+    def cls(self, qualname: str) -> ClassFacts | None:
+        return self._table("classes").get(qualname)
+
+    def resolve(self, dotted: str) -> str:
+        """Rewrite the first component of ``dotted`` through the import table."""
+        head, _, rest = dotted.partition(".")
+        target = self.import_target(head)
+        if target is None:
+            return dotted
+        return f"{target}.{rest}" if rest else target
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def dotted_name(node: ast.AST) -> str:
+    """``a.b.c`` for Name/Attribute chains; ``""`` for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def char_column(lines: list[str], line: int, byte_offset: int) -> int:
+    """ast gives UTF-8 byte offsets; findings use 1-based character columns."""
+    if 1 <= line <= len(lines):
+        text = lines[line - 1]
+        if text.isascii():
+            return byte_offset + 1
+        return len(text.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore")) + 1
+    return byte_offset + 1
+
+
+def span_of(node: ast.AST, lines: list[str]) -> Span:
+    line = getattr(node, "lineno", 1)
+    end_line = getattr(node, "end_lineno", None) or line
+    return Span(
+        line,
+        char_column(lines, line, getattr(node, "col_offset", 0)),
+        end_line,
+        char_column(lines, end_line, getattr(node, "end_col_offset", None) or 0),
+    )
+
+
+def resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
+    """Absolute module for ``from .x import y`` inside ``module``."""
+    if level == 0:
+        return target or ""
+    parts = module.split(".") if module else []
+    base = parts if is_package else parts[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)] if len(base) >= level - 1 else []
+    prefix = ".".join(base)
+    if target:
+        return f"{prefix}.{target}" if prefix else target
+    return prefix
+
+
+class _Collector(ast.NodeVisitor):
+    """One walk over a module, tracking the scope stack."""
+
+    def __init__(self, path: str, module: str, is_package: bool, lines: list[str], compile_functions: tuple[str, ...]):
+        self.path = path
+        self.module = module
+        self.is_package = is_package
+        self.lines = lines
+        self.compile_functions = compile_functions
+        self.imports: dict[str, str] = {}
+        self.bindings: list[Binding] = []
+        self.bound_once: dict[str, int] = {}
+        self.functions: list[FunctionFacts] = []
+        self.classes: list[ClassFacts] = []
+        self.mutations: list[Mutation] = []
+        self.compile_sites: list[CompileSite] = []
+        self.method_calls: list[MethodCall] = []
+        # Scope stack entries: ("module"|"class"|"function", qualname, data dict)
+        self.scopes: list[tuple[str, str, dict]] = [("module", "", {})]
+        self.loop_vars: list[list[str]] = [[]]  # per scope: loop targets around the current node
+        self.conditional_depth = 0  # module-level if/try nesting
+        self.top_stmt: ast.stmt | None = None
+        self.class_names: set[str] = set()
+        self.enum_classes: set[str] = set()
+        self.lambda_count = 0
+
+    # ---- helpers -------------------------------------------------------------------------
+
+    def qualify_class(self, dotted: str) -> str:
+        """Absolute dotted name of a class named ``dotted`` here (imports or this module)."""
+        if not dotted:
+            return ""
+        resolved = self.resolve(dotted)
+        if resolved != dotted:
+            return resolved
+        if dotted.split(".")[0] in self.class_names and self.module:
+            return f"{self.module}.{dotted}"
+        return dotted
+
+    def resolve(self, dotted: str) -> str:
+        head, _, rest = dotted.partition(".")
+        target = self.imports.get(head)
+        if target is None:
+            return dotted
+        return f"{target}.{rest}" if rest else target
+
+    def is_compile_callee(self, node: ast.AST) -> str:
+        """``call``/``optimize``/``wrapper`` if calling ``node`` compiles its argument, else ""."""
+        text = dotted_name(node)
+        if not text:
+            return ""
+        full = self.resolve(text)
+        if full in ("torch.compile", "torch.compiler.compile"):
+            return "call"
+        if full in ("torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"):
+            return "optimize"
+        for wrapper in self.compile_functions:
+            if full == wrapper or (("." not in wrapper) and full.rsplit(".", 1)[-1] == wrapper) or full.endswith("." + wrapper):
+                return "wrapper"
+        return ""
+
+    @property
+    def scope(self) -> tuple[str, str, dict]:
+        return self.scopes[-1]
+
+    def function_scope(self) -> tuple[str, str, dict] | None:
+        for scope in reversed(self.scopes):
+            if scope[0] == "function":
+                return scope
+        return None
+
+    def enclosing_function_name(self) -> str:
+        scope = self.function_scope()
+        return scope[1] if scope else ""
+
+    def class_scope(self) -> tuple[str, str, dict] | None:
+        """The class whose method we are directly in (for ``self``)."""
+        if len(self.scopes) >= 2 and self.scopes[-1][0] == "function" and self.scopes[-2][0] == "class":
+            return self.scopes[-2]
+        # Nested functions inside a method still see ``self`` through the closure.
+        for i in range(len(self.scopes) - 1, 0, -1):
+            if self.scopes[i][0] == "function" and self.scopes[i - 1][0] == "class":
+                return self.scopes[i - 1]
+        return None
+
+    def qual(self, name: str) -> str:
+        parent = self.scope[1]
+        return f"{parent}.{name}" if parent else name
+
+    def kind_of(self, node: ast.AST | None) -> tuple[str, str]:
+        """(kind, class_ref) of the value an expression builds."""
+        if node is None:
+            return "unknown", ""
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, bool):
+                return "bool", ""
+            if isinstance(value, int):
+                return "int", ""
+            if isinstance(value, float):
+                return "float", ""
+            if isinstance(value, (str, bytes)):
+                return "str", ""
+            if value is None:
+                return "none", ""
+            return "unknown", ""
+        if isinstance(node, ast.JoinedStr):
+            return "str", ""
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.Not):
+                return "bool", ""
+            return self.kind_of(node.operand)
+        if isinstance(node, ast.BinOp):
+            left, _ = self.kind_of(node.left)
+            right, _ = self.kind_of(node.right)
+            if "tensor" in (left, right):
+                return "tensor", ""
+            if left == right and left in ("int", "float", "str"):
+                return (left if not isinstance(node.op, ast.Div) else "float"), ""
+            if {left, right} == {"int", "float"}:
+                return "float", ""
+            return "unknown", ""
+        if isinstance(node, (ast.Compare, ast.BoolOp)):
+            return "bool", ""
+        if isinstance(node, (ast.Dict, ast.DictComp)):
+            return "dict", ""
+        if isinstance(node, (ast.List, ast.ListComp)):
+            return "list", ""
+        if isinstance(node, (ast.Set, ast.SetComp)):
+            return "set", ""
+        if isinstance(node, ast.Tuple):
+            return "tuple", ""
+        if isinstance(node, ast.Lambda):
+            return "function", ""
+        if isinstance(node, ast.Name):
+            for b in reversed(self.bindings):
+                if b.name == node.id:
+                    return b.kind, b.class_ref
+            if node.id in self.class_names:
+                return "class", node.id
+            return "unknown", ""
+        if isinstance(node, ast.Attribute):
+            base = dotted_name(node.value)
+            if base and base in self.enum_classes:
+                return "enum", base
+            return "unknown", ""
+        if isinstance(node, ast.Call):
+            func = dotted_name(node.func)
+            full = self.resolve(func) if func else ""
+            last = full.rsplit(".", 1)[-1] if full else ""
+            if full.startswith("torch.") and last in TENSOR_FACTORIES:
+                return "tensor", ""
+            if full in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"):
+                return "tensor", ""
+            if isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_METHODS:
+                inner, _ = self.kind_of(node.func.value)
+                if inner == "tensor":
+                    return "tensor", ""
+            if full in ("int", "len", "round", "abs") or full == "math.floor" or full == "math.ceil":
+                return ("int" if full != "abs" else self.kind_of(node.args[0])[0] if node.args else "int"), ""
+            if full in ("float", "math.sqrt", "math.exp", "math.log"):
+                return "float", ""
+            if full in ("str", "repr", "format"):
+                return "str", ""
+            if full == "bool":
+                return "bool", ""
+            if full in ("dict", "collections.OrderedDict", "collections.defaultdict", "OrderedDict", "defaultdict"):
+                return "dict", ""
+            if full in ("list", "collections.deque", "deque"):
+                return "list", ""
+            if full == "set":
+                return "set", ""
+            if full == "tuple":
+                return "tuple", ""
+            if full in ("os.environ.get", "os.getenv"):
+                return "str", ""
+            if full in ("types.SimpleNamespace", "argparse.Namespace"):
+                return "object", full
+            if last[:1].isupper():
+                return "object", self.qualify_class(func)
+            return "unknown", ""
+        if isinstance(node, ast.Subscript):
+            base = dotted_name(node.value)
+            if self.resolve(base) == "os.environ":
+                return "str", ""
+            return "unknown", ""
+        return "unknown", ""
+
+    def add_mutation(self, **kwargs) -> None:
+        kwargs.setdefault("function", self.enclosing_function_name())
+        kwargs.setdefault("path", self.path)
+        self.mutations.append(Mutation(**kwargs))
+
+    # ---- imports -------------------------------------------------------------------------
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.imports[alias.asname] = alias.name
+            else:
+                head = alias.name.split(".")[0]
+                self.imports.setdefault(head, head)
+        if self.scope[0] == "module":
+            for alias in node.names:
+                name = alias.asname or alias.name.split(".")[0]
+                self.record_binding(name, "module", node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = resolve_relative(self.module, self.is_package, node.level or 0, node.module)
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            local = alias.asname or alias.name
+            self.imports[local] = f"{base}.{alias.name}" if base else alias.name
+            if self.scope[0] == "module":
+                self.record_binding(local, "imported", node)
+
+    # ---- bindings and mutations ------------------------------------------------------------
+
+    def record_binding(self, name: str, kind: str, node: ast.AST, class_ref: str = "", items: tuple = ()) -> None:
+        if name in self.bound_once:
+            return
+        self.bound_once[name] = getattr(node, "lineno", 0)
+        self.bindings.append(Binding(name=name, kind=kind, line=getattr(node, "lineno", 0), class_ref=class_ref, items=items))
+
+    def module_level_loop(self) -> bool:
+        return self.scope[0] == "module" and bool(self.loop_vars[-1])
+
+    def handle_target(self, target: ast.AST, value: ast.AST | None, op: str, stmt: ast.AST) -> None:
+        """Record what an assignment target binds or mutates."""
+        scope_kind, _, data = self.scope
+        value_kind, class_ref = self.kind_of(value) if value is not None else ("unknown", "")
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self.handle_target(elt.value if isinstance(elt, ast.Starred) else elt, None, op, stmt)
+            return
+        if isinstance(target, ast.Name):
+            name = target.id
+            if scope_kind == "module":
+                items: tuple = ()
+                if isinstance(value, ast.Dict):
+                    items = tuple(
+                        (k.value, self.kind_of(v)[0])
+                        for k, v in zip(value.keys, value.values)
+                        if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                    )
+                elif isinstance(value, ast.Call) and value_kind == "object":
+                    items = tuple((kw.arg, self.kind_of(kw.value)[0]) for kw in value.keywords if kw.arg)
+                mutated = (
+                    op in ("augassign", "loop", "delete")
+                    or self.module_level_loop()
+                    or (name in self.bound_once and self.conditional_depth == 0 and op == "assign")
+                )
+                if mutated and name in self.bound_once:
+                    self.add_mutation(kind="global", module=self.module, name=name, line=target.lineno, column=target.col_offset + 1, value_kind=value_kind, op=op)
+                    if op == "augassign" and isinstance(value, (ast.List, ast.Tuple)):
+                        self.add_mutation(kind="length", module=self.module, name=name, line=target.lineno, column=target.col_offset + 1, op=op)
+                elif mutated and op == "loop":
+                    self.record_binding(name, value_kind if value_kind != "unknown" else "int", stmt, class_ref, items)
+                    self.add_mutation(kind="global", module=self.module, name=name, line=target.lineno, column=target.col_offset + 1, value_kind=value_kind, op=op)
+                else:
+                    self.record_binding(name, value_kind, stmt, class_ref, items)
+            elif scope_kind == "function":
+                if name in data["global_decls"]:
+                    self.add_mutation(kind="global", module=self.module, name=name, line=target.lineno, column=target.col_offset + 1, value_kind=value_kind, op=op)
+                    if op == "augassign" and isinstance(value, (ast.List, ast.Tuple)):
+                        self.add_mutation(kind="length", module=self.module, name=name, line=target.lineno, column=target.col_offset + 1, op=op)
+                elif name not in data["nonlocal_decls"]:
+                    data["locals"].add(name)
+                    if value_kind == "object" and class_ref:
+                        data["instances"][name] = class_ref
+            elif scope_kind == "class":
+                data["attrs"].setdefault(name, AttrInit(value_kind, target.lineno, class_level=True))
+                if value_kind == "object" and class_ref:
+                    data["submodules"].setdefault(name, class_ref)
+            return
+        if isinstance(target, ast.Attribute):
+            self.handle_attribute_target(target, value, value_kind, class_ref, op)
+            return
+        if isinstance(target, ast.Subscript):
+            self.handle_subscript_target(target, value_kind, op)
+            return
+        if isinstance(target, ast.Starred):
+            self.handle_target(target.value, None, op, stmt)
+
+    def receiver_owner(self, name: str) -> str:
+        """The dotted class of a local receiver, if this or an enclosing function built it."""
+        for scope_kind, _, data in reversed(self.scopes):
+            if scope_kind == "function":
+                if name in data["instances"]:
+                    return data["instances"][name]
+                for param in data["params"]:
+                    if param.name == name and param.annotation:
+                        return self.qualify_class(param.annotation)
+            elif scope_kind == "module":
+                for b in reversed(self.bindings):
+                    if b.name == name and b.kind == "object":
+                        return b.class_ref
+        return ""
+
+    def is_local(self, name: str) -> bool:
+        scope_kind, _, data = self.scope
+        if scope_kind != "function":
+            return False
+        return name in data["locals"] or any(p.name == name for p in data["params"])
+
+    def global_ref(self, name: str) -> tuple[str, str] | None:
+        """(module, name) if ``name`` here denotes a module-level value of some module."""
+        if self.scope[0] == "function":
+            if self.is_local(name) and name not in self.scope[2]["global_decls"]:
+                return None
+            # A name local to an enclosing function is a closure cell, not a global.
+            for scope_kind, _, data in self.scopes[1:-1]:
+                if scope_kind == "function" and (name in data["locals"] or any(p.name == name for p in data["params"])):
+                    return None
+        target = self.imports.get(name)
+        if target is not None:
+            module, _, attr = target.rpartition(".")
+            return (module, attr) if module else None
+        return (self.module, name)
+
+    def handle_attribute_target(self, target: ast.Attribute, value: ast.AST | None, value_kind: str, class_ref: str, op: str) -> None:
+        attr = target.attr
+        base = target.value
+        line, col = target.lineno, target.col_offset + 1
+        if isinstance(base, ast.Name):
+            name = base.id
+            cls = self.class_scope()
+            if name == "self" and cls is not None and self.function_scope() is not None:
+                owner = f"{self.module}.{cls[1]}" if self.module else cls[1]
+                if self.enclosing_function_name().endswith(".__init__") and op == "assign" and self.scopes[-1][0] == "function" and self.scopes[-2][0] == "class":
+                    cls[2]["attrs"].setdefault(attr, AttrInit(value_kind, line))
+                    if value_kind == "object" and class_ref:
+                        cls[2]["submodules"].setdefault(attr, class_ref)
+                    return
+                cls[2]["attrs"].setdefault(attr, AttrInit(value_kind, line))
+                self.add_mutation(kind="instance-attribute", module=self.module, name=attr, owner=owner, line=line, column=col, value_kind=value_kind, op=op)
+                return
+            imported = self.imports.get(name)
+            if imported is not None and not self.is_local(name):
+                # ``mod.X = v`` rebinds a global of another module; ``obj.x = v`` on an imported
+                # object mutates that module's object. The index tells the two apart.
+                self.add_mutation(kind="global", module=imported, name=attr, line=line, column=col, value_kind=value_kind, op=op)
+                module, _, obj = imported.rpartition(".")
+                if module:
+                    self.add_mutation(kind="attribute", module=module, name=obj, key=attr, line=line, column=col, value_kind=value_kind, op=op)
+                return
+            owner = self.receiver_owner(name)
+            ref = self.global_ref(name)
+            if ref is not None and not self.is_local(name) and (name in self.bound_once or name in self.class_names):
+                self.add_mutation(kind="attribute", module=ref[0], name=ref[1], key=attr, owner=owner, line=line, column=col, value_kind=value_kind, op=op)
+            self.add_mutation(kind="instance-attribute", module=self.module, name=attr, owner=owner, line=line, column=col, value_kind=value_kind, op=op)
+            return
+        base_text = dotted_name(base)
+        if base_text:
+            resolved = self.resolve(base_text)
+            if resolved != base_text:
+                # ``pkg.ops.STEP = v`` through ``import pkg.ops``: the index keeps it only when
+                # ``pkg.ops`` names a project module.
+                self.add_mutation(kind="global", module=resolved, name=attr, line=line, column=col, value_kind=value_kind, op=op)
+        # Deeper receivers (``self.teacher.updates += 1``): match by attribute name only.
+        self.add_mutation(kind="instance-attribute", module=self.module, name=attr, owner="", line=line, column=col, value_kind=value_kind, op=op)
+
+    def handle_subscript_target(self, target: ast.Subscript, value_kind: str, op: str) -> None:
+        base = dotted_name(target.value)
+        if not base:
+            return
+        key_node = target.slice
+        key = key_node.value if isinstance(key_node, ast.Constant) and isinstance(key_node.value, (str, int)) else None
+        line, col = target.lineno, target.col_offset + 1
+        if self.resolve(base) == "os.environ":
+            self.add_mutation(kind="environ", module="os", name="environ", key=str(key) if key is not None else "", line=line, column=col, op=op)
+            return
+        head, _, rest = base.partition(".")
+        if rest:
+            # ``cfg.table['k'] = v``: the object attribute's content changes.
+            ref = self.global_ref(head)
+            if ref is not None:
+                self.add_mutation(kind="item", module=ref[0], name=f"{ref[1]}.{rest}", key=str(key) if key is not None else "", line=line, column=col, value_kind=value_kind, op=op)
+            return
+        ref = self.global_ref(head)
+        if ref is None:
+            return
+        self.add_mutation(kind="item", module=ref[0], name=ref[1], key=str(key) if key is not None else "", line=line, column=col, value_kind=value_kind, op=op)
+        binding = None
+        for b in self.bindings:
+            if b.name == ref[1]:
+                binding = b
+        known_key = binding is not None and key is not None and binding.item_kind(str(key)) != ""
+        if op == "delete" or (op == "assign" and not known_key and (binding is None or binding.kind != "list")):
+            self.add_mutation(kind="length", module=ref[0], name=ref[1], key=str(key) if key is not None else "", line=line, column=col, op=op)
+
+    # ---- statements ----------------------------------------------------------------------
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self.handle_target(target, node.value, "assign", node)
+            self.visit_target_expressions(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+        if self.scope[0] == "class" and isinstance(node.target, ast.Name) and node.value is None:
+            kind = {"int": "int", "float": "float", "bool": "bool", "str": "str"}.get(dotted_name(node.annotation), "unknown")
+            self.scope[2]["attrs"].setdefault(node.target.id, AttrInit(kind, node.lineno, class_level=True))
+            return
+        if node.value is not None or self.scope[0] != "module":
+            self.handle_target(node.target, node.value, "assign", node)
+        self.visit_target_expressions(node.target)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        self.handle_target(node.target, node.value, "augassign", node)
+        self.visit_target_expressions(node.target)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self.handle_target(target, None, "delete", node)
+            self.visit_target_expressions(target)
+
+    def visit_target_expressions(self, target: ast.AST) -> None:
+        """Visit the loads inside a target (``a[f(x)] = ...``) without re-binding."""
+        if isinstance(target, ast.Subscript):
+            self.visit(target.value)
+            self.visit(target.slice)
+        elif isinstance(target, ast.Attribute):
+            self.visit(target.value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self.visit_target_expressions(elt)
+
+    def loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
+        names: list[str] = []
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            self.visit(node.iter)
+            self.handle_target(node.target, None, "loop", node)
+            names = [n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)]
+        else:
+            self.visit(node.test)
+            names = ["<while>"]
+        self.loop_vars[-1].extend(names)
+        for stmt in node.body:
+            self.visit(stmt)
+        del self.loop_vars[-1][len(self.loop_vars[-1]) - len(names):]
+        for stmt in node.orelse:
+            self.visit(stmt)
+
+    visit_For = loop
+    visit_AsyncFor = loop
+    visit_While = loop
+
+    def conditional(self, node: ast.AST) -> None:
+        module_level = self.scope[0] == "module"
+        is_main = isinstance(node, ast.If) and "__name__" in ast.unparse(node.test) if module_level else False
+        if module_level and not is_main:
+            self.conditional_depth += 1
+        self.generic_visit(node)
+        if module_level and not is_main:
+            self.conditional_depth -= 1
+
+    visit_If = conditional
+    visit_Try = conditional
+    if hasattr(ast, "TryStar"):
+        visit_TryStar = conditional
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            self.visit(item.context_expr)
+            if item.optional_vars is not None:
+                self.handle_target(item.optional_vars, None, "assign", node)
+        for stmt in node.body:
+            self.visit(stmt)
+
+    visit_AsyncWith = visit_With
+
+    def visit_Global(self, node: ast.Global) -> None:
+        scope = self.function_scope()
+        if scope is not None and scope is self.scope:
+            scope[2]["global_decls"].update(node.names)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        scope = self.function_scope()
+        if scope is not None and scope is self.scope:
+            scope[2]["nonlocal_decls"].update(node.names)
+
+    # ---- expressions ---------------------------------------------------------------------
+
+    def visit_Name(self, node: ast.Name) -> None:
+        scope = self.function_scope()
+        if scope is not None:
+            scope[2]["identifiers"].add(node.id)
+            if isinstance(node.ctx, ast.Store) and scope is self.scope and node.id not in scope[2]["global_decls"] and node.id not in scope[2]["nonlocal_decls"]:
+                scope[2]["locals"].add(node.id)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        scope = self.function_scope()
+        if scope is not None:
+            scope[2]["identifiers"].add(node.attr)
+        self.visit(node.value)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        self.handle_target(node.target, node.value, "assign", node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func_text = dotted_name(node.func)
+        scope = self.function_scope()
+        if func_text and scope is not None:
+            scope[2]["calls"].append(Call(callee=func_text, line=node.lineno))
+        if isinstance(node.func, ast.Attribute) and node.func.attr in TRACKED_METHODS:
+            receiver = dotted_name(node.func.value)
+            if receiver:
+                self.method_calls.append(
+                    MethodCall(receiver, node.func.attr, span_of(node, self.lines), self.enclosing_function_name(), tuple(ast.unparse(a) for a in node.args))
+                )
+        form = self.is_compile_callee(node.func)
+        if form == "call" or form == "wrapper":
+            self.record_compile_call(node, form, node.args[0] if node.args else self.keyword(node, "model"), node.keywords)
+        elif isinstance(node.func, ast.Call) and self.is_compile_callee(node.func.func) == "optimize":
+            # torch._dynamo.optimize(backend)(fn)
+            self.record_compile_call(node, "optimize", node.args[0] if node.args else None, node.func.keywords + [ast.keyword(arg="backend", value=node.func.args[0])] if node.func.args else node.func.keywords)
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not form:
+            receiver = dotted_name(node.func.value)
+            if receiver and self.resolve(receiver) not in ("re", "torch", "regex") and not self.resolve(receiver).startswith("torch."):
+                self.record_compile_site(node, "method", receiver, "name" if "." not in receiver else "attribute", node.keywords)
+        # Length changes through methods: ``history.append(x)``, ``os.environ.update(...)``.
+        if isinstance(node.func, ast.Attribute) and node.func.attr in LENGTH_METHODS:
+            base = dotted_name(node.func.value)
+            if base and "." not in base:
+                ref = self.global_ref(base)
+                if ref is not None and (base in self.bound_once or base in self.imports):
+                    self.add_mutation(kind="length", module=ref[0], name=ref[1], line=node.lineno, column=node.col_offset + 1, op="call")
+                    if node.func.attr in ("update", "setdefault", "pop", "popitem", "clear"):
+                        self.add_mutation(kind="item", module=ref[0], name=ref[1], key="", line=node.lineno, column=node.col_offset + 1, op="call")
+            elif base and self.resolve(base) == "os.environ":
+                self.add_mutation(kind="environ", module="os", name="environ", key="", line=node.lineno, column=node.col_offset + 1, op="call")
+        if func_text and self.resolve(func_text) in ("os.putenv", "os.unsetenv"):
+            key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else ""
+            self.add_mutation(kind="environ", module="os", name="environ", key=str(key), line=node.lineno, column=node.col_offset + 1, op="call")
+        if func_text == "setattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            fake = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Store(), lineno=node.lineno, col_offset=node.col_offset)
+            self.handle_attribute_target(fake, node.args[2] if len(node.args) > 2 else None, self.kind_of(node.args[2])[0] if len(node.args) > 2 else "unknown", "", "assign")
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("register_buffer", "register_parameter"):
+            cls = self.class_scope()
+            if cls is not None and dotted_name(node.func.value) == "self" and node.args and isinstance(node.args[0], ast.Constant):
+                cls[2]["buffers"].add(str(node.args[0].value))
+        self.generic_visit(node)
+
+    @staticmethod
+    def keyword(node: ast.Call, name: str) -> ast.AST | None:
+        for kw in node.keywords:
+            if kw.arg == name:
+                return kw.value
+        return None
+
+    def record_compile_call(self, node: ast.Call, form: str, target: ast.AST | None, keywords: list[ast.keyword]) -> None:
+        if target is None:
+            # torch.compile(backend=...) used as a decorator factory: the decorator handles it.
+            return
+        if isinstance(target, ast.Lambda):
+            self.record_compile_site(node, form, "", "lambda", keywords, lambda_node=target)
+        elif isinstance(target, ast.Call):
+            self.record_compile_site(node, form, dotted_name(target.func), "call", keywords)
+        else:
+            text = dotted_name(target)
+            if not text:
+                return
+            kind = "name" if "." not in text else ("self-attribute" if text.startswith("self.") else "attribute")
+            self.record_compile_site(node, form, text, kind, keywords)
+
+    def record_compile_site(self, node: ast.Call, form: str, target: str, target_kind: str, keywords: list[ast.keyword], lambda_node: ast.Lambda | None = None) -> None:
+        options = []
+        kinds = []
+        for kw in keywords:
+            if kw.arg:
+                options.append((kw.arg, ast.unparse(kw.value)))
+                kinds.append((kw.arg, self.expression_kind(kw.value)))
+        assigned = self.current_assign_target(node)
+        self.compile_sites.append(
+            CompileSite(
+                span=span_of(node, self.lines),
+                form=form,
+                target=target,
+                target_kind=target_kind,
+                function=self.enclosing_function_name(),
+                lambda_qualname=self.lambda_qualname(lambda_node) if lambda_node is not None else "",
+                class_ref=target if target_kind == "call" else "",
+                assigned_to=assigned,
+                options=tuple(options),
+                option_kinds=tuple(kinds),
+                loop_vars=tuple(v for vs in self.loop_vars for v in vs),
+                in_loop=bool(self.loop_vars[-1]),
+            )
+        )
+
+    def expression_kind(self, node: ast.AST) -> str:
+        if isinstance(node, ast.Lambda):
+            return "lambda"
+        if isinstance(node, ast.Constant):
+            return type(node.value).__name__
+        if isinstance(node, ast.Call):
+            return "call"
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            name = dotted_name(node)
+            scope = self.function_scope()
+            if scope is not None and "." not in name and name in scope[2]["defs"]:
+                return "local-function"
+            if scope is not None and "." not in name and (name in scope[2]["locals"] or any(p.name == name for p in scope[2]["params"])):
+                return "local"
+            return "name"
+        return type(node).__name__.lower()
+
+    def current_assign_target(self, node: ast.AST) -> str:
+        stmt = self.current_stmt
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and getattr(stmt, "value", None) is node:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            return dotted_name(targets[0])
+        return ""
+
+    current_stmt: ast.AST | None = None
+
+    def visit(self, node: ast.AST):  # type: ignore[override]
+        if isinstance(node, ast.stmt):
+            previous = self.current_stmt
+            self.current_stmt = node
+            try:
+                return super().visit(node)
+            finally:
+                self.current_stmt = previous
+        return super().visit(node)
+
+    def lambda_qualname(self, node: ast.Lambda) -> str:
+        return self.qual(f"<lambda:{node.lineno}:{node.col_offset}>")
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.enter_function(node, self.lambda_qualname(node), "<lambda>", [])
+
+    # ---- definitions ---------------------------------------------------------------------
+
+    def params_of(self, args: ast.arguments) -> list[Param]:
+        params: list[Param] = []
+        positional = list(args.posonlyargs) + list(args.args)
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        for arg, default in zip(positional, defaults):
+            params.append(self.param(arg, "positional", default))
+        if args.vararg:
+            params.append(self.param(args.vararg, "vararg", None))
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+            params.append(self.param(arg, "keyword", default))
+        if args.kwarg:
+            params.append(self.param(args.kwarg, "kwarg", None))
+        return params
+
+    def param(self, arg: ast.arg, kind: str, default: ast.AST | None) -> Param:
+        annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+        return Param(
+            name=arg.arg,
+            kind=kind,
+            annotation=annotation,
+            default=ast.unparse(default) if default is not None else "",
+            default_kind=self.kind_of(default)[0] if default is not None else "",
+        )
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for deco in node.decorator_list:
+            self.visit(deco)
+        for default in list(node.args.defaults) + [d for d in node.args.kw_defaults if d is not None]:
+            self.visit(default)
+        qualname = self.qual(node.name)
+        decorators = []
+        for deco in node.decorator_list:
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            text = dotted_name(target)
+            resolved = self.resolve(text) if text else ""
+            decorators.append(resolved)
+            form = self.is_compile_callee(target)
+            if not form and isinstance(deco, ast.Call) and isinstance(deco.func, ast.Call) and self.is_compile_callee(deco.func.func) == "optimize":
+                form = "optimize"
+            if form:
+                keywords = deco.keywords if isinstance(deco, ast.Call) else []
+                if form == "optimize" and isinstance(deco, ast.Call) and deco.args:
+                    keywords = list(keywords) + [ast.keyword(arg="backend", value=deco.args[0])]
+                self.compile_sites.append(
+                    CompileSite(
+                        span=span_of(deco, self.lines),
+                        form="decorator",
+                        target=node.name,
+                        target_kind="function",
+                        function=self.enclosing_function_name(),
+                        decorated=qualname,
+                        options=tuple((kw.arg, ast.unparse(kw.value)) for kw in keywords if kw.arg),
+                        option_kinds=tuple((kw.arg, self.expression_kind(kw.value)) for kw in keywords if kw.arg),
+                        loop_vars=tuple(v for vs in self.loop_vars for v in vs),
+                        in_loop=bool(self.loop_vars[-1]),
+                    )
+                )
+        scope_kind, _, data = self.scope
+        if scope_kind == "module":
+            self.record_binding(node.name, "function", node)
+        elif scope_kind == "function":
+            data["locals"].add(node.name)
+            data["defs"].add(node.name)
+        self.enter_function(node, qualname, node.name, decorators)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def enter_function(self, node: ast.AST, qualname: str, name: str, decorators: list[str]) -> None:
+        args = node.args  # type: ignore[attr-defined]
+        if isinstance(node, ast.Lambda):
+            for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
+                self.visit(default)
+        params = self.params_of(args)
+        cls = self.scope if self.scope[0] == "class" else None
+        parent_fn = self.function_scope()
+        data = {
+            "locals": set(),
+            "global_decls": set(),
+            "nonlocal_decls": set(),
+            "calls": [],
+            "instances": {},
+            "identifiers": set(),
+            "params": params,
+            "defs": set(),
+        }
+        self.scopes.append(("function", qualname, data))
+        self.loop_vars.append([])
+        # Declarations apply to the whole body whatever their position: read them first.
+        body = node.body if isinstance(node.body, list) else [node.body]  # type: ignore[attr-defined]
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Global):
+                    data["global_decls"].update(sub.names)
+                elif isinstance(sub, ast.Nonlocal):
+                    data["nonlocal_decls"].update(sub.names)
+                elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                    break
+        for stmt in body:
+            self.visit(stmt)
+        self.loop_vars.pop()
+        self.scopes.pop()
+        top = self.top_stmt or node
+        first_line = min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno])
+        self.functions.append(
+            FunctionFacts(
+                qualname=qualname,
+                name=name,
+                line=node.lineno,
+                column=char_column(self.lines, node.lineno, node.col_offset),
+                end_line=node.end_lineno or node.lineno,
+                first_line=first_line,
+                stmt_line=min([d.lineno for d in getattr(top, "decorator_list", [])] + [top.lineno]),
+                stmt_end_line=top.end_lineno or top.lineno,
+                class_name=cls[1] if cls else "",
+                parent=parent_fn[1] if parent_fn else "",
+                params=tuple(params),
+                decorators=tuple(decorators),
+                is_lambda=isinstance(node, ast.Lambda),
+                local_names=frozenset(data["locals"] | {p.name for p in params}),
+                global_decls=frozenset(data["global_decls"]),
+                nonlocal_decls=frozenset(data["nonlocal_decls"]),
+                calls=tuple(data["calls"]),
+                instances=tuple(sorted(data["instances"].items())),
+                identifiers=frozenset(data["identifiers"]),
+            )
+        )
+        if parent_fn is not None:
+            # A nested function's calls and identifiers matter to whoever inlines the parent.
+            parent_fn[2]["identifiers"].update(data["identifiers"])
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for deco in node.decorator_list:
+            self.visit(deco)
+        for base in node.bases:
+            self.visit(base)
+        bases = tuple(self.resolve(dotted_name(b)) for b in node.bases if dotted_name(b))
+        qualname = self.qual(node.name)
+        is_enum = any(b in ENUM_BASES or b.rsplit(".", 1)[-1] in ENUM_BASES for b in bases)
+        self.class_names.add(node.name)
+        if is_enum:
+            self.enum_classes.add(node.name)
+        if self.scope[0] == "module":
+            self.record_binding(node.name, "class", node)
+        elif self.scope[0] == "function":
+            self.scope[2]["locals"].add(node.name)
+        data = {"attrs": {}, "submodules": {}, "buffers": set()}
+        self.scopes.append(("class", qualname, data))
+        self.loop_vars.append([])
+        for stmt in node.body:
+            self.visit(stmt)
+        self.loop_vars.pop()
+        self.scopes.pop()
+        methods = tuple(
+            (stmt.name, f"{qualname}.{stmt.name}") for stmt in node.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+        )
+        self.classes.append(
+            ClassFacts(
+                qualname=qualname,
+                name=node.name,
+                line=node.lineno,
+                bases=bases,
+                methods=methods,
+                attrs=tuple(sorted(data["attrs"].items())),
+                submodules=tuple(sorted(data["submodules"].items())),
+                buffers=frozenset(data["buffers"]),
+                is_enum=is_enum,
+            )
+        )
+
+    def visit_Module(self, node: ast.Module) -> None:
+        for stmt in node.body:
+            self.top_stmt = stmt
+            self.visit(stmt)
+
+
+def collect_facts(tree: ast.Module, path: str, module: str, is_package: bool, text: str, compile_functions: tuple[str, ...] = ()) -> ModuleFacts:
+    """Facts of one parsed module."""
+    lines = text.split("\n")
+    collector = _Collector(path, module, is_package, lines, compile_functions)
+    # Classes may be used above their definition (in function bodies): know their names first.
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            collector.class_names.add(stmt.name)
+            bases = [collector.resolve(dotted_name(b)) for b in stmt.bases]
+            if any(b in ENUM_BASES or b.rsplit(".", 1)[-1] in ENUM_BASES for b in bases if b):
+                collector.enum_classes.add(stmt.name)
+    collector.visit(tree)
+    return ModuleFacts(
+        path=path,
+        module=module,
+        is_package=is_package,
+        imports=tuple(sorted(collector.imports.items())),
+        bindings=tuple(collector.bindings),
+        functions=tuple(sorted(collector.functions, key=lambda f: (f.line, f.column))),
+        classes=tuple(collector.classes),
+        mutations=tuple(collector.mutations),
+        compile_sites=tuple(collector.compile_sites),
+        method_calls=tuple(collector.method_calls),
+        lines=len(lines),
+    )

@@ -1,0 +1,320 @@
+"""The project index: module names, on-demand facts, and cross-module resolution.
+
+Files are read as text first; only files that can hold a compile site, that a region reaches,
+or that mention a name a region reads are parsed (with ``ast``, cached per content hash).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from recompile_lint.facts import Binding, ClassFacts, FunctionFacts, ModuleFacts, Mutation, collect_facts
+from recompile_lint.models import FileError
+from recompile_lint.source import SourceError, decode_source, read_bytes
+
+# Words that make a file worth parsing for compile sites; a file without any cannot hold one.
+COMPILE_TOKENS = ("compile", "optimize")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def module_name_for(path: str) -> tuple[str, bool, str]:
+    """(dotted module name, is_package, sys.path root) of a file, from the packages around it."""
+    p = Path(os.path.abspath(path))
+    stem = p.name.rsplit(".", 1)[0]
+    is_package = stem == "__init__"
+    parts: list[str] = [] if is_package else [stem]
+    directory = p.parent
+    while (directory / "__init__.py").exists() or (directory / "__init__.pyi").exists():
+        parts.append(directory.name)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    return ".".join(reversed(parts)), is_package, str(directory)
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A function of the project: the file it is in and its qualname there."""
+
+    path: str
+    qualname: str
+
+
+class FactsStore:
+    """Where parsed facts come from: memory, then the cache, then a parse."""
+
+    def __init__(self, compile_functions: tuple[str, ...] = (), cache: "object | None" = None):
+        self.compile_functions = compile_functions
+        self.cache = cache  # an object with get(key) -> ModuleFacts|None and put(key, facts)
+
+    def key(self, path: str, data: bytes) -> str:
+        digest = hashlib.blake2b(data, digest_size=16)
+        digest.update(repr(self.compile_functions).encode())
+        return digest.hexdigest()
+
+    def parse(self, path: str, text: str, data: bytes) -> ModuleFacts:
+        key = self.key(path, data)
+        if self.cache is not None:
+            cached = self.cache.get(key, path)
+            if cached is not None:
+                return cached
+        module, is_package, _ = module_name_for(path)
+        tree = ast.parse(text, filename=path)
+        facts = collect_facts(tree, path, module, is_package, text, self.compile_functions)
+        if self.cache is not None:
+            self.cache.put(key, path, facts)
+        return facts
+
+
+class ProjectIndex:
+    """Every Python file of the project by module name; facts parsed on demand."""
+
+    def __init__(self, files: Iterable[str], store: FactsStore, reader: Callable[[str], bytes] | None = None):
+        self.store = store
+        self.reader = reader or read_bytes
+        self.paths: list[str] = sorted(dict.fromkeys(files))
+        self.by_module: dict[str, list[str]] = {}
+        self.sys_root: dict[str, str] = {}
+        for path in self.paths:
+            module, _, root = module_name_for(path)
+            self.sys_root[path] = root
+            if module:
+                self.by_module.setdefault(module, []).append(path)
+        self._bytes: dict[str, bytes] = {}
+        self._text: dict[str, str | None] = {}
+        self._facts: dict[str, ModuleFacts | None] = {}
+        self.errors: dict[str, FileError] = {}
+        self._mutations: dict[tuple[str, str, str], list[Mutation]] | None = None
+        self._scanned: set[str] = set()
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def text(self, path: str) -> str | None:
+        if path not in self._text:
+            try:
+                data = self.reader(path)
+                self._bytes[path] = data
+                self._text[path] = decode_source(data, path)
+            except SourceError as exc:
+                self.errors[path] = FileError(path=path, message=str(exc))
+                self._text[path] = None
+        return self._text[path]
+
+    def facts(self, path: str) -> ModuleFacts | None:
+        """Parsed facts of a file (None, with an error recorded, when it cannot be parsed)."""
+        if path not in self._facts:
+            text = self.text(path)
+            facts = None
+            if text is not None:
+                try:
+                    facts = self.store.parse(path, text, self._bytes.get(path, b""))
+                except SyntaxError as exc:
+                    self.errors[path] = FileError(path=path, message=f"syntax error: {exc.msg}", line=exc.lineno or 0, column=exc.offset or 0)
+                except (ValueError, RecursionError, MemoryError) as exc:
+                    # ast rejects some inputs with ValueError (e.g. NUL bytes); deep nesting recurses.
+                    self.errors[path] = FileError(path=path, message=f"cannot parse: {type(exc).__name__}: {exc}")
+            self._facts[path] = facts
+            self._bytes.pop(path, None)
+        return self._facts[path]
+
+    def check_syntax(self, path: str) -> None:
+        """Record a syntax error of a file no region needed (bad input must never pass)."""
+        if path in self._facts or path in self.errors:
+            return
+        text = self.text(path)
+        if text is None:
+            return
+        try:
+            compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        except SyntaxError as exc:
+            self.errors[path] = FileError(path=path, message=f"syntax error: {exc.msg}", line=exc.lineno or 0, column=exc.offset or 0)
+        except (ValueError, RecursionError, MemoryError) as exc:
+            self.errors[path] = FileError(path=path, message=f"cannot parse: {type(exc).__name__}: {exc}")
+
+    def parsed(self) -> Iterator[ModuleFacts]:
+        for facts in self._facts.values():
+            if facts is not None:
+                yield facts
+
+    def may_compile(self, path: str, extra_tokens: tuple[str, ...] = ()) -> bool:
+        text = self.text(path)
+        return text is not None and any(token in text for token in COMPILE_TOKENS + extra_tokens)
+
+    # ---- modules -------------------------------------------------------------------------
+
+    def module_path(self, module: str, from_path: str | None = None) -> str | None:
+        """The file of ``module``, preferring the importer's own import root."""
+        candidates = self.by_module.get(module)
+        if not candidates:
+            return None
+        if len(candidates) == 1 or from_path is None:
+            return candidates[0]
+        root = self.sys_root.get(from_path) or module_name_for(from_path)[2]
+        for candidate in candidates:
+            if self.sys_root[candidate] == root:
+                return candidate
+        # Nearest by shared directory prefix: the sibling project, not one elsewhere in the tree.
+        return max(candidates, key=lambda c: len(os.path.commonpath([c, from_path])))
+
+    def module_facts(self, module: str, from_path: str | None = None) -> ModuleFacts | None:
+        path = self.module_path(module, from_path)
+        return self.facts(path) if path else None
+
+    def split_dotted(self, dotted: str, from_path: str | None) -> tuple[ModuleFacts, str] | None:
+        """Split ``pkg.mod.Name.attr`` into (facts of pkg.mod, "Name.attr") by the longest module."""
+        parts = dotted.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            facts = self.module_facts(".".join(parts[:i]), from_path)
+            if facts is not None:
+                return facts, ".".join(parts[i:])
+        return None
+
+    # ---- resolution ----------------------------------------------------------------------
+
+    def resolve_class(self, dotted: str, from_path: str | None) -> tuple[ModuleFacts, ClassFacts] | None:
+        """The project class an absolute (or module-local) dotted name denotes."""
+        if not dotted:
+            return None
+        if from_path is not None:
+            facts = self.facts(from_path)
+            if facts is not None:
+                local = facts.cls(dotted)
+                if local is not None:
+                    return facts, local
+        split = self.split_dotted(dotted, from_path)
+        if split is None:
+            return None
+        facts, rest = split
+        cls = facts.cls(rest)
+        if cls is not None:
+            return facts, cls
+        # Re-exported through a package ``__init__``: follow the import once more.
+        head, _, tail = rest.partition(".")
+        target = facts.import_target(head)
+        if target and target != dotted:
+            return self.resolve_class(f"{target}.{tail}" if tail else target, facts.path)
+        return None
+
+    def mro(self, facts: ModuleFacts, cls: ClassFacts, limit: int = 12) -> list[tuple[ModuleFacts, ClassFacts]]:
+        """The class and its project base classes, nearest first."""
+        out = [(facts, cls)]
+        seen = {(facts.path, cls.qualname)}
+        i = 0
+        while i < len(out) and len(out) < limit:
+            f, c = out[i]
+            for base in c.bases:
+                found = self.resolve_class(base, f.path)
+                if found is not None and (found[0].path, found[1].qualname) not in seen:
+                    seen.add((found[0].path, found[1].qualname))
+                    out.append(found)
+            i += 1
+        return out
+
+    def class_method(self, facts: ModuleFacts, cls: ClassFacts, name: str) -> FunctionRef | None:
+        for f, c in self.mro(facts, cls):
+            qual = c.method(name)
+            if qual is not None:
+                return FunctionRef(f.path, qual)
+        return None
+
+    def class_attr(self, facts: ModuleFacts, cls: ClassFacts, name: str):
+        """(facts, class, AttrInit) where the attribute is initialised, nearest class first."""
+        for f, c in self.mro(facts, cls):
+            init = c.attr(name)
+            if init is not None:
+                return f, c, init
+        return None
+
+    def is_buffer(self, facts: ModuleFacts, cls: ClassFacts, name: str) -> bool:
+        return any(name in c.buffers for _, c in self.mro(facts, cls))
+
+    def class_submodule(self, facts: ModuleFacts, cls: ClassFacts, name: str) -> tuple[ModuleFacts, ClassFacts] | None:
+        for f, c in self.mro(facts, cls):
+            ref = c.submodule(name)
+            if ref is not None:
+                return self.resolve_class(ref, f.path)
+        return None
+
+    def function(self, ref: FunctionRef) -> FunctionFacts | None:
+        facts = self.facts(ref.path)
+        return facts.function(ref.qualname) if facts else None
+
+    def resolve_function(self, dotted: str, from_path: str | None) -> FunctionRef | None:
+        """A module-level function (or class method) an absolute dotted name denotes."""
+        split = self.split_dotted(dotted, from_path)
+        if split is None:
+            return None
+        facts, rest = split
+        if facts.function(rest) is not None:
+            return FunctionRef(facts.path, rest)
+        head, _, tail = rest.partition(".")
+        target = facts.import_target(head)
+        if target and target != dotted and not tail:
+            return self.resolve_function(target, facts.path)
+        return None
+
+    def global_binding(self, facts: ModuleFacts, name: str) -> tuple[ModuleFacts, Binding] | None:
+        """The module-level binding ``name`` in ``facts``; follows ``from m import name``."""
+        binding = facts.binding(name)
+        target = facts.import_target(name)
+        if target is not None:
+            module, _, attr = target.rpartition(".")
+            if module:
+                other = self.module_facts(module, facts.path)
+                if other is not None and other.path != facts.path:
+                    found = other.binding(attr)
+                    if found is not None and found.kind != "imported":
+                        return other, found
+                    if found is not None:
+                        return self.global_binding(other, attr)
+            return None
+        if binding is not None:
+            return facts, binding
+        return None
+
+    # ---- mutations -----------------------------------------------------------------------
+
+    def scan_for_mutations(self, names: set[str]) -> None:
+        """Parse every project file that mentions one of ``names`` (facts hold its mutations)."""
+        if not names:
+            return
+        for path in self.paths:
+            if path in self._facts or path in self._scanned:
+                continue
+            text = self.text(path)
+            if text is None:
+                continue
+            if names.isdisjoint(_WORD.findall(text)) if len(text) < 200_000 else not any(n in text for n in names):
+                self._scanned.add(path)
+                continue
+            self.facts(path)
+        self._mutations = None
+
+    def mutation_table(self) -> dict[tuple[str, str, str], list[Mutation]]:
+        """(kind, path of the module holding the value, name) -> mutations, over parsed files."""
+        if self._mutations is None:
+            table: dict[tuple[str, str, str], list[Mutation]] = {}
+            for facts in list(self.parsed()):
+                for mutation in facts.mutations:
+                    if mutation.kind == "instance-attribute":
+                        table.setdefault((mutation.kind, "", mutation.name), []).append(mutation)
+                        continue
+                    if mutation.kind == "environ":
+                        table.setdefault((mutation.kind, "", mutation.key), []).append(mutation)
+                        table.setdefault((mutation.kind, "", "*"), []).append(mutation)
+                        continue
+                    target = self.module_path(mutation.module, mutation.path)
+                    if target is None:
+                        continue
+                    table.setdefault((mutation.kind, target, mutation.name), []).append(mutation)
+            self._mutations = table
+        return self._mutations
+
+    def mutations(self, kind: str, path: str, name: str) -> list[Mutation]:
+        return self.mutation_table().get((kind, path, name), [])

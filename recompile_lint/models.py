@@ -1,0 +1,117 @@
+"""Value types shared by every stage: findings, file errors, severities and subjects."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(str, enum.Enum):
+    """How bad a finding is; the order follows how much speed it costs."""
+
+    ERROR = "error"  # reaches recompile_limit: the function ends up running eagerly
+    WARNING = "warning"  # bounded, but each extra graph costs a compile
+    INFO = "info"  # by design (global state); off unless selected
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Boundedness(str, enum.Enum):
+    """Whether a pattern reaches recompile_limit or costs a fixed number of graphs."""
+
+    UNBOUNDED = "unbounded"
+    BOUNDED = "bounded"
+    BY_DESIGN = "by-design"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a finding blames, in terms the verifier can vary.
+
+    ``kind`` is one of: ``global`` (module-level name), ``item`` (``container[key]``),
+    ``attribute`` (``obj.attr`` on a module-level object or class), ``instance-attribute``
+    (``self.attr`` of ``owner``), ``environ``, ``parameter``, ``length`` (a container's
+    length), ``rank``, ``callable``, ``state``, ``config``.
+    """
+
+    kind: str
+    module: str = ""  # dotted module that holds the value (or the region's module)
+    name: str = ""  # the global, parameter, or attribute name
+    key: str = ""  # dict key or attribute for item/attribute subjects
+    owner: str = ""  # qualified class name for instance attributes
+    value_kind: str = ""  # int, str, float, bool, list, dict, ...
+    # Concrete values seen in the source (call-site literals, initialisers), as source text.
+    examples: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One reported problem. Lines and columns are 1-based, as in the CLI output."""
+
+    path: str
+    line: int
+    column: int
+    code: str
+    end_line: int = field(compare=False)
+    end_column: int = field(compare=False)
+    name: str = field(compare=False)
+    severity: Severity = field(compare=False)
+    bounded: Boundedness = field(compare=False)
+    message: str = field(compare=False)
+    # Qualified name (``module.func``) of the compiled entry point that reaches the line.
+    region: str = field(compare=False, default="")
+    # Qualified name of the function the line is in (the region itself or an inlined callee).
+    function: str = field(compare=False, default="")
+    subject: Subject | None = field(compare=False, default=None)
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON shape of a finding (documented in the README)."""
+        data: dict[str, object] = {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "bounded": self.bounded.value,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "message": self.message,
+            "region": self.region,
+            "function": self.function,
+        }
+        if self.subject is not None:
+            data["subject"] = {
+                "kind": self.subject.kind,
+                "module": self.subject.module,
+                "name": self.subject.name,
+                "key": self.subject.key,
+                "owner": self.subject.owner,
+                "value_kind": self.subject.value_kind,
+                "examples": list(self.subject.examples),
+            }
+        return data
+
+
+@dataclass(frozen=True, order=True)
+class FileError:
+    """A file that could not be linted, with the reason in words a user can act on."""
+
+    path: str
+    message: str
+    line: int = 0
+    column: int = 0
+
+
+@dataclass(frozen=True)
+class LintResult:
+    """Everything a lint run produced: sorted findings and sorted file errors."""
+
+    findings: tuple[Finding, ...]
+    errors: tuple[FileError, ...]
+    files_checked: int
+    suppressed: int = 0

@@ -1,0 +1,224 @@
+"""Pieces several rules share: which names a function body reads, and message wording."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from recompile_lint.facts import Mutation
+
+RECOMPILE_LIMIT = 8
+
+# Value kinds whose Python value Dynamo bakes into a guard, and what that costs (torch 2.13).
+UNBOUNDED_KINDS = frozenset({"int", "str"})
+BOUNDED_KINDS = frozenset({"float", "bool", "enum"})
+
+
+def dotted(node: cst.BaseExpression) -> str:
+    """``a.b.c`` for Name/Attribute chains, else ``""``."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def constant_key(node: cst.Subscript) -> str | None:
+    """The literal key of ``x['k']`` / ``x[0]`` as a string, else None."""
+    if len(node.slice) != 1:
+        return None
+    element = node.slice[0].slice
+    if not isinstance(element, cst.Index):
+        return None
+    value = element.value
+    if isinstance(value, cst.SimpleString):
+        return value.evaluated_value if isinstance(value.evaluated_value, str) else None
+    if isinstance(value, cst.Integer):
+        return value.value
+    return None
+
+
+class Reads(cst.CSTVisitor):
+    """The Name, Attribute and Subscript loads of a function body, in source order.
+
+    Assignment targets are stores (their sub-expressions are still loads), keyword names and
+    attribute names are not variables, nested functions and classes are separate scopes.
+    """
+
+    def __init__(self) -> None:
+        self.names: list[cst.Name] = []
+        self.attributes: list[cst.Attribute] = []
+        self.subscripts: list[cst.Subscript] = []
+        self.updates: list[cst.CSTNode] = []  # AugAssign statements and ``x = x + 1``
+        self.lambda_params: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        for param in node.params.params:
+            self.lambda_params.add(param.name.value)
+        node.body.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.attributes.append(node)
+        node.value.visit(self)
+        return False
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        self.subscripts.append(node)
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        self.updates.append(node)
+        self.visit_target(node.target, load=True)
+        node.value.visit(self)
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        for target in node.targets:
+            self.visit_target(target.target, load=False)
+        node.value.visit(self)
+        return False
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        self.visit_target(node.target, load=False)
+        if node.value is not None:
+            node.value.visit(self)
+        return False
+
+    def visit_For(self, node: cst.For) -> bool:
+        self.visit_target(node.target, load=False)
+        node.iter.visit(self)
+        node.body.visit(self)
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
+    def visit_CompFor(self, node: cst.CompFor) -> bool:
+        self.visit_target(node.target, load=False)
+        node.iter.visit(self)
+        for cond in node.ifs:
+            cond.visit(self)
+        if node.inner_for_in is not None:
+            node.inner_for_in.visit(self)
+        return False
+
+    def visit_AsName(self, node: cst.AsName) -> bool:
+        return False
+
+    def visit_Global(self, node: cst.Global) -> bool:
+        return False
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> bool:
+        return False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_target(self, target: cst.BaseExpression, load: bool) -> None:
+        """Loads inside a store target: ``a[i]`` reads ``a`` and ``i``; ``a.b`` reads ``a``."""
+        if isinstance(target, cst.Name):
+            if load:
+                self.names.append(target)
+        elif isinstance(target, cst.Attribute):
+            if load:
+                self.attributes.append(target)
+            target.value.visit(self)
+        elif isinstance(target, cst.Subscript):
+            if load:
+                self.subscripts.append(target)
+            target.value.visit(self)
+            for element in target.slice:
+                element.visit(self)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self.visit_target(element.value, load)
+        elif isinstance(target, cst.StarredElement):
+            self.visit_target(target.value, load)
+
+
+def reads_of(node: cst.FunctionDef | cst.Lambda) -> Reads:
+    reads = Reads()
+    if isinstance(node, cst.Lambda):
+        reads.visit_Lambda(node)
+    else:
+        node.body.visit(reads)
+    return reads
+
+
+def update_target(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The target of ``x += 1`` or ``x = x + 1`` (a Python-side counter update)."""
+    if isinstance(node, cst.AugAssign):
+        return node.target
+    return None
+
+
+def is_self_update(node: cst.CSTNode, target: cst.BaseExpression) -> bool:
+    return m.matches(node, m.AugAssign()) and node.target is target  # type: ignore[union-attr]
+
+
+def where(mutations: Sequence[Mutation], limit: int = 2) -> str:
+    """``train.py:20, train.py:31 (+2 more)``: where a value changes, relative to the cwd."""
+    places: list[str] = []
+    for mutation in sorted(mutations, key=lambda x: (x.path, x.line)):
+        place = f"{display_path(mutation.path)}:{mutation.line}"
+        if place not in places:
+            places.append(place)
+    shown = ", ".join(places[:limit])
+    if len(places) > limit:
+        shown += f" (+{len(places) - limit} more)"
+    return shown
+
+
+def display_path(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def via(ctx) -> str:
+    """`` (in `helper`, inlined into compiled `poly`)`` for callees; ``""`` for the entry."""
+    if ctx.is_entry:
+        return f"compiled `{ctx.region.name}`"
+    return f"`{ctx.qualified_name}`, which compiled `{ctx.region.name}` inlines,"
+
+
+def cost(kind: str, region: str) -> str:
+    """What a changing value of ``kind`` costs, as measured on torch 2.13."""
+    if kind in UNBOUNDED_KINDS:
+        return (
+            f"every new value fails the guard and compiles another graph; after {RECOMPILE_LIMIT} "
+            f"recompiles `{region}` falls back to eager for good (unbounded)"
+        )
+    if kind == "float":
+        return "the first change recompiles once, then the value becomes a graph input (bounded: 2 graphs)"
+    return "each distinct value compiles its own graph (bounded: one graph per value)"
+
+
+def kinds_of(mutations: Iterable[Mutation]) -> set[str]:
+    kinds = {mu.value_kind for mu in mutations} - {"", "unknown", "none"}
+    if any(mu.op == "augassign" for mu in mutations) and not kinds:
+        kinds.add("int")
+    return kinds

@@ -1,0 +1,57 @@
+"""Reading Python source the way the interpreter does, with errors a user can act on."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass
+
+
+class SourceError(Exception):
+    """A file that cannot be read or decoded as Python source."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A decoded file: text with universal newlines, and the raw bytes' size."""
+
+    path: str
+    text: str
+
+
+def decode_source(data: bytes, path: str) -> str:
+    """Decode bytes per PEP 263 (BOM, coding cookie, else UTF-8); newlines become ``\\n``."""
+    if b"\x00" in data:
+        raise SourceError("not a text file (contains NUL bytes)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise SourceError(f"cannot decode: {exc.msg if hasattr(exc, 'msg') else exc}") from exc
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise SourceError(f"cannot decode as {encoding}: {exc}") from exc
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    # Universal newlines, as the interpreter reads source: CRLF and lone CR become LF.
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_bytes(path: str) -> bytes:
+    """The raw bytes of ``path``; every failure is a SourceError with the reason."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except IsADirectoryError as exc:
+        raise SourceError("is a directory, not a file") from exc
+    except PermissionError as exc:
+        raise SourceError("permission denied") from exc
+    except FileNotFoundError as exc:
+        raise SourceError("no such file") from exc
+    except OSError as exc:
+        raise SourceError(exc.strerror or str(exc)) from exc
+
+
+def read_source(path: str) -> SourceFile:
+    """Read and decode ``path``; every failure is a SourceError with the reason."""
+    return SourceFile(path=path, text=decode_source(read_bytes(path), path))
