@@ -1,0 +1,172 @@
+"""Command line: ``recompile-lint [PATHS]`` lints; subcommands for rules, docs and verify.
+
+This module only wires options to stages; analysis lives in ``engine``, output in ``report``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+import click
+
+from recompile_lint import __version__
+from recompile_lint.config import Config, ConfigError, load_config
+from recompile_lint.report import FORMAT_NAMES, get_formatter
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class DefaultGroup(click.Group):
+    """A group whose default command is ``check``: ``recompile-lint src/`` lints src/."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+def split_codes(values: Sequence[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for value in values:
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return tuple(out)
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="recompile-lint")
+def main() -> None:
+    """Find the code that makes torch.compile recompile, before anything runs.
+
+    \b
+    recompile-lint [PATHS]          lint (default: the current directory)
+    recompile-lint rules            list every rule
+    recompile-lint rule RCL101      show a rule's documentation
+    recompile-lint verify [PATHS]   confirm findings with compiled probes (needs torch)
+    """
+
+
+def lint_options(func):
+    """Options shared by ``check`` and ``verify``."""
+    options = [
+        click.option("--select", multiple=True, help="Codes or prefixes to enable (replaces the default set)."),
+        click.option("--extend-select", multiple=True, help="Codes or prefixes to enable in addition."),
+        click.option("--ignore", multiple=True, help="Codes or prefixes to disable."),
+        click.option("--exclude", multiple=True, help="Glob patterns of paths to skip (replaces the defaults)."),
+        click.option("--extend-exclude", multiple=True, help="Glob patterns of paths to skip in addition."),
+        click.option("--compile-function", "compile_functions", multiple=True, help="Dotted name of a torch.compile wrapper (repeatable)."),
+        click.option("--config", "config_file", type=click.Path(dir_okay=False), help="pyproject.toml to read settings from."),
+        click.option("--jobs", "-j", type=click.IntRange(min=0), help="Worker processes for parsing (0: one per core)."),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the facts cache."),
+        click.option("--cache-dir", type=click.Path(file_okay=False), help="Where to keep the facts cache."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def build_config(paths: Sequence[str], select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir) -> Config:
+    """File settings, then command-line options on top (the command line wins)."""
+    from recompile_lint.rules import validate_codes
+
+    config = load_config(paths or ["."], explicit=config_file)
+    for option, values in (("--select", select), ("--extend-select", extend_select), ("--ignore", ignore)):
+        bad = validate_codes(split_codes(values))
+        if bad:
+            raise ConfigError(f"{option}: unknown rule code or prefix {', '.join(bad)}")
+    return config.with_overrides(
+        select=split_codes(select) or None,
+        extend_select=split_codes(extend_select) or None,
+        ignore=split_codes(ignore) or None,
+        exclude=tuple(exclude) or None,
+        extend_exclude=(config.extend_exclude + tuple(extend_exclude)) if extend_exclude else None,
+        compile_functions=(config.compile_functions + tuple(compile_functions)) if compile_functions else None,
+        jobs=jobs,
+        cache=False if no_cache else None,
+        cache_dir=cache_dir,
+    )
+
+
+@main.command("check")
+@click.argument("paths", nargs=-1, type=click.Path())
+@lint_options
+@click.option("--format", "output_format", type=click.Choice(FORMAT_NAMES), default="text", show_default=True)
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report here instead of stdout.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per code.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, output_format, output_file, statistics, exit_zero) -> None:
+    """Lint PATHS (files or directories; default: the current directory)."""
+    from recompile_lint.engine import lint_paths
+
+    paths = tuple(paths) or (".",)
+    try:
+        config = build_config(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir)
+    except ConfigError as exc:
+        click.echo(f"recompile-lint: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    try:
+        result = lint_paths(paths, config)
+    except Exception as exc:  # noqa: BLE001 - an internal error must still be one clear line
+        click.echo(f"recompile-lint: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    if statistics:
+        from recompile_lint.report.text import format_statistics
+
+        rendered = format_statistics(result)
+    else:
+        rendered = get_formatter(output_format)(result)
+    if output_format != "text" or statistics:
+        for error in result.errors:
+            where = f"{error.path}:{error.line}:{error.column}" if error.line else error.path
+            click.echo(f"recompile-lint: error: {where}: {error.message}", err=True)
+    if output_file:
+        try:
+            with open(output_file, "w", encoding="utf-8") as handle:
+                handle.write(rendered)
+        except OSError as exc:
+            click.echo(f"recompile-lint: error: cannot write {output_file}: {exc.strerror or exc}", err=True)
+            sys.exit(EXIT_ERROR)
+    else:
+        click.echo(rendered, nl=False)
+    if result.files_checked == 0 and not result.errors:
+        click.echo("recompile-lint: error: no Python files found in " + ", ".join(paths), err=True)
+        sys.exit(EXIT_ERROR)
+    if result.errors:
+        sys.exit(EXIT_ERROR)
+    if result.findings and not exit_zero:
+        sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_CLEAN)
+
+
+@main.command("rules")
+@click.option("--all", "show_all", is_flag=True, help="Accepted for symmetry; every rule is always listed.")
+def list_rules(show_all: bool) -> None:
+    """List every rule: code, name, severity, boundedness and summary."""
+    from recompile_lint.rules import all_rules
+
+    for rule in all_rules():
+        click.echo(f"{rule.code}  {rule.name:<34} {rule.severity.value:<8} {rule.bounded.value:<10} {rule.summary}")
+
+
+@main.command("rule")
+@click.argument("code")
+def show_rule(code: str) -> None:
+    """Print the documentation page of rule CODE (e.g. RCL101)."""
+    from recompile_lint.docs import rule_page
+
+    page = rule_page(code)
+    if page is None:
+        click.echo(f"recompile-lint: error: unknown rule {code!r}; `recompile-lint rules` lists them", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(page)
+
+
+def _register_verify() -> None:
+    try:
+        from recompile_lint.verify.command import verify
+    except ImportError:  # the verifier module is part of the package; absent only in a broken install
+        return
+    main.add_command(verify, "verify")
+
+
+_register_verify()
