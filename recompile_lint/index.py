@@ -92,6 +92,8 @@ class ProjectIndex:
         self.errors: dict[str, FileError] = {}
         self._mutations: dict[tuple[str, str, str], list[Mutation]] | None = None
         self._scanned: set[str] = set()
+        # Call sites of compiled objects, keyed by the names they are called by (callsites.py).
+        self.call_site_cache: dict[frozenset[str], list] = {}
 
     # ---- reading -------------------------------------------------------------------------
 

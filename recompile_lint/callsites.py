@@ -1,0 +1,276 @@
+"""Call-site facts: what flows into a compiled region where it is called.
+
+Several recompile families are decided at the call site rather than inside the region (list
+lengths, callables passed in, grad mode around the call, a DataLoader's last batch). Calls are
+collected lazily, only in files that mention a name the compiled object is known by.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from recompile_lint.facts import ModuleFacts, Span, dotted_name, span_of
+from recompile_lint.index import ProjectIndex
+from recompile_lint.regions import CompiledRegion
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One argument expression at a call site."""
+
+    text: str  # source text
+    kind: str  # int, float, str, bool, none, list, tuple, dict, set, lambda, name, attribute, call, subscript, starred, other
+    length: int | None = None  # element count of a list/tuple/dict/set display
+    rank: int | None = None  # nesting depth of a list display, or len(shape) of torch.randn(a, b)
+    loop_var: bool = False  # a name bound by an enclosing for-loop (varies per iteration)
+    line: int = 0
+    # For names: the dotted text a local/global name was last assigned from at module/function
+    # level (``fn = torch.sin`` -> "torch.sin"), when known.
+    origin: str = ""
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A ``for`` loop around a call site."""
+
+    targets: tuple[str, ...]
+    iter_text: str
+    iter_callee: str  # resolved dotted callee of the iterable (``torch.utils.data.DataLoader``), or ""
+    iter_keywords: tuple[tuple[str, str], ...] = ()  # keyword -> source text when the iterable is a call
+    iter_name: str = ""  # a plain name iterated over (``for batch in loader``)
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call of a compiled object."""
+
+    path: str
+    module: str
+    span: Span
+    callee: str  # dotted text as written
+    args: tuple[Argument, ...]
+    keywords: tuple[tuple[str, Argument], ...]
+    function: str  # enclosing function qualname ("" at module level)
+    contexts: tuple[str, ...]  # resolved dotted callees of enclosing ``with`` items, outermost first
+    loops: tuple[Loop, ...]  # enclosing for-loops, outermost first
+
+
+def names_of(region: CompiledRegion, index: ProjectIndex) -> set[str]:
+    """The names a compiled object is called by: the decorated function, the variable the
+    compiled result is assigned to, the compiled model variable."""
+    names: set[str] = set()
+    site = region.site
+    if site.form == "decorator":
+        names.add(site.decorated.rsplit(".", 1)[-1])
+    if site.assigned_to:
+        names.add(site.assigned_to.rsplit(".", 1)[-1])
+    if site.form == "method" or (site.target and site.target_kind in ("name", "self-attribute", "attribute") and region.model_class):
+        names.add(site.target.rsplit(".", 1)[-1])
+    return names
+
+
+class _CallCollector(ast.NodeVisitor):
+    def __init__(self, facts: ModuleFacts, lines: list[str], names: set[str]):
+        self.facts = facts
+        self.lines = lines
+        self.names = names
+        self.functions: list[str] = []
+        self.contexts: list[str] = []
+        self.loops: list[Loop] = []
+        self.assigned: list[dict[str, str]] = [{}]
+        self.built: list[dict[str, tuple[str, tuple[tuple[str, str], ...]]]] = [{}]
+        self.sites: list[CallSite] = []
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for deco in node.decorator_list:
+            self.visit(deco)
+        parent = self.functions[-1] if self.functions else ""
+        self.functions.append(f"{parent}.{node.name}" if parent else node.name)
+        saved_loops, saved_contexts = self.loops, self.contexts
+        # A function body runs when called, not inside the loops around its definition.
+        self.loops, self.contexts = [], []
+        self.assigned.append({})
+        self.built.append({})
+        for stmt in node.body:
+            self.visit(stmt)
+        self.built.pop()
+        self.assigned.pop()
+        self.loops, self.contexts = saved_loops, saved_contexts
+        self.functions.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        parent = self.functions[-1] if self.functions else ""
+        self.functions.append(f"{parent}.{node.name}" if parent else node.name)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.functions.pop()
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = node.value
+        if dotted_name(value):
+            text = self.facts.resolve(dotted_name(value))
+        elif isinstance(value, ast.Lambda):
+            text = ast.unparse(value)
+        elif isinstance(value, ast.Call) and dotted_name(value.func):
+            # ``loader = DataLoader(ds, drop_last=True)``: remembered as the call it came from.
+            text = ast.unparse(value)
+            self.built[-1][self.target_key(node.targets[0])] = (
+                self.facts.resolve(dotted_name(value.func)),
+                tuple((kw.arg, ast.unparse(kw.value)) for kw in value.keywords if kw.arg),
+            )
+        else:
+            text = ""
+        for target in node.targets:
+            if isinstance(target, ast.Name) and text:
+                self.assigned[-1][target.id] = text
+        self.generic_visit(node)
+
+    @staticmethod
+    def target_key(target: ast.AST) -> str:
+        return dotted_name(target)
+
+    def built_from(self, name: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+        for scope in reversed(self.built):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        added = 0
+        for item in node.items:
+            self.visit(item.context_expr)
+            expr = item.context_expr.func if isinstance(item.context_expr, ast.Call) else item.context_expr
+            text = dotted_name(expr)
+            if text:
+                self.contexts.append(self.facts.resolve(text))
+                added += 1
+        for stmt in node.body:
+            self.visit(stmt)
+        del self.contexts[len(self.contexts) - added :]
+
+    visit_AsyncWith = visit_With
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.visit(node.iter)
+        targets = tuple(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        iter_callee = ""
+        keywords: tuple[tuple[str, str], ...] = ()
+        iterable = node.iter
+        # ``for i, batch in enumerate(loader)``: the loop still walks the loader.
+        if isinstance(iterable, ast.Call) and dotted_name(iterable.func) in ("enumerate", "zip", "tqdm", "tqdm.tqdm") and iterable.args:
+            iterable = iterable.args[0]
+        if isinstance(iterable, ast.Call):
+            text = dotted_name(iterable.func)
+            iter_callee = self.facts.resolve(text) if text else ""
+            keywords = tuple((kw.arg, ast.unparse(kw.value)) for kw in iterable.keywords if kw.arg)
+        iter_name = iterable.id if isinstance(iterable, ast.Name) else (dotted_name(iterable) or "")
+        if iter_name and not iter_callee:
+            built = self.built_from(iter_name)
+            if built is not None:
+                iter_callee, keywords = built
+        self.loops.append(Loop(targets, ast.unparse(node.iter), iter_callee, keywords, iter_name))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.loops.pop()
+        for stmt in node.orelse:
+            self.visit(stmt)
+
+    visit_AsyncFor = visit_For
+
+    def visit_Call(self, node: ast.Call) -> None:
+        callee = dotted_name(node.func)
+        if callee and callee.rsplit(".", 1)[-1] in self.names:
+            loop_names = {t for loop in self.loops for t in loop.targets}
+            self.sites.append(
+                CallSite(
+                    path=self.facts.path,
+                    module=self.facts.module,
+                    span=span_of(node, self.lines),
+                    callee=callee,
+                    args=tuple(self.argument(a, loop_names) for a in node.args),
+                    keywords=tuple((kw.arg, self.argument(kw.value, loop_names)) for kw in node.keywords if kw.arg),
+                    function=self.functions[-1] if self.functions else "",
+                    contexts=tuple(self.contexts),
+                    loops=tuple(self.loops),
+                )
+            )
+        self.generic_visit(node)
+
+    def argument(self, node: ast.AST, loop_names: set[str]) -> Argument:
+        text = ast.unparse(node)
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Constant):
+            kind = {bool: "bool", int: "int", float: "float", str: "str", type(None): "none"}.get(type(node.value), "other")
+            return Argument(text, kind, line=line)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            kind = {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set"}[type(node)]
+            return Argument(text, kind, length=len(node.elts), rank=_display_rank(node), line=line)
+        if isinstance(node, ast.Dict):
+            return Argument(text, "dict", length=len(node.keys), line=line)
+        if isinstance(node, ast.Lambda):
+            return Argument(text, "lambda", line=line)
+        if isinstance(node, ast.Starred):
+            return Argument(text, "starred", line=line)
+        if isinstance(node, ast.Name):
+            origin = ""
+            for scope in reversed(self.assigned):
+                if node.id in scope:
+                    origin = scope[node.id]
+                    break
+            if not origin:
+                resolved = self.facts.resolve(node.id)
+                origin = resolved if resolved != node.id else ""
+            return Argument(text, "name", loop_var=node.id in loop_names, line=line, origin=origin)
+        if isinstance(node, ast.Attribute):
+            return Argument(text, "attribute", line=line, origin=self.facts.resolve(dotted_name(node)) if dotted_name(node) else "")
+        if isinstance(node, ast.Call):
+            callee = dotted_name(node.func)
+            full = self.facts.resolve(callee) if callee else ""
+            rank = None
+            if full.startswith("torch.") and full.rsplit(".", 1)[-1] in ("randn", "rand", "zeros", "ones", "empty"):
+                if len(node.args) == 1 and isinstance(node.args[0], (ast.Tuple, ast.List)):
+                    rank = len(node.args[0].elts)
+                elif node.args and not any(isinstance(a, ast.Starred) for a in node.args):
+                    rank = len(node.args)
+            return Argument(text, "call", rank=rank, line=line, origin=full)
+        if isinstance(node, ast.Subscript):
+            return Argument(text, "subscript", line=line)
+        return Argument(text, "other", line=line)
+
+
+def _display_rank(node: ast.AST) -> int:
+    depth = 0
+    while isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+        depth += 1
+        node = node.elts[0]
+    return depth
+
+
+def call_sites(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
+    """Every call of the region's compiled object that the project makes (name-matched)."""
+    names = names_of(region, index)
+    if not names:
+        return []
+    cache = index.call_site_cache
+    key = frozenset(names)
+    if key not in cache:
+        sites: list[CallSite] = []
+        for path in index.paths:
+            text = index.text(path)
+            if text is None or not any(name in text for name in names):
+                continue
+            facts = index.facts(path)
+            if facts is None:
+                continue
+            try:
+                tree = ast.parse(text, filename=path)
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            collector = _CallCollector(facts, text.split("\n"), set(names))
+            collector.visit(tree)
+            sites.extend(collector.sites)
+        cache[key] = sites
+    return list(cache[key])
