@@ -1,0 +1,63 @@
+"""GitHub Actions workflow commands (``--format github``): one annotation per finding.
+
+``::error file=src/m.py,line=8,col=16,endLine=8,endColumn=20,title=RCL101 (mutated-global)::...``
+shows on the pull request's diff. Severity maps to the command: error -> ``error``,
+warning -> ``warning``, info -> ``notice``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from recompile_lint.models import FileError, Finding, LintResult, Severity
+
+COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def escape_data(value: str) -> str:
+    """Escape a command's message as the Actions runner decodes it."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    """Escape a property value: the message escapes plus ``:`` and ``,``, which delimit properties."""
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def display_path(path: str) -> str:
+    """Paths relative to the working directory (the checkout), as annotations need them."""
+    if os.path.isabs(path):
+        relative = os.path.relpath(path)
+        if not relative.startswith(".."):
+            path = relative
+    return path.replace(os.sep, "/")
+
+
+def _command(kind: str, properties: list[tuple[str, object]], message: str) -> str:
+    rendered = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties)
+    return f"::{kind} {rendered}::{escape_data(message)}"
+
+
+def format_annotation(finding: Finding) -> str:
+    """The workflow command for one finding."""
+    properties: list[tuple[str, object]] = [("file", display_path(finding.path)), ("line", finding.line), ("col", finding.column)]
+    if finding.end_line >= finding.line and finding.end_column > 0:
+        properties += [("endLine", finding.end_line), ("endColumn", finding.end_column)]
+    properties.append(("title", f"{finding.code} ({finding.name})"))
+    return _command(COMMANDS[finding.severity], properties, finding.message)
+
+
+def format_error(error: FileError) -> str:
+    """A file that could not be linted, as an error annotation on that file."""
+    properties: list[tuple[str, object]] = [("file", display_path(error.path))]
+    if error.line > 0:
+        properties += [("line", error.line), ("col", max(error.column, 1))]
+    properties.append(("title", "recompile-lint (file error)"))
+    return _command("error", properties, error.message)
+
+
+def format_github(result: LintResult) -> str:
+    """Every finding, then every file error, one workflow command a line."""
+    lines = [format_annotation(f) for f in result.findings]
+    lines.extend(format_error(e) for e in result.errors)
+    return "".join(line + "\n" for line in lines)
