@@ -197,6 +197,18 @@ class MethodCall:
     args: tuple[str, ...] = ()  # source text of positional arguments
 
 
+@dataclass(frozen=True)
+class ConfigSetting:
+    """An assignment to a torch compiler setting (``torch._dynamo.config.recompile_limit = 64``)."""
+
+    key: str  # e.g. ``torch._dynamo.config.recompile_limit``
+    value: str  # source text of the value
+    span: Span
+    function: str = ""
+
+
+CONFIG_PREFIXES = ("torch._dynamo.config.", "torch.compiler.config.", "torch._inductor.config.")
+
 # Method calls worth remembering by receiver.
 TRACKED_METHODS = frozenset({"train", "eval"})
 
@@ -213,6 +225,7 @@ class ModuleFacts:
     mutations: tuple[Mutation, ...]
     compile_sites: tuple[CompileSite, ...]
     method_calls: tuple[MethodCall, ...] = ()
+    config_settings: tuple[ConfigSetting, ...] = ()
     lines: int = 0
     _lookup: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -320,6 +333,7 @@ class _Collector(ast.NodeVisitor):
         self.mutations: list[Mutation] = []
         self.compile_sites: list[CompileSite] = []
         self.method_calls: list[MethodCall] = []
+        self.config_settings: list[ConfigSetting] = []
         # Scope stack entries: ("module"|"class"|"function", qualname, data dict)
         self.scopes: list[tuple[str, str, dict]] = [("module", "", {})]
         self.loop_vars: list[list[str]] = [[]]  # per scope: loop targets around the current node
@@ -625,6 +639,12 @@ class _Collector(ast.NodeVisitor):
         return (self.module, name)
 
     def handle_attribute_target(self, target: ast.Attribute, value: ast.AST | None, value_kind: str, class_ref: str, op: str) -> None:
+        full = self.resolve(dotted_name(target)) if dotted_name(target) else ""
+        if full.startswith(CONFIG_PREFIXES):
+            self.config_settings.append(
+                ConfigSetting(full, ast.unparse(value) if value is not None else "", span_of(target, self.lines), self.enclosing_function_name())
+            )
+            return
         attr = target.attr
         base = target.value
         line, col = target.lineno, target.col_offset + 1
@@ -1141,5 +1161,6 @@ def collect_facts(tree: ast.Module, path: str, module: str, is_package: bool, te
         mutations=tuple(collector.mutations),
         compile_sites=tuple(collector.compile_sites),
         method_calls=tuple(collector.method_calls),
+        config_settings=tuple(collector.config_settings),
         lines=len(lines),
     )

@@ -19,7 +19,7 @@ from recompile_lint.models import FileError
 from recompile_lint.source import SourceError, decode_source, read_bytes
 
 # Words that make a file worth parsing for compile sites; a file without any cannot hold one.
-COMPILE_TOKENS = ("compile", "optimize")
+COMPILE_TOKENS = ("compile", "optimize", "_dynamo")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -279,6 +279,24 @@ class ProjectIndex:
         if binding is not None:
             return facts, binding
         return None
+
+    def dynamic_sources(self, paths: Iterable[str]) -> frozenset[str]:
+        """Sources named in ``torch.compiler.config.dynamic_sources`` in the given files (a
+        setting elsewhere in the tree may belong to another program)."""
+        out: set[str] = set()
+        for path in set(paths):
+            facts = self.facts(path)
+            if facts is None:
+                continue
+            for setting in facts.config_settings:
+                if setting.key.endswith(".dynamic_sources"):
+                    try:
+                        value = ast.literal_eval(setting.value)
+                    except (ValueError, SyntaxError):
+                        continue
+                    if isinstance(value, str):
+                        out.update(v.strip() for v in value.split(",") if v.strip())
+        return frozenset(out)
 
     # ---- mutations -----------------------------------------------------------------------
 

@@ -107,6 +107,9 @@ def train(x):
         mutations = ctx.index.mutations("global", path, name)
         if not mutations:
             return
+        if any(src.endswith((f"['{name}']", f'["{name}"]', f".{name}")) for src in ctx.index.dynamic_sources({path, ctx.path, ctx.region.site_path})):
+            # Declared a dynamic source: Dynamo makes it a symbolic input, one graph.
+            return
         seen.add((path, name))
         unbounded = kind in UNBOUNDED_KINDS
         fix = (
