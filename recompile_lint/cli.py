@@ -17,13 +17,29 @@ from recompile_lint.report import FORMAT_NAMES, get_formatter
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
+# Subcommands imported only when used, so linting never pays for the verifier's imports.
+LAZY_COMMANDS = {"verify": ("recompile_lint.verify.command", "verify")}
+
+
 class DefaultGroup(click.Group):
     """A group whose default command is ``check``: ``recompile-lint src/`` lints src/."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+        known = set(self.commands) | set(LAZY_COMMANDS)
+        if not args or args[0] not in known and args[0] not in ("--help", "-h", "--version"):
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY_COMMANDS and name not in self.commands:
+            import importlib
+
+            module, attr = LAZY_COMMANDS[name]
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
 
 
 def split_codes(values: Sequence[str]) -> tuple[str, ...]:
@@ -159,14 +175,3 @@ def show_rule(code: str) -> None:
         click.echo(f"recompile-lint: error: unknown rule {code!r}; `recompile-lint rules` lists them", err=True)
         sys.exit(EXIT_ERROR)
     click.echo(page)
-
-
-def _register_verify() -> None:
-    try:
-        from recompile_lint.verify.command import verify
-    except ImportError:  # the verifier module is part of the package; absent only in a broken install
-        return
-    main.add_command(verify, "verify")
-
-
-_register_verify()
