@@ -85,6 +85,16 @@ def analyse(given: Sequence[str], project_files: Iterable[str], config: Config, 
     for path in index.paths:
         if index.may_compile(path, wrappers):
             index.facts(path)
+    # Project functions that compile their parameter are wrappers too: calls to them compile
+    # their argument. Files naming one are read again with the wrapper known.
+    found = sorted(index.wrapper_functions() - set(store.compile_functions))
+    if found:
+        store.compile_functions = store.compile_functions + tuple(found)
+        short = tuple(name.rsplit(".", 1)[-1] for name in found)
+        index.reparse([p for p in index.paths if any(name in (index.text(p) or "") for name in short)])
+        for path in index.paths:
+            if index.may_compile(path, wrappers + short):
+                index.facts(path)
     finder = RegionFinder(index, config.max_depth)
     regions: list[CompiledRegion] = []
     for facts in sorted(index.parsed(), key=lambda f: f.path):

@@ -76,6 +76,8 @@ class FunctionFacts:
     # Local variable -> dotted text of the class it is built from (``teacher = Teacher(...)``).
     instances: tuple[tuple[str, str], ...] = ()
     identifiers: frozenset[str] = frozenset()  # every Name id and attribute name in the body
+    # Name of a parameter the function passes to torch.compile: the function is a wrapper.
+    compiles_param: str = ""
 
 
 @dataclass(frozen=True)
@@ -373,8 +375,9 @@ class _Collector(ast.NodeVisitor):
             return "call"
         if full in ("torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"):
             return "optimize"
+        local = f"{self.module}.{full}" if self.module and full == text else full
         for wrapper in self.compile_functions:
-            if full == wrapper or (("." not in wrapper) and full.rsplit(".", 1)[-1] == wrapper) or full.endswith("." + wrapper):
+            if wrapper in (full, local) or (("." not in wrapper) and full.rsplit(".", 1)[-1] == wrapper) or full.endswith("." + wrapper):
                 return "wrapper"
         return ""
 
@@ -842,6 +845,9 @@ class _Collector(ast.NodeVisitor):
         form = self.is_compile_callee(node.func)
         if form == "call" or form == "wrapper":
             self.record_compile_call(node, form, node.args[0] if node.args else self.keyword(node, "model"), node.keywords)
+        elif isinstance(node.func, ast.Call) and self.is_compile_callee(node.func.func) in ("call", "wrapper") and not node.func.args:
+            # torch.compile(backend="eager")(fn): the configured decorator applied by hand.
+            self.record_compile_call(node, "call", node.args[0] if node.args else None, node.func.keywords)
         elif isinstance(node.func, ast.Call) and self.is_compile_callee(node.func.func) == "optimize":
             # torch._dynamo.optimize(backend)(fn)
             self.record_compile_call(node, "optimize", node.args[0] if node.args else None, node.func.keywords + [ast.keyword(arg="backend", value=node.func.args[0])] if node.func.args else node.func.keywords)
@@ -1050,6 +1056,7 @@ class _Collector(ast.NodeVisitor):
         }
         self.scopes.append(("function", qualname, data))
         self.loop_vars.append([])
+        sites_before = len(self.compile_sites)
         # Declarations apply to the whole body whatever their position: read them first.
         body = node.body if isinstance(node.body, list) else [node.body]  # type: ignore[attr-defined]
         for stmt in body:
@@ -1064,6 +1071,15 @@ class _Collector(ast.NodeVisitor):
             self.visit(stmt)
         self.loop_vars.pop()
         self.scopes.pop()
+        param_names = {p.name for p in params}
+        compiles_param = next(
+            (
+                site.target
+                for site in self.compile_sites[sites_before:]
+                if site.function == qualname and site.target_kind == "name" and site.target in param_names
+            ),
+            "",
+        )
         top = self.top_stmt or node
         first_line = min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno])
         self.functions.append(
@@ -1087,6 +1103,7 @@ class _Collector(ast.NodeVisitor):
                 calls=tuple(data["calls"]),
                 instances=tuple(sorted(data["instances"].items())),
                 identifiers=frozenset(data["identifiers"]),
+                compiles_param=compiles_param,
             )
         )
         if parent_fn is not None:

@@ -53,13 +53,15 @@ class FactsStore:
         self.compile_functions = compile_functions
         self.cache = cache  # an object with get(key) -> ModuleFacts|None and put(key, facts)
 
-    def key(self, path: str, data: bytes) -> str:
-        digest = hashlib.blake2b(data, digest_size=16)
+    def key(self, path: str, text: str) -> str:
+        # The module name is part of the facts, and it comes from the path.
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16)
+        digest.update(os.path.abspath(path).encode("utf-8", "surrogatepass"))
         digest.update(repr(self.compile_functions).encode())
         return digest.hexdigest()
 
-    def parse(self, path: str, text: str, data: bytes) -> ModuleFacts:
-        key = self.key(path, data)
+    def parse(self, path: str, text: str) -> ModuleFacts:
+        key = self.key(path, text)
         if self.cache is not None:
             cached = self.cache.get(key, path)
             if cached is not None:
@@ -86,7 +88,6 @@ class ProjectIndex:
             self.sys_root[path] = root
             if module:
                 self.by_module.setdefault(module, []).append(path)
-        self._bytes: dict[str, bytes] = {}
         self._text: dict[str, str | None] = {}
         self._facts: dict[str, ModuleFacts | None] = {}
         self.errors: dict[str, FileError] = {}
@@ -100,9 +101,7 @@ class ProjectIndex:
     def text(self, path: str) -> str | None:
         if path not in self._text:
             try:
-                data = self.reader(path)
-                self._bytes[path] = data
-                self._text[path] = decode_source(data, path)
+                self._text[path] = decode_source(self.reader(path), path)
             except SourceError as exc:
                 self.errors[path] = FileError(path=path, message=str(exc))
                 self._text[path] = None
@@ -115,14 +114,13 @@ class ProjectIndex:
             facts = None
             if text is not None:
                 try:
-                    facts = self.store.parse(path, text, self._bytes.get(path, b""))
+                    facts = self.store.parse(path, text)
                 except SyntaxError as exc:
                     self.errors[path] = FileError(path=path, message=f"syntax error: {exc.msg}", line=exc.lineno or 0, column=exc.offset or 0)
                 except (ValueError, RecursionError, MemoryError) as exc:
                     # ast rejects some inputs with ValueError (e.g. NUL bytes); deep nesting recurses.
                     self.errors[path] = FileError(path=path, message=f"cannot parse: {type(exc).__name__}: {exc}")
             self._facts[path] = facts
-            self._bytes.pop(path, None)
         return self._facts[path]
 
     def check_syntax(self, path: str) -> None:
@@ -138,6 +136,22 @@ class ProjectIndex:
             self.errors[path] = FileError(path=path, message=f"syntax error: {exc.msg}", line=exc.lineno or 0, column=exc.offset or 0)
         except (ValueError, RecursionError, MemoryError) as exc:
             self.errors[path] = FileError(path=path, message=f"cannot parse: {type(exc).__name__}: {exc}")
+
+    def reparse(self, paths: Iterable[str]) -> None:
+        """Forget the facts of ``paths`` (after the store's settings changed)."""
+        for path in paths:
+            self._facts.pop(path, None)
+        self._mutations = None
+
+    def wrapper_functions(self) -> set[str]:
+        """Dotted names of project functions that compile their own parameter and so act as
+        ``torch.compile`` wrappers (``def maybe_compile(fn): return torch.compile(fn)``)."""
+        out = set()
+        for facts in self.parsed():
+            for fn in facts.functions:
+                if fn.compiles_param and not fn.parent and not fn.class_name:
+                    out.add(f"{facts.module}.{fn.qualname}" if facts.module else fn.qualname)
+        return out
 
     def parsed(self) -> Iterator[ModuleFacts]:
         for facts in self._facts.values():
