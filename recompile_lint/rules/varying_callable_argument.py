@@ -1,0 +1,220 @@
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from recompile_lint.callsites import call_sites
+from recompile_lint.context import FunctionContext
+from recompile_lint.models import Boundedness, Severity, Subject
+from recompile_lint.rules._common import RECOMPILE_LIMIT, display_path
+from recompile_lint.rules._identity import CallableResolver, Callee, Trees
+from recompile_lint.rules.base import Rule
+
+
+class VaryingCallableArgument(Rule):
+    """A compiled function calls one of its parameters, and its callers pass different functions.
+
+    Dynamo guards a function argument on its identity: ``___check_obj_id(fn.__code__, ...)`` for
+    a Python function or lambda, ``___check_obj_id(fn, ...)`` for a builtin such as
+    ``torch.sin``. Identity never becomes dynamic, so every distinct function compiles its own
+    graph. A fixed handful of functions costs that many graphs; functions drawn from a container
+    that grows, or more than ``recompile_limit`` (8) of them, push the region past the limit
+    and it runs eagerly from then on. Re-creating the *same* lambda (one source line) costs
+    nothing, because the guard is on its code object. A ``functools.partial`` or a callable
+    object whose stored int changes recompiles once and then treats the value as an input.
+    """
+
+    code = "RCL401"
+    name = "varying-callable-argument"
+    severity = Severity.ERROR
+    bounded = Boundedness.UNBOUNDED
+    summary = "Compiled function calls a parameter that its call sites fill with different functions"
+
+    VALID = (
+        """
+import torch
+
+
+@torch.compile
+def apply(fn, x: torch.Tensor) -> torch.Tensor:
+    return fn(x) + 1
+
+
+def train(x: torch.Tensor) -> None:
+    for _ in range(10):
+        apply(lambda t: t * 2, x)  # one lambda line: one code object, one graph
+""",
+        """
+import torch
+
+
+@torch.compile
+def apply(x: torch.Tensor, which: torch.Tensor) -> torch.Tensor:
+    return torch.where(which > 0, torch.sin(x), torch.cos(x))
+
+
+def train(x: torch.Tensor) -> None:
+    for k in range(10):
+        apply(x, torch.tensor(k % 2))
+""",
+    )
+    INVALID = (
+        """
+import torch
+
+ACTIVATIONS = [torch.sin, torch.cos, torch.tanh]
+
+
+@torch.compile
+def apply(fn, x: torch.Tensor) -> torch.Tensor:
+    return fn(x) + 1  # RCL401
+
+
+def train(x: torch.Tensor) -> None:
+    ACTIVATIONS.append(torch.sigmoid)
+    for act in ACTIVATIONS:
+        apply(act, x)
+""",
+        """
+import torch
+
+
+def double(t):
+    return t * 2
+
+
+def square(t):
+    return t * t
+
+
+@torch.compile
+def apply(fn, x: torch.Tensor) -> torch.Tensor:
+    return fn(x) + 1  # RCL401[warning]
+
+
+def train(x: torch.Tensor) -> None:
+    apply(double, x)
+    apply(square, x)
+""",
+    )
+
+    def check_function(self, ctx: FunctionContext) -> None:
+        if not ctx.is_entry:
+            return
+        params = [p for p in ctx.function.params if p.kind in ("positional", "keyword")]
+        offset = 1 if ctx.function.class_name and params and params[0].name in ("self", "cls") else 0
+        positions = {p.name: i - offset for i, p in enumerate(params) if p.kind == "positional" and i >= offset}
+        keywords = {p.name for p in params[offset:]}
+        called = self.called_parameters(ctx, keywords)
+        if not called:
+            return
+        sites = call_sites(ctx.index, ctx.region)
+        if not sites:
+            return
+        trees = Trees(ctx.index)
+        resolver = CallableResolver(ctx.index, trees)
+        for name, node in called.items():
+            callees: list[Callee] = []
+            open_ended = False
+            for site in sites:
+                facts = ctx.index.facts(site.path)
+                call = trees.node_at(site.path, site.span, ast.Call)
+                if facts is None or not isinstance(call, ast.Call):
+                    continue
+                expr = self.argument(call, positions.get(name), name)
+                if expr is None:
+                    continue
+                passed = resolver.passed(facts, call, expr)
+                if passed is None:
+                    continue
+                callees.extend(passed.callees)
+                open_ended = open_ended or passed.open_ended
+            self.judge(ctx, node, name, callees, open_ended)
+
+    @staticmethod
+    def called_parameters(ctx: FunctionContext, names: set[str]) -> dict[str, cst.Call]:
+        """Parameters the body calls (``fn(x)``), with the first such call."""
+        found: dict[str, cst.Call] = {}
+        for node in ctx.body_nodes():
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in names:
+                found.setdefault(node.func.value, node)
+        return found
+
+    @staticmethod
+    def argument(call: ast.Call, position: int | None, name: str) -> ast.expr | None:
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        if position is not None and position < len(call.args):
+            return call.args[position]
+        for kw in call.keywords:
+            if kw.arg == name:
+                return kw.value
+        return None
+
+    def judge(self, ctx: FunctionContext, node: cst.Call, name: str, callees: list[Callee], open_ended: bool) -> None:
+        identities: dict[str, Callee] = {}
+        for callee in callees:
+            identities.setdefault(callee.identity, callee)
+        region = ctx.region.name
+        examples = tuple(dict.fromkeys(c.text for c in identities.values()))
+        subject = Subject(kind="callable", module=ctx.module.module, name=name, value_kind="function", examples=examples)
+        if len(identities) >= 2:
+            shown = ", ".join(f"`{c.text}` ({display_path(c.place)})" for c in list(identities.values())[:4])
+            if len(identities) > 4:
+                shown += f" (+{len(identities) - 4} more)"
+            fix = (
+                "Fix: compile the functions one by one (`torch.compile(fn)` per function, or a compiled "
+                "wrapper per function), or select the operation with a tensor argument inside one graph"
+            )
+            if open_ended or len(identities) > RECOMPILE_LIMIT:
+                why = "they come from a container that grows" if open_ended else f"there are {len(identities)} of them"
+                ctx.report(
+                    node,
+                    f"compiled `{region}` calls its parameter `{name}`, and its call sites pass different "
+                    f"functions ({shown}); Dynamo guards on the function's identity (`___check_obj_id`), one graph "
+                    f"per function, and {why}: after {RECOMPILE_LIMIT} recompiles `{region}` falls back to eager "
+                    f"(unbounded). {fix}",
+                    severity=Severity.ERROR,
+                    bounded=Boundedness.UNBOUNDED,
+                    subject=subject,
+                )
+            else:
+                ctx.report(
+                    node,
+                    f"compiled `{region}` calls its parameter `{name}`, and its call sites pass {len(identities)} "
+                    f"different functions ({shown}); Dynamo guards on the function's identity "
+                    f"(`___check_obj_id`), so each compiles its own graph (bounded: {len(identities)} graphs; "
+                    f"more functions reach the limit of {RECOMPILE_LIMIT}). {fix}",
+                    severity=Severity.WARNING,
+                    bounded=Boundedness.BOUNDED,
+                    subject=subject,
+                )
+            return
+        varying = [c for c in callees if c.family in ("partial", "instance") and c.varying_kind]
+        if identities and varying:
+            callee = varying[0]
+            what = "`functools.partial`" if callee.family == "partial" else "callable object"
+            kind = callee.varying_kind
+            if kind == "str":
+                ctx.report(
+                    node,
+                    f"compiled `{region}` calls its parameter `{name}`, a {what} (`{callee.text}`) whose stored str "
+                    f"changes per call; Dynamo guards on it (`fn.keywords[...] == ...` / `fn.<attr> == ...`), one graph "
+                    f"per value: after {RECOMPILE_LIMIT} recompiles `{region}` falls back to eager (unbounded). "
+                    f"Fix: pass the value as a separate argument or branch outside the compiled function",
+                    severity=Severity.ERROR,
+                    bounded=Boundedness.UNBOUNDED,
+                    subject=subject,
+                )
+                return
+            ctx.report(
+                node,
+                f"compiled `{region}` calls its parameter `{name}`, a {what} (`{callee.text}`) whose stored value "
+                f"changes per call; Dynamo guards on it (`fn.keywords[...] == 0` / `fn.<attr> == 0`), recompiles "
+                f"once and then makes it an input (bounded: 2 graphs). Fix: pass the value as a tensor argument "
+                f"instead of binding it into the callable",
+                severity=Severity.WARNING,
+                bounded=Boundedness.BOUNDED,
+                subject=subject,
+            )

@@ -1,0 +1,129 @@
+"""Function-identity rules (RCL401-RCL404) and RCL901: the cases their examples do not show."""
+
+from __future__ import annotations
+
+from helpers import lint_snippet
+from recompile_lint.config import Config
+from recompile_lint.models import Boundedness, Severity
+
+
+def only(code: str) -> Config:
+    return Config(select=(code,), cache=False)
+
+
+# ---- RCL401 varying-callable-argument ------------------------------------------------------
+
+
+def test_rcl401_names_call_sites_and_subject(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+
+
+        @torch.compile
+        def apply(fn, x: torch.Tensor) -> torch.Tensor:
+            return fn(x) + 1
+
+
+        def run(x):
+            apply(torch.sin, x)
+            apply(torch.cos, x)
+        """,
+        config=only("RCL401"),
+    )
+    [finding] = result.findings
+    assert (finding.line, finding.severity, finding.bounded) == (6, Severity.WARNING, Boundedness.BOUNDED)
+    assert "torch.sin" in finding.message and "torch.cos" in finding.message and "2 graphs" in finding.message
+    assert finding.subject is not None and finding.subject.kind == "callable" and finding.subject.name == "fn"
+    assert set(finding.subject.examples) == {"torch.sin", "torch.cos"}
+
+
+def test_rcl401_more_functions_than_the_limit_is_an_error(tmp_path):
+    defs = "\n\n".join(f"def f{i}(t):\n    return t * {i}\n" for i in range(9))
+    result = lint_snippet(
+        tmp_path,
+        "import torch\n\n"
+        + defs
+        + "\n\n@torch.compile\ndef apply(fn, x):\n    return fn(x)\n\n\ndef run(x):\n"
+        + "".join(f"    apply(f{i}, x)\n" for i in range(9)),
+        config=only("RCL401"),
+    )
+    [finding] = result.findings
+    assert finding.severity is Severity.ERROR and finding.bounded is Boundedness.UNBOUNDED
+    assert "9 of them" in finding.message
+
+
+def test_rcl401_keyword_argument_and_method_entry(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+
+
+        class Head(torch.nn.Module):
+            def forward(self, x, act=None):
+                return act(x)
+
+
+        head = torch.compile(Head())
+
+
+        def run(x):
+            head(x, act=torch.relu)
+            head(x, act=torch.tanh)
+        """,
+        config=only("RCL401"),
+    )
+    assert [(f.line, f.code) for f in result.findings] == [(6, "RCL401")]
+
+
+def test_rcl401_silent_when_the_callable_is_forwarded_or_unknown(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+
+
+        @torch.compile
+        def apply(fn, x):
+            return fn(x)
+
+
+        def run(fn, x, table):
+            apply(fn, x)  # a parameter of run: unknown here
+            apply(table["act"], x)  # not a function we can name
+            apply(torch.relu, x)
+        """,
+        config=only("RCL401"),
+    )
+    assert result.findings == ()
+
+
+def test_rcl401_same_def_from_two_sites_is_one_graph(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+
+
+        def act(t):
+            return t.relu()
+
+
+        @torch.compile
+        def apply(fn, x):
+            return fn(x)
+
+
+        def run(x, y):
+            apply(act, x)
+            apply(act, y)
+            for _ in range(3):
+                apply(lambda t: t * 2, x)
+        """,
+        config=only("RCL401"),
+    )
+    # ``act`` from two sites is one code object and the loop's lambda line another: 2 graphs.
+    assert [(f.severity, f.bounded) for f in result.findings] == [(Severity.WARNING, Boundedness.BOUNDED)]
+    assert "2 different functions" in result.findings[0].message
