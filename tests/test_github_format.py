@@ -1,0 +1,97 @@
+"""``--format github``: workflow commands that GitHub turns into annotations on the diff."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from recompile_lint.models import Boundedness, FileError, Finding, LintResult, Severity
+from recompile_lint.report.github import escape_data, escape_property, format_github
+
+SOURCE = """\
+import torch
+
+step = 0
+
+
+@torch.compile
+def poly(x: torch.Tensor) -> torch.Tensor:
+    return x * step
+
+
+def main() -> None:
+    global step
+    step += 1
+"""
+
+
+def finding(path: str = "m.py", severity: Severity = Severity.ERROR, message: str = "global `step` is reassigned") -> Finding:
+    return Finding(
+        path=path, line=8, column=16, code="RCL101", end_line=8, end_column=20, name="mutated-global",
+        severity=severity, bounded=Boundedness.UNBOUNDED, message=message,
+    )
+
+
+def decode_data(value: str) -> str:
+    """What the Actions runner does to a command's message."""
+    return value.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
+
+
+def decode_property(value: str) -> str:
+    return decode_data(value.replace("%3A", ":").replace("%2C", ","))
+
+
+def parse(line: str) -> tuple[str, dict[str, str], str]:
+    assert line.startswith("::")
+    head, _, message = line[2:].partition("::")
+    command, _, props = head.partition(" ")
+    properties = dict(item.split("=", 1) for item in props.split(","))
+    return command, {k: decode_property(v) for k, v in properties.items()}, decode_data(message)
+
+
+def test_cli_prints_one_annotation_per_finding(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    (tmp_path / "m.py").write_text(SOURCE, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "recompile_lint", "--no-cache", "--format", "github", "m.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 1, result.stderr
+    [line] = result.stdout.splitlines()
+    assert line.startswith("::error file=m.py,line=8,col=16,endLine=8,endColumn=20,title=RCL101 (mutated-global)::global `step`")
+
+
+def test_severity_picks_the_command() -> None:
+    result = LintResult(
+        findings=(finding(severity=Severity.ERROR), finding(severity=Severity.WARNING), finding(severity=Severity.INFO)),
+        errors=(),
+        files_checked=1,
+    )
+    assert [parse(line)[0] for line in format_github(result).splitlines()] == ["error", "warning", "notice"]
+
+
+def test_messages_and_properties_survive_the_runner_unescaping() -> None:
+    message = "100% sure:\nline two,\r\nend"
+    path = "dir,with:odd%chars/m.py"
+    [line] = format_github(LintResult(findings=(finding(path=path, message=message),), errors=(), files_checked=1)).splitlines()
+    assert "\n" not in line and "\r" not in line
+    command, properties, decoded = parse(line)
+    assert decoded == message
+    assert properties["file"] == path
+    assert properties["title"] == "RCL101 (mutated-global)"
+    assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
+    assert escape_data("a:b,c%\n") == "a:b,c%25%0A"
+
+
+def test_file_errors_are_error_annotations() -> None:
+    result = LintResult(findings=(), errors=(FileError(path="bad.py", message="syntax error: invalid syntax", line=3, column=5),), files_checked=1)
+    [line] = format_github(result).splitlines()
+    command, properties, message = parse(line)
+    assert command == "error"
+    assert (properties["file"], properties["line"], properties["col"]) == ("bad.py", "3", "5")
+    assert message == "syntax error: invalid syntax"
+
+
+def test_no_findings_prints_nothing() -> None:
+    assert format_github(LintResult(findings=(), errors=(), files_checked=3)) == ""
