@@ -1,0 +1,203 @@
+"""flake8 front end: ``flake8 --select RCL`` reports what ``recompile-lint`` reports.
+
+flake8 calls the plugin once per file. The findings come from the same function the CLI
+calls (``engine.lint_paths``), with every rule enabled: flake8's own ``--select``,
+``--extend-select``, ``--ignore``, ``--per-file-ignores`` and ``# noqa`` decide what is shown.
+Rules whose severity is ``info`` are added to flake8's default ignore list, so a plain
+``flake8`` run shows what a plain ``recompile-lint`` run shows, and ``--select RCL`` or
+``--extend-select RCL107`` turns them on.
+
+flake8 is not a dependency: this module imports nothing from it.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from recompile_lint import __version__
+from recompile_lint.config import Config, load_config
+from recompile_lint.discovery import discover, find_project_root
+from recompile_lint.engine import lint_paths
+from recompile_lint.models import Finding, Severity
+from recompile_lint.source import SourceError, decode_source, read_bytes
+
+# flake8's names for standard input; such a file is not on disk.
+STDIN_NAMES = frozenset({"stdin", "-", "<stdin>"})
+
+
+def flake8_config(config: Config) -> Config:
+    """The project's settings with selection left to flake8: every rule on, nothing ignored.
+
+    Excludes are cleared too: flake8 already chose to check the file it hands over.
+    """
+    return replace(config, select=("ALL",), extend_select=(), ignore=(), per_file_ignores=(), exclude=(), extend_exclude=())
+
+
+def _normalise(text: str) -> str:
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _engine_accepts(parameter: str) -> bool:
+    """Whether ``lint_paths`` takes ``parameter`` (``reader``: lint unsaved buffers; ``noqa``:
+    leave ``# noqa`` to flake8). Without them the plugin reads the file from disk and the
+    engine's own noqa handling applies, which is the same as flake8's for ``# noqa`` and
+    ``# noqa: CODES``."""
+    return parameter in inspect.signature(lint_paths).parameters
+
+
+@dataclass(frozen=True)
+class _Project:
+    """The Python files of one project, and what they looked like when last listed."""
+
+    root: str
+    files: tuple[str, ...]  # absolute paths
+    fingerprint: tuple[tuple[str, int, int], ...]  # (path, mtime_ns, size)
+
+
+def _list_project(root: Path, config: Config) -> _Project:
+    found = discover([str(root)], config.exclude + config.extend_exclude).files
+    files = tuple(sorted({os.path.abspath(p) for p in found}))
+    fingerprint = []
+    for path in files:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        fingerprint.append((path, stat.st_mtime_ns, stat.st_size))
+    return _Project(root=str(root), files=files, fingerprint=tuple(fingerprint))
+
+
+class ProjectMemo:
+    """Findings of a whole project, computed once per flake8 process and reused per file.
+
+    The analysis of one file already covers the whole project (regions, callers, mutation
+    sites), so linting every project file costs about what linting one does. The memo is
+    dropped as soon as any project file changes (mtime or size), is added or removed, or the
+    settings change.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, Config], tuple[_Project, dict[str, tuple[Finding, ...]]]] = {}
+
+    def findings(self, project: _Project, config: Config, lint: Callable[[Sequence[str], Config, Sequence[str]], Any]) -> dict[str, tuple[Finding, ...]]:
+        key = (project.root, config)
+        entry = self._entries.get(key)
+        if entry is not None and entry[0].fingerprint == project.fingerprint:
+            return entry[1]
+        result = lint(project.files, config, project.files)
+        by_path: dict[str, list[Finding]] = {path: [] for path in project.files}
+        for finding in result.findings:
+            by_path.setdefault(os.path.abspath(finding.path), []).append(finding)
+        table = {path: tuple(items) for path, items in by_path.items()}
+        self._entries[key] = (project, table)
+        return table
+
+
+# One memo per process: flake8 creates a plugin object per file, and each worker process
+# checks many files of the same project.
+_MEMO = ProjectMemo()
+
+
+def _lint(paths: Sequence[str], config: Config, project_files: Sequence[str], reader: Callable[[str], bytes] | None = None):
+    kwargs: dict[str, Any] = {"project_files": list(project_files)}
+    if _engine_accepts("noqa"):
+        kwargs["noqa"] = False
+    if reader is not None:
+        kwargs["reader"] = reader
+    return lint_paths(list(paths), config, **kwargs)
+
+
+def findings_for(filename: str, lines: Sequence[str] | None = None) -> tuple[Finding, ...]:
+    """The findings the CLI reports for ``filename`` with every rule selected.
+
+    ``lines`` is the text flake8 checks (an editor's unsaved buffer, or standard input);
+    when it differs from the file on disk, the buffer is what gets linted.
+    """
+    buffer = _normalise("".join(lines)) if lines is not None else None
+    if filename in STDIN_NAMES or not os.path.isfile(filename):
+        return _lint_detached(filename, buffer or "")
+    base = load_config([filename])
+    config = flake8_config(base)
+    root = find_project_root([filename])
+    project = _list_project(root, base)
+    absolute = os.path.abspath(filename)
+
+    on_disk = _disk_text(absolute)
+    if buffer is not None and on_disk is not None and buffer != on_disk:
+        if _engine_accepts("reader"):
+            data = buffer.encode("utf-8")
+
+            def reader(path: str) -> bytes:
+                return data if os.path.abspath(path) == absolute else read_bytes(path)
+
+            files = sorted(set(project.files) | {absolute})
+            return _lint([absolute], config, files, reader).findings
+        # Until the engine can read a buffer, lint what is saved (line numbers may lag).
+
+    if absolute in project.files:
+        return _MEMO.findings(project, config, _lint).get(absolute, ())
+    # A file outside the project's listing (excluded, or beyond the root): lint it alone.
+    files = sorted(set(project.files) | {absolute})
+    return _lint([absolute], config, files).findings
+
+
+def _disk_text(path: str) -> str | None:
+    try:
+        return decode_source(read_bytes(path), path)
+    except SourceError:
+        return None
+
+
+def _lint_detached(filename: str, text: str) -> tuple[Finding, ...]:
+    """Standard input (or a buffer with no file behind it): lint it as a one-file project."""
+    name = os.path.basename(filename)
+    if filename in STDIN_NAMES or not name.endswith((".py", ".pyi")):
+        name = "stdin.py"
+    with tempfile.TemporaryDirectory(prefix="recompile-lint-") as directory:
+        path = os.path.join(directory, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        config = flake8_config(load_config([os.getcwd()]))
+        findings = _lint([path], config, [path]).findings
+    # Messages name the temporary copy where they cite a line of it; name what flake8 shows.
+    return tuple(replace(f, path=filename, message=f.message.replace(path, filename)) for f in findings)
+
+
+def info_codes() -> list[str]:
+    """Codes of rules that are off unless selected (severity ``info``)."""
+    from recompile_lint.rules import all_rules
+
+    return [rule.code for rule in all_rules() if rule.severity is Severity.INFO]
+
+
+class RecompileLintPlugin:
+    """flake8 tree plugin (entry point ``RCL``): one ``RCLxxx`` error per finding."""
+
+    name = "recompile-lint"
+    version = __version__
+
+    def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
+        # ``tree`` is unused (the engine reads the project itself), but flake8 runs tree
+        # plugins only on files it could parse, which keeps syntax errors flake8's (E999).
+        self.filename = filename
+        self.lines = lines
+
+    @classmethod
+    def add_options(cls, option_manager: Any) -> None:
+        """Keep info rules off by default, as in the CLI; ``--select``/``--extend-select`` win."""
+        codes = info_codes()
+        if codes:
+            option_manager.extend_default_ignore(codes)
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        for finding in findings_for(self.filename, self.lines):
+            # flake8 columns are 0-based and it prints column + 1: the CLI's 1-based column.
+            yield finding.line, max(finding.column - 1, 0), f"{finding.code} {finding.message} ({finding.name})", type(self)
