@@ -109,6 +109,8 @@ class FunctionContext:
         self.depth = depth
         self._parsed = parsed
         self.reports: list[Report] = []
+        # Per-function results several rules share (body nodes, reads): computed once.
+        self.memo: dict[str, object] = {}
 
     @property
     def path(self) -> str:
@@ -145,22 +147,15 @@ class FunctionContext:
 
     # ---- walking -------------------------------------------------------------------------
 
-    def body_nodes(self) -> Iterator[cst.CSTNode]:
-        """Every node of the function body, not descending into nested defs or classes."""
-        stack: list[cst.CSTNode] = [self.node.body]
-        out: list[cst.CSTNode] = []
-        while stack:
-            node = stack.pop()
-            out.append(node)
-            for child in reversed(node.children):
-                if isinstance(child, (cst.FunctionDef, cst.ClassDef)):
-                    continue
-                stack.append(child)
-        return iter(sorted(out, key=lambda n: self._order(n)))
-
-    def _order(self, node: cst.CSTNode) -> tuple[int, int]:
-        pos = self._parsed.positions.get(node)
-        return (pos.start.line, pos.start.column) if pos is not None else (0, 0)
+    def body_nodes(self) -> tuple[cst.CSTNode, ...]:
+        """Every node of the function body in source order, not descending into nested defs
+        or classes (they are separate scopes, checked when a region reaches them)."""
+        nodes = self.memo.get("body_nodes")
+        if nodes is None:
+            collector = _BodyNodes()
+            self.node.body.visit(collector)
+            nodes = self.memo["body_nodes"] = tuple(collector.nodes)
+        return nodes
 
     # ---- scope ---------------------------------------------------------------------------
 
@@ -228,6 +223,19 @@ class FunctionContext:
         while fn is not None and not fn.class_name:
             fn = self.module.function(fn.parent) if fn.parent else None
         return self.module.cls(fn.class_name) if fn is not None else None
+
+
+class _BodyNodes(cst.CSTVisitor):
+    """Collects nodes in visiting (source) order; nested defs and classes are skipped."""
+
+    def __init__(self) -> None:
+        self.nodes: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        self.nodes.append(node)
+        return True
 
 
 class ProjectContext:

@@ -37,8 +37,25 @@ def is_excluded(path: str, patterns: Iterable[str]) -> bool:
     return False
 
 
-def discover(paths: Sequence[str], excludes: Sequence[str]) -> Discovered:
-    """Expand ``paths`` into Python files, sorted and de-duplicated; errors for bad paths."""
+def relative_to(path: str, root: str | None) -> str:
+    """``path`` relative to ``root`` (components above the root never match an exclude)."""
+    absolute = os.path.abspath(path)
+    if root:
+        try:
+            rel = os.path.relpath(absolute, root)
+        except ValueError:
+            return os.path.basename(absolute)
+        if not rel.startswith(".."):
+            return rel
+    return os.path.basename(absolute)
+
+
+def discover(paths: Sequence[str], excludes: Sequence[str], root: str | None = None) -> Discovered:
+    """Expand ``paths`` into Python files, sorted and de-duplicated; errors for bad paths.
+
+    Exclude patterns match the part of a path below ``root`` (the project root), so a tree
+    that lives inside a virtual environment can still be linted when named explicitly.
+    """
     files: list[str] = []
     errors: list[FileError] = []
     seen: set[str] = set()
@@ -55,25 +72,23 @@ def discover(paths: Sequence[str], excludes: Sequence[str]) -> Discovered:
             errors.append(FileError(path=raw, message="no such file or directory"))
             continue
         if os.path.isdir(path):
-            if is_excluded(os.path.abspath(path), excludes) and raw not in (".", "./"):
-                continue
             if not os.access(path, os.R_OK | os.X_OK):
                 errors.append(FileError(path=raw, message="permission denied: cannot list directory"))
                 continue
-            for found in _walk(path, excludes, errors):
+            for found in _walk(path, excludes, errors, root):
                 add(found)
             continue
         if not os.path.exists(path):
             errors.append(FileError(path=raw, message="broken symbolic link"))
             continue
-        if is_excluded(path, excludes):
+        if is_excluded(relative_to(path, root), excludes):
             continue
         # A file named explicitly is linted whatever its suffix is: the user asked for it.
         add(path)
     return Discovered(files=tuple(sorted(files)), errors=tuple(errors))
 
 
-def _walk(top: str, excludes: Sequence[str], errors: list[FileError]) -> list[str]:
+def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str | None) -> list[str]:
     found: list[str] = []
 
     def onerror(exc: OSError) -> None:
@@ -81,12 +96,12 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError]) -> list[st
 
     # followlinks=False: a symlink loop cannot make the walk run forever.
     for dirpath, dirnames, filenames in os.walk(top, onerror=onerror):
-        dirnames[:] = sorted(d for d in dirnames if not is_excluded(os.path.join(dirpath, d), excludes))
+        dirnames[:] = sorted(d for d in dirnames if not is_excluded(relative_to(os.path.join(dirpath, d), root), excludes))
         for name in sorted(filenames):
             if not name.endswith(PYTHON_SUFFIXES):
                 continue
             full = os.path.join(dirpath, name)
-            if is_excluded(full, excludes):
+            if is_excluded(relative_to(full, root), excludes):
                 continue
             if os.path.isdir(full):
                 continue
@@ -97,14 +112,20 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError]) -> list[st
     return found
 
 
-def find_project_root(paths: Sequence[str]) -> Path:
-    """The nearest ancestor of the paths holding a project marker, else their common directory."""
+def find_project_root(paths: Sequence[str], excludes: Sequence[str] = ()) -> Path:
+    """The nearest ancestor of the paths holding a project marker, else their common directory.
+
+    A marker above a path that the project itself excludes (a tree inside ``.venv`` or
+    ``site-packages``) does not make that path part of the project.
+    """
     from recompile_lint.config import ROOT_MARKERS
 
-    resolved = [Path(p).resolve() for p in paths if os.path.lexists(p)] or [Path.cwd().resolve()]
+    resolved = [Path(os.path.abspath(p)) for p in paths if os.path.lexists(p)] or [Path.cwd()]
     starts = [p if p.is_dir() else p.parent for p in resolved]
     common = Path(os.path.commonpath([str(s) for s in starts]))
     for directory in [common, *common.parents]:
         if any((directory / marker).exists() for marker in ROOT_MARKERS):
+            if any(is_excluded(relative_to(str(p), str(directory)), excludes) for p in resolved):
+                return common
             return directory
     return common

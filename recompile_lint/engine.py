@@ -118,8 +118,13 @@ def analyse(given: Sequence[str], project_files: Iterable[str], config: Config, 
     instances = {rule: rule() for rule in rules}
     cst_cache = CstCache(index)
     seen: set[tuple[str, str, str]] = set()
+    visited: set = set()
+    per_region = any(getattr(rule, "per_region", False) for rule in function_rules)
     for region in regions:
         for ref, depth, _ in region.reached:
+            if ref in visited and not per_region:
+                continue
+            visited.add(ref)
             fn = index.function(ref)
             facts = index.facts(ref.path)
             if fn is None or facts is None:
@@ -170,11 +175,12 @@ def to_finding(rule: type[Rule], report: Report, display: str) -> Finding:
 def lint_paths(paths: Sequence[str], config: Config, *, project_files: Sequence[str] | None = None) -> LintResult:
     """Lint ``paths`` (files or directories). Findings are reported only in those files, but
     the analysis sees the whole project around them (callers, helpers, mutation sites)."""
-    discovered = discover(list(paths) or ["."], config.exclude + config.extend_exclude)
+    excludes = config.exclude + config.extend_exclude
+    root = str(find_project_root(list(paths) or ["."], excludes))
+    discovered = discover(list(paths) or ["."], excludes, root)
     given = {os.path.abspath(p): p for p in discovered.files}
     if project_files is None:
-        root = find_project_root(list(paths) or ["."])
-        project = discover([str(root)], config.exclude + config.extend_exclude).files
+        project = discover([root], excludes, root).files
     else:
         project = tuple(project_files)
     all_files = sorted({os.path.abspath(p) for p in project} | set(given))

@@ -343,7 +343,7 @@ class _Collector(ast.NodeVisitor):
         self.top_stmt: ast.stmt | None = None
         self.class_names: set[str] = set()
         self.enum_classes: set[str] = set()
-        self.lambda_count = 0
+        self.has_declarations = True
 
     # ---- helpers -------------------------------------------------------------------------
 
@@ -1059,14 +1059,8 @@ class _Collector(ast.NodeVisitor):
         sites_before = len(self.compile_sites)
         # Declarations apply to the whole body whatever their position: read them first.
         body = node.body if isinstance(node.body, list) else [node.body]  # type: ignore[attr-defined]
-        for stmt in body:
-            for sub in ast.walk(stmt):
-                if isinstance(sub, ast.Global):
-                    data["global_decls"].update(sub.names)
-                elif isinstance(sub, ast.Nonlocal):
-                    data["nonlocal_decls"].update(sub.names)
-                elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                    break
+        if self.has_declarations:
+            _declarations(body, data["global_decls"], data["nonlocal_decls"])
         for stmt in body:
             self.visit(stmt)
         self.loop_vars.pop()
@@ -1155,10 +1149,25 @@ class _Collector(ast.NodeVisitor):
             self.visit(stmt)
 
 
+def _declarations(body: list[ast.stmt], globals_: set[str], nonlocals: set[str]) -> None:
+    """``global`` / ``nonlocal`` names of a function body, not of the functions nested in it."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Global):
+            globals_.update(node.names)
+        elif isinstance(node, ast.Nonlocal):
+            nonlocals.update(node.names)
+        elif isinstance(node, (ast.stmt, ast.ExceptHandler, ast.match_case)) and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
 def collect_facts(tree: ast.Module, path: str, module: str, is_package: bool, text: str, compile_functions: tuple[str, ...] = ()) -> ModuleFacts:
     """Facts of one parsed module."""
     lines = text.split("\n")
     collector = _Collector(path, module, is_package, lines, compile_functions)
+    # Most files declare no globals: skip looking for declarations in every function then.
+    collector.has_declarations = "global " in text or "nonlocal " in text
     # Classes may be used above their definition (in function bodies): know their names first.
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef):

@@ -95,6 +95,8 @@ class ProjectIndex:
         self._scanned: set[str] = set()
         # Call sites of compiled objects, keyed by the names they are called by (callsites.py).
         self.call_site_cache: dict[frozenset[str], list] = {}
+        self._classes: dict[tuple[str, str | None], tuple[ModuleFacts, ClassFacts] | None] = {}
+        self._mro: dict[tuple[str, str], list[tuple[ModuleFacts, ClassFacts]]] = {}
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -142,6 +144,8 @@ class ProjectIndex:
         for path in paths:
             self._facts.pop(path, None)
         self._mutations = None
+        self._classes.clear()
+        self._mro.clear()
 
     def wrapper_functions(self) -> set[str]:
         """Dotted names of project functions that compile their own parameter and so act as
@@ -195,6 +199,13 @@ class ProjectIndex:
 
     def resolve_class(self, dotted: str, from_path: str | None) -> tuple[ModuleFacts, ClassFacts] | None:
         """The project class an absolute (or module-local) dotted name denotes."""
+        key = (dotted, from_path)
+        if key not in self._classes:
+            self._classes[key] = None  # a cycle of re-exports resolves to nothing
+            self._classes[key] = self._resolve_class(dotted, from_path)
+        return self._classes[key]
+
+    def _resolve_class(self, dotted: str, from_path: str | None) -> tuple[ModuleFacts, ClassFacts] | None:
         if not dotted:
             return None
         if from_path is not None:
@@ -219,6 +230,12 @@ class ProjectIndex:
 
     def mro(self, facts: ModuleFacts, cls: ClassFacts, limit: int = 12) -> list[tuple[ModuleFacts, ClassFacts]]:
         """The class and its project base classes, nearest first."""
+        key = (facts.path, cls.qualname)
+        if key not in self._mro:
+            self._mro[key] = self._linearize(facts, cls, limit)
+        return self._mro[key]
+
+    def _linearize(self, facts: ModuleFacts, cls: ClassFacts, limit: int) -> list[tuple[ModuleFacts, ClassFacts]]:
         out = [(facts, cls)]
         seen = {(facts.path, cls.qualname)}
         i = 0

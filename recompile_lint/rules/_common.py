@@ -6,7 +6,6 @@ import os
 from typing import Iterable, Sequence
 
 import libcst as cst
-import libcst.matchers as m
 
 from recompile_lint.facts import Mutation
 
@@ -157,24 +156,20 @@ class Reads(cst.CSTVisitor):
             self.visit_target(target.value, load)
 
 
-def reads_of(node: cst.FunctionDef | cst.Lambda) -> Reads:
+def reads_of(target) -> Reads:
+    """The loads of a function body; pass the FunctionContext to share one walk among rules."""
+    memo = getattr(target, "memo", None)
+    if memo is not None and "reads" in memo:
+        return memo["reads"]  # type: ignore[return-value]
+    node = target.node if memo is not None else target
     reads = Reads()
     if isinstance(node, cst.Lambda):
         reads.visit_Lambda(node)
     else:
         node.body.visit(reads)
+    if memo is not None:
+        memo["reads"] = reads
     return reads
-
-
-def update_target(node: cst.CSTNode) -> cst.BaseExpression | None:
-    """The target of ``x += 1`` or ``x = x + 1`` (a Python-side counter update)."""
-    if isinstance(node, cst.AugAssign):
-        return node.target
-    return None
-
-
-def is_self_update(node: cst.CSTNode, target: cst.BaseExpression) -> bool:
-    return m.matches(node, m.AugAssign()) and node.target is target  # type: ignore[union-attr]
 
 
 def where(mutations: Sequence[Mutation], limit: int = 2) -> str:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from recompile_lint.context import FunctionContext
 from recompile_lint.models import Boundedness, Severity, Subject
@@ -58,7 +57,14 @@ def forward(x):
         for node in ctx.body_nodes():
             if isinstance(node, cst.AugAssign):
                 self.check_update(ctx, node, node.target)
-            elif m.matches(node, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.BinaryOperation(left=m.Name()))):
+            elif (
+                isinstance(node, cst.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0].target, cst.Name)
+                and isinstance(node.value, cst.BinaryOperation)
+                and isinstance(node.value.left, cst.Name)
+            ):
+                # ``n = n + 1`` is the same update as ``n += 1``.
                 target = node.targets[0].target
                 if target.value == node.value.left.value and target.value in ctx.function.global_decls:
                     self.check_update(ctx, node, target)

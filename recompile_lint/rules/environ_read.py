@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from recompile_lint.context import FunctionContext
 from recompile_lint.models import Boundedness, Severity, Subject
@@ -102,8 +101,8 @@ def main(x):
             callee = ctx.module.resolve(dotted(node.func))
             if callee in ("os.environ.get", "os.getenv", "os.environ.__getitem__"):
                 first = node.args[0].value if node.args else None
-                if m.matches(first, m.SimpleString()):
-                    return first.evaluated_value  # type: ignore[union-attr]
+                if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
+                    return first.evaluated_value
                 return ""
         return None
 

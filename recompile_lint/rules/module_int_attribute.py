@@ -72,7 +72,7 @@ model = torch.compile(Counter())
         cls = ctx.enclosing_class()
         if cls is None:
             return
-        reads = reads_of(ctx.node)
+        reads = reads_of(ctx)
         seen: set[str] = set()
         for node in reads.attributes:
             if not (isinstance(node.value, cst.Name) and node.value.value == "self"):

@@ -72,7 +72,7 @@ def train(x):
     )
 
     def check_function(self, ctx: FunctionContext) -> None:
-        reads = reads_of(ctx.node)
+        reads = reads_of(ctx)
         updated = {id(u.target) for u in reads.updates if isinstance(u, cst.AugAssign)}
         seen: set[tuple[str, str]] = set()
         for node in reads.names:
