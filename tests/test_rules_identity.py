@@ -127,3 +127,69 @@ def test_rcl401_same_def_from_two_sites_is_one_graph(tmp_path):
     # ``act`` from two sites is one code object and the loop's lambda line another: 2 graphs.
     assert [(f.severity, f.bounded) for f in result.findings] == [(Severity.WARNING, Boundedness.BOUNDED)]
     assert "2 different functions" in result.findings[0].message
+
+
+# ---- RCL402 compile-in-loop ----------------------------------------------------------------
+
+
+def test_rcl402_module_level_int_is_unbounded_and_names_the_global(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+
+        x = torch.randn(4)
+        for step in range(100):
+            torch.compile(lambda t: t * step)(x)
+        """,
+        config=only("RCL402"),
+    )
+    [finding] = result.findings
+    assert (finding.line, finding.severity, finding.bounded) == (5, Severity.ERROR, Boundedness.UNBOUNDED)
+    assert "G['step']" in finding.message
+    assert finding.subject is not None and (finding.subject.kind, finding.subject.name) == ("global", "step")
+
+
+def test_rcl402_function_level_float_is_bounded(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+
+
+        def sweep(x):
+            for lr in [0.1, 0.01, 0.001]:
+                @torch.compile
+                def update(p):
+                    return p - lr * p
+
+                update(x)
+        """,
+        config=only("RCL402"),
+    )
+    [finding] = result.findings
+    assert (finding.severity, finding.bounded) == (Severity.WARNING, Boundedness.BOUNDED)
+    assert "2 graphs" in finding.message and finding.subject.kind == "closure"
+
+
+def test_rcl402_silent_without_a_captured_loop_variable_or_a_call_in_the_loop(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+
+
+        def run(x, items):
+            for i in range(10):
+                torch.compile(lambda t: t + 1)(x)  # reads nothing from the loop
+            fns = [torch.compile(lambda t, k=k: t * k) for k in range(3)]  # a parameter, not a closure
+            later = []
+            for j in range(4):
+                later.append(torch.compile(lambda t: t * j))  # called after the loop
+            for item in items:
+                torch.compile(lambda t: t * item)(x)  # unknown kind: could be a tensor
+            return fns, later
+        """,
+        config=only("RCL402"),
+    )
+    assert result.findings == ()
