@@ -1,0 +1,147 @@
+"""``recompile-lint verify``: lint, then confirm each finding with a compiled probe.
+
+Importing this module does not import torch (the CLI imports it to register the command);
+torch is only imported in the child processes the verifier starts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from typing import Any, Sequence
+
+import click
+
+EXIT_CLEAN, EXIT_CONFIRMED, EXIT_ERROR = 0, 1, 2
+INSTALL_HINT = "pip install 'recompile-lint[verify]'"
+
+
+def torch_available() -> bool:
+    """Whether torch can be imported here, without importing it."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _fail(message: str) -> None:
+    click.echo(f"recompile-lint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _split(values: Sequence[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for value in values:
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return tuple(out)
+
+
+@click.command("verify")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--run", "run_command", metavar="COMMAND",
+              help="Run your own program (e.g. \"python train.py --steps 20\") under the recorder "
+                   "instead of probing each finding.")
+@click.option("--backend", default=None, help="Backend for compiled probes (default: eager; e.g. inductor).")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None,
+              help="Where probe tensors live (default: cpu).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds allowed per module (per run with --run); default 120.")
+@click.option("--calls", type=click.IntRange(min=2), default=None,
+              help="Calls per probe (default 12: enough to reach recompile_limit).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--select", multiple=True, help="Codes or prefixes to verify (replaces the default set).")
+@click.option("--extend-select", multiple=True, help="Codes or prefixes to enable in addition.")
+@click.option("--ignore", multiple=True, help="Codes or prefixes to skip.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="pyproject.toml to read settings from.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+def verify(paths: tuple[str, ...], run_command: str | None, backend: str | None, device: str | None,
+           timeout: float | None, calls: int | None, output_format: str, select: tuple[str, ...],
+           extend_select: tuple[str, ...], ignore: tuple[str, ...], config_file: str | None,
+           quiet: bool) -> None:
+    """Confirm findings in PATHS by running compiled probes (needs torch).
+
+    Each finding's module is imported in a child process with a timeout; the blamed value is
+    varied between calls and every recompile is recorded. Verdicts: confirmed, not-reproduced,
+    unverifiable (with the reason). Exit code 1 when any finding is confirmed (or, with --run,
+    when the program recompiled), 0 otherwise, 2 on usage errors.
+    """
+    from recompile_lint.config import ConfigError, load_config
+    from recompile_lint.verify.api import VerifyOptions, VerifyUsageError, check_device
+
+    paths = tuple(paths) or (".",)
+    if not torch_available():
+        _fail(f"`recompile-lint verify` runs compiled probes and needs torch: {INSTALL_HINT}")
+    try:
+        from recompile_lint.rules import validate_codes
+
+        config = load_config(paths, explicit=config_file)
+        for option, values in (("--select", select), ("--extend-select", extend_select), ("--ignore", ignore)):
+            bad = validate_codes(_split(values))
+            if bad:
+                raise ConfigError(f"{option}: unknown rule code or prefix {', '.join(bad)}")
+        config = config.with_overrides(
+            select=_split(select) or None,
+            extend_select=_split(extend_select) or None,
+            ignore=_split(ignore) or None,
+        )
+    except ConfigError as exc:
+        _fail(str(exc))
+        return
+    settings = config.verify
+    options = VerifyOptions(
+        backend=backend or settings.backend,
+        device=device or settings.device,
+        calls=calls or settings.calls,
+        timeout=timeout or settings.timeout,
+        examples=settings.examples,
+    )
+    progress = None if quiet else (lambda line: click.echo(line, err=True))
+    try:
+        from recompile_lint.engine import lint_paths
+    except ImportError as exc:  # pragma: no cover - a broken install
+        _fail(f"the static linter is not available: {exc}")
+        return
+    try:
+        result = lint_paths(paths, config)
+    except Exception as exc:  # noqa: BLE001 - one clear line, never a traceback
+        _fail(f"internal error while linting: {type(exc).__name__}: {exc}")
+        return
+    for error in result.errors:
+        where = f"{error.path}:{error.line}:{error.column}" if error.line else error.path
+        click.echo(f"recompile-lint: error: {where}: {error.message}", err=True)
+    if result.files_checked == 0 and not result.errors:
+        _fail("no Python files found in " + ", ".join(paths))
+    try:
+        check_device(options)
+        if run_command is not None:
+            _verify_run(run_command, result.findings, options, output_format, progress)
+        else:
+            _verify_probes(result.findings, options, output_format, progress)
+    except VerifyUsageError as exc:
+        _fail(str(exc))
+
+
+def _verify_probes(findings: Any, options: Any, output_format: str, progress: Any) -> None:
+    from recompile_lint.verify.api import verify_findings
+    from recompile_lint.verify.report import render_json, render_text
+    from recompile_lint.verify.results import Verdict
+
+    if progress is not None and findings:
+        progress(f"verifying {len(findings)} finding(s) with backend={options.backend}, "
+                 f"device={options.device}, timeout={options.timeout:g}s per module")
+    verified = verify_findings(findings, options, progress)
+    click.echo(render_json(verified) if output_format == "json" else render_text(verified), nl=False)
+    confirmed = any(v.verification.verdict is Verdict.CONFIRMED for v in verified)
+    sys.exit(EXIT_CONFIRMED if confirmed else EXIT_CLEAN)
+
+
+def _verify_run(command: str, findings: Any, options: Any, output_format: str, progress: Any) -> None:
+    from recompile_lint.verify.api import verify_run
+    from recompile_lint.verify.report import render_run_json, render_run_text
+    from recompile_lint.verify.results import Verdict
+
+    report = verify_run(command, findings, options, progress=progress)
+    click.echo(render_run_json(report) if output_format == "json" else render_run_text(report), nl=False)
+    confirmed = any(v.verification.verdict is Verdict.CONFIRMED for v in report.findings)
+    sys.exit(EXIT_CONFIRMED if confirmed or report.unpredicted else EXIT_CLEAN)
