@@ -193,3 +193,84 @@ def test_rcl402_silent_without_a_captured_loop_variable_or_a_call_in_the_loop(tm
         config=only("RCL402"),
     )
     assert result.findings == ()
+
+
+# ---- RCL403 per-call-backend ---------------------------------------------------------------
+
+
+def test_rcl403_reports_the_backend_expression_with_the_guard_text(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import functools
+
+        import torch
+
+
+        def tuned(gm, inputs, level=0):
+            return gm.forward
+
+
+        def step(fn, x):
+            return torch.compile(
+                fn,
+                backend=functools.partial(tuned, level=2),
+            )(x)
+        """,
+        config=only("RCL403"),
+    )
+    [finding] = result.findings
+    assert (finding.line, finding.column) == (13, 17)
+    assert "BACKEND_MATCH" in finding.message and finding.severity is Severity.ERROR
+    assert finding.subject is not None and finding.subject.name == "backend"
+
+
+def test_rcl403_local_variable_holding_a_lambda_and_decorator_in_loop(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+
+
+        def step(fn, x):
+            be = lambda gm, inputs: gm.forward
+            return torch.compile(fn, backend=be)(x)
+
+
+        def sweep(x):
+            for k in range(3):
+                @torch.compile(backend=lambda gm, inputs: gm.forward)
+                def f(t):
+                    return t + 1
+
+                f(x)
+        """,
+        config=only("RCL403"),
+    )
+    assert [f.line for f in result.findings] == [6, 11]
+
+
+def test_rcl403_silent_for_shared_backends_and_unknown_factories(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+
+        BACKEND = lambda gm, inputs: gm.forward  # created once
+
+
+        def get_backend(name):
+            return name
+
+
+        def step(fn, x):
+            torch.compile(fn, backend=BACKEND)(x)
+            torch.compile(fn, backend=get_backend("eager"))(x)  # a function call: unknown
+            return torch.compile(fn, backend="inductor")(x)
+
+
+        compiled = torch.compile(torch.sin, backend=lambda gm, inputs: gm.forward)  # module level, once
+        """,
+        config=only("RCL403"),
+    )
+    assert result.findings == ()

@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+import ast
+
+from recompile_lint.context import ProjectContext
+from recompile_lint.facts import CompileSite, ModuleFacts, dotted_name
+from recompile_lint.models import Boundedness, Severity, Subject
+from recompile_lint.rules._common import RECOMPILE_LIMIT
+from recompile_lint.rules._identity import PARTIAL_CALLEES, Trees, assignments, is_module_level, runs_once
+from recompile_lint.rules.base import Rule
+
+
+class PerCallBackend(Rule):
+    """``torch.compile(..., backend=...)`` with a backend object created anew each time it runs.
+
+    Every cache entry remembers the backend that compiled it, and Dynamo checks it before a
+    cached graph is reused (``BACKEND_MATCH failure: torch.compile detected different backend
+    callables``). A lambda, a nested ``def`` or a ``MyBackend()`` instance built inside the
+    function (or loop) that calls ``torch.compile`` is a different object every time, so every
+    call compiles again, and after ``recompile_limit`` (8) the function runs eagerly. A
+    module-level backend function or object, or a string backend, is the same every time.
+    """
+
+    code = "RCL403"
+    name = "per-call-backend"
+    severity = Severity.ERROR
+    bounded = Boundedness.UNBOUNDED
+    summary = "torch.compile backend created anew (lambda, nested def, instance) each time compile runs"
+
+    VALID = (
+        """
+import torch
+
+
+def debug_backend(gm, example_inputs):
+    return gm.forward
+
+
+def step(x: torch.Tensor) -> torch.Tensor:
+    return torch.compile(torch.sin, backend=debug_backend)(x)
+""",
+        """
+import torch
+
+
+def step(x: torch.Tensor) -> torch.Tensor:
+    return torch.compile(torch.sin, backend="eager")(x)
+""",
+    )
+    INVALID = (
+        """
+import torch
+
+
+def step(x: torch.Tensor) -> torch.Tensor:
+    return torch.compile(torch.sin, backend=lambda gm, inputs: gm.forward)(x)  # RCL403
+""",
+        """
+import torch
+
+
+class CountingBackend:
+    def __call__(self, gm, example_inputs):
+        return gm.forward
+
+
+def step(x: torch.Tensor) -> torch.Tensor:
+    return torch.compile(torch.sin, backend=CountingBackend())(x)  # RCL403
+""",
+    )
+
+    def check_project(self, ctx: ProjectContext) -> None:
+        trees = Trees(ctx.index)
+        for facts in sorted(ctx.index.parsed(), key=lambda f: f.path):
+            for site in facts.compile_sites:
+                if site.option("backend") is None:
+                    continue
+                self.check_site(ctx, trees, facts, site)
+
+    def check_site(self, ctx: ProjectContext, trees: Trees, facts: ModuleFacts, site: CompileSite) -> None:
+        path = facts.path
+        call = trees.node_at(path, site.span, ast.Call)
+        if not isinstance(call, ast.Call):
+            return
+        backend = self.backend_expression(call)
+        if backend is None:
+            return
+        anchor = trees.parent(path, call) if site.form == "decorator" else call
+        if anchor is None:
+            return
+        scope = trees.enclosing_scope(path, anchor)
+        in_loop = bool(trees.enclosing_loops(path, anchor))
+        if is_module_level(scope) and not in_loop:
+            return  # runs once per process
+        if not in_loop and runs_once(trees, path, getattr(scope, "name", "")) and scope in trees.tree(path).body:  # type: ignore[union-attr]
+            return  # ``main()`` called once from the module's ``__main__`` block
+        what = self.fresh_object(ctx, facts, backend, scope)
+        if not what:
+            return
+        where_ = "each iteration of the loop" if in_loop else f"each call of `{getattr(scope, 'name', '')}`"
+        message = (
+            f"`backend=` gets {what} on {where_}: every cache entry remembers its backend and Dynamo rejects "
+            f"it for a different object (`BACKEND_MATCH failure: torch.compile detected different backend "
+            f"callables`), so every call compiles again; after {RECOMPILE_LIMIT} recompiles the function runs "
+            f"eagerly (unbounded). Fix: create the backend once at module level and pass that object, or use a "
+            f"string backend"
+        )
+        ctx.report(
+            path,
+            trees.span(path, backend),
+            message,
+            subject=Subject(kind="config", module=facts.module, name="backend", value_kind="callable", examples=(ast.unparse(backend),)),
+            region=self.region_name(ctx, path, site),
+            function=f"{facts.module}.{site.function}" if site.function else facts.module,
+        )
+
+    @staticmethod
+    def backend_expression(call: ast.Call) -> ast.expr | None:
+        for kw in call.keywords:
+            if kw.arg == "backend":
+                return kw.value
+        # torch._dynamo.optimize(backend)(fn) and @torch._dynamo.optimize(backend)
+        if isinstance(call.func, ast.Call) and call.func.args:
+            return call.func.args[0]
+        if dotted_name(call.func).endswith("optimize") and call.args:
+            return call.args[0]
+        return None
+
+    def fresh_object(self, ctx: ProjectContext, facts: ModuleFacts, expr: ast.expr, scope: ast.AST | None, depth: int = 0) -> str:
+        """How ``expr`` makes a new object each time it runs ("a new lambda"), or "" if it does not."""
+        if depth > 3:
+            return ""
+        if isinstance(expr, ast.Lambda):
+            return "a new lambda"
+        if isinstance(expr, ast.Call):
+            callee = dotted_name(expr.func)
+            if not callee:
+                return ""
+            resolved = facts.resolve(callee)
+            if resolved in PARTIAL_CALLEES or callee in PARTIAL_CALLEES:
+                return f"a new `{callee}(...)` object"
+            if ctx.index.resolve_class(resolved, facts.path) is not None or callee.rsplit(".", 1)[-1][:1].isupper():
+                return f"a new `{callee.rsplit('.', 1)[-1]}()` instance"
+            return ""
+        if isinstance(expr, ast.Name) and scope is not None and not is_module_level(scope):
+            for node in ast.walk(scope):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == expr.id and node is not scope:
+                    return f"a new function object (`{expr.id}`, defined inside `{getattr(scope, 'name', '')}`)"
+            values = assignments(scope, expr.id)
+            if len(values) == 1:
+                return self.fresh_object(ctx, facts, values[0], scope, depth + 1)
+        return ""
+
+    @staticmethod
+    def region_name(ctx: ProjectContext, path: str, site: CompileSite) -> str:
+        for region in ctx.regions:
+            if region.site_path == path and region.site == site:
+                return region.name
+        return ""
