@@ -274,3 +274,70 @@ def test_rcl403_silent_for_shared_backends_and_unknown_factories(tmp_path):
         config=only("RCL403"),
     )
     assert result.findings == ()
+
+
+# ---- RCL404 graph-break-value --------------------------------------------------------------
+
+
+def test_rcl404_tensor_casts_only_when_the_operand_is_a_tensor(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+
+
+        @torch.compile
+        def f(x: torch.Tensor, n, scale: float):
+            total = x.sum()
+            a = int(total)
+            b = float(x.mean() * 2)
+            c = int(n)
+            d = float(scale)
+            e = int(x.size(0))
+            g = int(len(x.shape))
+            return x * a * b * c * d * e * g
+        """,
+        config=only("RCL404"),
+    )
+    assert [f.line for f in result.findings] == [7, 8]
+    assert all(f.severity is Severity.WARNING and f.bounded is Boundedness.BOUNDED for f in result.findings)
+    assert "capture_scalar_outputs" in result.findings[0].message
+
+
+def test_rcl404_in_an_inlined_helper_names_the_region(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import random as rnd
+
+        import torch
+
+
+        def jitter(x):
+            return x * rnd.uniform(0.9, 1.1)
+
+
+        @torch.compile
+        def step(x: torch.Tensor):
+            return jitter(x).sum()
+        """,
+        config=only("RCL404"),
+    )
+    [finding] = result.findings
+    assert finding.line == 7 and finding.region.endswith("step") and "inlines" in finding.message
+
+
+def test_rcl404_capture_scalar_outputs_in_the_running_script_silences_item_not_tolist(tmp_path):
+    (tmp_path / "model.py").write_text(
+        "import torch\n\n\n@torch.compile\ndef f(x):\n    v = x.max().item()\n    w = x.tolist()\n    return x / v + w[0]\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\n\nfrom model import f\n\ntorch._dynamo.config.capture_scalar_outputs = True\nf(torch.randn(3))\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "other.py").write_text("import torch\n", encoding="utf-8")
+    from recompile_lint.engine import lint_paths
+
+    result = lint_paths([str(tmp_path / "model.py")], only("RCL404"))
+    assert [(f.line, f.code) for f in result.findings] == [(7, "RCL404")]

@@ -1,0 +1,255 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from recompile_lint.context import FunctionContext
+from recompile_lint.models import Boundedness, Severity, Subject
+from recompile_lint.rules._common import dotted, via
+from recompile_lint.rules.base import Rule
+
+# Methods of a tensor that do not return a tensor (sizes, flags, Python values).
+NON_TENSOR_METHODS = frozenset(
+    {
+        "item", "tolist", "size", "dim", "ndimension", "numel", "nelement", "stride", "storage_offset",
+        "is_contiguous", "is_floating_point", "is_complex", "element_size", "data_ptr", "get_device",
+        "type", "equal", "allclose", "untyped_storage", "storage", "numpy", "__len__", "keys", "values",
+        "items", "get", "format",
+    }
+)
+TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
+# torch functions that return Python values or objects, not tensors.
+NON_TENSOR_TORCH = frozenset(
+    {
+        "is_tensor", "is_floating_point", "is_complex", "numel", "get_default_dtype", "is_grad_enabled",
+        "is_inference_mode_enabled", "device", "dtype", "Size", "finfo", "iinfo", "typename",
+        "is_nonzero", "equal", "allclose", "result_type", "promote_types", "can_cast", "manual_seed",
+        "initial_seed", "seed", "get_rng_state", "compile", "no_grad", "enable_grad", "set_grad_enabled",
+        "inference_mode", "autocast", "broadcast_shapes",
+    }
+)
+NON_TENSOR_TORCH_PREFIXES = ("torch.cuda.", "torch.backends.", "torch._dynamo.", "torch.compiler.", "torch.distributed.", "torch.utils.", "torch.jit.", "torch.testing.", "torch.nn.Module", "torch.optim.")
+
+CLOCK_FUNCTIONS = frozenset(
+    {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns", "time.perf_counter_ns", "time.monotonic_ns", "datetime.datetime.now", "datetime.datetime.utcnow"}
+)
+RANDOM_MODULES = ("random.", "numpy.random.")
+
+
+class GraphBreakValue(Rule):
+    """A Python value produced at a graph break inside compiled code, then used after it.
+
+    ``.item()``, ``.tolist()``, ``int(t)`` / ``float(t)`` of a tensor, ``time.time()`` and
+    ``random.random()`` cannot be traced: Dynamo breaks the graph, runs the call eagerly, and
+    compiles the rest as a *resume function* that receives the value on its stack. The resume
+    function guards on that value (``___stack0 == -0.36  # ... torch_dynamo_resume_in_f_at_53``);
+    the next call brings a new value and it recompiles once, after which the value is dynamic.
+    Bounded, but each call still pays for two graphs and the break between them.
+    """
+
+    code = "RCL404"
+    name = "graph-break-value"
+    severity = Severity.WARNING
+    bounded = Boundedness.BOUNDED
+    summary = "Value from .item()/.tolist()/int(tensor)/time.time()/random crosses a graph break in compiled code"
+
+    VALID = (
+        """
+import torch
+
+torch._dynamo.config.capture_scalar_outputs = True  # .item() is traced into the graph
+
+
+@torch.compile
+def normalize(x: torch.Tensor) -> torch.Tensor:
+    scale = x.abs().max().item()
+    return x / scale
+""",
+        """
+import torch
+
+
+@torch.compile
+def first_dim(x: torch.Tensor) -> torch.Tensor:
+    n = int(x.shape[0])  # a size, not a tensor: no graph break
+    lr = float(0.1)
+    return x * n * lr
+""",
+    )
+    INVALID = (
+        """
+import time
+
+import torch
+
+
+@torch.compile
+def normalize(x: torch.Tensor) -> torch.Tensor:
+    scale = x.abs().max().item()  # RCL404
+    started = time.time()  # RCL404
+    return x / scale + started
+""",
+    )
+
+    def check_function(self, ctx: FunctionContext) -> None:
+        captured = self.captures_scalars(ctx)
+        returned = self.returned_directly(ctx.node)
+        for node in ctx.body_nodes():
+            if not isinstance(node, cst.Call) or id(node) in returned:
+                continue
+            what, fix = self.classify(ctx, node, captured)
+            if not what:
+                continue
+            ctx.report(
+                node,
+                f"{what} in {via(ctx)} breaks the graph: the rest of `{ctx.function.name}` is compiled as a resume "
+                f"function that guards on the value (`___stack0 == ...`), so a new value recompiles it once "
+                f"(bounded: 2 graphs, plus the break on every call). Fix: {fix}",
+                subject=Subject(kind="graph-break", module=ctx.module.module, name=ctx.function.qualname, value_kind=what.split("`")[1] if "`" in what else ""),
+            )
+
+    def classify(self, ctx: FunctionContext, node: cst.Call, captured: bool) -> tuple[str, str]:
+        func = node.func
+        if isinstance(func, cst.Attribute) and not node.args:
+            method = func.attr.value
+            if method == "item" and not captured:
+                return "`.item()`", "set `torch._dynamo.config.capture_scalar_outputs = True`, or keep the value a 0-d tensor"
+            if method == "tolist":
+                return "`.tolist()`", "keep the values in a tensor (index it instead of converting it to a list)"
+        name = dotted(func)
+        if not name:
+            return "", ""
+        if name in ("int", "float") and len(node.args) == 1 and not ctx.is_local(name) and not captured:
+            if self.is_tensor(ctx, node.args[0].value, 0):
+                return f"`{name}()` of a tensor", "keep it a tensor (`.to(torch.float32)`), or set `torch._dynamo.config.capture_scalar_outputs = True`"
+            return "", ""
+        head = name.split(".")[0]
+        if ctx.is_local(head):
+            return "", ""
+        resolved = ctx.module.resolve(name)
+        if resolved in CLOCK_FUNCTIONS:
+            return f"`{name}()`", "measure time outside the compiled function and pass nothing clock-related in"
+        if resolved.startswith(RANDOM_MODULES):
+            return f"`{name}()`", "draw randomness with torch (`torch.rand((), device=x.device)`), which is traced"
+        return "", ""
+
+    # ---- where the value goes -------------------------------------------------------------
+
+    @staticmethod
+    def returned_directly(fn: cst.CSTNode) -> set[int]:
+        """Calls whose value is only returned (``return y, loss.item()``) or discarded: nothing
+        after the break uses them, so the resume function has no value to guard."""
+        out: set[int] = set()
+        for node in _walk(fn):
+            value = None
+            if isinstance(node, cst.Return):
+                value = node.value
+            elif isinstance(node, cst.Expr):
+                value = node.value
+            if value is None:
+                continue
+            items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
+            out.update(id(item) for item in items if isinstance(item, cst.Call))
+        return out
+
+    @staticmethod
+    def captures_scalars(ctx: FunctionContext) -> bool:
+        """Whether ``capture_scalar_outputs`` is turned on (``.item()`` traced, no break) in the
+        region's own modules or in a module that imports them (the script that runs it)."""
+        modules = {ctx.module.module}
+        site = ctx.index.facts(ctx.region.site_path)
+        if site is not None:
+            modules.add(site.module)
+        for path in ctx.index.paths:
+            text = ctx.index.text(path) or ""
+            if "capture_scalar_outputs" not in text:
+                continue
+            if path not in (ctx.path, ctx.region.site_path):
+                facts = ctx.index.facts(path)
+                imported = {target for _, target in facts.imports} if facts is not None else set()
+                if not any(t == m or t.startswith(m + ".") for t in imported for m in modules if m):
+                    continue
+            for line in text.splitlines():
+                code = line.split("#", 1)[0].replace(" ", "")
+                if "capture_scalar_outputs=True" in code or "capture_scalar_outputs\",True" in code or "capture_scalar_outputs',True" in code:
+                    return True
+        return False
+
+    # ---- is it a tensor? ------------------------------------------------------------------
+
+    def is_tensor(self, ctx: FunctionContext, expr: cst.BaseExpression, depth: int) -> bool:
+        """Only when the source says so; unknown values are not tensors (no guess)."""
+        if depth > 6:
+            return False
+        if isinstance(expr, cst.Name):
+            for param in ctx.function.params:
+                if param.name == expr.value:
+                    return param.annotation.rsplit(".", 1)[-1] in ("Tensor", "FloatTensor", "LongTensor")
+            if not ctx.is_local(expr.value):
+                return False
+            values = self.local_values(ctx, expr.value)
+            return bool(values) and all(self.is_tensor(ctx, v, depth + 1) for v in values)
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            name = dotted(func)
+            if name and not ctx.is_local(name.split(".")[0]):
+                resolved = ctx.module.resolve(name)
+                if resolved.startswith("torch.") and "." in resolved:
+                    last = resolved.rsplit(".", 1)[-1]
+                    return last not in NON_TENSOR_TORCH and not resolved.startswith(NON_TENSOR_TORCH_PREFIXES) and not last[:1].isupper()
+            if isinstance(func, cst.Attribute):
+                return func.attr.value not in NON_TENSOR_METHODS and self.is_tensor(ctx, func.value, depth + 1)
+            return False
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in TENSOR_ATTRIBUTES and self.is_tensor(ctx, expr.value, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            return self.is_tensor(ctx, expr.value, depth + 1)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.is_tensor(ctx, expr.left, depth + 1) or self.is_tensor(ctx, expr.right, depth + 1)
+        if isinstance(expr, cst.Comparison):
+            # ``scores > 0`` of a tensor is a bool tensor.
+            return self.is_tensor(ctx, expr.left, depth + 1) or any(self.is_tensor(ctx, c.comparator, depth + 1) for c in expr.comparisons)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.is_tensor(ctx, expr.expression, depth + 1)
+        return False
+
+    @staticmethod
+    def local_values(ctx: FunctionContext, name: str) -> list[cst.BaseExpression]:
+        out: list[cst.BaseExpression] = []
+        for node in ctx.body_nodes():
+            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                target = node.targets[0].target
+                if isinstance(target, cst.Name) and target.value == name:
+                    out.append(node.value)
+            elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value == name:
+                out.append(node.value)
+            elif isinstance(node, (cst.For, cst.With)) and name in _bound_names(node):
+                return []  # bound by a loop or a with: unknown
+        return out
+
+
+def _bound_names(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+    targets: list[cst.CSTNode] = []
+    if isinstance(node, cst.For):
+        targets.append(node.target)
+    elif isinstance(node, cst.With):
+        targets.extend(item.asname.name for item in node.items if item.asname is not None)
+    for target in targets:
+        stack = [target]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.Name):
+                names.add(current.value)
+            stack.extend(current.children)
+    return names
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in current.children:
+            if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            stack.append(child)
