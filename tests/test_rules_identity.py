@@ -341,3 +341,44 @@ def test_rcl404_capture_scalar_outputs_in_the_running_script_silences_item_not_t
 
     result = lint_paths([str(tmp_path / "model.py")], only("RCL404"))
     assert [(f.line, f.code) for f in result.findings] == [(7, "RCL404")]
+
+
+# ---- RCL901 recompile-limit-raised ---------------------------------------------------------
+
+
+def test_rcl901_names_the_hidden_regions_and_ignores_lowered_or_unknown_values(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+        import torch._dynamo.config as dc
+
+
+        @torch.compile
+        def poly(x):
+            return x + 1
+
+
+        def configure(n):
+            dc.cache_size_limit = 4
+            dc.recompile_limit = n
+            dc.recompile_limit += 8
+            torch.compile(poly, options={"recompile_limit": 16})
+        """,
+        config=only("RCL901"),
+    )
+    assert [f.line for f in result.findings] == [13, 14]
+    assert all("`snippet.poly`" in f.message and f.severity is Severity.WARNING for f in result.findings)
+
+
+def test_rcl901_noqa_suppresses(tmp_path):
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+
+        torch._dynamo.config.recompile_limit = 64  # noqa: RCL901
+        """,
+        config=only("RCL901"),
+    )
+    assert result.findings == () and result.suppressed == 1
