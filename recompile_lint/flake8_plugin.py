@@ -17,7 +17,6 @@ import inspect
 import os
 import tempfile
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from recompile_lint import __version__
@@ -53,52 +52,79 @@ def _engine_accepts(parameter: str) -> bool:
     return parameter in inspect.signature(lint_paths).parameters
 
 
+def _stat_key(path: str) -> tuple[str, int, int]:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return (path, -1, -1)
+    return (path, stat.st_mtime_ns, stat.st_size)
+
+
 @dataclass(frozen=True)
-class _Project:
-    """The Python files of one project, and what they looked like when last listed."""
+class ProjectListing:
+    """The Python files of one project, and what they and their folders looked like."""
 
     root: str
     files: tuple[str, ...]  # absolute paths
-    fingerprint: tuple[tuple[str, int, int], ...]  # (path, mtime_ns, size)
+    # (path, mtime_ns, size) of every file and of every folder holding one: a folder's mtime
+    # changes when a file is added to it or removed from it.
+    fingerprint: tuple[tuple[str, int, int], ...]
+
+    @classmethod
+    def build(cls, root: str, files: Sequence[str]) -> "ProjectListing":
+        absolute = tuple(sorted({os.path.abspath(p) for p in files}))
+        folders = sorted({os.path.dirname(p) for p in absolute} | {root})
+        return cls(root=root, files=absolute, fingerprint=tuple(_stat_key(p) for p in (*folders, *absolute)))
+
+    def is_current(self) -> bool:
+        return all(_stat_key(entry[0]) == entry for entry in self.fingerprint)
 
 
-def _list_project(root: Path, config: Config) -> _Project:
-    found = discover([str(root)], config.exclude + config.extend_exclude).files
-    files = tuple(sorted({os.path.abspath(p) for p in found}))
-    fingerprint = []
-    for path in files:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            continue
-        fingerprint.append((path, stat.st_mtime_ns, stat.st_size))
-    return _Project(root=str(root), files=files, fingerprint=tuple(fingerprint))
+def project_root(path: str, config: Config) -> str:
+    """The project root the engine uses for ``path``."""
+    excludes = config.exclude + config.extend_exclude
+    # Mirror engine.lint_paths (a root above an excluded tree is skipped where discovery can).
+    if "excludes" in inspect.signature(find_project_root).parameters:
+        return str(find_project_root([path], excludes))
+    return str(find_project_root([path]))  # pragma: no cover - older discovery
+
+
+def list_project(root: str, config: Config) -> ProjectListing:
+    """The files the engine's analysis sees: the project root's Python files, minus excludes."""
+    excludes = config.exclude + config.extend_exclude
+    if "root" in inspect.signature(discover).parameters:
+        found = discover([root], excludes, root).files
+    else:  # pragma: no cover - older discovery
+        found = discover([root], excludes).files
+    return ProjectListing.build(root, found)
 
 
 class ProjectMemo:
     """Findings of a whole project, computed once per flake8 process and reused per file.
 
     The analysis of one file already covers the whole project (regions, callers, mutation
-    sites), so linting every project file costs about what linting one does. The memo is
-    dropped as soon as any project file changes (mtime or size), is added or removed, or the
-    settings change.
+    sites), so linting every project file costs about what linting one does. An entry is
+    dropped as soon as a project file changes (mtime or size), a file is added to or removed
+    from a folder of the project, or the settings change.
     """
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[str, Config], tuple[_Project, dict[str, tuple[Finding, ...]]]] = {}
+        self._entries: dict[tuple[str, Config], tuple[ProjectListing, dict[str, tuple[Finding, ...]]]] = {}
 
-    def findings(self, project: _Project, config: Config, lint: Callable[[Sequence[str], Config, Sequence[str]], Any]) -> dict[str, tuple[Finding, ...]]:
-        key = (project.root, config)
+    def lookup(self, root: str, base: Config, config: Config) -> tuple[ProjectListing, dict[str, tuple[Finding, ...]]]:
+        """(listing, findings by absolute path) of the project at ``root``, fresh."""
+        key = (root, config)
         entry = self._entries.get(key)
-        if entry is not None and entry[0].fingerprint == project.fingerprint:
-            return entry[1]
-        result = lint(project.files, config, project.files)
-        by_path: dict[str, list[Finding]] = {path: [] for path in project.files}
+        if entry is not None and entry[0].is_current():
+            return entry
+        listing = list_project(root, base)
+        result = _lint(listing.files, config, listing.files)
+        by_path: dict[str, list[Finding]] = {path: [] for path in listing.files}
         for finding in result.findings:
             by_path.setdefault(os.path.abspath(finding.path), []).append(finding)
-        table = {path: tuple(items) for path, items in by_path.items()}
-        self._entries[key] = (project, table)
-        return table
+        entry = (listing, {path: tuple(items) for path, items in by_path.items()})
+        self._entries[key] = entry
+        return entry
 
 
 # One memo per process: flake8 creates a plugin object per file, and each worker process
@@ -126,27 +152,25 @@ def findings_for(filename: str, lines: Sequence[str] | None = None) -> tuple[Fin
         return _lint_detached(filename, buffer or "")
     base = load_config([filename])
     config = flake8_config(base)
-    root = find_project_root([filename])
-    project = _list_project(root, base)
     absolute = os.path.abspath(filename)
+    root = project_root(filename, base)
 
-    on_disk = _disk_text(absolute)
-    if buffer is not None and on_disk is not None and buffer != on_disk:
+    if buffer is not None and buffer != _disk_text(absolute):
         if _engine_accepts("reader"):
             data = buffer.encode("utf-8")
 
             def reader(path: str) -> bytes:
                 return data if os.path.abspath(path) == absolute else read_bytes(path)
 
-            files = sorted(set(project.files) | {absolute})
+            files = sorted(set(list_project(root, base).files) | {absolute})
             return _lint([absolute], config, files, reader).findings
         # Until the engine can read a buffer, lint what is saved (line numbers may lag).
 
-    if absolute in project.files:
-        return _MEMO.findings(project, config, _lint).get(absolute, ())
+    listing, findings = _MEMO.lookup(root, base, config)
+    if absolute in findings:
+        return findings[absolute]
     # A file outside the project's listing (excluded, or beyond the root): lint it alone.
-    files = sorted(set(project.files) | {absolute})
-    return _lint([absolute], config, files).findings
+    return _lint([absolute], config, sorted(set(listing.files) | {absolute})).findings
 
 
 def _disk_text(path: str) -> str | None:
@@ -188,7 +212,10 @@ class RecompileLintPlugin:
         # ``tree`` is unused (the engine reads the project itself), but flake8 runs tree
         # plugins only on files it could parse, which keeps syntax errors flake8's (E999).
         self.filename = filename
-        self.lines = lines
+        # The work happens here rather than in run(): flake8 turns an exception raised while
+        # building a plugin (an invalid [tool.recompile-lint] table) into a one-line failure
+        # naming the file, where one raised from run() would end in a traceback.
+        self.findings = findings_for(filename, lines)
 
     @classmethod
     def add_options(cls, option_manager: Any) -> None:
@@ -198,6 +225,6 @@ class RecompileLintPlugin:
             option_manager.extend_default_ignore(codes)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        for finding in findings_for(self.filename, self.lines):
+        for finding in self.findings:
             # flake8 columns are 0-based and it prints column + 1: the CLI's 1-based column.
             yield finding.line, max(finding.column - 1, 0), f"{finding.code} {finding.message} ({finding.name})", type(self)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -62,18 +63,18 @@ def make_project(root: Path, comment: str = "") -> Path:
     return root
 
 
-def run_flake8(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run_flake8(cwd: Path, *args: str, stdin: str | None = None, timeout: int = 300) -> subprocess.CompletedProcess[str]:
     # --isolated: no user or project flake8 configuration changes what is selected.
     return subprocess.run(
         [sys.executable, "-m", "flake8", "--isolated", *args],
-        cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300,
+        cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout,
     )
 
 
-def run_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(cwd: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "recompile_lint", "--no-cache", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=300,
+        cwd=cwd, capture_output=True, text=True, timeout=timeout,
     )
 
 
@@ -238,15 +239,20 @@ def test_plugin_yields_zero_based_columns_with_the_code_first(tmp_path: Path) ->
 
 def test_flake8_matches_the_cli_on_the_fixtures(tmp_path: Path) -> None:
     """The acceptance check: ``flake8 --select RCL`` and ``recompile-lint --select RCL`` agree
-    on the shipped fixtures (or on a small project of our own when there are none)."""
+    on the shipped fixtures (or on a small project of our own when there are none).
+
+    The fixtures are linted as a copy, a project of their own, so both runs see one tree.
+    """
     fixtures = REPO / "fixtures"
     if fixtures.is_dir() and any(fixtures.rglob("*.py")):
-        cwd, target = REPO, "fixtures"
+        cwd, target = tmp_path, "fixtures"
+        shutil.copytree(fixtures, tmp_path / "fixtures", ignore=shutil.ignore_patterns("__pycache__"))
+        (tmp_path / "pyproject.toml").write_text('[project]\nname = "fixtures"\n', encoding="utf-8")
     else:
         cwd, target = make_project(tmp_path), "pkg"
-    flake8 = run_flake8(cwd, "--select", "RCL", target)
-    cli = run_cli(cwd, "--select", "RCL", target)
-    assert flake8.returncode in (0, 1), flake8.stderr
+    flake8 = run_flake8(cwd, "--select", "RCL", target, timeout=900)
+    cli = run_cli(cwd, "--select", "RCL", target, timeout=900)
+    assert flake8.returncode in (0, 1), flake8.stdout + flake8.stderr
     assert cli.returncode in (0, 1), cli.stderr
     assert locations(flake8.stdout) == locations(cli.stdout)
     assert locations(cli.stdout), "the comparison must cover at least one finding"
@@ -261,3 +267,13 @@ def test_flake8_disable_noqa_shows_suppressed_findings(tmp_path: Path) -> None:
     root = make_project(tmp_path, "  # noqa: RCL101")
     result = run_flake8(root, "--select", "RCL", "--disable-noqa", os.path.join("pkg", "model.py"))
     assert locations(result.stdout) == {(os.path.join("pkg", "model.py"), 8, 16, "RCL101")}
+
+
+def test_invalid_settings_fail_in_one_line_without_a_traceback(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.recompile-lint]\nmax-depth = "deep"\n', encoding="utf-8")
+    result = run_flake8(root, "--select", "RCL", os.path.join("pkg", "model.py"))
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "max-depth" in output and "pyproject.toml" in output
+    assert "Traceback" not in output
