@@ -192,7 +192,14 @@ def _lint_detached(filename: str, text: str) -> tuple[Finding, ...]:
         config = flake8_config(load_config([os.getcwd()]))
         findings = _lint([path], config, [path]).findings
     # Messages name the temporary copy where they cite a line of it; name what flake8 shows.
-    return tuple(replace(f, path=filename, message=f.message.replace(path, filename)) for f in findings)
+    spellings = sorted({path, os.path.relpath(path)}, key=len, reverse=True)
+
+    def rename(message: str) -> str:
+        for spelling in spellings:
+            message = message.replace(spelling, filename)
+        return message
+
+    return tuple(replace(f, path=filename, message=rename(f.message)) for f in findings)
 
 
 def info_codes() -> list[str]:
