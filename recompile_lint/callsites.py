@@ -8,7 +8,7 @@ collected lazily, only in files that mention a name the compiled object is known
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from recompile_lint.facts import ModuleFacts, Span, dotted_name, span_of
 from recompile_lint.index import ProjectIndex
@@ -28,6 +28,15 @@ class Argument:
     # For names: the dotted text a local/global name was last assigned from at module/function
     # level (``fn = torch.sin`` -> "torch.sin"), when known.
     origin: str = ""
+    # Variables of the enclosing loops the expression mentions (``xs[:i]``, ``torch.randn(i, 8)``,
+    # ``[x] * i``): the value differs per iteration even when the argument is not a loop target.
+    loop_names: tuple[str, ...] = ()
+    # Source text of each dimension of ``torch.randn(a, b)`` / ``torch.zeros((a, b))``.
+    shape: tuple[str, ...] = ()
+    # A name whose list/dict/set the enclosing function grows inside a loop (``xs.append(...)``),
+    # or a tensor it rebuilds longer there (``k = torch.cat([k, new])``), while the call sits in
+    # a loop: its length (or size) differs per call.
+    grown: bool = False
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,8 @@ class Loop:
     iter_callee: str  # resolved dotted callee of the iterable (``torch.utils.data.DataLoader``), or ""
     iter_keywords: tuple[tuple[str, str], ...] = ()  # keyword -> source text when the iterable is a call
     iter_name: str = ""  # a plain name iterated over (``for batch in loader``)
+    # Resolved dotted callees of the calls in the loop body (``torch._dynamo.mark_unbacked``).
+    body_calls: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,7 +91,13 @@ class _CallCollector(ast.NodeVisitor):
         self.loops: list[Loop] = []
         self.assigned: list[dict[str, str]] = [{}]
         self.built: list[dict[str, tuple[str, tuple[tuple[str, str], ...]]]] = [{}]
+        self.grown: list[set[str]] = [set()]
         self.sites: list[CallSite] = []
+
+    def visit_Module(self, node: ast.Module) -> None:
+        self.grown[-1] = grown_in_loops(node.body)
+        for stmt in node.body:
+            self.visit(stmt)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for deco in node.decorator_list:
@@ -92,8 +109,10 @@ class _CallCollector(ast.NodeVisitor):
         self.loops, self.contexts = [], []
         self.assigned.append({})
         self.built.append({})
+        self.grown.append(grown_in_loops(node.body))
         for stmt in node.body:
             self.visit(stmt)
+        self.grown.pop()
         self.built.pop()
         self.assigned.pop()
         self.loops, self.contexts = saved_loops, saved_contexts
@@ -171,7 +190,10 @@ class _CallCollector(ast.NodeVisitor):
             built = self.built_from(iter_name)
             if built is not None:
                 iter_callee, keywords = built
-        self.loops.append(Loop(targets, ast.unparse(node.iter), iter_callee, keywords, iter_name))
+        body_calls = tuple(
+            sorted({self.facts.resolve(dotted_name(n.func)) for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Call) and dotted_name(n.func)})
+        )
+        self.loops.append(Loop(targets, ast.unparse(node.iter), iter_callee, keywords, iter_name, body_calls))
         for stmt in node.body:
             self.visit(stmt)
         self.loops.pop()
@@ -200,6 +222,15 @@ class _CallCollector(ast.NodeVisitor):
         self.generic_visit(node)
 
     def argument(self, node: ast.AST, loop_names: set[str]) -> Argument:
+        arg = self._argument(node, loop_names)
+        mentioned = tuple(sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in loop_names}))
+        shape = _factory_shape(node, self.facts) if arg.kind == "call" else ()
+        grown = isinstance(node, ast.Name) and bool(self.loops) and node.id in self.grown[-1]
+        if mentioned or shape or grown:
+            arg = replace(arg, loop_names=mentioned, shape=shape, grown=grown)
+        return arg
+
+    def _argument(self, node: ast.AST, loop_names: set[str]) -> Argument:
         text = ast.unparse(node)
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Constant):
@@ -239,6 +270,81 @@ class _CallCollector(ast.NodeVisitor):
         if isinstance(node, ast.Subscript):
             return Argument(text, "subscript", line=line)
         return Argument(text, "other", line=line)
+
+
+GROWING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "extendleft"})
+TENSOR_FACTORY_NAMES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full", "randint"})
+
+
+def grown_in_loops(body: list[ast.stmt]) -> set[str]:
+    """Names a function body (not nested defs) grows inside a loop: ``xs.append(x)``,
+    ``xs += [x]``, ``d[k] = v`` with a loop-dependent key."""
+    out: set[str] = set()
+
+    def walk(nodes: list[ast.stmt], in_loop: bool) -> None:
+        for stmt in nodes:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            loop = in_loop or isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
+            if loop:
+                for sub in _shallow_walk(stmt):
+                    if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in GROWING_METHODS and isinstance(sub.func.value, ast.Name):
+                        out.add(sub.func.value.id)
+                    elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name) and isinstance(sub.value, (ast.List, ast.Tuple)):
+                        out.add(sub.target.id)
+                    elif isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) and _concatenates(sub.value, sub.targets[0].id):
+                        # ``cache = torch.cat([cache, new], dim=1)``: a tensor that grows per step.
+                        out.add(sub.targets[0].id)
+            else:
+                for field in ("body", "orelse", "finalbody"):
+                    walk(getattr(stmt, field, []) or [], False)
+                for handler in getattr(stmt, "handlers", []) or []:
+                    walk(handler.body, False)
+
+    walk(body, False)
+    return out
+
+
+def _concatenates(value: ast.AST, name: str) -> bool:
+    """``torch.cat([name, ...])`` / ``torch.concat((name, ...))``: ``name`` rebuilt longer."""
+    if not isinstance(value, ast.Call) or not value.args:
+        return False
+    callee = dotted_name(value.func).rsplit(".", 1)[-1]
+    first = value.args[0]
+    return callee in ("cat", "concat", "concatenate", "hstack", "vstack") and isinstance(first, (ast.List, ast.Tuple)) and any(
+        isinstance(e, ast.Name) and e.id == name for e in first.elts
+    )
+
+
+def _shallow_walk(node: ast.AST):
+    """``ast.walk`` that does not enter nested function or class definitions."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
+
+
+def _factory_shape(node: ast.AST, facts: ModuleFacts) -> tuple[str, ...]:
+    """Dimensions (source text) of ``torch.randn(a, b)`` / ``torch.zeros((a, b))``."""
+    if not isinstance(node, ast.Call):
+        return ()
+    callee = dotted_name(node.func)
+    full = facts.resolve(callee) if callee else ""
+    if not (full.startswith("torch.") and full.rsplit(".", 1)[-1] in TENSOR_FACTORY_NAMES):
+        return ()
+    args = list(node.args)
+    if full.endswith(".full"):
+        args = args[:1]
+    elif full.endswith(".randint"):
+        args = [a for a in args if isinstance(a, (ast.Tuple, ast.List))][:1]
+    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+        args = list(args[0].elts)
+    if not args or any(isinstance(a, ast.Starred) for a in args):
+        return ()
+    return tuple(ast.unparse(a) for a in args)
 
 
 def _display_rank(node: ast.AST) -> int:
