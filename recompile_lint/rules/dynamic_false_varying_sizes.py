@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+from recompile_lint.context import ProjectContext
+from recompile_lint.models import Boundedness, Severity, Subject
+from recompile_lint.rules._common import RECOMPILE_LIMIT
+from recompile_lint.rules._shapes import entry_params, is_slice_argument, loader_loop, module_of, places, sites_of
+from recompile_lint.rules.base import Rule
+
+
+class DynamicFalseVaryingSizes(Rule):
+    """``torch.compile(..., dynamic=False)`` on a function that callers feed varying sizes.
+
+    ``dynamic=False`` turns off automatic dynamic shapes: every tensor size is baked into the
+    graph (``tensor 'x' size mismatch at index 0. expected 32, actual 7``) and each new size
+    compiles another graph. With sizes built from a loop variable (``torch.randn(n, 8)``,
+    ``x[:i]``), a tensor that grows in a loop (``cache = torch.cat([cache, new])``) or many
+    different literal shapes, the function reaches ``recompile_limit`` (8)
+    and runs eagerly for good. A DataLoader that keeps its last partial batch costs a second
+    graph (bounded, reported as a warning), unless its ``collate_fn`` pads to varying lengths;
+    a few different literal shapes cost one graph each (a warning too).
+    """
+
+    code = "RCL204"
+    name = "dynamic-false-varying-sizes"
+    severity = Severity.ERROR
+    bounded = Boundedness.UNBOUNDED
+    summary = "dynamic=False on a compiled function whose callers pass varying tensor sizes"
+
+    VALID = (
+        """
+import torch
+
+
+def scale(x):
+    return x * 2
+
+
+fast = torch.compile(scale, dynamic=False)
+
+
+def run():
+    for _ in range(10):
+        fast(torch.randn(32, 8))  # one size: one graph
+""",
+        """
+import torch
+
+
+def scale(x):
+    return x * 2
+
+
+fast = torch.compile(scale)  # automatic dynamic: one recompile, then a symbolic size
+
+
+def run():
+    for n in range(1, 64):
+        fast(torch.randn(n, 8))
+""",
+    )
+    INVALID = (
+        """
+import torch
+
+
+def scale(x):
+    return x * 2
+
+
+fast = torch.compile(scale, dynamic=False)  # RCL204
+
+
+def run():
+    for n in range(1, 64):
+        fast(torch.randn(n, 8))
+""",
+        """
+import torch
+
+
+@torch.compile(dynamic=False)  # RCL204
+def prefix_sum(x):
+    return x.cumsum(0)
+
+
+def run(x):
+    for i in range(1, x.shape[0]):
+        prefix_sum(x[:i])
+""",
+    )
+
+    def check_project(self, ctx: ProjectContext) -> None:
+        for region in ctx.regions:
+            if region.dynamic != "False":
+                continue
+            unbounded: list[str] = []
+            bounded: list[str] = []
+            params = entry_params(ctx.index, region)
+            shapes: dict[str, dict[tuple[str, ...], tuple[str, int]]] = {}
+            varying_param = ""
+            for site in sites_of(ctx.index, region):
+                where = places([(site.path, site.span.line)])
+                named = [(params[i].name if i < len(params) else f"#{i}", a) for i, a in enumerate(site.args)] + list(site.keywords)
+                for name, arg in named:
+                    if arg.shape and arg.loop_names:
+                        unbounded.append(f"`{arg.text}` sized by loop variable `{arg.loop_names[0]}` at {where}")
+                        varying_param = varying_param or name
+                    elif is_slice_argument(arg):
+                        unbounded.append(f"`{arg.text}` sliced by a loop variable at {where}")
+                        varying_param = varying_param or name
+                    elif arg.grown and arg.kind == "name":
+                        unbounded.append(f"`{arg.text}`, grown in a loop, at {where}")
+                        varying_param = varying_param or name
+                    elif arg.shape:
+                        shapes.setdefault(name, {}).setdefault(arg.shape, (site.path, site.span.line))
+                found = loader_loop(ctx.index, site)
+                if found is not None and site.args:
+                    loop, loader = found
+                    if loader.keeps_last_batch and not loader.single_sample_batches:
+                        bounded.append(f"a DataLoader without `drop_last=True` at {where}")
+            graphs = 2 if bounded else 1
+            for name, seen in shapes.items():
+                if len(seen) >= RECOMPILE_LIMIT:
+                    unbounded.append(f"{len(seen)} different shapes for `{name}` at {places(seen.values())}")
+                    varying_param = varying_param or name
+                elif len(seen) > 1:
+                    bounded.append(f"{len(seen)} different shapes for `{name}` at {places(seen.values())}")
+                    graphs = max(graphs, len(seen))
+                    varying_param = varying_param or name
+            if not unbounded and not bounded:
+                continue
+            evidence = "; ".join(dict.fromkeys(unbounded + bounded))
+            if unbounded:
+                cost = (
+                    f"every new size fails the guard `tensor 'x' size mismatch at index 0` and compiles another graph; "
+                    f"after {RECOMPILE_LIMIT} recompiles `{region.name}` falls back to eager for good (unbounded)"
+                )
+                severity, bound = Severity.ERROR, Boundedness.UNBOUNDED
+            else:
+                cost = f"each distinct size compiles its own graph ({graphs} graphs, bounded"
+                if any("DataLoader" in b for b in bounded):
+                    cost += ": the full batches and the last partial batch; unbounded if a collate_fn pads to varying lengths"
+                cost += ")"
+                severity, bound = Severity.WARNING, Boundedness.BOUNDED
+            ctx.report(
+                region.site_path,
+                region.site.span,
+                f"`{region.name}` is compiled with `dynamic=False` but called with varying sizes ({evidence}): {cost}. "
+                f"Fix: drop `dynamic=False` (automatic dynamic costs one recompile), or "
+                f"`torch._dynamo.mark_dynamic(x, 0)` the varying dimension, or pad inputs to a fixed size",
+                severity=severity,
+                bounded=bound,
+                subject=Subject(kind="parameter", module=module_of(ctx, region), name=varying_param, value_kind="tensor"),
+                region=region.name,
+                function=region.name,
+            )
