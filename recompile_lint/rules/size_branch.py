@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from recompile_lint.context import FunctionContext
+from recompile_lint.models import Boundedness, Severity, Subject
+from recompile_lint.rules._common import via
+from recompile_lint.rules._shapes import branch_tests, is_whole_shape, raises_only, size_receiver, walk
+from recompile_lint.rules.base import Rule
+
+
+class SizeBranch(Rule):
+    """A Python ``if`` / ``while`` / ternary on a tensor size inside compiled code.
+
+    Once a size is dynamic, a Python branch on it becomes a guard on the symbolic size
+    (``5 <= x.size()[0]``): the first size on the other side of the branch fails the guard and
+    compiles a graph for that side. On torch 2.13 that is bounded (one graph per branch side)
+    but each side costs a compile. Branches whose only body is ``raise`` (input validation) are
+    not reported, nor are branches in a region compiled with ``dynamic=False`` (there every
+    new size recompiles anyway: RCL204).
+    """
+
+    code = "RCL206"
+    name = "size-branch"
+    severity = Severity.WARNING
+    bounded = Boundedness.BOUNDED
+    summary = "Python branch on a tensor size inside compiled code (one graph per branch side)"
+
+    VALID = (
+        """
+import torch
+
+
+@torch.compile
+def pad_to_block(x, block: int = 8):
+    pad = (-x.shape[0]) % block  # arithmetic on sizes stays symbolic: no branch, one graph
+    return torch.nn.functional.pad(x, (0, pad))
+""",
+        """
+import torch
+
+
+@torch.compile
+def check(x):
+    if x.shape[-1] != 16:  # validation: only the raising side never runs
+        raise ValueError("expected 16 features")
+    return x * 2
+""",
+    )
+    INVALID = (
+        """
+import torch
+
+
+@torch.compile
+def chunked(x):
+    if x.shape[0] > 4:  # RCL206
+        return torch.cat([c * 2 for c in x.chunk(2)])
+    return x * 2
+""",
+        """
+import torch
+
+
+@torch.compile
+def attend(q, k):
+    b, t, d = q.shape
+    scale = 1.0 if t < 64 else d ** -0.5  # RCL206
+    return (q @ k.transpose(-1, -2)) * scale
+""",
+    )
+
+    def check_function(self, ctx: FunctionContext) -> None:
+        if ctx.region.dynamic == "False":
+            return
+        nodes = list(ctx.body_nodes())
+        size_names = self.size_locals(ctx, nodes)
+        for stmt, test in branch_tests(nodes):
+            if raises_only(stmt):
+                continue
+            found = None
+            for node in walk(test):
+                receiver = size_receiver(node)
+                if receiver is not None and ctx.is_local(receiver.value):
+                    found = (node, receiver.value)
+                    break
+                if isinstance(node, cst.Name) and node.value in size_names:
+                    found = (node, size_names[node.value])
+                    break
+            if found is None:
+                continue
+            node, tensor = found
+            ctx.report(
+                test,
+                f"{via(ctx)} branches in Python on a size of `{tensor}`: once the size is dynamic the "
+                f"branch becomes a guard on it (e.g. `5 <= {tensor}.size()[0]`), and the first size on the "
+                f"other side compiles another graph (bounded: one graph per branch side). Fix: compute "
+                f"both sides with tensor ops (`torch.where`, padding to a fixed block) or branch outside "
+                f"`{ctx.region.name}`",
+                subject=Subject(kind="parameter", module=ctx.module.module, name=tensor, value_kind="tensor"),
+            )
+
+    @staticmethod
+    def size_locals(ctx: FunctionContext, nodes: list[cst.CSTNode]) -> dict[str, str]:
+        """Locals assigned from sizes: ``n = x.shape[0]``, ``b, t, c = x.shape`` -> tensor name."""
+        out: dict[str, str] = {}
+        for node in nodes:
+            if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+                continue
+            target = node.targets[0].target
+            value = node.value
+            receiver = size_receiver(value)
+            if receiver is not None and isinstance(target, cst.Name) and ctx.is_local(receiver.value):
+                out[target.value] = receiver.value
+                continue
+            whole = is_whole_shape(value)
+            if whole is not None and isinstance(target, (cst.Tuple, cst.List)) and ctx.is_local(whole.value):
+                for element in target.elements:
+                    if isinstance(element.value, cst.Name) and element.value.value != "_":
+                        out[element.value.value] = whole.value
+        return out
