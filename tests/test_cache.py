@@ -1,0 +1,205 @@
+"""The facts cache: reused across runs, never stale, never fatal, never committed."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from recompile_lint import cache as cache_module
+from recompile_lint import index as index_module
+from recompile_lint.cache import CACHE_DIR_NAME, FactsCache, dump_entry, load_entry
+from recompile_lint.config import Config
+from recompile_lint.engine import lint_paths
+from recompile_lint.index import FactsStore
+
+TRAIN = """
+import torch
+
+step = 0
+
+
+@torch.compile
+def scaled(x: torch.Tensor) -> torch.Tensor:
+    return x * step
+
+
+def train(x: torch.Tensor) -> None:
+    global step
+    for _ in range(10):
+        scaled(x)
+        step += 1
+"""
+
+
+def make_project(root: Path, source: str = TRAIN) -> Path:
+    (root / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n', encoding="utf-8")
+    path = root / "train.py"
+    path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+def entries(directory: Path) -> list[Path]:
+    return [p for p in directory.rglob("*") if p.is_file() and p.name not in (".gitignore", "CACHEDIR.TAG")]
+
+
+def as_dicts(result) -> tuple:
+    return tuple(f.to_dict() for f in result.findings), result.errors, result.files_checked
+
+
+def test_second_run_reads_facts_from_the_cache(tmp_path, monkeypatch):
+    path = make_project(tmp_path)
+    config = Config(cache_dir=str(tmp_path / "c"))
+    first = lint_paths([str(path)], config)
+    assert [f.code for f in first.findings] == ["RCL101"]
+    assert entries(tmp_path / "c")
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("parsed although the cache holds the facts")
+
+    monkeypatch.setattr(index_module, "collect_facts", no_parsing)
+    second = lint_paths([str(path)], config)
+    assert as_dicts(second) == as_dicts(first)
+
+
+def test_cache_directory_is_git_ignored(tmp_path):
+    path = make_project(tmp_path)
+    lint_paths([str(path)], Config(cache_dir=str(tmp_path / "c")))
+    assert (tmp_path / "c" / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+
+
+def test_default_location_is_the_project_root(tmp_path, monkeypatch):
+    path = make_project(tmp_path)
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    lint_paths([str(path)], Config())
+    assert entries(tmp_path / CACHE_DIR_NAME)
+    assert not (tmp_path / "sub" / CACHE_DIR_NAME).exists()
+
+
+def test_config_source_decides_the_default_location(tmp_path):
+    cache = FactsCache.for_config(Config(source=str(tmp_path / "cfg")))
+    assert cache is not None
+    assert Path(str(cache._directory)) == tmp_path / "cfg" / CACHE_DIR_NAME
+    assert FactsCache.for_config(Config(cache=False)) is None
+    explicit = FactsCache.for_config(Config(cache_dir=str(tmp_path / "x"), source=str(tmp_path)))
+    assert Path(str(explicit._directory)) == tmp_path / "x"
+
+
+def test_no_cache_writes_nothing(tmp_path, monkeypatch):
+    path = make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    lint_paths([str(path)], Config(cache=False))
+    assert not (tmp_path / CACHE_DIR_NAME).exists()
+
+
+def test_an_edited_file_is_never_answered_from_the_cache(tmp_path):
+    path = make_project(tmp_path)
+    config = Config(cache_dir=str(tmp_path / "c"))
+    assert [f.code for f in lint_paths([str(path)], config).findings] == ["RCL101"]
+    # The fix: the counter is no longer reassigned, so nothing may be reported.
+    path.write_text(path.read_text(encoding="utf-8").replace("        step += 1\n", "        pass\n"), encoding="utf-8")
+    assert lint_paths([str(path)], config).findings == ()
+
+
+def test_package_layout_is_part_of_the_key(tmp_path):
+    """The same bytes under a new ``__init__.py`` are another module: its facts say so."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    path = make_project(pkg)
+    store = FactsStore((), FactsCache(tmp_path / "c"))
+    text = path.read_text(encoding="utf-8")
+    assert store.parse(str(path), text).module == "train"
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    store = FactsStore((), FactsCache(tmp_path / "c"))
+    assert store.parse(str(path), text).module == "pkg.train"
+
+
+@pytest.mark.parametrize("damage", [b"", b"not a pickle", b"\x80\x05garbage", None])
+def test_corrupt_entries_are_ignored_and_rewritten(tmp_path, damage):
+    path = make_project(tmp_path)
+    config = Config(cache_dir=str(tmp_path / "c"))
+    first = lint_paths([str(path)], config)
+    for entry in entries(tmp_path / "c"):
+        if damage is None:
+            # A valid pickle of the wrong type.
+            entry.write_bytes(pickle.dumps({"path": str(path)}))
+        else:
+            entry.write_bytes(damage)
+    assert as_dicts(lint_paths([str(path)], config)) == as_dicts(first)
+    assert all(load_entry(e.read_bytes()) is not None for e in entries(tmp_path / "c"))
+
+
+class _Exploit:
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_a_planted_entry_cannot_run_code(tmp_path):
+    marker = tmp_path / "pwned"
+    assert load_entry(pickle.dumps(_Exploit(str(marker)))) is None
+    assert not marker.exists()
+
+
+def test_unwritable_cache_location_falls_back_silently(tmp_path, capsys):
+    path = make_project(tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    result = lint_paths([str(path)], Config(cache_dir=str(blocker / "cache")))
+    assert [f.code for f in result.findings] == ["RCL101"]
+    assert capsys.readouterr().err == ""
+
+
+def test_unwritable_entries_fall_back_silently(tmp_path, monkeypatch):
+    path = make_project(tmp_path)
+
+    def refuse(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache_module.tempfile, "mkstemp", refuse)
+    result = lint_paths([str(path)], Config(cache_dir=str(tmp_path / "c")))
+    assert [f.code for f in result.findings] == ["RCL101"]
+    assert entries(tmp_path / "c") == []
+
+
+def test_entries_round_trip_without_lookup_tables(tmp_path):
+    path = make_project(tmp_path)
+    facts = FactsStore().parse(str(path), path.read_text(encoding="utf-8"))
+    facts.function("scaled")  # fills the lazy lookup tables
+    loaded = load_entry(dump_entry(facts))
+    assert loaded == facts
+    assert loaded is not None and loaded._lookup == {}
+    assert loaded.function("scaled") == facts.function("scaled")
+
+
+def test_cli_cache_options(tmp_path):
+    from click.testing import CliRunner
+
+    from recompile_lint.cli import main
+
+    path = make_project(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(main, ["--cache-dir", str(tmp_path / "c"), str(path)])
+    assert result.exit_code == 1, result.output
+    assert entries(tmp_path / "c")
+    result = runner.invoke(main, ["--no-cache", "--cache-dir", str(tmp_path / "d"), str(path)])
+    assert result.exit_code == 1, result.output
+    assert not (tmp_path / "d").exists()
+
+
+def test_facts_of_another_path_are_not_reused(tmp_path):
+    path = make_project(tmp_path)
+    store = FactsStore((), FactsCache(tmp_path / "c"))
+    text = path.read_text(encoding="utf-8")
+    facts = store.parse(str(path), text)
+    cache = FactsCache(tmp_path / "c")
+    key = store.key(str(path), text)
+    cache.put(key, str(path), replace(facts, path=os.fspath(tmp_path / "elsewhere.py")))
+    assert cache.get(key, str(path)) is None
