@@ -17,6 +17,7 @@ import hashlib
 import io
 import os
 import pickle
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -199,6 +200,10 @@ class FactsCache:
             if not entries.is_dir():
                 self._create(self._directory)
                 entries.mkdir(exist_ok=True)
+                # Entries of another version or facts schema can never be read again.
+                for stale in self._directory.glob("facts-*"):
+                    if stale != entries:
+                        shutil.rmtree(stale, ignore_errors=True)
             self._entries = entries
             return entries
         except (OSError, ValueError, RuntimeError):

@@ -203,3 +203,13 @@ def test_facts_of_another_path_are_not_reused(tmp_path):
     key = store.key(str(path), text)
     cache.put(key, str(path), replace(facts, path=os.fspath(tmp_path / "elsewhere.py")))
     assert cache.get(key, str(path)) is None
+
+
+def test_entries_of_another_schema_are_removed(tmp_path):
+    path = make_project(tmp_path)
+    stale = tmp_path / "c" / "facts-0000000000000000"
+    stale.mkdir(parents=True)
+    (stale / "entry").write_bytes(b"old")
+    lint_paths([str(path)], Config(cache_dir=str(tmp_path / "c")))
+    assert not stale.exists()
+    assert entries(tmp_path / "c")

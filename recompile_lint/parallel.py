@@ -1,0 +1,120 @@
+"""Parse many files' facts in worker processes, when there are enough of them to pay.
+
+``parse_in_parallel`` is the one entry point: it takes decoded sources and returns, per path,
+the same ``ModuleFacts`` (or ``FileError``) a single-process parse gives, so the engine can
+use it for a batch of files and fall back to its lazy per-file parse for the rest. Workers
+only run ``ast.parse`` and ``collect_facts``: pure functions of the text, nothing imported
+from the linted project. Any failure of the pool itself (no semaphores in a sandbox, a
+killed worker) falls back to parsing in this process: parallelism never changes results.
+"""
+
+from __future__ import annotations
+
+import ast
+import multiprocessing
+import os
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from typing import Iterable, Sequence
+
+from recompile_lint.facts import ModuleFacts, collect_facts
+from recompile_lint.models import FileError
+
+# Below this much source, starting workers (~50 ms each with fork, more with spawn) and
+# sending facts back costs more than parsing here: ast.parse + collect_facts run at roughly
+# 1-2 MB/s per core.
+MIN_PARALLEL_BYTES = 1_000_000
+# Chunks per worker: enough to even out uneven file sizes, few enough to keep the
+# per-task overhead (one pickle round trip each) small.
+CHUNKS_PER_WORKER = 4
+
+Source = tuple[str, str]  # (path, decoded text)
+
+
+def effective_jobs(jobs: int) -> int:
+    """Worker count for ``--jobs``: 0 means one per usable core."""
+    if jobs > 0:
+        return jobs
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def worth_parallel(sources: Sequence[Source], jobs: int, min_bytes: int | None = None) -> bool:
+    """Whether parsing ``sources`` in ``jobs`` workers is expected to beat one process."""
+    threshold = MIN_PARALLEL_BYTES if min_bytes is None else min_bytes
+    return effective_jobs(jobs) > 1 and len(sources) > 1 and sum(len(text) for _, text in sources) >= threshold
+
+
+def parse_one(path: str, text: str, compile_functions: tuple[str, ...]) -> ModuleFacts | FileError:
+    """Facts of one file, or the error the index records for it (same messages)."""
+    from recompile_lint.index import module_name_for
+
+    try:
+        module, is_package, _ = module_name_for(path)
+        tree = ast.parse(text, filename=path)
+        return collect_facts(tree, path, module, is_package, text, compile_functions)
+    except SyntaxError as exc:
+        return FileError(path=path, message=f"syntax error: {exc.msg}", line=exc.lineno or 0, column=exc.offset or 0)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return FileError(path=path, message=f"cannot parse: {type(exc).__name__}: {exc}")
+
+
+def _parse_chunk(chunk: list[Source], compile_functions: tuple[str, ...]) -> list[tuple[str, ModuleFacts | FileError]]:
+    return [(path, parse_one(path, text, compile_functions)) for path, text in chunk]
+
+
+def make_chunks(sources: Sequence[Source], count: int) -> list[list[Source]]:
+    """Split into ``count`` chunks of similar total size, largest files first (greedy)."""
+    count = max(1, min(count, len(sources)))
+    chunks: list[list[Source]] = [[] for _ in range(count)]
+    sizes = [0] * count
+    for source in sorted(sources, key=lambda s: len(s[1]), reverse=True):
+        i = sizes.index(min(sizes))
+        chunks[i].append(source)
+        sizes[i] += len(source[1])
+    return [c for c in chunks if c]
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    # fork is the cheapest start and the workers need nothing but this module; it is unsafe
+    # only with other threads alive, so a threaded host (an editor, a test runner) gets the
+    # platform default instead.
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+def parse_in_parallel(
+    sources: Iterable[Source],
+    compile_functions: tuple[str, ...] = (),
+    jobs: int = 0,
+    *,
+    min_bytes: int | None = None,
+) -> dict[str, ModuleFacts | FileError]:
+    """Facts (or the parse error) of every source, computed in up to ``jobs`` processes.
+
+    ``jobs``: 0 = one per core, 1 = in this process. Small batches (under ``min_bytes`` of
+    source, default ``MIN_PARALLEL_BYTES``) are parsed here, because workers would not pay.
+    The result is the same whichever way it was computed.
+    """
+    items = list(sources)
+    if not worth_parallel(items, jobs, min_bytes):
+        return dict(_parse_chunk(items, compile_functions))
+    workers = min(effective_jobs(jobs), len(items))
+    chunks = make_chunks(items, workers * CHUNKS_PER_WORKER)
+    results: dict[str, ModuleFacts | FileError] = {}
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+            for part in pool.map(_parse_chunk, chunks, [compile_functions] * len(chunks)):
+                results.update(part)
+    except Exception:
+        # No usable process pool here (restricted sandbox, killed worker, a result that does
+        # not pickle): the same answer, serially. A real error in collect_facts raises again
+        # below, exactly as it would in a single-process run.
+        missing = [item for item in items if item[0] not in results]
+        results.update(_parse_chunk(missing, compile_functions))
+    # Input order, so callers that iterate the result see a stable order.
+    return {path: results[path] for path, _ in items}

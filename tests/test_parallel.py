@@ -1,0 +1,135 @@
+"""Parsing in worker processes gives exactly the facts (and errors) of a single process."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from recompile_lint import parallel
+from recompile_lint.facts import ModuleFacts
+from recompile_lint.index import FactsStore, ProjectIndex
+from recompile_lint.models import FileError
+from recompile_lint.parallel import effective_jobs, make_chunks, parse_in_parallel, worth_parallel
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+SOURCES = {
+    "pkg/__init__.py": "",
+    "pkg/model.py": """
+        import torch
+        from torch import nn
+
+        SCALE = 2
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.step = 0
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return x * SCALE + self.step
+
+
+        model = torch.compile(Net())
+    """,
+    "pkg/train.py": """
+        from pkg import model as m
+
+
+        def main():
+            for _ in range(3):
+                m.SCALE += 1
+                m.model.step += 1
+    """,
+    "broken.py": "def f(:\n    pass\n",
+}
+
+
+def write_tree(root: Path) -> list[tuple[str, str]]:
+    out = []
+    for name, source in SOURCES.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = textwrap.dedent(source).lstrip("\n")
+        path.write_text(text, encoding="utf-8")
+        out.append((str(path), text))
+    return out
+
+
+def serial(sources: list[tuple[str, str]]) -> dict[str, ModuleFacts | FileError]:
+    """What the index itself records for each file, parsed one by one in this process."""
+    index = ProjectIndex([p for p, _ in sources], FactsStore())
+    out: dict[str, ModuleFacts | FileError] = {}
+    for path, _ in sources:
+        facts = index.facts(path)
+        out[path] = facts if facts is not None else index.errors[path]
+    return out
+
+
+def test_workers_give_the_facts_and_errors_of_one_process(tmp_path):
+    sources = write_tree(tmp_path)
+    parallel_result = parse_in_parallel(sources, (), jobs=2, min_bytes=0)
+    assert parallel_result == serial(sources)
+    assert list(parallel_result) == [p for p, _ in sources]
+    broken = parallel_result[str(tmp_path / "broken.py")]
+    assert isinstance(broken, FileError) and broken.message.startswith("syntax error") and broken.line == 1
+
+
+@pytest.mark.skipif(not FIXTURES.is_dir(), reason="no fixtures tree")
+def test_fixture_facts_are_identical_in_workers():
+    paths = sorted(str(p) for p in FIXTURES.rglob("*.py"))
+    sources = [(p, Path(p).read_text(encoding="utf-8")) for p in paths]
+    assert parse_in_parallel(sources, ("my.compile_wrapper",), jobs=2, min_bytes=0) == {
+        p: parallel.parse_one(p, t, ("my.compile_wrapper",)) for p, t in sources
+    }
+
+
+def test_compile_functions_reach_the_workers(tmp_path):
+    path = tmp_path / "w.py"
+    text = "from tools import fast\n\n\ndef f(x):\n    return x\n\n\ng = fast(f)\n"
+    path.write_text(text, encoding="utf-8")
+    sources = [(str(path), text), (str(tmp_path / "other.py"), "x = 1\n")]
+    with_wrapper = parse_in_parallel(sources, ("tools.fast",), jobs=2, min_bytes=0)[str(path)]
+    assert isinstance(with_wrapper, ModuleFacts) and with_wrapper.compile_sites
+    without = parse_in_parallel(sources, (), jobs=2, min_bytes=0)[str(path)]
+    assert isinstance(without, ModuleFacts) and not without.compile_sites
+
+
+def test_small_batches_stay_in_this_process(tmp_path, monkeypatch):
+    sources = write_tree(tmp_path)
+    assert not worth_parallel(sources, 2)  # a few hundred bytes never pay for workers
+    assert not worth_parallel(sources, 1, min_bytes=0)
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("started workers for a small batch")
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", no_pool)
+    assert parse_in_parallel(sources, (), jobs=2) == serial(sources)
+
+
+def test_a_failing_pool_falls_back_to_one_process(tmp_path, monkeypatch):
+    sources = write_tree(tmp_path)
+
+    class Broken:
+        def __init__(self, *args, **kwargs):
+            raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", Broken)
+    assert parse_in_parallel(sources, (), jobs=2, min_bytes=0) == serial(sources)
+
+
+def test_jobs_zero_means_one_per_core():
+    assert effective_jobs(0) >= 1
+    assert effective_jobs(3) == 3
+
+
+def test_chunks_cover_every_file_once_and_balance_sizes():
+    sources = [(f"f{i}.py", "x" * size) for i, size in enumerate([900, 10, 10, 300, 300, 300, 50, 50])]
+    chunks = make_chunks(sources, 3)
+    assert sorted(s for c in chunks for s in c) == sorted(sources)
+    totals = sorted(sum(len(t) for _, t in c) for c in chunks)
+    assert totals[-1] == 900  # the largest file alone; the rest spread over the others
+    assert make_chunks(sources[:2], 8) and len(make_chunks(sources[:2], 8)) == 2
