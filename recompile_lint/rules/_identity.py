@@ -334,10 +334,6 @@ def function_node(trees: Trees, path: str, line: int, column: int, lambda_: bool
     return None
 
 
-def resolve_dotted(facts: ModuleFacts, text: str) -> str:
-    return facts.resolve(text) if text else ""
-
-
 def is_library_function(resolved: str) -> bool:
     """``torch.sin``, ``torch.nn.functional.relu``, ``math.exp``: a fixed library callable."""
     root = resolved.split(".")[0]
@@ -509,11 +505,3 @@ class CallableResolver:
                 if isinstance(node, ast.Name) and node.id in loop_kinds:
                     return loop_kinds[node.id]
         return ""
-
-
-def literal_kind(text: str) -> str:
-    try:
-        node = ast.parse(text, mode="eval").body
-    except SyntaxError:
-        return ""
-    return constant_kind(node)
