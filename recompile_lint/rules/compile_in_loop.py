@@ -120,7 +120,7 @@ def sweep(x: torch.Tensor) -> None:
                 if captured:
                     name = captured[0]
                     values = len(info.elements_of(name)) if not info.open_ended else 0
-                    self.report(ctx, region, path, node, name, info.kind(name), module_level, fn.name, values)
+                    self.report(ctx, trees, region, path, node, name, info.kind(name), module_level, fn.name, values)
                     break
 
     @staticmethod
@@ -150,7 +150,7 @@ def sweep(x: torch.Tensor) -> None:
     def defining_scope(trees: Trees, path: str, entry: ast.AST) -> ast.AST | None:
         return trees.enclosing_scope(path, entry)
 
-    def report(self, ctx: ProjectContext, region, path: str, node: ast.AST, name: str, kind: str, module_level: bool, fn_name: str, values: int) -> None:
+    def report(self, ctx: ProjectContext, trees: Trees, region, path: str, node: ast.AST, name: str, kind: str, module_level: bool, fn_name: str, values: int) -> None:
         compiled = "a lambda" if fn_name == "<lambda>" else f"`{fn_name}`"
         if module_level:
             unbounded = kind in UNBOUNDED_AT_MODULE_LEVEL
@@ -183,7 +183,7 @@ def sweep(x: torch.Tensor) -> None:
         )
         ctx.report(
             path,
-            Trees(ctx.index).span(path, node),
+            trees.span(path, node),
             message,
             severity=Severity.ERROR if unbounded else Severity.WARNING,
             bounded=Boundedness.UNBOUNDED if unbounded else Boundedness.BOUNDED,

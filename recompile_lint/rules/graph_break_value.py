@@ -151,28 +151,39 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
             out.update(id(item) for item in items if isinstance(item, cst.Call))
         return out
 
-    @staticmethod
-    def captures_scalars(ctx: FunctionContext) -> bool:
+    def captures_scalars(self, ctx: FunctionContext) -> bool:
         """Whether ``capture_scalar_outputs`` is turned on (``.item()`` traced, no break) in the
         region's own modules or in a module that imports them (the script that runs it)."""
         modules = {ctx.module.module}
         site = ctx.index.facts(ctx.region.site_path)
         if site is not None:
             modules.add(site.module)
-        for path in ctx.index.paths:
-            text = ctx.index.text(path) or ""
-            if "capture_scalar_outputs" not in text:
-                continue
+        for path in self.capturing_paths(ctx):
             if path not in (ctx.path, ctx.region.site_path):
                 facts = ctx.index.facts(path)
                 imported = {target for _, target in facts.imports} if facts is not None else set()
                 if not any(t == m or t.startswith(m + ".") for t in imported for m in modules if m):
                     continue
+            return True
+        return False
+
+    def capturing_paths(self, ctx: FunctionContext) -> list[str]:
+        """Project files that set ``capture_scalar_outputs = True``, found once per run."""
+        cached = getattr(self, "_capturing", None)
+        if cached is not None and cached[0] is ctx.index:
+            return cached[1]
+        found = []
+        for path in ctx.index.paths:
+            text = ctx.index.text(path) or ""
+            if "capture_scalar_outputs" not in text:
+                continue
             for line in text.splitlines():
                 code = line.split("#", 1)[0].replace(" ", "")
                 if "capture_scalar_outputs=True" in code or "capture_scalar_outputs\",True" in code or "capture_scalar_outputs',True" in code:
-                    return True
-        return False
+                    found.append(path)
+                    break
+        self._capturing = (ctx.index, found)
+        return found
 
     # ---- is it a tensor? ------------------------------------------------------------------
 

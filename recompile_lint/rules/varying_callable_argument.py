@@ -112,7 +112,7 @@ def train(x: torch.Tensor) -> None:
         sites = call_sites(ctx.index, ctx.region)
         if not sites:
             return
-        trees = Trees(ctx.index)
+        trees = self.trees(ctx)
         resolver = CallableResolver(ctx.index, trees)
         for name, node in called.items():
             callees: list[Callee] = []
@@ -131,6 +131,14 @@ def train(x: torch.Tensor) -> None:
                 callees.extend(passed.callees)
                 open_ended = open_ended or passed.open_ended
             self.judge(ctx, node, name, callees, open_ended)
+
+    def trees(self, ctx: FunctionContext) -> Trees:
+        """One set of parsed call-site files per run, shared by every region."""
+        cached = getattr(self, "_trees", None)
+        if cached is None or cached.index is not ctx.index:
+            cached = Trees(ctx.index)
+            self._trees = cached
+        return cached
 
     @staticmethod
     def called_parameters(ctx: FunctionContext, names: set[str]) -> dict[str, cst.Call]:
