@@ -33,9 +33,10 @@ STDIN_NAMES = frozenset({"stdin", "-", "<stdin>"})
 def flake8_config(config: Config) -> Config:
     """The project's settings with selection left to flake8: every rule on, nothing ignored.
 
-    Excludes are cleared too: flake8 already chose to check the file it hands over.
+    Excludes are cleared too: flake8 already chose to check the file it hands over. Parsing
+    stays in-process: flake8 already runs one worker per core.
     """
-    return replace(config, select=("ALL",), extend_select=(), ignore=(), per_file_ignores=(), exclude=(), extend_exclude=())
+    return replace(config, select=("ALL",), extend_select=(), ignore=(), per_file_ignores=(), exclude=(), extend_exclude=(), jobs=1)
 
 
 def _normalise(text: str) -> str:
