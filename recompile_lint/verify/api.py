@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -43,6 +45,7 @@ class VerifyOptions:
     calls: int = 12
     timeout: float = 120.0
     examples: tuple[tuple[str, str], ...] = ()
+    jobs: int = 1  # child processes at once (each imports torch: mind the memory)
 
 
 def _finding_payload(index: int, finding: Finding) -> dict[str, object]:
@@ -123,10 +126,14 @@ def verify_findings(
             continue
         groups.setdefault(target, []).append((index, finding))
     ordered = sorted(groups.items())
-    for number, (target, indexed) in enumerate(ordered, start=1):
+    total = len(ordered)
+
+    def probe_module(number: int, target: ImportTarget, indexed: list[tuple[int, Finding]]) -> ChildOutcome:
         if progress is not None:
-            progress(f"[{number}/{len(ordered)}] {target.module}: probing {len(indexed)} finding(s)")
-        outcome = run_child(_job(target, indexed, options), timeout=options.timeout)
+            progress(f"[{number}/{total}] {target.module}: probing {len(indexed)} finding(s)")
+        return run_child(_job(target, indexed, options), timeout=options.timeout)
+
+    def collect(number: int, target: ImportTarget, indexed: list[tuple[int, Finding]], outcome: ChildOutcome) -> None:
         if outcome.data.get("status") == "no-cuda":
             raise VerifyUsageError(str(outcome.data.get("detail", "--device cuda: no usable GPU")))
         reported = outcome.data.get("verifications", {})
@@ -137,11 +144,23 @@ def verify_findings(
             else:
                 verdicts[index] = unverifiable(_failure_detail(outcome, options, index, target.module))
         if progress is not None:
-            counts: dict[str, int] = {}
-            for index, _ in indexed:
-                counts[verdicts[index].verdict.value] = counts.get(verdicts[index].verdict.value, 0) + 1
+            counts = Counter(verdicts[index].verdict.value for index, _ in indexed)
             summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-            progress(f"[{number}/{len(ordered)}] {target.module}: {summary} ({outcome.elapsed:.1f}s)")
+            progress(f"[{number}/{total}] {target.module}: {summary} ({outcome.elapsed:.1f}s)")
+
+    jobs = max(1, options.jobs)
+    if jobs == 1 or total <= 1:
+        for number, (target, indexed) in enumerate(ordered, start=1):
+            collect(number, target, indexed, probe_module(number, target, indexed))
+    else:
+        with ThreadPoolExecutor(max_workers=min(jobs, total)) as pool:
+            futures = {
+                pool.submit(probe_module, number, target, indexed): (number, target, indexed)
+                for number, (target, indexed) in enumerate(ordered, start=1)
+            }
+            for future in as_completed(futures):
+                number, target, indexed = futures[future]
+                collect(number, target, indexed, future.result())
     return [VerifiedFinding(f, verdicts[i]) for i, f in enumerate(findings)]
 
 

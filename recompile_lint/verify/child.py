@@ -14,6 +14,7 @@ import importlib
 import inspect
 import json
 import os
+import re
 import runpy
 import sys
 import threading
@@ -245,7 +246,7 @@ def _names(fn: Callable[..., Any], count: int) -> list[str]:
 
 
 def _entry_point(module: ModuleType) -> tuple[str, Callable[[], Any]] | None:
-    """A zero-argument ``main`` or ``run`` the module defines itself."""
+    """A zero-argument ``main`` or ``run`` the module defines, else its ``__main__`` block."""
     for name in ("main", "run"):
         fn = getattr(module, name, None)
         if not inspect.isfunction(fn) or fn.__module__ != module.__name__:
@@ -255,7 +256,15 @@ def _entry_point(module: ModuleType) -> tuple[str, Callable[[], Any]] | None:
         except (TypeError, ValueError):
             continue
         if all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
-            return f"{name}()", fn
+            return f"{module.__name__}.{name}()", fn
+    path = getattr(module, "__file__", None)
+    try:
+        source = Path(path).read_text(encoding="utf-8") if path else ""
+    except (OSError, UnicodeDecodeError):
+        source = ""
+    if re.search(r"""^if\s+__name__\s*==\s*['"]__main__['"]\s*:""", source, re.MULTILINE):
+        # Runs as a separate ``__main__`` module: the imported one stays as it was.
+        return f"the __main__ block of {module.__name__}", functools.partial(runpy.run_path, str(path), run_name="__main__")
     return None
 
 
@@ -347,8 +356,8 @@ class ProbeSession:
             except Exception as exc:  # noqa: BLE001 - evidence gathered so far still counts
                 stopped = f"{label} raised {_describe(exc)}{_where(exc, self.user_files)}"
         return judge(
-            recorder.recording(), spec.subject, path=spec.path, line=spec.line, calls=2,
-            description=f"ran {module.__name__}.{label} ({why})", method=label, stopped=stopped,
+            recorder.recording(), spec.subject, path=spec.path, line=spec.line, calls=0,
+            description=f"ran {label} instead ({why})", method=label, stopped=stopped,
         )
 
 

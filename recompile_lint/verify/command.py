@@ -7,6 +7,7 @@ torch is only imported in the child processes the verifier starts.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from typing import Any, Sequence
 
@@ -48,6 +49,8 @@ def _split(values: Sequence[str]) -> tuple[str, ...]:
               help="Seconds allowed per module (per run with --run); default 120.")
 @click.option("--calls", type=click.IntRange(min=2), default=None,
               help="Calls per probe (default 12: enough to reach recompile_limit).")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Modules probed at once (0: one per core); each child imports torch.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.option("--select", multiple=True, help="Codes or prefixes to verify (replaces the default set).")
@@ -56,7 +59,7 @@ def _split(values: Sequence[str]) -> tuple[str, ...]:
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="pyproject.toml to read settings from.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 def verify(paths: tuple[str, ...], run_command: str | None, backend: str | None, device: str | None,
-           timeout: float | None, calls: int | None, output_format: str, select: tuple[str, ...],
+           timeout: float | None, calls: int | None, jobs: int, output_format: str, select: tuple[str, ...],
            extend_select: tuple[str, ...], ignore: tuple[str, ...], config_file: str | None,
            quiet: bool) -> None:
     """Confirm findings in PATHS by running compiled probes (needs torch).
@@ -95,6 +98,7 @@ def verify(paths: tuple[str, ...], run_command: str | None, backend: str | None,
         calls=calls or settings.calls,
         timeout=timeout or settings.timeout,
         examples=settings.examples,
+        jobs=jobs or (os.cpu_count() or 1),
     )
     progress = None if quiet else (lambda line: click.echo(line, err=True))
     try:

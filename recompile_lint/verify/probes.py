@@ -421,8 +421,13 @@ def vary_length(ctx: ProbeContext) -> Probe:
     if subject and subject.name not in ctx.args.names:
         holder = _resolve_module(subject.module, ctx.module)
         current = getattr(holder, subject.name, None)
-        if not isinstance(current, (list, tuple, dict)) or not current:
-            raise ProbeError(f"global {subject.name!r} is not a non-empty list, tuple or dict")
+        if not isinstance(current, (list, tuple, dict)):
+            raise ProbeError(f"global {subject.name!r} is not a list, tuple or dict")
+        if not current:
+            # Empty at import (filled by the training loop): fill it with the probe's input.
+            tensors = [a for a in ctx.args.args if isinstance(a, ctx.torch.Tensor)]
+            element = tensors[0] if tensors else ctx.torch.zeros(())
+            current = {"k0": element} if isinstance(current, dict) else type(current)([element])
         if isinstance(current, dict):
             first = next(iter(current.values()))
             values: list[Any] = [{f"k{j}": first for j in range(i + 1)} for i in range(ctx.calls)]

@@ -190,7 +190,10 @@ def blames(subject: Subject | None, failure: GuardFailure) -> bool:
             return False
         return not subject.key or f"'{subject.key}'" in text
     if kind == "parameter":
-        return bool(re.search(_parameter_ref(subject.name), text))
+        if not subject.name:  # a tensor argument the rule could not name
+            return failure.family is Family.SHAPE
+        # ``n == 2``, ``L['n']``, ``tensor 'x' size mismatch``, ``5 <= x.size()[0]``
+        return bool(re.search(_parameter_ref(subject.name), text)) or f"tensor '{subject.name}'" in text
     if kind == "rank":
         return "rank mismatch" in text or (
             bool(subject.name) and bool(re.search(_parameter_ref(subject.name), text))

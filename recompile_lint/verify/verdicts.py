@@ -55,9 +55,10 @@ def judge(
     reasons = tuple(dict.fromkeys(r.describe() for r in shown))[:MAX_REASONS]
     recompiles = len(recording.events)
     tail = f"; stopped early: {stopped}" if stopped else ""
+    during = f" in {calls} call(s)" if calls else ""
     if matching:
         limit = ", reached recompile_limit" if limit_hit else ""
-        detail = f"{description}: {recompiles} recompile(s) in {calls} call(s){limit}{tail}"
+        detail = f"{description}: {recompiles} recompile(s){during}{limit}{tail}"
         return Verification(Verdict.CONFIRMED, graphs, recompiles, limit_hit, reasons, detail, method)
     if failures:
         detail = (
@@ -67,5 +68,5 @@ def judge(
         return Verification(Verdict.NOT_REPRODUCED, graphs, recompiles, limit_hit, reasons, detail, method)
     if stopped and calls <= 1:
         return Verification(Verdict.UNVERIFIABLE, graphs, 0, limit_hit, (), stopped, method)
-    detail = f"{description}: {graphs or 1} graph(s), no recompile in {calls} call(s){tail}"
+    detail = f"{description}: {graphs or 1} graph(s), no recompile{during}{tail}"
     return Verification(Verdict.NOT_REPRODUCED, graphs, 0, limit_hit, (), detail, method)

@@ -1,0 +1,58 @@
+"""Run mode with real torch: the user's own script under the recorder, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("torch")
+
+from recompile_lint.verify.command import verify  # noqa: E402
+from verify_helpers import VERIFY_DATA, line_of, tree_digest  # noqa: E402
+
+SCRIPT = VERIFY_DATA / "runmode" / "train.py"
+
+
+@pytest.fixture(scope="module")
+def run_output() -> tuple[int, dict, dict, dict]:
+    before = tree_digest(VERIFY_DATA)
+    result = CliRunner().invoke(
+        verify,
+        ["--run", f"python {SCRIPT} --steps 4", "--format", "json", "--timeout", "240", "-q", str(SCRIPT)],
+    )
+    return result.exit_code, json.loads(result.stdout), before, tree_digest(VERIFY_DATA)
+
+
+def test_run_confirms_the_predicted_recompile(run_output) -> None:
+    exit_code, data, _, _ = run_output
+    assert exit_code == 1
+    assert data["exit_code"] == 0
+    [finding] = data["findings"]
+    assert finding["code"] == "RCL101" and finding["line"] == line_of(SCRIPT, "return x * step")
+    verification = finding["verification"]
+    assert verification["verdict"] == "confirmed"
+    assert verification["recompiles"] == 3  # steps 1, 2, 3 after the first graph
+    assert any("G['step'] ==" in reason for reason in verification["reasons"])
+
+
+def test_run_reports_the_recompile_no_finding_predicted(run_output) -> None:
+    _, data, _, _ = run_output
+    [surprise] = data["unpredicted"]
+    assert surprise["function"] == "normalize"
+    reason = surprise["reasons"][0]
+    assert "dtype mismatch" in reason["guard"] and reason["family"] == "type"
+
+
+def test_run_leaves_the_tree_untouched(run_output) -> None:
+    _, _, before, after = run_output
+    assert after == before
+
+
+def test_run_with_a_missing_script_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("x = 1\n")
+    result = CliRunner().invoke(verify, ["--run", f"python {tmp_path / 'nope.py'}", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no such script" in result.output
