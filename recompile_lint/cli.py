@@ -145,6 +145,10 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     else:
         click.echo(rendered, nl=False)
     if result.files_checked == 0 and not result.errors:
+        if result.excluded:
+            # Every named file is excluded by the configuration: nothing to do, not an error.
+            click.echo(f"recompile-lint: all {result.excluded} named file(s) are excluded by the configuration", err=True)
+            sys.exit(EXIT_CLEAN)
         click.echo("recompile-lint: error: no Python files found in " + ", ".join(paths), err=True)
         sys.exit(EXIT_ERROR)
     if result.errors:

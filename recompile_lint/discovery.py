@@ -19,6 +19,7 @@ class Discovered:
 
     files: tuple[str, ...]
     errors: tuple[FileError, ...]
+    excluded: int = 0  # files named explicitly that an exclude pattern skipped
 
 
 def is_excluded(path: str, patterns: Iterable[str]) -> bool:
@@ -59,6 +60,7 @@ def discover(paths: Sequence[str], excludes: Sequence[str], root: str | None = N
     files: list[str] = []
     errors: list[FileError] = []
     seen: set[str] = set()
+    excluded = 0
 
     def add(path: str) -> None:
         key = os.path.normcase(os.path.abspath(path))
@@ -82,10 +84,13 @@ def discover(paths: Sequence[str], excludes: Sequence[str], root: str | None = N
             errors.append(FileError(path=raw, message="broken symbolic link"))
             continue
         if is_excluded(relative_to(path, root), excludes):
+            # Excludes hold for named files too, so a pre-commit run (which names the changed
+            # files) skips what the configuration excludes.
+            excluded += 1
             continue
         # A file named explicitly is linted whatever its suffix is: the user asked for it.
         add(path)
-    return Discovered(files=tuple(sorted(files)), errors=tuple(errors))
+    return Discovered(files=tuple(sorted(files)), errors=tuple(errors), excluded=excluded)
 
 
 def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str | None) -> list[str]:
@@ -125,7 +130,9 @@ def find_project_root(paths: Sequence[str], excludes: Sequence[str] = ()) -> Pat
     common = Path(os.path.commonpath([str(s) for s in starts]))
     for directory in [common, *common.parents]:
         if any((directory / marker).exists() for marker in ROOT_MARKERS):
-            if any(is_excluded(relative_to(str(p), str(directory)), excludes) for p in resolved):
+            # A directory named explicitly inside an excluded tree is a project of its own;
+            # a named file there stays excluded (see discover).
+            if any(p.is_dir() and is_excluded(relative_to(str(p), str(directory)), excludes) for p in resolved):
                 return common
             return directory
     return common

@@ -9,11 +9,11 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from recompile_lint.config import Config
 from recompile_lint.context import CstCache, FunctionContext, ProjectContext, Report
-from recompile_lint.discovery import discover, find_project_root
+from recompile_lint.discovery import Discovered, discover, find_project_root
 from recompile_lint.facts import ModuleFacts
 from recompile_lint.index import FactsStore, ProjectIndex
 from recompile_lint.models import FileError, Finding, LintResult, Severity
@@ -77,10 +77,17 @@ def make_cache(config: Config):
     return FactsCache.for_config(config)
 
 
-def analyse(given: Sequence[str], project_files: Iterable[str], config: Config, rules: Sequence[type[Rule]]) -> Analysis:
-    """Find regions over the project and run ``rules`` on them."""
+def analyse(
+    given: Sequence[str],
+    project_files: Iterable[str],
+    config: Config,
+    rules: Sequence[type[Rule]],
+    reader: Callable[[str], bytes] | None = None,
+) -> Analysis:
+    """Find regions over the project and run ``rules`` on them. ``reader`` supplies file bytes
+    (an editor's unsaved buffer); by default files are read from disk."""
     store = FactsStore(config.compile_functions, make_cache(config))
-    index = ProjectIndex(project_files, store)
+    index = ProjectIndex(project_files, store, reader)
     wrappers = tuple(w.rsplit(".", 1)[-1] for w in config.compile_functions)
     for path in index.paths:
         if index.may_compile(path, wrappers):
@@ -172,9 +179,26 @@ def to_finding(rule: type[Rule], report: Report, display: str) -> Finding:
     )
 
 
-def lint_paths(paths: Sequence[str], config: Config, *, project_files: Sequence[str] | None = None) -> LintResult:
+def project_files(paths: Sequence[str], config: Config) -> tuple[str, tuple[str, ...]]:
+    """(project root, every Python file of the project) for the given paths."""
+    excludes = config.exclude + config.extend_exclude
+    root = str(find_project_root(list(paths) or ["."], excludes))
+    return root, discover([root], excludes, root).files
+
+
+def lint_paths(
+    paths: Sequence[str],
+    config: Config,
+    *,
+    project_files: Sequence[str] | None = None,
+    reader: Callable[[str], bytes] | None = None,
+    noqa: bool = True,
+) -> LintResult:
     """Lint ``paths`` (files or directories). Findings are reported only in those files, but
-    the analysis sees the whole project around them (callers, helpers, mutation sites)."""
+    the analysis sees the whole project around them (callers, helpers, mutation sites).
+
+    ``noqa=False`` leaves ``# noqa`` to the caller (flake8 applies its own).
+    """
     excludes = config.exclude + config.extend_exclude
     root = str(find_project_root(list(paths) or ["."], excludes))
     discovered = discover(list(paths) or ["."], excludes, root)
@@ -185,11 +209,11 @@ def lint_paths(paths: Sequence[str], config: Config, *, project_files: Sequence[
         project = tuple(project_files)
     all_files = sorted({os.path.abspath(p) for p in project} | set(given))
     rules = selected_rules(config)
-    analysis = analyse(list(given), all_files, config, rules)
-    return collect(analysis, given, discovered.errors, config)
+    analysis = analyse(list(given), all_files, config, rules, reader)
+    return collect(analysis, given, discovered, config, noqa)
 
 
-def collect(analysis: Analysis, given: dict[str, str], discovery_errors: Iterable[FileError], config: Config) -> LintResult:
+def collect(analysis: Analysis, given: dict[str, str], discovered: Discovered, config: Config, noqa: bool = True) -> LintResult:
     """Findings in the given files, minus suppressions; errors of the given files."""
     index = analysis.index
     findings: dict[tuple[str, int, int, str], Finding] = {}
@@ -203,13 +227,13 @@ def collect(analysis: Analysis, given: dict[str, str], discovery_errors: Iterabl
         text = index.text(report.path) or ""
         lines = text.split("\n")
         line_text = lines[report.span.line - 1] if 0 < report.span.line <= len(lines) else ""
-        if is_suppressed(rule.code, line_text):
+        if noqa and is_suppressed(rule.code, line_text):
             suppressed += 1
             continue
         finding = to_finding(rule, report, display)
         key = (finding.path, finding.line, finding.column, finding.code)
         findings.setdefault(key, finding)
-    errors = list(discovery_errors)
+    errors = list(discovered.errors)
     for path, display in given.items():
         index.check_syntax(path)
         error = index.errors.get(path)
@@ -220,4 +244,5 @@ def collect(analysis: Analysis, given: dict[str, str], discovery_errors: Iterabl
         errors=tuple(sorted(set(errors))),
         files_checked=len(given),
         suppressed=suppressed,
+        excluded=discovered.excluded,
     )

@@ -115,3 +115,4 @@ class LintResult:
     errors: tuple[FileError, ...]
     files_checked: int
     suppressed: int = 0
+    excluded: int = 0  # files named explicitly but matching an exclude pattern

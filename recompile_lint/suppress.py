@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+# The same spelling flake8 accepts, so both front ends suppress the same findings.
+NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
 def suppressed_codes(line_text: str) -> frozenset[str] | None:
