@@ -8,9 +8,10 @@ collected lazily, only in files that mention a name the compiled object is known
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass, replace
 
-from recompile_lint.facts import ModuleFacts, Span, dotted_name, span_of
+from recompile_lint.facts import DEEP_CODE_FRAMES, ModuleFacts, Span, dotted_name, span_of
 from recompile_lint.index import ProjectIndex
 from recompile_lint.regions import CompiledRegion
 
@@ -376,6 +377,7 @@ def call_sites(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
             except (SyntaxError, ValueError, RecursionError):
                 continue
             collector = _CallCollector(facts, text.split("\n"), set(names))
+            sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEP_CODE_FRAMES))  # deep elif chains
             collector.visit(tree)
             sites.extend(collector.sites)
         cache[key] = sites

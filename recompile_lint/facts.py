@@ -9,6 +9,7 @@ module does ``ops`` name, which class does ``Net`` mean) are answered by ``index
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass, field
 
 # Calls that build a tensor: a global bound to one is data, not a guarded constant.
@@ -574,6 +575,7 @@ class _Collector(ast.NodeVisitor):
                     or (name in self.bound_once and self.conditional_depth == 0 and op == "assign")
                 )
                 if mutated and name in self.bound_once:
+                    op = self.rebinding_op(name, value, op, target)
                     self.add_mutation(kind="global", module=self.module, name=name, line=target.lineno, column=target.col_offset + 1, value_kind=value_kind, op=op)
                     if op == "augassign" and isinstance(value, (ast.List, ast.Tuple)):
                         self.add_mutation(kind="length", module=self.module, name=name, line=target.lineno, column=target.col_offset + 1, op=op)
@@ -584,6 +586,7 @@ class _Collector(ast.NodeVisitor):
                     self.record_binding(name, value_kind, stmt, class_ref, items)
             elif scope_kind == "function":
                 if name in data["global_decls"]:
+                    op = self.rebinding_op(name, value, op, target)
                     self.add_mutation(kind="global", module=self.module, name=name, line=target.lineno, column=target.col_offset + 1, value_kind=value_kind, op=op)
                     if op == "augassign" and isinstance(value, (ast.List, ast.Tuple)):
                         self.add_mutation(kind="length", module=self.module, name=name, line=target.lineno, column=target.col_offset + 1, op=op)
@@ -604,6 +607,23 @@ class _Collector(ast.NodeVisitor):
             return
         if isinstance(target, ast.Starred):
             self.handle_target(target.value, None, op, stmt)
+
+    def rebinding_op(self, name: str, value: ast.AST | None, op: str, target: ast.Name) -> str:
+        """``replace`` for ``cfg = dataclasses.replace(cfg, k=v)`` (only ``k`` changes: recorded
+        as attribute mutations), else ``op`` unchanged."""
+        if not isinstance(value, ast.Call) or op != "assign":
+            return op
+        callee = dotted_name(value.func)
+        full = self.resolve(callee) if callee else ""
+        if full not in ("dataclasses.replace", "copy.replace") and not callee.endswith("._replace"):
+            return op
+        for kw in value.keywords:
+            if kw.arg:
+                self.add_mutation(
+                    kind="attribute", module=self.module, name=name, key=kw.arg, line=target.lineno,
+                    column=target.col_offset + 1, value_kind=self.kind_of(kw.value)[0], op="replace",
+                )
+        return "replace"
 
     def receiver_owner(self, name: str) -> str:
         """The dotted class of a local receiver, if this or an enclosing function built it."""
@@ -682,7 +702,7 @@ class _Collector(ast.NodeVisitor):
         base_text = dotted_name(base)
         if base_text:
             resolved = self.resolve(base_text)
-            if resolved != base_text:
+            if resolved != base_text or base_text.split(".")[0] in self.imports:
                 # ``pkg.ops.STEP = v`` through ``import pkg.ops``: the index keeps it only when
                 # ``pkg.ops`` names a project module.
                 self.add_mutation(kind="global", module=resolved, name=attr, line=line, column=col, value_kind=value_kind, op=op)
@@ -1162,6 +1182,10 @@ def _declarations(body: list[ast.stmt], globals_: set[str], nonlocals: set[str])
             stack.extend(ast.iter_child_nodes(node))
 
 
+# Frames the ast visitors may need for the deepest code CPython itself compiles.
+DEEP_CODE_FRAMES = 10_000
+
+
 def collect_facts(tree: ast.Module, path: str, module: str, is_package: bool, text: str, compile_functions: tuple[str, ...] = ()) -> ModuleFacts:
     """Facts of one parsed module."""
     lines = text.split("\n")
@@ -1175,6 +1199,9 @@ def collect_facts(tree: ast.Module, path: str, module: str, is_package: bool, te
             bases = [collector.resolve(dotted_name(b)) for b in stmt.bases]
             if any(b in ENUM_BASES or b.rsplit(".", 1)[-1] in ENUM_BASES for b in bases if b):
                 collector.enum_classes.add(stmt.name)
+    # Valid code nests deeper than the default 1000 frames allow a recursive visitor (an elif
+    # chain or a sum of a few hundred terms); CPython compiles it, so must we.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEP_CODE_FRAMES))
     collector.visit(tree)
     return ModuleFacts(
         path=path,
