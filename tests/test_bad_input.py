@@ -313,3 +313,14 @@ def test_console_entry_point_bad_input_has_no_traceback(project):
     assert "Traceback" not in done.stdout + done.stderr
     assert "legacy.py:1:" in done.stdout + done.stderr
     assert "good.py:8:" in done.stdout
+
+
+def test_deeply_nested_valid_code_is_linted(project):
+    """A sum of 900 terms nests the syntax tree 900 deep; CPython compiles it, so it is linted
+    (not reported as unparsable) and its finding is kept."""
+    terms = " + ".join(["x"] * 900)
+    (project / "deep.py").write_text(GOOD.replace("return x * step", f"return ({terms}) * step"), encoding="utf-8")
+    code, out, err = run(["deep.py"], project)
+    no_traceback(out, err)
+    assert code == 1, out + err
+    assert "deep.py:8:" in out and "RCL101" in out
