@@ -108,7 +108,8 @@ def sweep(x):
             return
         if (value.facts.path, name, key) in seen:
             return
-        mutations = ctx.member_mutations(value, kind, key)
+        # Rebinding the container itself (``cfg = replace(cfg, k=v)``) changes the member too.
+        mutations = ctx.member_mutations(value, kind, key) + [m for m in ctx.global_mutations(value) if m.op != "replace"]
         if kind == "attribute" and value.binding.kind == "object" and value.binding.class_ref and value.origin is not None:
             # ``self.scale = v`` inside the config object's own methods changes it too.
             found = ctx.index.resolve_class(value.binding.class_ref, value.origin.path)
