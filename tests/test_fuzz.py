@@ -11,6 +11,7 @@ Example counts are bounded so the suite stays fast.
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import textwrap
 from pathlib import Path
@@ -21,7 +22,12 @@ from hypothesis import strategies as st
 
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
+from recompile_lint.facts import DEEP_CODE_FRAMES
 from recompile_lint.models import LintResult
+
+# The linter raises the recursion limit on first use (deeply nested valid code); raise it
+# before hypothesis records the limit, so it does not warn that the limit changed under it.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEP_CODE_FRAMES))
 
 ALL = Config(select=("RCL",), cache=False)
 
