@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator
 
@@ -87,8 +88,11 @@ def zoo_results() -> list[VerifiedFinding]:
         make_finding(ZOO, line_of(ZOO, "if training"), "RCL101", f"{module}.flagged",
                      Subject("global", module=module, name="training", value_kind="bool")),
         make_finding(ZOO, line_of(ZOO, "if training"), "RCL999", f"{module}.flagged", None),
+        make_finding(ZOO, line_of(ZOO, 'return x * CFG["scale"]'), "RCL102", f"{module}.fixed_shape",
+                     Subject("item", module=module, name="CFG", key="scale", value_kind="int")),
     ]
-    return verify_findings(findings, OPTIONS)
+    examples = (("zoo.fixed_shape", "(torch.ones(3, 5),)"),)
+    return verify_findings(findings, replace(OPTIONS, examples=examples))
 
 
 @pytest.mark.parametrize(
@@ -107,6 +111,12 @@ def test_a_bounded_global_is_confirmed_with_two_graphs(zoo_results) -> None:
     flag = zoo_results[5].verification
     assert flag.verdict is Verdict.CONFIRMED, flag.detail
     assert flag.graphs == 2 and not flag.limit_hit
+
+
+def test_declared_example_inputs_reach_a_region_no_synthesized_input_fits(zoo_results) -> None:
+    declared = zoo_results[7].verification
+    assert declared.verdict is Verdict.CONFIRMED, declared.detail
+    assert declared.method == "examples" and "declared example inputs" in declared.detail
 
 
 def test_an_unknown_rule_code_is_unverifiable_with_a_reason(zoo_results) -> None:

@@ -95,3 +95,21 @@ def test_recorder_works_when_the_user_set_torch_logs(torch_logs: str) -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     data = json.loads(out.stdout.strip().splitlines()[-1])
     assert data == {"events": 2, "restored": True, "guard": "G['step'] == 0"}
+
+
+def test_recorder_degrades_when_private_torch_apis_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without torch's logging state or metrics the recorder still counts cache entries."""
+    global step
+    from recompile_lint.verify import recorder as recorder_module
+
+    monkeypatch.setattr(recorder_module, "_log_state", lambda: None)
+    monkeypatch.setattr(recorder_module, "_metrics", lambda: [])
+    torch._dynamo.reset()
+    poly = torch.compile(_poly, backend="eager")
+    with Recorder() as recorder:
+        for value in range(3):
+            step = value
+            poly(torch.ones(2))
+    recording = recorder.recording()
+    assert recording.graphs_for(__file__, _poly.__code__.co_firstlineno) == 3
+    torch._dynamo.reset()

@@ -56,3 +56,14 @@ def test_run_with_a_missing_script_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(verify, ["--run", f"python {tmp_path / 'nope.py'}", str(tmp_path)])
     assert result.exit_code == 2
     assert "no such script" in result.output
+
+
+def test_cuda_without_a_gpu_is_a_clear_usage_error(tmp_path: Path) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    (tmp_path / "m.py").write_text("x = 1\n")
+    result = CliRunner().invoke(verify, ["--device", "cuda", "--timeout", "240", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--device cuda" in result.output and "Traceback" not in result.output

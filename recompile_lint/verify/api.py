@@ -110,10 +110,24 @@ def check_device(options: VerifyOptions) -> None:
         )
 
 
+@dataclass(frozen=True)
+class ModuleTiming:
+    """Where one module's child spent its time (seconds; 0 when it never got there)."""
+
+    module: str
+    findings: int
+    wall: float
+    torch_import: float
+    module_import: float
+
+
 def verify_findings(
-    findings: Sequence[Finding], options: VerifyOptions, progress: Progress | None = None
+    findings: Sequence[Finding],
+    options: VerifyOptions,
+    progress: Progress | None = None,
+    timings: list[ModuleTiming] | None = None,
 ) -> list[VerifiedFinding]:
-    """A verdict for every finding, in the order given."""
+    """A verdict for every finding, in the order given (``timings`` collects per-module costs)."""
     verdicts: dict[int, Verification] = {}
     groups: dict[ImportTarget, list[tuple[int, Finding]]] = {}
     for index, finding in enumerate(findings):
@@ -136,6 +150,11 @@ def verify_findings(
     def collect(number: int, target: ImportTarget, indexed: list[tuple[int, Finding]], outcome: ChildOutcome) -> None:
         if outcome.data.get("status") == "no-cuda":
             raise VerifyUsageError(str(outcome.data.get("detail", "--device cuda: no usable GPU")))
+        if timings is not None:
+            timings.append(ModuleTiming(
+                target.module, len(indexed), outcome.elapsed,
+                float(outcome.data.get("torch_import_s", 0.0)), float(outcome.data.get("module_import_s", 0.0)),
+            ))
         reported = outcome.data.get("verifications", {})
         for index, _ in indexed:
             raw = reported.get(str(index)) if isinstance(reported, dict) else None

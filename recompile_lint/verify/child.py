@@ -375,7 +375,9 @@ def run_probe_job(job: dict[str, Any], results: _Results, torch: Any) -> None:
     module_file = str(job["module_file"])
     session.user_files = {module_file} | {str(f["path"]) for f in job["findings"]}
     results.update(status="importing")
+    started = time.perf_counter()
     module, error = _import(str(job["module"]), session.user_files)
+    results.update(module_import_s=time.perf_counter() - started)
     if module is None:
         results.update(status="import-failed", detail=error)
         return
@@ -386,7 +388,7 @@ def run_probe_job(job: dict[str, Any], results: _Results, torch: Any) -> None:
     results.update(status="probing")
     for raw in job["findings"]:
         spec = FindingSpec.from_dict(raw)
-        results.update(current=spec.index, current_started=time.time())
+        results.update(current=spec.index)
         try:
             verification = session.probe(module, spec, sizes)
         except BaseException as exc:  # noqa: BLE001 - sys.exit in user code, and the like
@@ -450,6 +452,7 @@ def main(argv: list[str] | None = None) -> None:
         job = json.load(handle)
     results = _Results(str(job["result"]))
     code = 0
+    started = time.perf_counter()
     try:
         results.update(status="importing torch")
         try:
@@ -457,7 +460,7 @@ def main(argv: list[str] | None = None) -> None:
         except BaseException as exc:  # noqa: BLE001
             results.update(status="torch-failed", detail=f"import torch failed: {_describe(exc)}")
             os._exit(0)
-        results.update(torch_imported=time.time())
+        results.update(torch_import_s=time.perf_counter() - started)
         if str(job.get("device", "cpu")).startswith("cuda") and not torch.cuda.is_available():
             results.update(status="no-cuda", detail="--device cuda: this torch has no usable GPU")
             os._exit(0)
