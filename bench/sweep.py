@@ -7,6 +7,7 @@ Usage::
     python bench/sweep.py --tree torch         # one tree only
     python bench/sweep.py --path DIR           # any directory (repeatable)
     python bench/sweep.py --json sweep.json    # also write the numbers as JSON
+    python bench/sweep.py --findings           # list every finding, not only counts
 
 It reports, per tree: files linted, findings per code, file errors (files the linter could not
 read or parse: expected in the stdlib, which ships deliberately broken test files) and internal
@@ -65,6 +66,8 @@ class TreeReport:
     file_errors: list[str] = field(default_factory=list)
     internal_errors: list[InternalError] = field(default_factory=list)
     seconds: float = 0.0
+    # ``path:line:column: CODE [severity]`` of every finding, for reading them (--findings).
+    finding_lines: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -75,6 +78,7 @@ class TreeReport:
             "file_errors": self.file_errors,
             "internal_errors": [e.__dict__ for e in self.internal_errors],
             "seconds": round(self.seconds, 1),
+            "finding_lines": self.finding_lines,
         }
 
 
@@ -138,19 +142,22 @@ def sweep_tree(name: str, root: str, config: Config = SWEEP_CONFIG) -> TreeRepor
         report.internal_errors = attribute(list(files), config, exc)
     else:
         report.findings = Counter(f.code for f in result.findings)
+        report.finding_lines = [f"{os.path.relpath(f.path, root)}:{f.line}:{f.column}: {f.code} [{f.severity}]" for f in result.findings]
         report.file_errors = [f"{os.path.relpath(e.path, root)}: {e.message}" for e in result.errors]
         report.files = result.files_checked
     report.seconds = time.perf_counter() - start
     return report
 
 
-def render(reports: Sequence[TreeReport]) -> str:
+def render(reports: Sequence[TreeReport], show_findings: bool = False) -> str:
     lines = []
     for r in reports:
         total = sum(r.findings.values())
         lines.append(f"{r.name} ({r.root})")
         lines.append(f"  files: {r.files}   wall time: {r.seconds:.1f} s")
         lines.append(f"  findings: {total}" + ("".join(f"\n    {code}: {n}" for code, n in sorted(r.findings.items()))))
+        if show_findings:
+            lines.extend(f"      {line}" for line in r.finding_lines)
         lines.append(f"  file errors: {len(r.file_errors)}" + "".join(f"\n    {e}" for e in r.file_errors[:20]))
         if len(r.file_errors) > 20:
             lines.append(f"    ... {len(r.file_errors) - 20} more")
@@ -166,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tree", choices=("torch", "stdlib"), action="append", help="which tree(s) to sweep (default: both)")
     parser.add_argument("--path", action="append", default=[], help="sweep this directory as well (repeatable)")
     parser.add_argument("--json", dest="json_out", help="write the report as JSON to this file")
+    parser.add_argument("--findings", action="store_true", help="list every finding, not only the counts")
     args = parser.parse_args(argv)
 
     trees: list[tuple[str, str]] = []
@@ -183,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, root in trees:
         report = sweep_tree(name, root)
         reports.append(report)
-        print(render([report]), end="", flush=True)
+        print(render([report], args.findings), end="", flush=True)
     internal = sum(len(r.internal_errors) for r in reports)
     print(f"total: {sum(r.files for r in reports)} files, {sum(sum(r.findings.values()) for r in reports)} findings, "
           f"{sum(len(r.file_errors) for r in reports)} file errors, {internal} internal errors, "
