@@ -1,0 +1,359 @@
+"""Benchmark the static linter against the ``ast.parse`` floor and TorchFix.
+
+Usage (from the repository root, in the virtualenv that has recompile-lint and torch)::
+
+    python bench/bench_static.py                       # everything, 3 runs each
+    python bench/bench_static.py --corpus nn-optim --corpus synth-1000 --repeat 5
+    python bench/bench_static.py --sizes 100,1000      # smaller synthetic projects
+    python bench/bench_static.py --json results.json   # also write every run as JSON
+
+Corpora (copied or generated into a temporary directory, each with a ``pyproject.toml`` so it
+is its own project root; nothing under the installed packages is written to):
+
+- ``torch``: every ``.py``/``.pyi`` of the installed torch package (located without importing
+  it); ``nn-optim``: ``torch/nn`` and ``torch/optim`` (plus ``torch/__init__.py``);
+- ``synth-N``: the synthetic project of ``bench/make_synthetic.py`` (N modules, compiled
+  regions reaching across modules), for N in ``--sizes``;
+- ``single``: one large file (``torch/nn/modules/module.py``) alone in a project.
+
+Per corpus, each tool runs in its own subprocess; wall time, CPU time (user + system) and peak
+resident memory come from ``os.wait4`` (CPU and memory include worker processes). Tools:
+
+- ``ast-floor``: ``ast.parse`` of the same files in one process (the cost of reading Python);
+- ``rl``: ``recompile-lint --no-cache -j 1``; ``rl-j2``: ``-j 2``;
+- ``rl-cold`` / ``rl-warm``: ``-j 1`` with an empty, then a filled facts cache;
+- ``torchfix``: TorchFix ``-j 1`` from the venv given by ``--torchfix`` (or found on PATH or at
+  ``/tmp/torchfix-venv``; ``--install-torchfix`` creates that venv with pip). ``n/a`` when none.
+
+Then the "one changed file" case: the whole ``recompile-lint <file>`` process, start-up
+included, for one module of ``synth-1000`` that is edited before each run (warm cache for the
+rest of the project, and without a cache), and for a fixture of this repository (unchanged).
+
+Medians over ``--repeat`` runs are printed; the machine's load average is printed with them,
+because wall time on a shared machine says little: compare CPU times there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from make_synthetic import generate  # noqa: E402
+
+FLOOR_SCRIPT = """
+import ast, sys
+with open(sys.argv[1], encoding="utf-8") as handle:
+    paths = handle.read().splitlines()
+for path in paths:
+    with open(path, "rb") as source:
+        data = source.read()
+    try:
+        ast.parse(data, filename=path)
+    except (SyntaxError, ValueError):
+        pass
+"""
+TORCHFIX_VENV = Path(tempfile.gettempdir()) / "torchfix-venv"
+
+
+@dataclass
+class Run:
+    """One subprocess: wall and CPU seconds, peak RSS in MiB, exit status."""
+
+    wall: float
+    cpu: float
+    peak_mib: float
+    rc: int
+    problem: str = ""
+
+
+@dataclass
+class Measurement:
+    corpus: str
+    tool: str
+    files: int
+    megabytes: float
+    runs: list[Run] = field(default_factory=list)
+
+    def median(self, attr: str) -> float:
+        values = [getattr(r, attr) for r in self.runs if not r.problem]
+        return statistics.median(values) if values else float("nan")
+
+    @property
+    def problem(self) -> str:
+        return next((r.problem for r in self.runs if r.problem), "")
+
+
+def run_process(cmd: Sequence[str], cwd: Path, ok_codes: Sequence[int] = (0, 1, 2)) -> Run:
+    """Run ``cmd``; resource usage of it and its (waited-for) children via wait4."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(cmd), cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read().decode("utf-8", "replace")
+    problem = ""
+    if proc.returncode not in ok_codes or "internal error" in stderr or "Traceback" in stderr:
+        problem = f"exit {proc.returncode}: {stderr.strip().splitlines()[-1] if stderr.strip() else ''}"
+    # ru_maxrss is in KiB on Linux.
+    return Run(wall=wall, cpu=usage.ru_utime + usage.ru_stime, peak_mib=usage.ru_maxrss / 1024, rc=proc.returncode, problem=problem)
+
+
+def lint_command() -> list[str]:
+    script = Path(sys.executable).with_name("recompile-lint")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "recompile_lint"]
+
+
+def engine_parallel() -> bool:
+    """Whether the engine batches parses through ``recompile_lint.parallel`` itself."""
+    from recompile_lint.index import ProjectIndex
+
+    return hasattr(ProjectIndex, "prefetch")
+
+
+def parallel_command() -> list[str]:
+    """``recompile-lint`` for ``-j 2``: the CLI itself, or the prefetch harness until the
+    engine calls the parallel parser."""
+    return lint_command() if engine_parallel() else [sys.executable, str(HERE / "prefetch_harness.py")]
+
+
+def find_torchfix(explicit: str | None, install: bool) -> str | None:
+    if explicit:
+        return explicit if Path(explicit).exists() or shutil.which(explicit) else None
+    for candidate in (shutil.which("torchfix"), str(TORCHFIX_VENV / "bin" / "torchfix")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    if install:
+        try:
+            subprocess.run([sys.executable, "-m", "venv", str(TORCHFIX_VENV)], check=True, capture_output=True)
+            subprocess.run([str(TORCHFIX_VENV / "bin" / "pip"), "install", "-q", "torchfix"], check=True, capture_output=True)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            print(f"# TorchFix could not be installed: {exc}", file=sys.stderr)
+            return None
+        found = TORCHFIX_VENV / "bin" / "torchfix"
+        return str(found) if found.exists() else None
+    return None
+
+
+def torch_source() -> Path:
+    spec = importlib.util.find_spec("torch")  # locates the package; does not import it
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("bench: torch is not installed in this environment")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def copy_python(src: Path, dst: Path, only: Sequence[str] = ()) -> None:
+    """Copy the .py/.pyi files of ``src`` (or of its subdirectories ``only``) into ``dst``."""
+    roots = [src / o for o in only] if only else [src]
+    for root in roots:
+        if root.is_file():
+            target = dst / root.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root, target)
+            continue
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            for name in filenames:
+                if name.endswith((".py", ".pyi")):
+                    source = Path(dirpath) / name
+                    target = dst / source.relative_to(src)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(source, target)
+
+
+def mark_root(directory: Path) -> None:
+    (directory / "pyproject.toml").write_text('[project]\nname = "bench-corpus"\nversion = "0"\n', encoding="utf-8")
+
+
+def corpus_files(directory: Path) -> list[str]:
+    from recompile_lint.config import Config
+    from recompile_lint.discovery import discover
+
+    return [os.path.abspath(p) for p in discover([str(directory)], Config().exclude).files]
+
+
+def prepare(name: str, work: Path) -> tuple[Path, str]:
+    """(project directory, lint target inside it) of corpus ``name``."""
+    directory = work / name
+    if directory.exists():
+        return directory, _target(name)
+    directory.mkdir(parents=True)
+    mark_root(directory)
+    if name == "torch":
+        copy_python(torch_source(), directory / "torch")
+    elif name == "nn-optim":
+        copy_python(torch_source(), directory / "torch", only=("__init__.py", "nn", "optim"))
+    elif name == "single":
+        shutil.copy2(torch_source() / "nn" / "modules" / "module.py", directory / "module.py")
+    elif name.startswith("synth-"):
+        generate(directory, int(name.split("-", 1)[1]))
+    else:
+        raise SystemExit(f"bench: unknown corpus {name!r}")
+    return directory, _target(name)
+
+
+def _target(name: str) -> str:
+    return {"torch": "torch", "nn-optim": "torch", "single": "module.py"}.get(name, ".")
+
+
+def measure_corpus(name: str, work: Path, repeat: int, torchfix: str | None, out: list[Measurement]) -> None:
+    directory, target = prepare(name, work)
+    files = corpus_files(directory)
+    megabytes = sum(os.path.getsize(f) for f in files) / 1e6
+    listing = work / f"{name}.files"
+    listing.write_text("\n".join(files), encoding="utf-8")
+    lint = lint_command()
+    cache = work / f"{name}.cache"
+    tools: list[tuple[str, list[str], bool]] = [
+        ("ast-floor", [sys.executable, "-c", FLOOR_SCRIPT, str(listing)], False),
+        ("rl", [*lint, "--no-cache", "-j", "1", target], False),
+        ("rl-j2", [*parallel_command(), "--no-cache", "-j", "2", target], False),
+        ("rl-cold", [*lint, "--cache-dir", str(cache), "-j", "1", target], True),
+        ("rl-warm", [*lint, "--cache-dir", str(cache), "-j", "1", target], False),
+    ]
+    if torchfix:
+        tools.append(("torchfix", [torchfix, "-j", "1", target], False))
+    for tool, cmd, clear_cache in tools:
+        m = Measurement(corpus=name, tool=tool, files=len(files), megabytes=megabytes)
+        if tool == "rl-warm":
+            run_process(cmd, directory)  # fill the cache once, then measure warm runs only
+        for _ in range(repeat):
+            if clear_cache:
+                shutil.rmtree(cache, ignore_errors=True)
+            m.runs.append(run_process(cmd, directory, ok_codes=(0, 1, 2) if tool != "torchfix" else tuple(range(256))))
+        out.append(m)
+        print(f"#   {name:<11} {tool:<10} wall {m.median('wall'):8.2f}s  cpu {m.median('cpu'):8.2f}s  peak {m.median('peak_mib'):7.0f} MiB {m.problem}", flush=True)
+
+
+def measure_changed_file(work: Path, repeat: int, out: list[Measurement]) -> None:
+    """The pre-commit case: ``recompile-lint <one file>`` as a whole process."""
+    lint = lint_command()
+    directory, _ = prepare("synth-1000", work)
+    target = Path("synth") / "pkg_005" / "mod_00500.py"
+    cache = work / "changed.cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    run_process([*lint, "--cache-dir", str(cache), "."], directory)  # the rest of the project is cached
+    original = (directory / target).read_text(encoding="utf-8")
+    cases = [
+        ("synth-1000 edited file", "rl-warm", [*lint, "--cache-dir", str(cache), str(target)], directory, True),
+        ("synth-1000 edited file", "rl", [*lint, "--no-cache", str(target)], directory, True),
+        ("repo fixture", "rl-warm", [*lint, "--cache-dir", str(work / "repo.cache"), "fixtures/rcl1xx/global_int_counter.py"], REPO, False),
+        ("repo fixture", "rl", [*lint, "--no-cache", "fixtures/rcl1xx/global_int_counter.py"], REPO, False),
+        ("start-up", "rl --version", [*lint, "--version"], REPO, False),
+    ]
+    try:
+        for corpus, tool, cmd, cwd, edit in cases:
+            m = Measurement(corpus=corpus, tool=tool, files=1, megabytes=0.0)
+            if tool == "rl-warm" and not edit:
+                run_process(cmd, cwd)
+            for i in range(repeat):
+                if edit:
+                    (directory / target).write_text(original + f"\n# edit {i} {time.time()}\n", encoding="utf-8")
+                m.runs.append(run_process(cmd, cwd))
+            out.append(m)
+            print(f"#   {corpus:<22} {tool:<12} wall {m.median('wall'):6.3f}s  cpu {m.median('cpu'):6.3f}s {m.problem}", flush=True)
+    finally:
+        (directory / target).write_text(original, encoding="utf-8")
+
+
+def ratio(a: float, b: float) -> str:
+    if b != b or a != a or b == 0:
+        return "n/a"
+    return f"{a / b:.1f}x"
+
+
+def print_table(results: list[Measurement], torchfix: str | None) -> None:
+    by = {(m.corpus, m.tool): m for m in results}
+    corpora = list(dict.fromkeys(m.corpus for m in results if m.tool == "ast-floor"))
+    print()
+    print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}   cores: {os.cpu_count()}   python {sys.version.split()[0]}")
+    print("medians; wall | cpu seconds; peak RSS MiB; x floor = rl / ast-floor; tf/rl = TorchFix / rl (single process each)")
+    header = f"{'corpus':<11} {'files':>5} {'MB':>6} | {'ast-floor':>15} | {'rl -j1':>15} {'peak':>5} | {'rl -j2':>15} | {'cold cache':>15} | {'warm cache':>15} | {'torchfix -j1':>17} {'peak':>5} | {'x floor':>11} | {'j1/j2':>5} | {'cold/warm':>9} | {'tf/rl':>11}"
+    print(header)
+    print("-" * len(header))
+
+    def cell(m: Measurement | None, width: int = 15) -> str:
+        if m is None:
+            return f"{'n/a':>{width}}"
+        if m.problem:
+            return f"{'failed':>{width}}"
+        return f"{m.median('wall'):7.2f}|{m.median('cpu'):7.2f}".rjust(width)
+
+    for corpus in corpora:
+        floor, rl, j2 = by.get((corpus, "ast-floor")), by.get((corpus, "rl")), by.get((corpus, "rl-j2"))
+        cold, warm, tf = by.get((corpus, "rl-cold")), by.get((corpus, "rl-warm")), by.get((corpus, "torchfix"))
+        assert floor is not None
+        x_floor = f"{ratio(rl.median('wall'), floor.median('wall'))}|{ratio(rl.median('cpu'), floor.median('cpu'))}" if rl else "n/a"
+        tf_rl = f"{ratio(tf.median('wall'), rl.median('wall'))}|{ratio(tf.median('cpu'), rl.median('cpu'))}" if tf and rl else "n/a"
+        print(
+            f"{corpus:<11} {floor.files:>5} {floor.megabytes:>6.1f} | {cell(floor)} | {cell(rl)} {rl.median('peak_mib') if rl else float('nan'):>5.0f} | {cell(j2)} | {cell(cold)} | {cell(warm)} | {cell(tf, 17)} {tf.median('peak_mib') if tf else float('nan'):>5.0f} | "
+            f"{x_floor:>11} | {ratio(rl.median('wall'), j2.median('wall')) if rl and j2 else 'n/a':>5} | {ratio(cold.median('wall'), warm.median('wall')) if cold and warm else 'n/a':>9} | {tf_rl:>11}"
+        )
+    if not torchfix:
+        print("torchfix: n/a (not installed; pass --torchfix PATH or --install-torchfix)")
+    single = [m for m in results if m.corpus in ("synth-1000 edited file", "repo fixture", "start-up")]
+    if single:
+        print()
+        print("one changed file: whole process wall | cpu seconds (median)")
+        for m in single:
+            print(f"  {m.corpus:<24} {m.tool:<13} {m.median('wall'):6.3f} | {m.median('cpu'):6.3f}  peak {m.median('peak_mib'):5.0f} MiB {m.problem}")
+    synth = [(int(c.split('-')[1]), by[(c, 'rl')]) for c in corpora if c.startswith("synth-") and (c, "rl") in by]
+    if len(synth) > 1:
+        print()
+        print("growth with project size (rl -j1): cpu ms per module")
+        for n, m in sorted(synth):
+            print(f"  {n:>6} modules: {1000 * m.median('cpu') / n:7.2f} ms/module  (wall {m.median('wall'):.2f}s, cpu {m.median('cpu'):.2f}s)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Benchmark recompile-lint's static path.")
+    parser.add_argument("--corpus", action="append", help="torch, nn-optim, single, synth-N (repeatable; default: all)")
+    parser.add_argument("--sizes", default="100,1000,10000", help="synthetic project sizes (default: 100,1000,10000)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per tool and corpus (median reported)")
+    parser.add_argument("--torchfix", help="TorchFix executable")
+    parser.add_argument("--install-torchfix", action="store_true", help=f"pip install torchfix into {TORCHFIX_VENV}")
+    parser.add_argument("--no-torchfix", action="store_true")
+    parser.add_argument("--no-changed-file", action="store_true", help="skip the one-changed-file case")
+    parser.add_argument("--workdir", help="where corpora are written (default: a temporary directory, removed after)")
+    parser.add_argument("--json", help="write every run to this file")
+    args = parser.parse_args()
+
+    corpora = args.corpus or ["nn-optim", "torch", "single", *(f"synth-{n}" for n in args.sizes.split(",") if n)]
+    torchfix = None if args.no_torchfix else find_torchfix(args.torchfix, args.install_torchfix)
+    work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="rl-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    results: list[Measurement] = []
+    print(f"# corpora in {work}; torchfix: {torchfix or 'n/a'}; {args.repeat} runs each", flush=True)
+    if not engine_parallel():
+        print("# -j 2 runs through bench/prefetch_harness.py (the engine does not batch parses yet)", flush=True)
+    try:
+        for name in corpora:
+            measure_corpus(name, work, args.repeat, torchfix, results)
+        if not args.no_changed_file:
+            measure_changed_file(work, args.repeat, results)
+    finally:
+        print_table(results, torchfix)
+        if args.json:
+            Path(args.json).write_text(json.dumps([asdict(m) for m in results], indent=1), encoding="utf-8")
+        if not args.workdir:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
