@@ -242,4 +242,3 @@ def run():
             else:
                 return False
         return len(values) == 1
-

@@ -14,7 +14,6 @@ from recompile_lint.rules._shapes import (
     is_slice_argument,
     places,
     sites_of,
-    walk,
 )
 from recompile_lint.rules.base import Rule
 

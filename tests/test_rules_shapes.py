@@ -1,0 +1,375 @@
+"""Edge cases of the shape, rank and global-state rules (RCL2xx, RCL3xx) beyond their examples:
+where the evidence comes from, what keeps them silent, and what their findings carry."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from helpers import lint_snippet
+from recompile_lint.config import Config
+from recompile_lint.engine import lint_paths
+from recompile_lint.models import Boundedness, Severity
+
+
+def select(*codes: str) -> Config:
+    return Config(select=codes, cache=False)
+
+
+def lint_project(tmp_path: Path, files: dict[str, str], *codes: str):
+    for name, source in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    return lint_paths([str(tmp_path)], select(*codes))
+
+
+def found(result, code: str) -> list[tuple[str, int]]:
+    return [(Path(f.path).name, f.line) for f in result.findings if f.code == code]
+
+
+NET = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+# ---- RCL205 / RCL204: DataLoaders ------------------------------------------------------------
+
+
+def test_last_batch_drop_last_forwarded_through_a_helper_is_silent(tmp_path):
+    files = {
+        "data.py": """
+            from torch.utils.data import DataLoader
+
+
+            def make_loader(ds, batch_size=32, drop_last=False):
+                return DataLoader(ds, batch_size=batch_size, drop_last=drop_last)
+        """,
+        "train.py": NET
+        + """
+from data import make_loader
+
+
+def train(ds):
+    model = torch.compile(Net())
+    for x, y in make_loader(ds, drop_last=True):
+        model(x)
+    for x, y in make_loader(ds):
+        model(x)
+""",
+    }
+    result = lint_project(tmp_path, files, "RCL205")
+    # Only the loop over the helper's default (drop_last=False) keeps the last batch.
+    assert found(result, "RCL205") == [("train.py", 22)]
+
+
+def test_last_batch_unknown_or_single_sample_loaders_are_silent(tmp_path):
+    source = NET + """
+
+def train(ds, args):
+    model = torch.compile(Net())
+    for x, y in DataLoader(ds, batch_size=32, drop_last=args.drop_last):
+        model(x)
+    for x, y in DataLoader(ds, batch_size=1):
+        model(x)
+"""
+    assert lint_snippet(tmp_path, source, config=select("RCL205")).findings == ()
+
+
+def test_dynamic_false_with_a_loader_is_rcl204_warning_not_rcl205(tmp_path):
+    source = NET + """
+
+def train(ds):
+    model = torch.compile(Net(), dynamic=False)
+    for x, y in DataLoader(ds, batch_size=32):
+        model(x)
+"""
+    result = lint_snippet(tmp_path, source, config=select("RCL204", "RCL205"))
+    assert [(f.code, f.line, f.severity, f.bounded) for f in result.findings] == [
+        ("RCL204", 16, Severity.WARNING, Boundedness.BOUNDED)
+    ]
+
+
+def test_dynamic_false_literal_shapes_are_bounded_loop_sizes_are_not(tmp_path):
+    few = """
+import torch
+
+
+@torch.compile(dynamic=False)
+def f(x):
+    return x * 2
+
+
+def run():
+    f(torch.randn(32, 8))
+    f(torch.randn(7, 8))
+"""
+    result = lint_snippet(tmp_path, few, config=select("RCL204"))
+    assert [(f.line, f.severity) for f in result.findings] == [(4, Severity.WARNING)]
+    many = few.replace("    f(torch.randn(32, 8))\n    f(torch.randn(7, 8))\n", "    for n in range(2, 40):\n        f(torch.randn(n, 8))\n")
+    result = lint_snippet(tmp_path, many, config=select("RCL204"))
+    assert [(f.line, f.severity) for f in result.findings] == [(4, Severity.ERROR)]
+    assert result.findings[0].subject.name == "x"
+
+
+# ---- RCL206 ----------------------------------------------------------------------------------
+
+
+def test_size_branch_silent_on_parameters_validation_and_static_regions(tmp_path):
+    source = """
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, x):
+        if self.fc.weight.shape[0] > 1:  # a parameter's shape never changes
+            x = x * 2
+        if x.shape[-1] != 8:
+            raise ValueError("expected 8 features")
+        return self.fc(x)
+
+
+@torch.compile(dynamic=False)
+def static(x):
+    return x * 2 if x.shape[0] > 4 else x
+
+
+model = torch.compile(Head())
+"""
+    assert lint_snippet(tmp_path, source, config=select("RCL206")).findings == ()
+
+
+def test_size_branch_through_unpacked_sizes_in_a_while_loop(tmp_path):
+    source = """
+import torch
+
+
+@torch.compile
+def halve(x):
+    n = x.size(0)
+    while n > 1:
+        x = x[: n // 2] + x[n // 2 : 2 * (n // 2)]
+        n = n // 2
+    return x
+"""
+    result = lint_snippet(tmp_path, source, config=select("RCL206"))
+    assert [f.line for f in result.findings] == [7]
+
+
+# ---- RCL201 / RCL202 -------------------------------------------------------------------------
+
+
+def test_variable_length_from_keyword_and_loop_variable_arguments(tmp_path):
+    source = """
+import torch
+
+
+@torch.compile
+def total(x, parts):
+    return x + sum(parts)
+
+
+def run(x, buckets):
+    for bucket in buckets:
+        total(x, parts=bucket)
+"""
+    result = lint_snippet(tmp_path, source, config=select("RCL202"))
+    assert [(f.line, f.severity) for f in result.findings] == [(6, Severity.ERROR)]
+    subject = result.findings[0].subject
+    assert (subject.kind, subject.name) == ("length", "parts")
+
+
+def test_shape_arguments_are_rank_not_length(tmp_path):
+    source = """
+import torch
+
+
+@torch.compile
+def reshape_to(x, shape: tuple):
+    return x.view(*shape)
+
+
+def run(x):
+    reshape_to(x, (4, 4))
+    reshape_to(x, (2, 2, 4))
+"""
+    result = lint_snippet(tmp_path, source, config=select("RCL201", "RCL202"))
+    assert [(f.code, f.line) for f in result.findings] == [("RCL201", 6)]
+    assert result.findings[0].subject.kind == "rank"
+
+
+def test_rank_branch_in_an_inlined_helper_names_the_region(tmp_path):
+    source = """
+import torch
+
+
+def as_batch(x):
+    if x.ndim == 1:
+        return x[None]
+    return x
+
+
+@torch.compile
+def score(x):
+    return as_batch(x).sum(-1)
+"""
+    result = lint_snippet(tmp_path, source, config=select("RCL201"))
+    assert [(f.line, f.region, f.function) for f in result.findings] == [(5, "snippet.score", "snippet.as_batch")]
+
+
+# ---- RCL203 ----------------------------------------------------------------------------------
+
+
+def test_container_length_across_modules_and_sets(tmp_path):
+    files = {
+        "state.py": """
+            seen = set()
+            names = ["a"]
+
+
+            def remember(name):
+                seen.add(name)
+        """,
+        "step.py": """
+            import torch
+
+            from state import names, seen
+
+
+            @torch.compile
+            def step(x):
+                return x * len(seen) + x * (names[0] == "a")
+        """,
+    }
+    result = lint_project(tmp_path, files, "RCL203")
+    # ``seen`` grows in state.py; ``names`` never changes length.
+    assert found(result, "RCL203") == [("step.py", 8)]
+    assert result.findings[0].subject.module == "state"
+
+
+# ---- RCL301-RCL303 ---------------------------------------------------------------------------
+
+
+def test_grad_mode_contexts_nest_and_decorators_count(tmp_path):
+    source = """
+import torch
+
+
+@torch.compile
+def predict(x):
+    return x.softmax(-1)
+
+
+@torch.inference_mode()
+def serve(x):
+    return predict(x)
+
+
+def finetune(x):
+    with torch.no_grad():
+        with torch.enable_grad():
+            return predict(x)
+"""
+    result = lint_snippet(tmp_path, source, config=select("RCL301"))
+    assert [(f.line, f.severity, f.bounded) for f in result.findings] == [(11, Severity.INFO, Boundedness.BY_DESIGN)]
+
+
+def test_same_name_in_another_file_is_not_a_call_site(tmp_path):
+    files = {
+        "a.py": """
+            import torch
+
+
+            def main(x):
+                model = torch.compile(torch.nn.Linear(4, 4))
+                return model(x)
+        """,
+        "b.py": """
+            import torch
+
+
+            def evaluate(model, x):
+                with torch.no_grad():
+                    return model(x)
+        """,
+        "c.py": """
+            import torch
+
+
+            @torch.compile
+            def predict(x):
+                return x.softmax(-1)
+
+
+            def run(x):
+                return predict(x)
+        """,
+        "d.py": """
+            import torch
+
+            from c import predict
+
+
+            def evaluate(x):
+                with torch.no_grad():
+                    return predict(x)
+        """,
+    }
+    result = lint_project(tmp_path, files, "RCL301")
+    # b.py's ``model`` is someone else's; d.py imports c.predict, so it is the same function.
+    assert found(result, "RCL301") == [("d.py", 8)]
+
+
+def test_default_dtype_once_at_start_is_silent_a_switch_is_not(tmp_path):
+    once = """
+import torch
+
+
+@torch.compile
+def energy(x):
+    return (x ** 2).sum()
+
+
+def main(x):
+    torch.set_default_dtype(torch.float64)
+    return energy(x), energy(x)
+"""
+    assert lint_snippet(tmp_path, once, config=select("RCL303")).findings == ()
+    after = once.replace("    torch.set_default_dtype(torch.float64)\n    return energy(x), energy(x)\n", "    a = energy(x)\n    torch.set_default_dtype(torch.float64)\n    return a, energy(x)\n")
+    result = lint_snippet(tmp_path, after, config=select("RCL303"))
+    assert [f.line for f in result.findings] == [11]
+
+
+def test_info_rules_are_off_by_default(tmp_path):
+    source = """
+import torch
+
+
+@torch.compile
+def project(x, w):
+    return x @ w
+
+
+def run(x, w):
+    with torch.autocast("cpu"):
+        a = project(x, w)
+    return a, project(x, w)
+"""
+    assert lint_snippet(tmp_path, source, config=Config(cache=False)).findings == ()
+    assert [f.code for f in lint_snippet(tmp_path, source, config=select("RCL302")).findings] == ["RCL302"]
