@@ -83,6 +83,10 @@ def discover(paths: Sequence[str], excludes: Sequence[str], root: str | None = N
         if not os.path.exists(path):
             errors.append(FileError(path=raw, message="broken symbolic link"))
             continue
+        if not os.path.isfile(path):
+            # A named pipe or device would block or never end when read.
+            errors.append(FileError(path=raw, message="not a regular file"))
+            continue
         if is_excluded(relative_to(path, root), excludes):
             # Excludes hold for named files too, so a pre-commit run (which names the changed
             # files) skips what the configuration excludes.
@@ -108,7 +112,8 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str 
             full = os.path.join(dirpath, name)
             if is_excluded(relative_to(full, root), excludes):
                 continue
-            if os.path.isdir(full):
+            if os.path.isdir(full) or (os.path.exists(full) and not os.path.isfile(full)):
+                # Directories named like modules, pipes and devices are not source files.
                 continue
             if os.path.islink(full) and not os.path.exists(full):
                 errors.append(FileError(path=full, message="broken symbolic link"))
@@ -117,11 +122,12 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str 
     return found
 
 
-def find_project_root(paths: Sequence[str], excludes: Sequence[str] = ()) -> Path:
-    """The nearest ancestor of the paths holding a project marker, else their common directory.
+def marked_project_root(paths: Sequence[str], excludes: Sequence[str] = ()) -> Path | None:
+    """The nearest ancestor of the paths holding a project marker (``pyproject.toml``,
+    ``setup.py``, ``setup.cfg``, ``.git``), or None when there is none.
 
-    A marker above a path that the project itself excludes (a tree inside ``.venv`` or
-    ``site-packages``) does not make that path part of the project.
+    A marker above a directory that the project itself excludes (a tree inside ``.venv`` or
+    ``site-packages`` named explicitly) does not make that directory part of the project.
     """
     from recompile_lint.config import ROOT_MARKERS
 
@@ -130,9 +136,16 @@ def find_project_root(paths: Sequence[str], excludes: Sequence[str] = ()) -> Pat
     common = Path(os.path.commonpath([str(s) for s in starts]))
     for directory in [common, *common.parents]:
         if any((directory / marker).exists() for marker in ROOT_MARKERS):
-            # A directory named explicitly inside an excluded tree is a project of its own;
-            # a named file there stays excluded (see discover).
             if any(p.is_dir() and is_excluded(relative_to(str(p), str(directory)), excludes) for p in resolved):
-                return common
+                return None
             return directory
-    return common
+    return None
+
+
+def find_project_root(paths: Sequence[str], excludes: Sequence[str] = ()) -> Path:
+    """The marked project root of the paths, else their common directory."""
+    marked = marked_project_root(paths, excludes)
+    if marked is not None:
+        return marked
+    resolved = [Path(os.path.abspath(p)) for p in paths if os.path.lexists(p)] or [Path.cwd()]
+    return Path(os.path.commonpath([str(p if p.is_dir() else p.parent) for p in resolved]))

@@ -13,8 +13,7 @@ from typing import Callable, Iterable, Sequence
 
 from recompile_lint.config import Config
 from recompile_lint.context import CstCache, FunctionContext, ProjectContext, Report
-from recompile_lint.discovery import Discovered, discover, find_project_root
-from recompile_lint.facts import ModuleFacts
+from recompile_lint.discovery import Discovered, discover, find_project_root, marked_project_root
 from recompile_lint.index import FactsStore, ProjectIndex
 from recompile_lint.models import FileError, Finding, LintResult, Severity
 from recompile_lint.regions import CompiledRegion, RegionFinder
@@ -109,15 +108,8 @@ def analyse(
             regions.extend(finder.regions(facts))
     regions.sort(key=lambda r: (r.name, r.site_path, r.site.span.line))
 
-    # Facts about who mutates what: only files that mention a name the regions read.
-    interesting: set[str] = set()
-    for region in regions:
-        for ref, _, _ in region.reached:
-            fn = index.function(ref)
-            if fn is not None:
-                interesting |= fn.identifiers - fn.local_names
-    interesting -= {"self", "torch", "nn", "F", "x"}
-    index.scan_for_mutations(interesting)
+    # Facts about who mutates what: only files that mention a value the regions read.
+    index.scan_for_mutations(guarded_names(index, regions))
 
     reports: list[tuple[type[Rule], Report]] = []
     function_rules = [r for r in rules if r.check_function is not Rule.check_function]
@@ -160,6 +152,38 @@ def analyse(
     return Analysis(index=index, regions=regions, reports=reports)
 
 
+def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion]) -> set[str]:
+    """Names of the values regions read that a change elsewhere could make Dynamo recompile:
+    module-level bindings (of the function's module or a module it imports) and attributes
+    that the regions' classes initialise to a Python scalar. A file that changes one of them
+    must name it."""
+    names: set[str] = set()
+    done: set = set()
+    for region in regions:
+        for ref, _, _ in region.reached:
+            if ref in done:
+                continue
+            done.add(ref)
+            facts = index.facts(ref.path)
+            fn = facts.function(ref.qualname) if facts else None
+            if facts is None or fn is None:
+                continue
+            free = fn.identifiers - fn.local_names
+            for name in free:
+                binding = facts.binding(name)
+                if binding is not None and binding.kind not in ("function", "class", "module"):
+                    names.add(name)
+            for _, target in facts.imports:
+                other = index.module_facts(target, facts.path) if "." in target or target in index.by_module else None
+                if other is not None and other.path != facts.path:
+                    names.update(n for n in free if other.binding(n) is not None)
+            cls = facts.cls(fn.class_name) if fn.class_name else None
+            if cls is not None:
+                for f, c in index.mro(facts, cls):
+                    names.update(attr for attr, init in c.attrs if attr in free and init.kind not in ("tensor", "object", "function"))
+    return names
+
+
 def to_finding(rule: type[Rule], report: Report, display: str) -> Finding:
     span = report.span
     return Finding(
@@ -179,11 +203,18 @@ def to_finding(rule: type[Rule], report: Report, display: str) -> Finding:
     )
 
 
-def project_files(paths: Sequence[str], config: Config) -> tuple[str, tuple[str, ...]]:
-    """(project root, every Python file of the project) for the given paths."""
+def project_scope(paths: Sequence[str], config: Config) -> tuple[str, tuple[str, ...]]:
+    """(project root, every Python file the analysis sees) for the given paths.
+
+    With a project marker above the paths, that is the whole project; without one, the
+    project's extent is unknown and only the given paths are read.
+    """
     excludes = config.exclude + config.extend_exclude
-    root = str(find_project_root(list(paths) or ["."], excludes))
-    return root, discover([root], excludes, root).files
+    marked = marked_project_root(list(paths) or ["."], excludes)
+    if marked is None:
+        root = str(find_project_root(list(paths) or ["."], excludes))
+        return root, discover(list(paths) or ["."], excludes, root).files
+    return str(marked), discover([str(marked)], excludes, str(marked)).files
 
 
 def lint_paths(
@@ -203,10 +234,7 @@ def lint_paths(
     root = str(find_project_root(list(paths) or ["."], excludes))
     discovered = discover(list(paths) or ["."], excludes, root)
     given = {os.path.abspath(p): p for p in discovered.files}
-    if project_files is None:
-        project = discover([root], excludes, root).files
-    else:
-        project = tuple(project_files)
+    project = tuple(project_files) if project_files is not None else project_scope(paths, config)[1]
     all_files = sorted({os.path.abspath(p) for p in project} | set(given))
     rules = selected_rules(config)
     analysis = analyse(list(given), all_files, config, rules, reader)

@@ -18,9 +18,14 @@ from recompile_lint.facts import Binding, ClassFacts, FunctionFacts, ModuleFacts
 from recompile_lint.models import FileError
 from recompile_lint.source import SourceError, decode_source, read_bytes
 
-# Words that make a file worth parsing for compile sites; a file without any cannot hold one.
-COMPILE_TOKENS = ("compile", "optimize", "_dynamo")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# What a compile site looks like as text: ``torch.compile``, ``@compile``, ``compile(`` (after
+# ``from torch import compile``), ``model.compile()``, ``_dynamo.optimize``. A file without any
+# of these cannot hold one (``re.compile(pattern)`` alone does not count).
+COMPILE_SITE = re.compile(
+    r"(?<!\bre)\.compile\s*\((?!\s*[rbuf]?['\"])|(?<![\w.])compile\s*\(|@[\w.]*compile\b|\bcompile\b\s*$|import[^\n]*\bcompile\b"
+    r"|\btorch\.compile\b|\boptimize\s*\(",
+    re.MULTILINE,
+)
 
 
 def module_name_for(path: str) -> tuple[str, bool, str]:
@@ -163,8 +168,11 @@ class ProjectIndex:
                 yield facts
 
     def may_compile(self, path: str, extra_tokens: tuple[str, ...] = ()) -> bool:
+        """Whether the text of ``path`` can hold a compile site (or a call of a wrapper)."""
         text = self.text(path)
-        return text is not None and any(token in text for token in COMPILE_TOKENS + extra_tokens)
+        if text is None or "compile" not in text and "optimize" not in text and not any(t in text for t in extra_tokens):
+            return False
+        return COMPILE_SITE.search(text) is not None or any(t in text for t in extra_tokens)
 
     # ---- modules -------------------------------------------------------------------------
 
@@ -335,16 +343,16 @@ class ProjectIndex:
         """Parse every project file that mentions one of ``names`` (facts hold its mutations)."""
         if not names:
             return
+        pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
         for path in self.paths:
             if path in self._facts or path in self._scanned:
                 continue
             text = self.text(path)
             if text is None:
                 continue
-            if names.isdisjoint(_WORD.findall(text)) if len(text) < 200_000 else not any(n in text for n in names):
-                self._scanned.add(path)
-                continue
-            self.facts(path)
+            self._scanned.add(path)
+            if pattern.search(text) is not None:
+                self.facts(path)
         self._mutations = None
 
     def mutation_table(self) -> dict[tuple[str, str, str], list[Mutation]]:
