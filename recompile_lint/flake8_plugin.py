@@ -13,7 +13,6 @@ flake8 is not a dependency: this module imports nothing from it.
 from __future__ import annotations
 
 import ast
-import inspect
 import os
 import tempfile
 from dataclasses import dataclass, replace
@@ -21,8 +20,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from recompile_lint import __version__
 from recompile_lint.config import Config, load_config
-from recompile_lint.discovery import discover, find_project_root
-from recompile_lint.engine import lint_paths
+from recompile_lint.engine import lint_paths, project_scope
 from recompile_lint.models import Finding, Severity
 from recompile_lint.source import SourceError, decode_source, read_bytes
 
@@ -43,14 +41,6 @@ def _normalise(text: str) -> str:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _engine_accepts(parameter: str) -> bool:
-    """Whether ``lint_paths`` takes ``parameter`` (``reader``: lint unsaved buffers; ``noqa``:
-    leave ``# noqa`` to flake8). Without them the plugin reads the file from disk and the
-    engine's own noqa handling applies, which is the same as flake8's for ``# noqa`` and
-    ``# noqa: CODES``."""
-    return parameter in inspect.signature(lint_paths).parameters
 
 
 def _stat_key(path: str) -> tuple[str, int, int]:
@@ -81,23 +71,10 @@ class ProjectListing:
         return all(_stat_key(entry[0]) == entry for entry in self.fingerprint)
 
 
-def project_root(path: str, config: Config) -> str:
-    """The project root the engine uses for ``path``."""
-    excludes = config.exclude + config.extend_exclude
-    # Mirror engine.lint_paths (a root above an excluded tree is skipped where discovery can).
-    if "excludes" in inspect.signature(find_project_root).parameters:
-        return str(find_project_root([path], excludes))
-    return str(find_project_root([path]))  # pragma: no cover - older discovery
-
-
-def list_project(root: str, config: Config) -> ProjectListing:
-    """The files the engine's analysis sees: the project root's Python files, minus excludes."""
-    excludes = config.exclude + config.extend_exclude
-    if "root" in inspect.signature(discover).parameters:
-        found = discover([root], excludes, root).files
-    else:  # pragma: no cover - older discovery
-        found = discover([root], excludes).files
-    return ProjectListing.build(root, found)
+def list_project(path: str, config: Config) -> ProjectListing:
+    """The project the engine's analysis sees for ``path``: its root and Python files."""
+    root, files = project_scope([path], config)
+    return ProjectListing.build(root, files)
 
 
 class ProjectMemo:
@@ -112,13 +89,12 @@ class ProjectMemo:
     def __init__(self) -> None:
         self._entries: dict[tuple[str, Config], tuple[ProjectListing, dict[str, tuple[Finding, ...]]]] = {}
 
-    def lookup(self, root: str, base: Config, config: Config) -> tuple[ProjectListing, dict[str, tuple[Finding, ...]]]:
-        """(listing, findings by absolute path) of the project at ``root``, fresh."""
-        key = (root, config)
+    def lookup(self, listing: ProjectListing, config: Config) -> tuple[ProjectListing, dict[str, tuple[Finding, ...]]]:
+        """(listing, findings by absolute path) of the project ``listing`` describes, fresh."""
+        key = (listing.root, config)
         entry = self._entries.get(key)
-        if entry is not None and entry[0].is_current():
+        if entry is not None and entry[0].is_current() and entry[0].files == listing.files:
             return entry
-        listing = list_project(root, base)
         result = _lint(listing.files, config, listing.files)
         by_path: dict[str, list[Finding]] = {path: [] for path in listing.files}
         for finding in result.findings:
@@ -134,12 +110,8 @@ _MEMO = ProjectMemo()
 
 
 def _lint(paths: Sequence[str], config: Config, project_files: Sequence[str], reader: Callable[[str], bytes] | None = None):
-    kwargs: dict[str, Any] = {"project_files": list(project_files)}
-    if _engine_accepts("noqa"):
-        kwargs["noqa"] = False
-    if reader is not None:
-        kwargs["reader"] = reader
-    return lint_paths(list(paths), config, **kwargs)
+    # flake8 applies # noqa itself (and honours --disable-noqa).
+    return lint_paths(list(paths), config, project_files=list(project_files), reader=reader, noqa=False)
 
 
 def findings_for(filename: str, lines: Sequence[str] | None = None) -> tuple[Finding, ...]:
@@ -154,20 +126,18 @@ def findings_for(filename: str, lines: Sequence[str] | None = None) -> tuple[Fin
     base = load_config([filename])
     config = flake8_config(base)
     absolute = os.path.abspath(filename)
-    root = project_root(filename, base)
+    listing = list_project(filename, base)
 
     if buffer is not None and buffer != _disk_text(absolute):
-        if _engine_accepts("reader"):
-            data = buffer.encode("utf-8")
+        data = buffer.encode("utf-8")
 
-            def reader(path: str) -> bytes:
-                return data if os.path.abspath(path) == absolute else read_bytes(path)
+        def reader(path: str) -> bytes:
+            return data if os.path.abspath(path) == absolute else read_bytes(path)
 
-            files = sorted(set(list_project(root, base).files) | {absolute})
-            return _lint([absolute], config, files, reader).findings
-        # Until the engine can read a buffer, lint what is saved (line numbers may lag).
+        files = sorted(set(listing.files) | {absolute})
+        return _lint([absolute], config, files, reader).findings
 
-    listing, findings = _MEMO.lookup(root, base, config)
+    listing, findings = _MEMO.lookup(listing, config)
     if absolute in findings:
         return findings[absolute]
     # A file outside the project's listing (excluded, or beyond the root): lint it alone.

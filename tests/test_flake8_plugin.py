@@ -200,11 +200,6 @@ def test_standard_input_is_linted(tmp_path: Path) -> None:
     assert locations(named.stdout) == {("m.py", 8, 16, "RCL101")}
 
 
-@pytest.mark.xfail(
-    not flake8_plugin._engine_accepts("reader"),
-    reason="engine.lint_paths takes no reader yet: an unsaved buffer is linted as saved on disk",
-    strict=True,
-)
 def test_unsaved_buffer_is_linted_instead_of_the_file_on_disk(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     model = root / "pkg" / "model.py"
@@ -258,11 +253,6 @@ def test_flake8_matches_the_cli_on_the_fixtures(tmp_path: Path) -> None:
     assert locations(cli.stdout), "the comparison must cover at least one finding"
 
 
-@pytest.mark.xfail(
-    not flake8_plugin._engine_accepts("noqa"),
-    reason="engine.lint_paths cannot leave noqa to flake8 yet: --disable-noqa still hides suppressed findings",
-    strict=True,
-)
 def test_flake8_disable_noqa_shows_suppressed_findings(tmp_path: Path) -> None:
     root = make_project(tmp_path, "  # noqa: RCL101")
     result = run_flake8(root, "--select", "RCL", "--disable-noqa", os.path.join("pkg", "model.py"))
