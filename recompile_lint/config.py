@@ -102,9 +102,16 @@ def find_pyproject(paths: Iterable[str | Path]) -> Path | None:
             candidate = directory / "pyproject.toml"
             if candidate.is_file():
                 try:
-                    data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-                except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                    # An unrelated broken pyproject must not stop the search; ours is validated.
+                    text = candidate.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                try:
+                    data = tomllib.loads(text)
+                except tomllib.TOMLDecodeError:
+                    # A broken file that holds our table is ours to report (load_config does);
+                    # an unrelated broken pyproject must not stop the search.
+                    if "[tool.recompile-lint" in text:
+                        return candidate
                     continue
                 if "recompile-lint" in data.get("tool", {}):
                     return candidate
