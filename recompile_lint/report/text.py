@@ -21,7 +21,7 @@ def format_text(result: LintResult) -> str:
 def summary(result: LintResult) -> str:
     counts = Counter(f.severity.value for f in result.findings)
     parts = [f"{len(result.findings)} finding{'s' if len(result.findings) != 1 else ''}"]
-    detail = ", ".join(f"{counts[s]} {s}" for s in ("error", "warning", "info") if counts[s])
+    detail = ", ".join(f"{counts[s]} {s}{'s' if counts[s] != 1 and s != 'info' else ''}" for s in ("error", "warning", "info") if counts[s])
     if detail:
         parts[0] += f" ({detail})"
     parts.append(f"{result.files_checked} file{'s' if result.files_checked != 1 else ''} checked")
