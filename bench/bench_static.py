@@ -212,7 +212,7 @@ def _target(name: str) -> str:
     return {"torch": "torch", "nn-optim": "torch", "single": "module.py"}.get(name, ".")
 
 
-def measure_corpus(name: str, work: Path, repeat: int, torchfix: str | None, out: list[Measurement]) -> None:
+def measure_corpus(name: str, work: Path, repeat: int, torchfix: str | None, out: list[Measurement], torchfix_max_mb: float = float("inf")) -> None:
     directory, target = prepare(name, work)
     files = corpus_files(directory)
     megabytes = sum(os.path.getsize(f) for f in files) / 1e6
@@ -227,8 +227,10 @@ def measure_corpus(name: str, work: Path, repeat: int, torchfix: str | None, out
         ("rl-cold", [*lint, "--cache-dir", str(cache), "-j", "1", target], True),
         ("rl-warm", [*lint, "--cache-dir", str(cache), "-j", "1", target], False),
     ]
-    if torchfix:
+    if torchfix and megabytes <= torchfix_max_mb:
         tools.append(("torchfix", [torchfix, "-j", "1", target], False))
+    elif torchfix:
+        print(f"#   {name:<11} torchfix   skipped: {megabytes:.1f} MB is over --torchfix-max-mb {torchfix_max_mb}", flush=True)
     for tool, cmd, clear_cache in tools:
         m = Measurement(corpus=name, tool=tool, files=len(files), megabytes=megabytes)
         if tool == "rl-warm":
@@ -329,6 +331,7 @@ def main() -> None:
     parser.add_argument("--torchfix", help="TorchFix executable")
     parser.add_argument("--install-torchfix", action="store_true", help=f"pip install torchfix into {TORCHFIX_VENV}")
     parser.add_argument("--no-torchfix", action="store_true")
+    parser.add_argument("--torchfix-max-mb", type=float, default=float("inf"), help="skip TorchFix on larger corpora (it is slow)")
     parser.add_argument("--no-changed-file", action="store_true", help="skip the one-changed-file case")
     parser.add_argument("--workdir", help="where corpora are written (default: a temporary directory, removed after)")
     parser.add_argument("--json", help="write every run to this file")
@@ -344,7 +347,7 @@ def main() -> None:
         print("# -j 2 runs through bench/prefetch_harness.py (the engine does not batch parses yet)", flush=True)
     try:
         for name in corpora:
-            measure_corpus(name, work, args.repeat, torchfix, results)
+            measure_corpus(name, work, args.repeat, torchfix, results, args.torchfix_max_mb)
         if not args.no_changed_file:
             measure_changed_file(work, args.repeat, results)
     finally:
