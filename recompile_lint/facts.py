@@ -77,6 +77,8 @@ class FunctionFacts:
     # Local variable -> dotted text of the class it is built from (``teacher = Teacher(...)``).
     instances: tuple[tuple[str, str], ...] = ()
     identifiers: frozenset[str] = frozenset()  # every Name id and attribute name in the body
+    # Loop variable -> dotted text of what it iterates (``block`` -> ``model.blocks``).
+    loop_sources: tuple[tuple[str, str], ...] = ()
     # Name of a parameter the function passes to torch.compile: the function is a wrapper.
     compiles_param: str = ""
 
@@ -86,6 +88,9 @@ class AttrInit:
     kind: str
     line: int
     class_level: bool = False
+    # Set from an ``__init__`` parameter (``self.layer_idx = layer_idx``): it can differ
+    # between instances of the class.
+    from_param: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,13 @@ class ClassFacts:
     submodules: tuple[tuple[str, str], ...]  # self.x = Cls(...) -> dotted class text
     buffers: frozenset[str] = frozenset()
     is_enum: bool = False
+    elements: tuple[tuple[str, str], ...] = ()  # container attr -> dotted class of its elements
+
+    def element(self, name: str) -> str | None:
+        for key, cls in self.elements:
+            if key == name:
+                return cls
+        return None
 
     def attr(self, name: str) -> AttrInit | None:
         for key, init in self.attrs:
@@ -456,6 +468,14 @@ class _Collector(ast.NodeVisitor):
         if isinstance(node, ast.Lambda):
             return "function", ""
         if isinstance(node, ast.Name):
+            scope = self.function_scope()
+            if scope is not None:
+                for param in scope[2]["params"]:
+                    if param.name == node.id:
+                        kind = {"int": "int", "float": "float", "bool": "bool", "str": "str"}.get(param.annotation, "")
+                        return (kind or param.default_kind or "unknown"), ""
+                if node.id in scope[2]["locals"]:
+                    return "unknown", ""
             for b in reversed(self.bindings):
                 if b.name == node.id:
                     return b.kind, b.class_ref
@@ -625,6 +645,26 @@ class _Collector(ast.NodeVisitor):
                 )
         return "replace"
 
+    def element_class(self, value: ast.AST | None) -> str:
+        """The class of the elements of ``nn.ModuleList(Block(...) for ...)``,
+        ``[Block(...) for ...]`` or ``nn.Sequential(*[Block() ...])``, else ""."""
+        if isinstance(value, ast.Call) and value.args:
+            inner = value.args[0]
+            if isinstance(inner, ast.Starred):
+                inner = inner.value
+            if dotted_name(value.func).rsplit(".", 1)[-1] in ("ModuleList", "Sequential", "list", "tuple"):
+                value = inner
+        if isinstance(value, (ast.ListComp, ast.GeneratorExp)):
+            value = value.elt
+        elif isinstance(value, (ast.List, ast.Tuple)) and value.elts:
+            value = value.elts[0]
+        else:
+            return ""
+        if isinstance(value, ast.Call):
+            kind, class_ref = self.kind_of(value)
+            return class_ref if kind == "object" else ""
+        return ""
+
     def receiver_owner(self, name: str) -> str:
         """The dotted class of a local receiver, if this or an enclosing function built it."""
         for scope_kind, _, data in reversed(self.scopes):
@@ -677,9 +717,13 @@ class _Collector(ast.NodeVisitor):
             if name == "self" and cls is not None and self.function_scope() is not None:
                 owner = f"{self.module}.{cls[1]}" if self.module else cls[1]
                 if self.enclosing_function_name().endswith(".__init__") and op == "assign" and self.scopes[-1][0] == "function" and self.scopes[-2][0] == "class":
-                    cls[2]["attrs"].setdefault(attr, AttrInit(value_kind, line))
+                    from_param = isinstance(value, ast.Name) and any(p.name == value.id for p in self.scopes[-1][2]["params"])
+                    cls[2]["attrs"].setdefault(attr, AttrInit(value_kind, line, from_param=from_param))
                     if value_kind == "object" and class_ref:
                         cls[2]["submodules"].setdefault(attr, class_ref)
+                    element = self.element_class(value)
+                    if element:
+                        cls[2]["elements"].setdefault(attr, element)
                     return
                 cls[2]["attrs"].setdefault(attr, AttrInit(value_kind, line))
                 self.add_mutation(kind="instance-attribute", module=self.module, name=attr, owner=owner, line=line, column=col, value_kind=value_kind, op=op)
@@ -784,6 +828,10 @@ class _Collector(ast.NodeVisitor):
             self.visit(node.iter)
             self.handle_target(node.target, None, "loop", node)
             names = [n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)]
+            scope = self.function_scope()
+            if scope is not None and isinstance(node.target, ast.Name) and dotted_name(node.iter):
+                # ``for block in model.blocks``: the element type of a module container.
+                scope[2]["loop_sources"][node.target.id] = dotted_name(node.iter)
         else:
             self.visit(node.test)
             names = ["<while>"]
@@ -1070,6 +1118,7 @@ class _Collector(ast.NodeVisitor):
             "nonlocal_decls": set(),
             "calls": [],
             "instances": {},
+            "loop_sources": {},
             "identifiers": set(),
             "params": params,
             "defs": set(),
@@ -1116,6 +1165,7 @@ class _Collector(ast.NodeVisitor):
                 nonlocal_decls=frozenset(data["nonlocal_decls"]),
                 calls=tuple(data["calls"]),
                 instances=tuple(sorted(data["instances"].items())),
+                loop_sources=tuple(sorted(data["loop_sources"].items())),
                 identifiers=frozenset(data["identifiers"]),
                 compiles_param=compiles_param,
             )
@@ -1139,7 +1189,7 @@ class _Collector(ast.NodeVisitor):
             self.record_binding(node.name, "class", node)
         elif self.scope[0] == "function":
             self.scope[2]["locals"].add(node.name)
-        data = {"attrs": {}, "submodules": {}, "buffers": set()}
+        data = {"attrs": {}, "submodules": {}, "buffers": set(), "elements": {}}
         self.scopes.append(("class", qualname, data))
         self.loop_vars.append([])
         for stmt in node.body:
@@ -1160,6 +1210,7 @@ class _Collector(ast.NodeVisitor):
                 submodules=tuple(sorted(data["submodules"].items())),
                 buffers=frozenset(data["buffers"]),
                 is_enum=is_enum,
+                elements=tuple(sorted(data["elements"].items())),
             )
         )
 

@@ -111,11 +111,17 @@ class RegionFinder:
         return dotted
 
     def instance_class(self, name: str, facts: ModuleFacts, scope: FunctionFacts | None) -> str:
-        """Dotted class of a variable holding an instance, from this or enclosing functions."""
+        """Dotted class of a variable holding an instance, from this or enclosing functions
+        (including a loop variable over a container of modules: ``for block in model.blocks``)."""
         while scope is not None:
             for var, cls in scope.instances:
                 if var == name:
                     return cls
+            for var, source in scope.loop_sources:
+                if var == name:
+                    element = self.element_class_of(source, facts, scope)
+                    if element:
+                        return element
             for param in scope.params:
                 if param.name == name and param.annotation:
                     return self.qualify(param.annotation, facts)
@@ -123,6 +129,25 @@ class RegionFinder:
         found = self.index.global_binding(facts, name)
         if found is not None and found[1].kind == "object":
             return found[1].class_ref
+        return ""
+
+    def element_class_of(self, source: str, facts: ModuleFacts, scope: FunctionFacts) -> str:
+        """The element class of ``owner.attr`` when ``owner``'s class fills ``attr`` with
+        instances of one class (``nn.ModuleList(Block(...) for ...)``)."""
+        owner, _, attr = source.rpartition(".")
+        if not owner or "." in attr:
+            return ""
+        if owner == "self":
+            cls = self.enclosing_class(facts, scope)
+            found = (facts, cls) if cls is not None else None
+        else:
+            found = self.index.resolve_class(self.instance_class(owner, facts, scope), facts.path)
+        if found is None:
+            return ""
+        for f, c in self.index.mro(*found):
+            element = c.element(attr)
+            if element:
+                return element
         return ""
 
     def forward_of_value(self, text: str, facts: ModuleFacts, scope: FunctionFacts | None) -> tuple[FunctionRef | None, str]:

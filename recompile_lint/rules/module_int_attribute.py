@@ -91,6 +91,7 @@ model = torch.compile(Counter())
         owners = {f"{f.module}.{c.qualname}" if f.module else c.qualname for f, c in index.mro(ctx.module, cls)}
         mutations = self.mutations(ctx, attr, owners)
         if not mutations:
+            self.check_per_instance(ctx, node, attr, found)
             return
         kind = found[2].kind if found is not None else ""
         if kind in ("", "unknown", "none"):
@@ -112,6 +113,24 @@ model = torch.compile(Counter())
             f"Fix: `self.register_buffer(\"{attr}\", torch.zeros((), dtype=torch.long))` and update it in place "
             f"(`self.{attr}.add_(1)`), or pass the value to forward as a tensor",
             subject=Subject(kind="instance-attribute", module=owner_facts.module, owner=owner_cls.qualname, name=attr, value_kind=kind),
+        )
+
+    def check_per_instance(self, ctx: FunctionContext, node: cst.Attribute, attr: str, found) -> None:
+        """Instances compiled one by one (``for block in blocks: block.compile()``) share the
+        method's code object and so one cache: an int set per instance from ``__init__`` is a
+        different constant for each (``self.layer_idx == 0``)."""
+        if found is None or not found[2].from_param or found[2].kind not in ("int", "str"):
+            return
+        if not ctx.region.site.in_loop or not ctx.region.model_class:
+            return
+        owner_facts, owner_cls, init = found
+        ctx.report(
+            node,
+            f"`self.{attr}` ({init.kind}, set per instance in `{owner_cls.name}.__init__`) is read in {via(ctx)}, "
+            f"and instances are compiled one by one in a loop: they share one cache, so each instance's value "
+            f"is another graph; past 8 instances the rest run eagerly (unbounded). Fix: register it as a buffer "
+            f"(`self.register_buffer(\"{attr}\", torch.tensor({attr}))`) or pass it to forward as a tensor",
+            subject=Subject(kind="instance-attribute", module=owner_facts.module, owner=owner_cls.qualname, name=attr, value_kind=init.kind),
         )
 
     @staticmethod
