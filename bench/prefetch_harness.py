@@ -16,7 +16,7 @@ import sys
 from typing import Iterable
 
 from recompile_lint import engine
-from recompile_lint.index import _WORD, ProjectIndex
+from recompile_lint.index import ProjectIndex
 from recompile_lint.models import FileError
 from recompile_lint.parallel import parse_in_parallel, worth_parallel
 
@@ -72,19 +72,18 @@ class PrefetchingIndex(ProjectIndex):
         return super().facts(path)
 
     def scan_for_mutations(self, names: set[str]) -> None:
-        if names:
-            wanted = []
-            for path in self.paths:
-                if path in self._facts or path in self._scanned:
-                    continue
-                text = self.text(path)
-                if text is None:
-                    continue
-                if names.isdisjoint(_WORD.findall(text)) if len(text) < 200_000 else not any(n in text for n in names):
-                    continue
-                wanted.append(path)
-            self.prefetch(wanted)
-        super().scan_for_mutations(names)
+        # Let the index choose the files as it does, but collect them instead of parsing
+        # one by one; then parse the batch and hand the facts over.
+        wanted: list[str] = []
+        self.facts = wanted.append  # type: ignore[method-assign]
+        try:
+            super().scan_for_mutations(names)
+        finally:
+            del self.facts
+        self.prefetch(wanted)
+        for path in wanted:
+            self.facts(path)
+        self._mutations = None
 
 
 def main() -> None:
