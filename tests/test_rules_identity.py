@@ -337,6 +337,8 @@ def test_rcl404_capture_scalar_outputs_in_the_running_script_silences_item_not_t
         encoding="utf-8",
     )
     (tmp_path / "other.py").write_text("import torch\n", encoding="utf-8")
+    # A project marker: the analysis then sees the script beside the linted file.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n", encoding="utf-8")
     from recompile_lint.engine import lint_paths
 
     result = lint_paths([str(tmp_path / "model.py")], only("RCL404"))
