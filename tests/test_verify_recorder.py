@@ -20,7 +20,7 @@ step = 0
 
 
 def _poly(x):  # noqa: ANN001, ANN202 - compiled below with a fresh code object per test
-    return x * step + 1
+    return x * step + 1  # noqa: RCL101 - these tests make it recompile on purpose
 
 
 def test_recorder_captures_each_recompile_the_limit_and_graphs() -> None:

@@ -43,12 +43,18 @@ SEED_MESSAGE = """Recompiling function poly in /tmp/exp/seed2.py:3
     -   File "/tmp/exp/seed2.py", line 5, in poly
     -     return x * step + 1"""
 
-MODULE_MESSAGE = """Recompiling function forward in /tmp/exp/mod.py:13
-    triggered by the following guard failure(s):
-    - 0/0: self.step == 0                                           # return self.lin(x) * self.step  # mp/exp/mod.py:14 in forward (HINT: torch.compile considers integer attributes of the nn.Module to be static. If you are observing recompilation, you might want to make this integer dynamic using torch._dynamo.config.allow_unspec_int_on_nn_module = True, or convert this integer into a tensor.)
-    - User stack trace:
-    -   File "/tmp/exp/mod.py", line 14, in forward
-    -     return self.lin(x) * self.step"""
+MODULE_MESSAGE = (
+    "Recompiling function forward in /tmp/exp/mod.py:13\n"
+    "    triggered by the following guard failure(s):\n"
+    "    - 0/0: self.step == 0                                           "
+    "# return self.lin(x) * self.step  # mp/exp/mod.py:14 in forward (HINT: torch.compile considers "
+    "integer attributes of the nn.Module to be static. If you are observing recompilation, you might "
+    "want to make this integer dynamic using torch._dynamo.config.allow_unspec_int_on_nn_module = True, "
+    "or convert this integer into a tensor.)\n"
+    "    - User stack trace:\n"
+    '    -   File "/tmp/exp/mod.py", line 14, in forward\n'
+    "    -     return self.lin(x) * self.step"
+)
 
 
 def test_recompile_message_is_parsed_with_full_paths_and_every_entry() -> None:
@@ -200,7 +206,7 @@ def test_synthesis_reads_sizes_and_slots() -> None:
     source = "import torch\nlayer = torch.nn.Linear(16, 32)\nbuf = torch.zeros(32)\nx = 1\n"
     assert module_sizes(source)[:2] == [32, 16]
 
-    def region(x, n: int, fns, fn, xs: "list[torch.Tensor]"):  # noqa: ANN001 - unannotated on purpose
+    def region(x, n: int, fns, fn, xs: "list[torch.Tensor]"):  # noqa: ANN001, F821 - unannotated on purpose
         return x
 
     slots = {name: slot for name, slot, _ in parameter_slots(region) or []}

@@ -25,6 +25,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from recompile_lint.verify.probes import (
+    COMPILE_OPTIONS,
     FindingSpec,
     evaluate_examples,
     Probe,
@@ -146,8 +147,9 @@ def _instantiate(cls: type, sizes: list[int], torch: Any, device: str) -> Any:
 
 
 def locate(module: ModuleType, region: str, torch: Any, backend: str, sizes: list[int],
-           device: str) -> Target:
-    """Find the compiled callable ``region`` names in ``module`` (or compile it here)."""
+           device: str, options: dict[str, Any] | None = None) -> Target:
+    """Find the compiled callable ``region`` names in ``module`` (or compile it here with ``options``)."""
+    options = dict(options or {})
     name = module.__name__
     if region.startswith(name + "."):
         parts = region[len(name) + 1:].split(".")
@@ -169,10 +171,10 @@ def locate(module: ModuleType, region: str, torch: Any, backend: str, sizes: lis
         inst = _instantiate(parent, sizes, torch, device)
         code = getattr(getattr(obj, "__func__", obj), "__code__", None)
         if parts[-1] == "forward" and isinstance(inst, torch.nn.Module):
-            return Target(torch.compile(inst, backend=backend), inst, code, inst, "module",
+            return Target(torch.compile(inst, backend=backend, **options), inst, code, inst, "module",
                           signature=inst.forward)
         bound = getattr(inst, parts[-1])
-        return Target(torch.compile(bound, backend=backend), bound, code, inst, "method")
+        return Target(torch.compile(bound, backend=backend, **options), bound, code, inst, "method")
     if _is_compiled(obj) and hasattr(obj, "_torchdynamo_orig_callable"):
         plain = obj._torchdynamo_orig_callable
         return Target(obj, plain, getattr(plain, "__code__", None), None, "compiled function")
@@ -184,7 +186,7 @@ def locate(module: ModuleType, region: str, torch: Any, backend: str, sizes: lis
         for value in vars(module).values():
             if getattr(value, "_torchdynamo_orig_callable", None) is obj:
                 return Target(value, obj, getattr(obj, "__code__", None), None, "compiled function")
-        compiled = torch.compile(obj, backend=backend)
+        compiled = torch.compile(obj, backend=backend, **options)
         return Target(compiled, obj, getattr(obj, "__code__", None), None, "function")
     raise ProbeError(f"{region} is not callable")
 
@@ -281,6 +283,13 @@ class ProbeSession:
         self.examples = dict(job.get("examples", {}))
         self.user_files: set[str] = set()
 
+    def _finding_module(self, spec: FindingSpec, region_module: ModuleType) -> ModuleType | None:
+        name = _module_name(spec.path, str(self.job.get("root", "")))
+        if not name or name == region_module.__name__:
+            return None
+        module, _ = _import(name, self.user_files)
+        return module
+
     def reset(self) -> None:
         try:
             self.torch._dynamo.reset()
@@ -294,7 +303,8 @@ class ProbeSession:
             return self.via_entry_point(module, spec, no_probe_reason(spec.code))
         self.reset()
         try:
-            target = locate(module, spec.region, self.torch, self.backend, sizes, self.device)
+            target = locate(module, spec.region, self.torch, self.backend, sizes, self.device,
+                            COMPILE_OPTIONS.get(spec.code))
             args = find_arguments(target, module, sizes, self.torch, self.device, self.examples,
                                   spec.region, spec)
         except ProbeError as exc:
@@ -340,8 +350,15 @@ class ProbeSession:
         )
 
     def via_entry_point(self, module: ModuleType, spec: FindingSpec, why: str) -> Verification:
-        """When no call can be built, run the module's own ``main()``/``run()`` instead."""
+        """When no call can be built, run the module's own ``main()``/``run()`` instead.
+
+        The region's module comes first; then the module of the finding's own file (a model
+        defined in one file is often compiled and driven from another).
+        """
         entry = _entry_point(module)
+        if entry is None:
+            other = self._finding_module(spec, module)
+            entry = _entry_point(other) if other is not None else None
         if entry is None:
             return unverifiable(why)
         label, fn = entry
@@ -359,6 +376,18 @@ class ProbeSession:
             recorder.recording(), spec.subject, path=spec.path, line=spec.line, calls=0,
             description=f"ran {label} instead ({why})", method=label, stopped=stopped,
         )
+
+
+def _module_name(path: str, root: str) -> str:
+    """Dotted module name of ``path`` under the ``sys.path`` root (empty when outside it)."""
+    try:
+        relative = Path(path).resolve().relative_to(Path(root).resolve())
+    except ValueError:
+        return ""
+    parts = list(relative.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
 
 
 def _import(module_name: str, files: set[str]) -> tuple[ModuleType | None, str]:
@@ -457,6 +486,7 @@ def main(argv: list[str] | None = None) -> None:
         results.update(status="importing torch")
         try:
             import torch
+            import torch._dynamo  # noqa: F401 - the first torch.compile imports it anyway: count it here
         except BaseException as exc:  # noqa: BLE001
             results.update(status="torch-failed", detail=f"import torch failed: {_describe(exc)}")
             os._exit(0)

@@ -20,7 +20,7 @@ from recompile_lint.verify.results import (
     Verification,
     VerifiedFinding,
 )
-from recompile_lint.verify.verdicts import MAX_REASONS, _same_path, points_at
+from recompile_lint.verify.verdicts import MAX_REASONS, same_path, points_at
 
 # The reason families each rule family can produce (RCL1: values, RCL2: shapes, ...).
 FAMILIES_BY_PREFIX: dict[str, frozenset[Family]] = {
@@ -59,7 +59,7 @@ def _event_matches(finding: Finding, event: RecompileEvent) -> list[GuardFailure
 def _region_graphs(finding: Finding, recording: Recording) -> int:
     name = _short(finding.region)
     counts = [n for (file, _, fn), n in recording.graphs if fn == name]
-    exact = [n for (file, _, fn), n in recording.graphs if fn == name and _same_path(file, finding.path)]
+    exact = [n for (file, _, fn), n in recording.graphs if fn == name and same_path(file, finding.path)]
     return max(exact or counts, default=0)
 
 

@@ -10,6 +10,7 @@ Runs in the child process; torch is reached through ``ctx.torch``.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import enum
 import importlib
 import os
@@ -250,6 +251,17 @@ def vary_subject(ctx: ProbeContext) -> Probe:
         if not hasattr(obj, subject.key):
             raise ProbeError(f"{subject.name} has no attribute {subject.key!r}")
         values = value_series(getattr(obj, subject.key), ctx.calls, examples)
+        if _is_frozen(obj) and "." not in subject.name:
+            # A frozen dataclass changes the way its program changes it: ``cfg = replace(cfg, k=v)``.
+            def rebind(i: int) -> None:
+                setattr(holder, subject.name, dataclasses.replace(obj, **{subject.key: values[i % len(values)]}))
+                return None
+
+            return Probe(
+                f"rebound {subject.name} = replace({subject.name}, {subject.key}=...) with {_span(values)}",
+                rebind,
+                lambda: setattr(holder, subject.name, obj),
+            )
         return _setter_probe(
             f"set {subject.name}.{subject.key} to {_span(values)}",
             lambda: getattr(obj, subject.key),
@@ -270,6 +282,11 @@ def vary_subject(ctx: ProbeContext) -> Probe:
     if kind == "environ":
         return _environ_probe(ctx, subject)
     raise ProbeError(f"no way to vary a subject of kind {kind!r} for {ctx.finding.code}")
+
+
+def _is_frozen(obj: Any) -> bool:
+    params = getattr(type(obj), "__dataclass_params__", None)
+    return bool(getattr(params, "frozen", False))
 
 
 def _span(values: list[Any]) -> str:
@@ -505,6 +522,13 @@ NO_PROBE_REASONS: dict[str, str] = {
     "RCL403": "per-call backends are decided at the compile site; use --run",
     "RCL404": "graph-break values are decided by the data; use --run",
     "RCL901": "a raised recompile_limit is a setting, not a recompile",
+}
+
+
+# Options a probe's own ``torch.compile`` needs when the verifier compiles the region itself
+# (a module compiled inside a function: its compile-site options cannot be seen from here).
+COMPILE_OPTIONS: dict[str, dict[str, Any]] = {
+    "RCL204": {"dynamic": False},
 }
 
 

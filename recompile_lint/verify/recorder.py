@@ -21,7 +21,7 @@ import logging
 import threading
 from dataclasses import dataclass
 from types import CodeType, TracebackType
-from typing import Any, Iterator
+from typing import Any
 
 from recompile_lint.verify.reasons import parse_limit_args, parse_recompile_message
 from recompile_lint.verify.results import LimitHit, RecompileEvent
@@ -242,6 +242,3 @@ class Recorder:
         with self._lock:
             events, hits = tuple(self.events), tuple(self.limit_hits)
         return Recording(events=events, limit_hits=hits, graphs=tuple(sorted(self.graphs().items())))
-
-    def __iter__(self) -> Iterator[RecompileEvent]:
-        return iter(list(self.events))

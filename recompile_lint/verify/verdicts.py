@@ -12,7 +12,8 @@ from recompile_lint.verify.results import GuardFailure, Verdict, Verification
 MAX_REASONS = 3
 
 
-def _same_path(a: str, b: str) -> bool:
+def same_path(a: str, b: str) -> bool:
+    """Whether two paths name the same file (empty paths never do)."""
     if not a or not b:
         return False
     try:
@@ -23,7 +24,7 @@ def _same_path(a: str, b: str) -> bool:
 
 def points_at(failure: GuardFailure, path: str, line: int) -> bool:
     """Whether a guard was created by ``path:line``."""
-    return failure.line == line and _same_path(failure.file, path)
+    return failure.line == line and same_path(failure.file, path)
 
 
 def judge(
