@@ -373,3 +373,27 @@ def run(x, w):
 """
     assert lint_snippet(tmp_path, source, config=Config(cache=False)).findings == ()
     assert [f.code for f in lint_snippet(tmp_path, source, config=select("RCL302")).findings] == ["RCL302"]
+
+
+def test_helper_shared_by_a_static_and_a_dynamic_region_is_checked_for_each(tmp_path):
+    source = """
+import torch
+
+
+def helper(x):
+    if x.shape[0] > 4:
+        return x * 2
+    return x
+
+
+@torch.compile(dynamic=False)
+def a(x):
+    return helper(x)
+
+
+@torch.compile
+def b(x):
+    return helper(x)
+"""
+    result = lint_snippet(tmp_path, source, config=select("RCL206"))
+    assert [(f.line, f.region) for f in result.findings] == [(5, "snippet.b")]

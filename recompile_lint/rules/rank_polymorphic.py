@@ -41,6 +41,9 @@ class RankPolymorphic(Rule):
     severity = Severity.WARNING
     bounded = Boundedness.BOUNDED
     summary = "Compiled code that branches on a tensor's rank or reshapes to a rank from a Python value"
+    # The answer depends on the region (its dynamic= option, its call sites): a helper reached
+    # from several regions is checked for each.
+    per_region = True
 
     VALID = (
         """

@@ -25,6 +25,9 @@ class SizeBranch(Rule):
     severity = Severity.WARNING
     bounded = Boundedness.BOUNDED
     summary = "Python branch on a tensor size inside compiled code (one graph per branch side)"
+    # The answer depends on the region (its dynamic= option, its call sites): a helper reached
+    # from several regions is checked for each.
+    per_region = True
 
     VALID = (
         """

@@ -40,6 +40,9 @@ class VariableLengthArgument(Rule):
     severity = Severity.ERROR
     bounded = Boundedness.UNBOUNDED
     summary = "List/tuple/dict argument of a compiled function whose length varies between calls"
+    # The answer depends on the region (its dynamic= option, its call sites): a helper reached
+    # from several regions is checked for each.
+    per_region = True
 
     VALID = (
         """
