@@ -34,8 +34,12 @@ class Subject:
 
     ``kind`` is one of: ``global`` (module-level name), ``item`` (``container[key]``),
     ``attribute`` (``obj.attr`` on a module-level object or class), ``instance-attribute``
-    (``self.attr`` of ``owner``), ``environ``, ``parameter``, ``length`` (a container's
-    length), ``rank``, ``callable``, ``state``, ``config``.
+    (``self.attr`` of ``owner``), ``environ``, ``parameter`` (an argument; ``value_kind``
+    ``tensor`` for size-driven rules), ``length`` (a container's length), ``rank``,
+    ``callable`` (the functions seen are in ``examples``), ``closure`` (a loop variable captured
+    by a function compiled in the loop), ``graph-break`` (``name`` is the function), ``state``
+    (``training``, ``grad_mode``, ``autocast``, ``default_dtype``), ``config`` (``backend`` or a
+    limit name).
     """
 
     kind: str
