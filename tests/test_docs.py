@@ -68,3 +68,9 @@ def test_rules_command_lists_every_code():
     assert out.exit_code == 0
     for rule in RULES:
         assert rule.code in out.output and rule.name in out.output
+
+
+def test_readme_lists_every_rule():
+    readme = (PAGES_DIR.parent / "README.md").read_text(encoding="utf-8")
+    for rule in RULES:
+        assert f"[{rule.code}](rules/{rule.code}.md) | `{rule.name}` | {rule.severity.value} |" in readme, rule.code
