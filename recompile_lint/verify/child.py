@@ -273,9 +273,8 @@ def _entry_point(module: ModuleType) -> tuple[str, Callable[[], Any]] | None:
 class ProbeSession:
     """Probes every finding of one module, in order, inside this process."""
 
-    def __init__(self, job: dict[str, Any], results: _Results, torch: Any) -> None:
+    def __init__(self, job: dict[str, Any], torch: Any) -> None:
         self.job = job
-        self.results = results
         self.torch = torch
         self.backend = str(job.get("backend", "eager"))
         self.device = str(job.get("device", "cpu"))
@@ -400,7 +399,7 @@ def _import(module_name: str, files: set[str]) -> tuple[ModuleType | None, str]:
 
 
 def run_probe_job(job: dict[str, Any], results: _Results, torch: Any) -> None:
-    session = ProbeSession(job, results, torch)
+    session = ProbeSession(job, torch)
     module_file = str(job["module_file"])
     session.user_files = {module_file} | {str(f["path"]) for f in job["findings"]}
     results.update(status="importing")
