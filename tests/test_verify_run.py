@@ -67,3 +67,10 @@ def test_cuda_without_a_gpu_is_a_clear_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(verify, ["--device", "cuda", "--timeout", "240", str(tmp_path)])
     assert result.exit_code == 2
     assert "--device cuda" in result.output and "Traceback" not in result.output
+
+
+def test_probe_mode_without_findings_exits_0() -> None:
+    fixed = VERIFY_DATA / "seedcase" / "poly_seed_fixed.py"
+    result = CliRunner().invoke(verify, ["-q", "--format", "json", str(fixed)])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == []
