@@ -27,7 +27,7 @@ from recompile_lint.verify.results import (
     VerifiedFinding,
 )
 from recompile_lint.verify.synthesis import CALLABLE, INT, TENSOR, TENSOR_LIST, module_sizes, parameter_slots
-from recompile_lint.verify.targets import import_target
+from recompile_lint.verify.targets import import_target, module_of_path
 from recompile_lint.verify.verdicts import judge
 from verify_helpers import make_finding
 
@@ -142,6 +142,13 @@ def test_a_reason_blames_exactly_the_subject_it_names(subject: Subject | None, g
     assert blames(subject, _failure(guard)) is expected
 
 
+def test_graph_break_values_are_blamed_in_the_resume_function() -> None:
+    resumed = GuardFailure("___stack0 == 28.2", Family.CONSTANT, function="torch_dynamo_resume_in_clip__at_12")
+    subject = Subject("graph-break", name="clip_", value_kind=".item()")
+    assert blames(subject, resumed)
+    assert not blames(subject, GuardFailure("___stack0 == 28.2", Family.CONSTANT, function="torch_dynamo_resume_in_other_at_3"))
+
+
 def test_judge_confirms_only_reasons_that_blame_the_subject(tmp_path: Path) -> None:
     reason = GuardFailure("G['step'] == 0", Family.CONSTANT, "0/0", "return x * step", str(tmp_path / "m.py"), 5, "poly")
     recording = Recording((RecompileEvent("poly", str(tmp_path / "m.py"), 3, "0/1", (reason,)),), (), ())
@@ -169,6 +176,8 @@ def test_import_target_finds_plain_modules_and_packages(tmp_path: Path) -> None:
     method = import_target(make_finding(tmp_path / "solo.py", 1, "RCL104", "solo.Net.forward", None))
     assert method is not None and method.module == "solo"
     assert import_target(make_finding(tmp_path / "solo.py", 1, "RCL101", "missing.f", None)) is None
+    own = module_of_path(str(tmp_path / "pkg" / "ops.py"))
+    assert own is not None and (own.root, own.module) == (str(tmp_path.resolve()), "pkg.ops")
 
 
 def test_run_matching_separates_predicted_from_unpredicted_recompiles(tmp_path: Path) -> None:

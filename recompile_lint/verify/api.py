@@ -27,7 +27,7 @@ from recompile_lint.verify.results import (
     unverifiable,
 )
 from recompile_lint.verify.runner import ChildOutcome, run_child
-from recompile_lint.verify.targets import ImportTarget, import_target
+from recompile_lint.verify.targets import ImportTarget, import_target, module_of_path
 
 Progress = Callable[[str], None]
 
@@ -131,12 +131,11 @@ def verify_findings(
     verdicts: dict[int, Verification] = {}
     groups: dict[ImportTarget, list[tuple[int, Finding]]] = {}
     for index, finding in enumerate(findings):
-        if not finding.region:
-            verdicts[index] = unverifiable("the finding names no compiled region")
-            continue
-        target = import_target(finding)
+        # Without a region (a compile site in a loop), the finding's own module can still be run.
+        target = import_target(finding) if finding.region else module_of_path(finding.path)
         if target is None:
-            verdicts[index] = unverifiable(f"cannot find the module that defines {finding.region}")
+            what = f"the module that defines {finding.region}" if finding.region else f"a module for {finding.path}"
+            verdicts[index] = unverifiable(f"cannot find {what}")
             continue
         groups.setdefault(target, []).append((index, finding))
     ordered = sorted(groups.items())

@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from recompile_lint.verify.probes import (
     COMPILE_OPTIONS,
+    NOT_A_RECOMPILE,
     FindingSpec,
     evaluate_examples,
     Probe,
@@ -297,7 +298,9 @@ class ProbeSession:
 
     def probe(self, module: ModuleType, spec: FindingSpec, sizes: list[int]) -> Verification:
         builder = probe_builder(spec.code)
-        if builder is None:
+        if spec.code in NOT_A_RECOMPILE:
+            return unverifiable(no_probe_reason(spec.code))
+        if builder is None or not spec.region:
             # The module's own entry point may still show it; otherwise say why not.
             return self.via_entry_point(module, spec, no_probe_reason(spec.code))
         self.reset()

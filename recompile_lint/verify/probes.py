@@ -537,6 +537,10 @@ def probe_builder(code: str) -> ProbeBuilder | None:
     return PROBES.get(code)
 
 
+# Codes that name a setting rather than a recompile: running the program cannot confirm them.
+NOT_A_RECOMPILE: frozenset[str] = frozenset({"RCL901"})
+
+
 def no_probe_reason(code: str) -> str:
     """Why a code without a probe cannot be verified, in words for the report."""
     return NO_PROBE_REASONS.get(code, f"the verifier has no probe for {code} yet")

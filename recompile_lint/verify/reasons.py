@@ -206,4 +206,8 @@ def blames(subject: Subject | None, failure: GuardFailure) -> bool:
         if not subject.name:
             return failure.family is Family.IDENTITY
         return bool(re.search(_parameter_ref(subject.name), text))
+    if kind == "graph-break":
+        # The value crossing the break is guarded in the resume function Dynamo generates.
+        prefix = f"torch_dynamo_resume_in_{subject.name.rsplit('.', 1)[-1]}_at_"
+        return failure.function.startswith(prefix) or (not subject.name and "___stack" in text)
     return bool(subject.name) and subject.name in text

@@ -49,3 +49,21 @@ def import_target(finding: Finding) -> ImportTarget | None:
             if found is not None:
                 return ImportTarget(str(directory), ".".join(parts[:k]), str(found))
     return None
+
+
+def module_of_path(path: str) -> ImportTarget | None:
+    """The module a file is, with the directory above its top package as the root."""
+    try:
+        file = Path(path).resolve()
+    except OSError:
+        return None
+    if file.suffix != ".py" or not file.is_file():
+        return None
+    parts = [] if file.name == "__init__.py" else [file.stem]
+    directory = file.parent
+    while (directory / "__init__.py").is_file() and directory.parent != directory:
+        parts.insert(0, directory.name)
+        directory = directory.parent
+    if not parts:
+        return None
+    return ImportTarget(str(directory), ".".join(parts), str(file))
