@@ -15,6 +15,26 @@ ITEM = re.compile(r"(RCL\d{3})(?:\[(\w+)\])?")
 
 ALL_RULES = Config(select=("RCL",), cache=False)
 
+# The seed case: a compiled function reading a global that the training loop increments
+# (one RCL101 at line 8, column 16).
+SEED_SOURCE = """\
+import torch
+
+step = 0
+
+
+@torch.compile
+def poly(x: torch.Tensor) -> torch.Tensor:
+    return x * step
+
+
+def main() -> None:
+    global step
+    for _ in range(10):
+        step += 1
+        poly(torch.ones(3))
+"""
+
 
 def expectations(text: str) -> set[tuple[int, str, str | None]]:
     """(line, code, severity or None) for every line ending in an expectation comment."""

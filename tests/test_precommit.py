@@ -19,26 +19,12 @@ import pytest
 import yaml
 from pre_commit.clientlib import load_manifest
 
+from helpers import SEED_SOURCE
+
 REPO = Path(__file__).resolve().parent.parent
 MANIFEST = REPO / ".pre-commit-hooks.yaml"
 
-BAD = """\
-import torch
-
-step = 0
-
-
-@torch.compile
-def poly(x: torch.Tensor) -> torch.Tensor:
-    return x * step
-
-
-def main() -> None:
-    global step
-    for _ in range(10):
-        step += 1
-        poly(torch.ones(3))
-"""
+BAD = SEED_SOURCE
 
 GOOD = """\
 import torch

@@ -17,6 +17,7 @@ import jsonschema
 import pytest
 import yaml
 from pre_commit.clientlib import load_config, load_manifest
+from helpers import SEED_SOURCE
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -29,23 +30,7 @@ SNIPPET = re.compile(r"<!-- snippet: (?P<name>[\w-]+) -->\n```(?P<lang>\w*)\n(?P
 SCHEMA = json.loads((REPO / "tests" / "data" / "sarif-2.1.0.json").read_text(encoding="utf-8"))
 EXPECTED = {"pre-commit", "pre-commit-verify", "flake8", "ruff", "github-actions", "github-annotations", "statistics"}
 
-SOURCE = """\
-import torch
-
-step = 0
-
-
-@torch.compile
-def poly(x: torch.Tensor) -> torch.Tensor:
-    return x * step
-
-
-def main() -> None:
-    global step
-    for _ in range(10):
-        step += 1
-        poly(torch.ones(3))
-"""
+SOURCE = SEED_SOURCE
 
 
 def snippets() -> dict[str, tuple[str, str]]:

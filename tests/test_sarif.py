@@ -13,26 +13,11 @@ import pytest
 from recompile_lint.models import Boundedness, FileError, Finding, LintResult, Severity
 from recompile_lint.report.sarif import RULE_DOCS_BASE_URL, build_sarif, format_sarif
 from recompile_lint.rules import all_rules
+from helpers import SEED_SOURCE
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-2.1.0.json").read_text(encoding="utf-8"))
 
-SOURCE = """\
-import torch
-
-step = 0
-
-
-@torch.compile
-def poly(x: torch.Tensor) -> torch.Tensor:
-    return x * step
-
-
-def main() -> None:
-    global step
-    for _ in range(10):
-        step += 1
-        poly(torch.ones(3))
-"""
+SOURCE = SEED_SOURCE
 
 
 def validate(log: dict) -> None:
