@@ -65,15 +65,13 @@ class Analysis:
     reports: list[tuple[type[Rule], Report]]
 
 
-def make_cache(config: Config):
-    """The per-file facts cache the config asks for, or None."""
+def make_cache(config: Config, root: str | None = None):
+    """The per-file facts cache the config asks for (in the project root by default), or None."""
     if not config.cache:
         return None
-    try:
-        from recompile_lint.cache import FactsCache
-    except ImportError:
-        return None
-    return FactsCache.for_config(config)
+    from recompile_lint.cache import FactsCache
+
+    return FactsCache.for_config(config, root=root)
 
 
 def analyse(
@@ -82,15 +80,17 @@ def analyse(
     config: Config,
     rules: Sequence[type[Rule]],
     reader: Callable[[str], bytes] | None = None,
+    root: str | None = None,
 ) -> Analysis:
     """Find regions over the project and run ``rules`` on them. ``reader`` supplies file bytes
     (an editor's unsaved buffer); by default files are read from disk."""
-    store = FactsStore(config.compile_functions, make_cache(config))
-    index = ProjectIndex(project_files, store, reader)
+    store = FactsStore(config.compile_functions, make_cache(config, root))
+    index = ProjectIndex(project_files, store, reader, jobs=config.jobs)
     wrappers = tuple(w.rsplit(".", 1)[-1] for w in config.compile_functions)
-    for path in index.paths:
-        if index.may_compile(path, wrappers):
-            index.facts(path)
+    candidates = [path for path in index.paths if index.may_compile(path, wrappers)]
+    index.prefetch(candidates)
+    for path in candidates:
+        index.facts(path)
     # Project functions that compile their parameter are wrappers too: calls to them compile
     # their argument. Files naming one are read again with the wrapper known.
     found = sorted(index.wrapper_functions() - set(store.compile_functions))
@@ -98,9 +98,10 @@ def analyse(
         store.compile_functions = store.compile_functions + tuple(found)
         short = tuple(name.rsplit(".", 1)[-1] for name in found)
         index.reparse([p for p in index.paths if any(name in (index.text(p) or "") for name in short)])
-        for path in index.paths:
-            if index.may_compile(path, wrappers + short):
-                index.facts(path)
+        candidates = [path for path in index.paths if index.may_compile(path, wrappers + short)]
+        index.prefetch(candidates)
+        for path in candidates:
+            index.facts(path)
     finder = RegionFinder(index, config.max_depth)
     regions: list[CompiledRegion] = []
     for facts in sorted(index.parsed(), key=lambda f: f.path):
@@ -119,8 +120,13 @@ def analyse(
     seen: set[tuple[str, str, str]] = set()
     visited: set = set()
     per_region = any(getattr(rule, "per_region", False) for rule in function_rules)
+    # A function rule reports in the function's own file, and only the given files are
+    # reported: functions elsewhere need no rule run (their facts still serve the analysis).
+    only = set(given) if len(set(given)) < len(index.paths) else None
     for region in regions:
         for ref, depth, _ in region.reached:
+            if only is not None and ref.path not in only:
+                continue
             if ref in visited and not per_region:
                 continue
             visited.add(ref)
@@ -237,7 +243,7 @@ def lint_paths(
     project = tuple(project_files) if project_files is not None else project_scope(paths, config)[1]
     all_files = sorted({os.path.abspath(p) for p in project} | set(given))
     rules = selected_rules(config)
-    analysis = analyse(list(given), all_files, config, rules, reader)
+    analysis = analyse(list(given), all_files, config, rules, reader, root)
     return collect(analysis, given, discovered, config, noqa)
 
 

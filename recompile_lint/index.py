@@ -82,8 +82,9 @@ class FactsStore:
 class ProjectIndex:
     """Every Python file of the project by module name; facts parsed on demand."""
 
-    def __init__(self, files: Iterable[str], store: FactsStore, reader: Callable[[str], bytes] | None = None):
+    def __init__(self, files: Iterable[str], store: FactsStore, reader: Callable[[str], bytes] | None = None, jobs: int = 1):
         self.store = store
+        self.jobs = jobs  # worker processes for batches of parses (0: one per core)
         self.reader = reader or read_bytes
         self.paths: list[str] = sorted(dict.fromkeys(files))
         self.by_module: dict[str, list[str]] = {}
@@ -129,6 +130,44 @@ class ProjectIndex:
                     self.errors[path] = FileError(path=path, message=f"cannot parse: {type(exc).__name__}: {exc}")
             self._facts[path] = facts
         return self._facts[path]
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """Parse the facts of ``paths`` now, in worker processes when the batch is worth it.
+
+        Files already parsed or cached are skipped; errors are recorded exactly as ``facts()``
+        records them, and results go to the cache as ``facts()`` would put them.
+        """
+        if self.jobs == 1:
+            return
+        from recompile_lint.parallel import parse_in_parallel, worth_parallel
+
+        todo: list[tuple[str, str, str]] = []
+        cache = self.store.cache
+        for path in paths:
+            if path in self._facts:
+                continue
+            text = self.text(path)
+            if text is None:
+                continue
+            key = self.store.key(path, text)
+            cached = cache.get(key, path) if cache is not None else None
+            if cached is not None:
+                self._facts[path] = cached
+                continue
+            todo.append((path, text, key))
+        sources = [(path, text) for path, text, _ in todo]
+        if not worth_parallel(sources, self.jobs):
+            return  # facts() parses them one by one
+        results = parse_in_parallel(sources, self.store.compile_functions, self.jobs)
+        for path, _, key in todo:
+            result = results[path]
+            if isinstance(result, FileError):
+                self.errors[path] = result
+                self._facts[path] = None
+            else:
+                self._facts[path] = result
+                if cache is not None:
+                    cache.put(key, path, result)
 
     def check_syntax(self, path: str) -> None:
         """Record a syntax error of a file no region needed (bad input must never pass)."""
@@ -344,6 +383,7 @@ class ProjectIndex:
         if not names:
             return
         pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+        selected: list[str] = []
         for path in self.paths:
             if path in self._facts or path in self._scanned:
                 continue
@@ -352,7 +392,10 @@ class ProjectIndex:
                 continue
             self._scanned.add(path)
             if pattern.search(text) is not None:
-                self.facts(path)
+                selected.append(path)
+        self.prefetch(selected)
+        for path in selected:
+            self.facts(path)
         self._mutations = None
 
     def mutation_table(self) -> dict[tuple[str, str, str], list[Mutation]]:
