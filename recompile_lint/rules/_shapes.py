@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 import libcst as cst
-import libcst.matchers as m
 
 from recompile_lint.callsites import Argument, CallSite, Loop, call_sites
 from recompile_lint.facts import FunctionFacts, ModuleFacts, Param, dotted_name, span_of
@@ -27,38 +26,74 @@ MARK_UNBACKED = frozenset({"torch._dynamo.decorators.mark_unbacked", "torch._dyn
 # ---- expressions inside a region ---------------------------------------------------------------
 
 
+def _method_call(node: cst.CSTNode, names: tuple[str, ...]) -> cst.Call | None:
+    """``x.<name>(...)`` on a plain name ``x``, for one of ``names``."""
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and isinstance(node.func.value, cst.Name)
+        and node.func.attr.value in names
+    ):
+        return node
+    return None
+
+
+def _name_attribute(node: cst.CSTNode, name: str) -> cst.Name | None:
+    """``x`` of ``x.<name>`` on a plain name ``x``."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value == name:
+        return node.value
+    return None
+
+
+# Plain isinstance tests rather than libcst.matchers: these run on every node of every region,
+# and importing the matchers costs more than a whole small lint.
 def rank_receiver(node: cst.CSTNode) -> cst.Name | None:
     """The tensor name of ``x.dim()``, ``x.ndim``, ``x.ndimension()``, ``len(x.shape)``,
     ``len(x.size())``; None for anything else."""
-    if m.matches(node, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("dim") | m.Name("ndimension")), args=[])):
-        return node.func.value  # type: ignore[attr-defined]
-    if m.matches(node, m.Attribute(value=m.Name(), attr=m.Name("ndim"))):
-        return node.value  # type: ignore[attr-defined]
-    if m.matches(node, m.Call(func=m.Name("len"), args=[m.Arg(value=m.Attribute(value=m.Name(), attr=m.Name("shape")) | m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[]))])):
-        inner = node.args[0].value  # type: ignore[attr-defined]
-        return inner.value if isinstance(inner, cst.Attribute) else inner.func.value
+    call = _method_call(node, ("dim", "ndimension"))
+    if call is not None and not call.args:
+        return call.func.value  # type: ignore[attr-defined, return-value]
+    ndim = _name_attribute(node, "ndim")
+    if ndim is not None:
+        return ndim
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1:
+        inner = node.args[0].value
+        shape = _name_attribute(inner, "shape")
+        if shape is not None:
+            return shape
+        size = _method_call(inner, ("size",))
+        if size is not None and not size.args:
+            return size.func.value  # type: ignore[attr-defined, return-value]
     return None
 
 
 def size_receiver(node: cst.CSTNode) -> cst.Name | None:
     """The tensor name of ``x.shape[i]``, ``x.size(i)``, ``x.size()[i]``, ``x.numel()``."""
-    if m.matches(node, m.Subscript(value=m.Attribute(value=m.Name(), attr=m.Name("shape")))):
-        return node.value.value  # type: ignore[attr-defined]
-    if m.matches(node, m.Subscript(value=m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[]))):
-        return node.value.func.value  # type: ignore[attr-defined]
-    if m.matches(node, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[m.AtLeastN(n=1)])):
-        return node.func.value  # type: ignore[attr-defined]
-    if m.matches(node, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("numel")), args=[])):
-        return node.func.value  # type: ignore[attr-defined]
+    if isinstance(node, cst.Subscript):
+        shape = _name_attribute(node.value, "shape")
+        if shape is not None:
+            return shape
+        size = _method_call(node.value, ("size",))
+        if size is not None and not size.args:
+            return size.func.value  # type: ignore[attr-defined, return-value]
+        return None
+    size = _method_call(node, ("size",))
+    if size is not None and size.args:
+        return size.func.value  # type: ignore[attr-defined, return-value]
+    numel = _method_call(node, ("numel",))
+    if numel is not None and not numel.args:
+        return numel.func.value  # type: ignore[attr-defined, return-value]
     return None
 
 
 def is_whole_shape(node: cst.CSTNode) -> cst.Name | None:
     """The tensor name of ``x.shape`` / ``x.size()`` (a tuple of every size)."""
-    if m.matches(node, m.Attribute(value=m.Name(), attr=m.Name("shape"))):
-        return node.value  # type: ignore[attr-defined]
-    if m.matches(node, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[])):
-        return node.func.value  # type: ignore[attr-defined]
+    shape = _name_attribute(node, "shape")
+    if shape is not None:
+        return shape
+    size = _method_call(node, ("size",))
+    if size is not None and not size.args:
+        return size.func.value  # type: ignore[attr-defined, return-value]
     return None
 
 
