@@ -8,6 +8,7 @@ collected lazily, only in files that mention a name the compiled object is known
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from dataclasses import dataclass, replace
 
@@ -356,29 +357,52 @@ def _display_rank(node: ast.AST) -> int:
     return depth
 
 
+def collect_call_sites(index: ProjectIndex, names: frozenset[str]) -> list[CallSite]:
+    """Calls, anywhere in the project, of a callee whose last name is one of ``names``."""
+    sites: list[CallSite] = []
+    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    for path in index.paths:
+        text = index.text(path)
+        if text is None or pattern.search(text) is None:
+            continue
+        facts = index.facts(path)
+        if facts is None:
+            continue
+        try:
+            tree = ast.parse(text, filename=path)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        collector = _CallCollector(facts, text.split("\n"), set(names))
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEP_CODE_FRAMES))  # deep elif chains
+        collector.visit(tree)
+        sites.extend(collector.sites)
+    return sites
+
+
+# Key of the one collection made for every region of a run (see ``prime``).
+_ALL_REGIONS = frozenset({"*"})
+
+
+def prime(index: ProjectIndex, regions: list[CompiledRegion]) -> None:
+    """Collect the call sites of every region in one pass over the project: each file is
+    parsed and walked once, instead of once per region that names it."""
+    names: set[str] = set()
+    for region in regions:
+        names |= names_of(region, index)
+    if names:
+        index.call_site_cache[_ALL_REGIONS] = collect_call_sites(index, frozenset(names))
+        index.primed_names = frozenset(names)
+
+
 def call_sites(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
     """Every call of the region's compiled object that the project makes (name-matched)."""
     names = names_of(region, index)
     if not names:
         return []
     cache = index.call_site_cache
+    if _ALL_REGIONS in cache and names <= index.primed_names:
+        return [site for site in cache[_ALL_REGIONS] if site.callee.rsplit(".", 1)[-1] in names]
     key = frozenset(names)
     if key not in cache:
-        sites: list[CallSite] = []
-        for path in index.paths:
-            text = index.text(path)
-            if text is None or not any(name in text for name in names):
-                continue
-            facts = index.facts(path)
-            if facts is None:
-                continue
-            try:
-                tree = ast.parse(text, filename=path)
-            except (SyntaxError, ValueError, RecursionError):
-                continue
-            collector = _CallCollector(facts, text.split("\n"), set(names))
-            sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEP_CODE_FRAMES))  # deep elif chains
-            collector.visit(tree)
-            sites.extend(collector.sites)
-        cache[key] = sites
+        cache[key] = collect_call_sites(index, key)
     return list(cache[key])

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
+from recompile_lint.callsites import prime as prime_call_sites
 from recompile_lint.config import Config
 from recompile_lint.context import CstCache, FunctionContext, ProjectContext, Report
 from recompile_lint.discovery import Discovered, discover, find_project_root, marked_project_root
@@ -111,6 +112,7 @@ def analyse(
 
     # Facts about who mutates what: only files that mention a value the regions read.
     index.scan_for_mutations(guarded_names(index, regions))
+    prime_call_sites(index, regions)
 
     reports: list[tuple[type[Rule], Report]] = []
     function_rules = [r for r in rules if r.check_function is not Rule.check_function]

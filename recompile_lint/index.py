@@ -101,6 +101,7 @@ class ProjectIndex:
         self._scanned: set[str] = set()
         # Call sites of compiled objects, keyed by the names they are called by (callsites.py).
         self.call_site_cache: dict[frozenset[str], list] = {}
+        self.primed_names: frozenset[str] = frozenset()  # names whose call sites are collected
         self._classes: dict[tuple[str, str | None], tuple[ModuleFacts, ClassFacts] | None] = {}
         self._mro: dict[tuple[str, str], list[tuple[ModuleFacts, ClassFacts]]] = {}
 
