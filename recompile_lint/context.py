@@ -45,24 +45,31 @@ class ParsedStatement:
 
 
 class CstCache:
-    """libcst trees of the top-level statements that regions reach, parsed once each."""
+    """libcst trees of the code that regions reach: each ``def`` on its own (a method is parsed
+    without the rest of its class), a lambda with its top-level statement."""
 
     def __init__(self, index: ProjectIndex):
         self.index = index
-        self._parsed: dict[tuple[str, int], ParsedStatement | None] = {}
+        self._parsed: dict[tuple[str, int, int], ParsedStatement | None] = {}
 
     def statement(self, path: str, fn: FunctionFacts) -> ParsedStatement | None:
-        key = (path, fn.stmt_line)
+        first, last = (fn.stmt_line, fn.stmt_end_line) if fn.is_lambda else (fn.first_line, fn.end_line)
+        key = (path, first, last)
         if key not in self._parsed:
             text = self.index.text(path)
             parsed = None
             if text is not None:
-                lines = text.split("\n")[fn.stmt_line - 1 : fn.stmt_end_line]
+                lines = text.split("\n")[first - 1 : last]
+                offset = first - 1
+                if lines and lines[0][:1] in (" ", "\t"):
+                    # An indented def parses as the body of a block; its columns stay as they are.
+                    lines = ["if 1:", *lines]
+                    offset -= 1
                 snippet = "\n".join(lines) + "\n"
                 try:
                     wrapper = MetadataWrapper(cst.parse_module(snippet), unsafe_skip_copy=True)
                     positions = wrapper.resolve(PositionProvider)
-                    parsed = ParsedStatement(wrapper, positions, fn.stmt_line - 1)
+                    parsed = ParsedStatement(wrapper, positions, offset)
                     for node, pos in positions.items():
                         if isinstance(node, cst.FunctionDef):
                             name_pos = positions[node.name]
