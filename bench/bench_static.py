@@ -120,17 +120,9 @@ def lint_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "recompile_lint"]
 
 
-def engine_parallel() -> bool:
-    """Whether the engine batches parses through ``recompile_lint.parallel`` itself."""
-    from recompile_lint.index import ProjectIndex
-
-    return hasattr(ProjectIndex, "prefetch")
-
-
 def parallel_command() -> list[str]:
-    """``recompile-lint`` for ``-j 2``: the CLI itself, or the prefetch harness until the
-    engine calls the parallel parser."""
-    return lint_command() if engine_parallel() else [sys.executable, str(HERE / "prefetch_harness.py")]
+    """``recompile-lint`` for ``-j 2`` (the engine parses batches in worker processes)."""
+    return lint_command()
 
 
 def find_torchfix(explicit: str | None, install: bool) -> str | None:
@@ -343,8 +335,6 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     results: list[Measurement] = []
     print(f"# corpora in {work}; torchfix: {torchfix or 'n/a'}; {args.repeat} runs each", flush=True)
-    if not engine_parallel():
-        print("# -j 2 runs through bench/prefetch_harness.py (the engine does not batch parses yet)", flush=True)
     try:
         for name in corpora:
             measure_corpus(name, work, args.repeat, torchfix, results, args.torchfix_max_mb)

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from recompile_lint import engine, parallel
+from recompile_lint import parallel
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
-from recompile_lint.index import ProjectIndex
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -39,13 +38,8 @@ def outcome(result) -> tuple:
 def parallel_run(paths: list[str], config: Config, monkeypatch) -> tuple:
     """A run whose facts are parsed in two workers (and stored in the cache of ``config``)."""
     with monkeypatch.context() as patch:
+        # Every batch goes to the workers, however small the test project is.
         patch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
-        if not hasattr(ProjectIndex, "prefetch"):
-            # Until the engine batches parses itself, drive it as bench/prefetch_harness.py does.
-            from prefetch_harness import PrefetchingIndex
-
-            patch.setattr(PrefetchingIndex, "jobs", 2)
-            patch.setattr(engine, "ProjectIndex", PrefetchingIndex)
         return outcome(lint_paths(paths, replace(config, jobs=2)))
 
 
