@@ -194,12 +194,6 @@ class CompileSite:
                 return v
         return None
 
-    def option_kind(self, key: str) -> str | None:
-        for k, v in self.option_kinds:
-            if k == key:
-                return v
-        return None
-
 
 @dataclass(frozen=True)
 class MethodCall:

@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import io
 import tokenize
-from dataclasses import dataclass
 
 
 class SourceError(Exception):
     """A file that cannot be read or decoded as Python source."""
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    """A decoded file: text with universal newlines, and the raw bytes' size."""
-
-    path: str
-    text: str
 
 
 def decode_source(data: bytes, path: str) -> str:
@@ -50,8 +41,3 @@ def read_bytes(path: str) -> bytes:
         raise SourceError("no such file") from exc
     except OSError as exc:
         raise SourceError(exc.strerror or str(exc)) from exc
-
-
-def read_source(path: str) -> SourceFile:
-    """Read and decode ``path``; every failure is a SourceError with the reason."""
-    return SourceFile(path=path, text=decode_source(read_bytes(path), path))
