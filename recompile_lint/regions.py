@@ -101,14 +101,9 @@ class RegionFinder:
 
     @staticmethod
     def qualify(dotted: str, facts: ModuleFacts) -> str:
-        if not dotted:
-            return dotted
-        resolved = facts.resolve(dotted)
-        if resolved != dotted:
-            return resolved
-        if facts.cls(dotted.split(".")[0]) is not None:
-            return dotted  # module-local class: resolve_class looks in from_path first
-        return dotted
+        """``dotted`` through the module's imports; a module-local name stays as it is
+        (resolve_class looks in the module itself first)."""
+        return facts.resolve(dotted) if dotted else dotted
 
     def instance_class(self, name: str, facts: ModuleFacts, scope: FunctionFacts | None) -> str:
         """Dotted class of a variable holding an instance, from this or enclosing functions
