@@ -1,14 +1,19 @@
-"""The on-disk cache of per-file facts, keyed by content hash, tool version and facts schema.
+"""The on-disk cache: per-file facts, and the results of whole runs.
 
-A second run over an unchanged tree reads each file's facts back instead of parsing it. The
+Facts are keyed by content hash, tool version and facts schema: a run reads each unchanged
+file's facts back instead of parsing it. A run result is keyed by the linter's code, the
+settings, the paths named and every project file's content digest: a second run over an
+unchanged tree returns it without any analysis (``RunCache``). The
 cache is an optimisation only: a cache that cannot be created, read or written (read-only
 checkout, full disk, corrupt or foreign entries) silently behaves as no cache. Entries are
 read with an unpickler that only accepts the facts classes, so a cache directory planted in
 an untrusted checkout cannot run code.
 
 Layout: ``<root>/.recompile-lint-cache/`` holds a ``.gitignore`` (``*``: it is never
-committed) and one directory per tool version and facts schema, sharded by the first two
-hex digits of the entry name. Deleting the directory is always safe.
+committed), one ``facts-*`` directory per tool version and facts schema, sharded by the first
+two hex digits of the entry name, one ``runs-*`` directory per version of the linter's code
+with the last results, and ``file-digests.json`` (content digests by size, mtime and inode).
+Deleting the directory is always safe.
 """
 
 from __future__ import annotations
@@ -21,10 +26,12 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from recompile_lint import __version__
-from recompile_lint.facts import ModuleFacts
+
+if TYPE_CHECKING:
+    from recompile_lint.facts import ModuleFacts
 
 CACHE_DIR_NAME = ".recompile-lint-cache"
 GITIGNORE_TEXT = "# Created by recompile-lint; safe to delete.\n*\n"
@@ -68,6 +75,8 @@ def load_entry(data: bytes) -> ModuleFacts | None:
         facts = _FactsUnpickler(io.BytesIO(data)).load()
     except Exception:  # noqa: BLE001 - any damage to an entry means "not cached"
         return None
+    from recompile_lint.facts import ModuleFacts
+
     return facts if isinstance(facts, ModuleFacts) else None
 
 
@@ -162,6 +171,12 @@ class FactsCache:
         except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
             self._writable = False
 
+    def run_cache(self, first_path: str) -> "RunCache | None":
+        """The whole-run results cache kept in the same directory (None when it is unusable)."""
+        if self._open(first_path) is None or self._directory is None:
+            return None
+        return RunCache(self._directory)
+
     # ---- layout ---------------------------------------------------------------------------
 
     @property
@@ -218,3 +233,159 @@ class FactsCache:
             marker = directory / name
             if not marker.exists():
                 marker.write_text(text, encoding="utf-8")
+
+
+# ---- whole-run results ----------------------------------------------------------------------
+
+_MODELS_MODULE = "recompile_lint.models"
+_RUN_CLASSES = frozenset({"LintResult", "Finding", "FileError", "Subject", "Severity", "Boundedness"})
+RUNS_KEPT = 32  # results of this many distinct runs (argument lists, configs) are kept
+FILE_TABLE = "file-digests.json"
+# A file modified this close to when its digest was recorded may change again within the same
+# mtime tick without its size or mtime changing: such an entry is hashed again, never trusted.
+RACY_NS = 2_000_000_000
+
+
+def _code_fingerprint() -> str:
+    """A digest of every module of the linter (rules included): results of other code never count."""
+    digest = hashlib.blake2b(_schema_fingerprint().encode(), digest_size=16)
+    here = Path(__file__).resolve().parent
+    for path in sorted(here.rglob("*.py")):
+        if "verify" in path.relative_to(here).parts:
+            continue
+        try:
+            digest.update(str(path.relative_to(here)).encode())
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"?")
+    return digest.hexdigest()
+
+
+class _RunUnpickler(pickle.Unpickler):
+    """Builds only result value types and plain containers."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == _MODELS_MODULE and name in _RUN_CLASSES:
+            return super().find_class(module, name)
+        if module == "builtins" and name in _ALLOWED_BUILTINS:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a run cache entry")
+
+
+class RunCache:
+    """The result of a whole run, keyed by everything it depends on.
+
+    The key covers the linter's own code, the settings, the files named and the content digest
+    of every file of the project, so a second run over an unchanged tree returns the first
+    run's result without reading any facts. Content digests are kept in a table by (size,
+    mtime, inode), as ``git status`` does, and recomputed for any file whose stat changed or
+    was recorded too soon after its last modification to be trusted. Like the facts cache it
+    is an optimisation only: any failure means "not cached".
+    """
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.runs = directory / f"runs-{_code_fingerprint()}"
+        self._table: dict[str, list] | None = None
+        self._table_changed = False
+
+    # ---- file digests ---------------------------------------------------------------------
+
+    def _load_table(self) -> dict[str, list]:
+        if self._table is None:
+            try:
+                import json
+
+                data = json.loads((self.directory / FILE_TABLE).read_text(encoding="utf-8"))
+                self._table = data if isinstance(data, dict) else {}
+            except (OSError, ValueError):
+                self._table = {}
+        return self._table
+
+    def digest(self, path: str) -> str | None:
+        """The content digest of ``path`` (None when it cannot be read)."""
+        table = self._load_table()
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        stamp = [st.st_size, st.st_mtime_ns, st.st_ino]
+        entry = table.get(path)
+        if isinstance(entry, list) and len(entry) == 5 and entry[:3] == stamp and entry[4] - entry[1] > RACY_NS:
+            return str(entry[3])
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
+        value = hashlib.blake2b(data, digest_size=16).hexdigest()
+        import time
+
+        table[path] = [*stamp, value, time.time_ns()]
+        self._table_changed = True
+        return value
+
+    def save_table(self, keep: Iterable[str]) -> None:
+        """Write the digest table back (only the project's files), if anything changed."""
+        if not self._table_changed or self._table is None:
+            return
+        import json
+
+        keep = set(keep)
+        table = {path: entry for path, entry in self._table.items() if path in keep}
+        self._write(self.directory / FILE_TABLE, json.dumps(table, separators=(",", ":")).encode())
+
+    # ---- results --------------------------------------------------------------------------
+
+    def key(self, settings: str, given: Sequence[tuple[str, str]], files: Sequence[str]) -> str | None:
+        """The key of a run, or None when a file cannot be read (such runs are not cached)."""
+        digest = hashlib.blake2b(settings.encode("utf-8", "surrogatepass"), digest_size=16)
+        for absolute, display in given:
+            digest.update(f"given\0{absolute}\0{display}\0".encode("utf-8", "surrogatepass"))
+        for path in files:
+            value = self.digest(path)
+            if value is None:
+                return None
+            digest.update(f"{path}\0{value}\0".encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
+    def get(self, key: str) -> Any:
+        try:
+            data = (self.runs / key).read_bytes()
+            result = _RunUnpickler(io.BytesIO(data)).load()
+        except Exception:  # noqa: BLE001 - a missing or damaged entry means "not cached"
+            return None
+        from recompile_lint.models import LintResult
+
+        return result if isinstance(result, LintResult) else None
+
+    def put(self, key: str, result: Any) -> None:
+        try:
+            if not self.runs.is_dir():
+                self.runs.mkdir(parents=True, exist_ok=True)
+                for stale in self.directory.glob("runs-*"):
+                    if stale != self.runs:
+                        shutil.rmtree(stale, ignore_errors=True)
+            self._write(self.runs / key, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+            entries = sorted(self.runs.iterdir(), key=lambda p: p.stat().st_mtime_ns)
+            for old in entries[:-RUNS_KEPT]:
+                old.unlink()
+        except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            pass
+
+    @staticmethod
+    def _write(target: Path, data: bytes) -> None:
+        """Write then rename, so a concurrent run never reads half a file; failures are silent."""
+        try:
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, target)
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

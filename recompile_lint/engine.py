@@ -8,22 +8,29 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from recompile_lint.callsites import prime as prime_call_sites
 from recompile_lint.config import Config
-from recompile_lint.context import CstCache, FunctionContext, ProjectContext, Report
 from recompile_lint.discovery import Discovered, discover, find_project_root, marked_project_root
-from recompile_lint.index import FactsStore, ProjectIndex
 from recompile_lint.models import FileError, Finding, LintResult, Severity
-from recompile_lint.regions import CompiledRegion, RegionFinder
-from recompile_lint.rules import Rule, all_rules, matches_code
+from recompile_lint.rules import matches_code
 from recompile_lint.suppress import is_suppressed
+
+if TYPE_CHECKING:
+    from recompile_lint.context import Report
+    from recompile_lint.index import ProjectIndex
+    from recompile_lint.regions import CompiledRegion
+    from recompile_lint.rules import Rule
+
+# The analysis modules (libcst among their imports) are imported when a run needs them: a run
+# answered from the run cache never loads them.
 
 
 def selected_rules(config: Config, path: str | None = None) -> list[type[Rule]]:
     """Rules enabled by select / extend-select / ignore (and per-file-ignores for ``path``)."""
+    from recompile_lint.rules import all_rules
+
     out = []
     for rule in all_rules():
         if config.select:
@@ -82,10 +89,17 @@ def analyse(
     rules: Sequence[type[Rule]],
     reader: Callable[[str], bytes] | None = None,
     root: str | None = None,
+    facts_cache=None,
 ) -> Analysis:
     """Find regions over the project and run ``rules`` on them. ``reader`` supplies file bytes
     (an editor's unsaved buffer); by default files are read from disk."""
-    store = FactsStore(config.compile_functions, make_cache(config, root))
+    from recompile_lint.callsites import prime as prime_call_sites
+    from recompile_lint.context import CstCache, FunctionContext, ProjectContext
+    from recompile_lint.index import FactsStore, ProjectIndex
+    from recompile_lint.regions import RegionFinder
+    from recompile_lint.rules import Rule
+
+    store = FactsStore(config.compile_functions, facts_cache if facts_cache is not None else make_cache(config, root))
     index = ProjectIndex(project_files, store, reader, jobs=config.jobs)
     wrappers = tuple(w.rsplit(".", 1)[-1] for w in config.compile_functions)
     candidates = [path for path in index.paths if index.may_compile(path, wrappers)]
@@ -244,9 +258,24 @@ def lint_paths(
     given = {os.path.abspath(p): p for p in discovered.files}
     project = tuple(project_files) if project_files is not None else project_scope(paths, config)[1]
     all_files = sorted({os.path.abspath(p) for p in project} | set(given))
+    facts_cache = make_cache(config, root)
+    # A run over exactly the same files, settings and linter code as a cached one has the
+    # same result (an editor's unsaved buffers are not files: those runs are not cached).
+    run_cache = facts_cache.run_cache(all_files[0] if all_files else root) if facts_cache is not None and reader is None else None
+    key = None
+    if run_cache is not None:
+        settings = repr((replace(config, jobs=1, cache=True, cache_dir=None), noqa, discovered.errors, discovered.excluded))
+        key = run_cache.key(settings, sorted(given.items()), all_files)
+        run_cache.save_table(all_files)
+        cached = run_cache.get(key) if key is not None else None
+        if cached is not None:
+            return cached
     rules = selected_rules(config)
-    analysis = analyse(list(given), all_files, config, rules, reader, root)
-    return collect(analysis, given, discovered, config, noqa)
+    analysis = analyse(list(given), all_files, config, rules, reader, root, facts_cache)
+    result = collect(analysis, given, discovered, config, noqa)
+    if run_cache is not None and key is not None:
+        run_cache.put(key, result)
+    return result
 
 
 def collect(analysis: Analysis, given: dict[str, str], discovered: Discovered, config: Config, noqa: bool = True) -> LintResult:

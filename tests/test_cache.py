@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from recompile_lint import cache as cache_module
+from recompile_lint import engine as engine_module
 from recompile_lint import index as index_module
 from recompile_lint.cache import CACHE_DIR_NAME, FactsCache, dump_entry, load_entry
 from recompile_lint.config import Config
@@ -44,7 +46,14 @@ def make_project(root: Path, source: str = TRAIN) -> Path:
 
 
 def entries(directory: Path) -> list[Path]:
-    return [p for p in directory.rglob("*") if p.is_file() and p.name not in (".gitignore", "CACHEDIR.TAG")]
+    """The facts entries of a cache directory."""
+    return [p for p in directory.glob("facts-*/*/*") if p.is_file()]
+
+
+def forget_runs(directory: Path) -> None:
+    """Drop whole-run results, so that the next run has to read per-file facts."""
+    for runs in directory.glob("runs-*"):
+        shutil.rmtree(runs)
 
 
 def as_dicts(result) -> tuple:
@@ -62,6 +71,7 @@ def test_second_run_reads_facts_from_the_cache(tmp_path, monkeypatch):
         raise AssertionError("parsed although the cache holds the facts")
 
     monkeypatch.setattr(index_module, "collect_facts", no_parsing)
+    forget_runs(tmp_path / "c")
     second = lint_paths([str(path)], config)
     assert as_dicts(second) == as_dicts(first)
 
@@ -130,6 +140,7 @@ def test_corrupt_entries_are_ignored_and_rewritten(tmp_path, damage):
             entry.write_bytes(pickle.dumps({"path": str(path)}))
         else:
             entry.write_bytes(damage)
+    forget_runs(tmp_path / "c")
     assert as_dicts(lint_paths([str(path)], config)) == as_dicts(first)
     assert all(load_entry(e.read_bytes()) is not None for e in entries(tmp_path / "c"))
 
@@ -213,3 +224,64 @@ def test_entries_of_another_schema_are_removed(tmp_path):
     lint_paths([str(path)], Config(cache_dir=str(tmp_path / "c")))
     assert not stale.exists()
     assert entries(tmp_path / "c")
+
+
+# ---- whole-run results ------------------------------------------------------------------------
+
+
+def no_analysis(monkeypatch) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("analysed although the run cache holds the result")
+
+    monkeypatch.setattr(engine_module, "analyse", refuse)
+
+
+def test_an_unchanged_tree_is_answered_from_the_run_cache(tmp_path, monkeypatch):
+    path = make_project(tmp_path)
+    config = Config(cache_dir=str(tmp_path / "c"))
+    first = lint_paths([str(path)], config)
+    with monkeypatch.context() as patch:
+        no_analysis(patch)
+        second = lint_paths([str(path)], config)
+    assert second == first
+    # Another setting, another file named, or another file of the project: analysed again.
+    assert lint_paths([str(path)], replace(config, ignore=("RCL101",))).findings == ()
+    (tmp_path / "other.py").write_text("x = 1\n", encoding="utf-8")
+    assert lint_paths([str(path)], config) == first
+    assert lint_paths([str(path), str(tmp_path / "other.py")], config).files_checked == 2
+
+
+def test_an_edit_within_the_same_mtime_tick_is_seen(tmp_path):
+    """Same size, same mtime, other bytes: a digest recorded that soon is never trusted."""
+    path = make_project(tmp_path)
+    config = Config(cache_dir=str(tmp_path / "c"))
+    assert [f.code for f in lint_paths([str(path)], config).findings] == ["RCL101"]
+    before = os.stat(path)
+    text = path.read_text(encoding="utf-8")
+    edited = text.replace("        step += 1\n", "        pass     \n")
+    assert len(edited) == len(text)
+    path.write_text(edited, encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert lint_paths([str(path)], config).findings == ()
+
+
+def test_damaged_or_foreign_run_entries_are_ignored(tmp_path):
+    path = make_project(tmp_path)
+    config = Config(cache_dir=str(tmp_path / "c"))
+    first = lint_paths([str(path)], config)
+    marker = tmp_path / "pwned"
+    (runs,) = (tmp_path / "c").glob("runs-*/*")
+    for damage in (b"", b"garbage", pickle.dumps({"findings": ()}), pickle.dumps(_Exploit(str(marker)))):
+        runs.write_bytes(damage)
+        assert lint_paths([str(path)], config) == first
+        assert not marker.exists()
+    (tmp_path / "c" / "file-digests.json").write_text("{not json", encoding="utf-8")
+    assert lint_paths([str(path)], config) == first
+
+
+def test_unsaved_buffers_are_not_answered_from_the_run_cache(tmp_path):
+    path = make_project(tmp_path)
+    config = Config(cache_dir=str(tmp_path / "c"))
+    lint_paths([str(path)], config)
+    fixed = path.read_text(encoding="utf-8").replace("        step += 1\n", "        pass\n").encode()
+    assert lint_paths([str(path)], config, reader=lambda p: fixed if p == str(path) else Path(p).read_bytes()).findings == ()

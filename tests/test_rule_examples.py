@@ -57,3 +57,11 @@ def test_rule_metadata(rule):
 def test_codes_and_names_are_unique():
     assert len({r.code for r in RULES}) == len(RULES)
     assert len({r.name for r in RULES}) == len(RULES)
+
+
+def test_the_code_list_matches_the_rule_classes():
+    """Settings are checked against ``CODES`` without importing the rules: it must not drift."""
+    from recompile_lint.rules import CODES, validate_codes
+
+    assert CODES == tuple(r.code for r in RULES)
+    assert validate_codes(("RCL1", "rcl203", "ALL", "RCL999", "X")) == ["RCL999", "X"]
