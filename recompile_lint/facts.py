@@ -345,6 +345,7 @@ class _Collector(ast.NodeVisitor):
         self.config_settings: list[ConfigSetting] = []
         # Scope stack entries: ("module"|"class"|"function", qualname, data dict)
         self.scopes: list[tuple[str, str, dict]] = [("module", "", {})]
+        self.function_scopes: list[tuple[str, str, dict]] = []
         self.loop_vars: list[list[str]] = [[]]  # per scope: loop targets around the current node
         self.conditional_depth = 0  # module-level if/try nesting
         self.top_stmt: ast.stmt | None = None
@@ -393,10 +394,8 @@ class _Collector(ast.NodeVisitor):
         return self.scopes[-1]
 
     def function_scope(self) -> tuple[str, str, dict] | None:
-        for scope in reversed(self.scopes):
-            if scope[0] == "function":
-                return scope
-        return None
+        """The innermost function scope (kept on its own stack: this is asked per name)."""
+        return self.function_scopes[-1] if self.function_scopes else None
 
     def enclosing_function_name(self) -> str:
         scope = self.function_scope()
@@ -1118,6 +1117,7 @@ class _Collector(ast.NodeVisitor):
             "defs": set(),
         }
         self.scopes.append(("function", qualname, data))
+        self.function_scopes.append(self.scopes[-1])
         self.loop_vars.append([])
         sites_before = len(self.compile_sites)
         # Declarations apply to the whole body whatever their position: read them first.
@@ -1128,6 +1128,7 @@ class _Collector(ast.NodeVisitor):
             self.visit(stmt)
         self.loop_vars.pop()
         self.scopes.pop()
+        self.function_scopes.pop()
         param_names = {p.name for p in params}
         compiles_param = next(
             (
