@@ -248,10 +248,15 @@ class _BodyNodes(cst.CSTVisitor):
 class ProjectContext:
     """The whole run: index, regions, and a way to report at ast positions."""
 
-    def __init__(self, index: ProjectIndex, regions: list[CompiledRegion]):
+    def __init__(self, index: ProjectIndex, regions: list[CompiledRegion], only: frozenset[str] | None = None):
         self.index = index
         self.regions = regions
         self.reports: list[Report] = []
+        self.only = only  # the files whose findings are reported (None: every file)
+
+    def wanted(self, path: str) -> bool:
+        """Whether reports in ``path`` are kept: a rule may skip the work for other files."""
+        return self.only is None or path in self.only
 
     def report(self, path: str, span: Span, message: str, *, severity: Severity | None = None, bounded: Boundedness | None = None, subject: Subject | None = None, region: str = "", function: str = "") -> None:
         self.reports.append(Report(path=path, span=span, message=message, severity=severity, bounded=bounded, subject=subject, region=region, function=function))

@@ -19,7 +19,7 @@ from recompile_lint.suppress import is_suppressed
 
 if TYPE_CHECKING:
     from recompile_lint.context import Report
-    from recompile_lint.index import ProjectIndex
+    from recompile_lint.index import Guarded, ProjectIndex
     from recompile_lint.regions import CompiledRegion
     from recompile_lint.rules import Rule
 
@@ -111,7 +111,8 @@ def analyse(
     found = sorted(index.wrapper_functions() - set(store.compile_functions))
     if found:
         store.compile_functions = store.compile_functions + tuple(found)
-        short = tuple(name.rsplit(".", 1)[-1] for name in found)
+        # ``compile``/``optimize`` wrappers are called like torch's own: COMPILE_SITE finds them.
+        short = tuple(sorted({name.rsplit(".", 1)[-1] for name in found} - {"compile", "optimize"}))
         index.reparse([p for p in index.paths if any(name in (index.text(p) or "") for name in short)])
         candidates = [path for path in index.paths if index.may_compile(path, wrappers + short)]
         index.prefetch(candidates)
@@ -125,7 +126,10 @@ def analyse(
     regions.sort(key=lambda r: (r.name, r.site_path, r.site.span.line))
 
     # Facts about who mutates what: only files that mention a value the regions read.
-    index.scan_for_mutations(guarded_names(index, regions))
+    # Function rules run only on functions of the given files (see below), so only the values
+    # those functions read need their mutation sites.
+    only = set(given) if len(set(given)) < len(index.paths) else None
+    index.scan_for_mutations(guarded_names(index, regions, only))
     prime_call_sites(index, regions)
 
     reports: list[tuple[type[Rule], Report]] = []
@@ -138,7 +142,6 @@ def analyse(
     per_region = any(getattr(rule, "per_region", False) for rule in function_rules)
     # A function rule reports in the function's own file, and only the given files are
     # reported: functions elsewhere need no rule run (their facts still serve the analysis).
-    only = set(given) if len(set(given)) < len(index.paths) else None
     for region in regions:
         for ref, depth, _ in region.reached:
             if only is not None and ref.path not in only:
@@ -166,7 +169,7 @@ def analyse(
                 instances[rule].check_function(ctx)
                 reports.extend((rule, r) for r in ctx.reports[before:])
     if project_rules:
-        pctx = ProjectContext(index, regions)
+        pctx = ProjectContext(index, regions, frozenset(only) if only is not None else None)
         for rule in project_rules:
             before = len(pctx.reports)
             instances[rule].check_project(pctx)
@@ -174,16 +177,20 @@ def analyse(
     return Analysis(index=index, regions=regions, reports=reports)
 
 
-def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion]) -> set[str]:
-    """Names of the values regions read that a change elsewhere could make Dynamo recompile:
-    module-level bindings (of the function's module or a module it imports) and attributes
-    that the regions' classes initialise to a Python scalar. A file that changes one of them
-    must name it."""
-    names: set[str] = set()
+def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> Guarded:
+    """The values regions read that a change elsewhere could make Dynamo recompile:
+    module-level values (of the function's module or a project module it imports) and
+    attributes that the regions' classes initialise to a Python scalar. Functions, classes
+    and modules are not values a rule follows; names imported from outside the project
+    cannot be changed by a project file in a way the index records. With ``only``, just the
+    functions in those files are considered."""
+    from recompile_lint.index import Guarded
+
+    guarded = Guarded(globals=set(), attributes=set())
     done: set = set()
     for region in regions:
         for ref, _, _ in region.reached:
-            if ref in done:
+            if ref in done or (only is not None and ref.path not in only):
                 continue
             done.add(ref)
             facts = index.facts(ref.path)
@@ -191,19 +198,43 @@ def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion]) -> set
             if facts is None or fn is None:
                 continue
             free = fn.identifiers - fn.local_names
+            if "environ" in free or "getenv" in free:
+                guarded.environ = True
             for name in free:
                 binding = facts.binding(name)
-                if binding is not None and binding.kind not in ("function", "class", "module"):
-                    names.add(name)
+                if binding is None or binding.kind in NOT_VALUES:
+                    continue
+                if binding.kind == "imported":
+                    # ``from config import LR``: the value lives in a project module, or it is
+                    # something of a library (``from torch import Tensor``) no rule follows.
+                    found = index.global_binding(facts, name)
+                    if found is None or found[1].kind in NOT_VALUES:
+                        continue
+                    guarded.globals.add((found[0].path, found[1].name))
+                guarded.globals.add((facts.path, name))
             for _, target in facts.imports:
                 other = index.module_facts(target, facts.path) if "." in target or target in index.by_module else None
-                if other is not None and other.path != facts.path:
-                    names.update(n for n in free if other.binding(n) is not None)
+                if other is None or other.path == facts.path:
+                    continue
+                for name in free:
+                    binding = other.binding(name)
+                    if binding is None or binding.kind in NOT_VALUES:
+                        continue
+                    if binding.kind == "imported":
+                        found = index.global_binding(other, name)
+                        if found is None or found[1].kind in NOT_VALUES:
+                            continue
+                        guarded.globals.add((found[0].path, found[1].name))
+                    guarded.globals.add((other.path, name))
             cls = facts.cls(fn.class_name) if fn.class_name else None
             if cls is not None:
                 for f, c in index.mro(facts, cls):
-                    names.update(attr for attr, init in c.attrs if attr in free and init.kind not in ("tensor", "object", "function"))
-    return names
+                    guarded.attributes.update(attr for attr, init in c.attrs if attr in free and init.kind not in ("tensor", "object", "function"))
+    return guarded
+
+
+# Binding kinds that are not values a recompile rule follows through mutations.
+NOT_VALUES = frozenset({"function", "class", "module"})
 
 
 def to_finding(rule: type[Rule], report: Report, display: str) -> Finding:

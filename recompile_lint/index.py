@@ -11,10 +11,11 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from recompile_lint.facts import Binding, ClassFacts, FunctionFacts, ModuleFacts, Mutation, collect_facts
+from recompile_lint.facts import LENGTH_METHODS, Binding, ClassFacts, FunctionFacts, ModuleFacts, Mutation, collect_facts
 from recompile_lint.models import FileError
 from recompile_lint.source import SourceError, decode_source, read_bytes
 
@@ -41,6 +42,80 @@ def module_name_for(path: str) -> tuple[str, bool, str]:
             break
         directory = directory.parent
     return ".".join(reversed(parts)), is_package, str(directory)
+
+
+WORD = re.compile(r"\w+")
+
+
+def occurs_near(text: str, token: str, pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` matches around an occurrence of ``token`` (its line and the two
+    after it, where a call's parenthesis may sit). Searching only there is much cheaper than
+    a search over the whole text, which costs more than parsing it."""
+    at = text.find(token)
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = at
+        for _ in range(3):
+            end = text.find("\n", end + 1)
+            if end == -1:
+                end = len(text)
+                break
+        if pattern.search(text[start:end]) is not None:
+            return True
+        at = text.find(token, at + len(token))
+    return False
+
+
+@lru_cache(maxsize=None)
+def call_pattern(name: str) -> re.Pattern[str]:
+    """A call or decorator use of ``name`` (``name(``, ``mod.name(``, ``@name``)."""
+    return re.compile(rf"(?<!\w){re.escape(name)}\s*\(|@[\w.]*(?<!\w){re.escape(name)}\b")
+
+
+@lru_cache(maxsize=None)
+def attribute_write_pattern(attr: str) -> re.Pattern[str]:
+    """Text that can change ``<obj>.attr``: an assignment (plain, augmented, annotated, in a
+    tuple of targets) on the line after ``.attr``, ``del``/``for``/``with ... as`` before it,
+    or ``setattr(obj, "attr", ...)``. Also matches some reads (``f(obj.attr, k=1)``): a file
+    selected by mistake is only parsed, never misreported."""
+    name = re.escape(attr)
+    return re.compile(
+        rf"\.\s*{name}\b[^\n=]*(?<![=!<>])=(?!=)|\b(?:del|for|as)\b[^\n]*\.\s*{name}\b|setattr\s*\([^\n]*['\"]{name}['\"]"
+    )
+
+
+# Writes to the environment the facts record: ``environ[k] = v``, ``del environ[k]``, its
+# length-changing methods; ``putenv``/``unsetenv`` are looked for as plain text.
+ENVIRON_WRITE = re.compile(r"environ\s*(?:\[|\.\s*(?:" + "|".join(sorted(LENGTH_METHODS)) + r")\b)")
+
+
+def mentions(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in ``text`` as a whole identifier (a substring search first:
+    much faster than a regular expression over the whole text)."""
+    size = len(word)
+    at = text.find(word)
+    while at != -1:
+        end = at + size
+        if (at == 0 or not _is_word_char(text[at - 1])) and (end == len(text) or not _is_word_char(text[end])):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+@dataclass
+class Guarded:
+    """Values regions read whose change elsewhere can make Dynamo recompile."""
+
+    globals: set[tuple[str, str]]  # (path of the module that holds it, name)
+    attributes: set[str]  # instance attributes the regions' classes initialise to scalars
+    environ: bool = False  # a region reads os.environ
+
+    def empty(self) -> bool:
+        return not self.globals and not self.attributes and not self.environ
 
 
 @dataclass(frozen=True)
@@ -89,9 +164,11 @@ class ProjectIndex:
         self.paths: list[str] = sorted(dict.fromkeys(files))
         self.by_module: dict[str, list[str]] = {}
         self.sys_root: dict[str, str] = {}
+        self.module_names: dict[str, str] = {}
         for path in self.paths:
             module, _, root = module_name_for(path)
             self.sys_root[path] = root
+            self.module_names[path] = module
             if module:
                 self.by_module.setdefault(module, []).append(path)
         self._text: dict[str, str | None] = {}
@@ -210,9 +287,11 @@ class ProjectIndex:
     def may_compile(self, path: str, extra_tokens: tuple[str, ...] = ()) -> bool:
         """Whether the text of ``path`` can hold a compile site (or a call of a wrapper)."""
         text = self.text(path)
-        if text is None or "compile" not in text and "optimize" not in text and not any(t in text for t in extra_tokens):
+        if text is None:
             return False
-        return COMPILE_SITE.search(text) is not None or any(t in text for t in extra_tokens)
+        return any(occurs_near(text, token, COMPILE_SITE) for token in ("compile", "optimize")) or any(
+            occurs_near(text, token, call_pattern(token)) for token in extra_tokens
+        )
 
     # ---- modules -------------------------------------------------------------------------
 
@@ -379,11 +458,22 @@ class ProjectIndex:
 
     # ---- mutations -----------------------------------------------------------------------
 
-    def scan_for_mutations(self, names: set[str]) -> None:
-        """Parse every project file that mentions one of ``names`` (facts hold its mutations)."""
-        if not names:
+    def scan_for_mutations(self, guarded: "Guarded") -> None:
+        """Parse every project file that can change a guarded value (facts hold its mutations).
+
+        A global of module ``m`` can only be changed in ``m`` itself or in a file that names
+        ``m`` (``import pkg.m``, ``from pkg import m``, ``from pkg.m import X``): both the value's
+        name and the module's last name must appear as words. ``os.environ`` writes are looked
+        for when a region reads the environment. Instance attributes can be set anywhere: a file
+        is selected where the attribute's name appears in an assignment, ``del`` or
+        ``setattr``.
+        """
+        if guarded.empty():
             return
-        pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+        owners = {path for path, _ in guarded.globals}
+        by_name: dict[str, set[str]] = {}
+        for path, name in guarded.globals:
+            by_name.setdefault(name, set()).add(self.module_last_name(path))
         selected: list[str] = []
         for path in self.paths:
             if path in self._facts or path in self._scanned:
@@ -392,12 +482,38 @@ class ProjectIndex:
             if text is None:
                 continue
             self._scanned.add(path)
-            if pattern.search(text) is not None:
+            if path in owners or self._may_mutate(text, by_name, guarded):
                 selected.append(path)
         self.prefetch(selected)
         for path in selected:
             self.facts(path)
         self._mutations = None
+
+    @staticmethod
+    def _may_mutate(text: str, by_name: dict[str, set[str]], guarded: "Guarded") -> bool:
+        if guarded.environ and ("putenv" in text or "unsetenv" in text or ("environ" in text and ENVIRON_WRITE.search(text) is not None)):
+            return True
+        for attr in guarded.attributes:
+            if occurs_near(text, attr, attribute_write_pattern(attr)):
+                return True
+        words: set[str] | None = None
+        for name, modules in by_name.items():
+            if not mentions(text, name):
+                continue
+            if len(modules) <= 8:
+                if any(mentions(text, module) for module in modules):
+                    return True
+                continue
+            if words is None:
+                words = set(WORD.findall(text))
+            if not modules.isdisjoint(words):
+                return True
+        return False
+
+    def module_last_name(self, path: str) -> str:
+        """The name other files import ``path`` by: its module's last component."""
+        module = self.module_names[path] if path in self.module_names else module_name_for(path)[0]
+        return module.rsplit(".", 1)[-1] if module else Path(path).name.rsplit(".", 1)[0]
 
     def mutation_table(self) -> dict[tuple[str, str, str], list[Mutation]]:
         """(kind, path of the module holding the value, name) -> mutations, over parsed files."""

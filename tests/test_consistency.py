@@ -77,3 +77,46 @@ def test_synthetic_project_reports_the_same_every_way(tmp_path, monkeypatch):
     assert any(not f["region"].startswith(Path(f["path"]).with_suffix("").as_posix().replace("/", ".")) for f in single[0])
     assert workers == single
     assert warm == single
+
+
+def findings_by_file(result) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for finding in result.findings:
+        out.setdefault(str(Path(finding.path).resolve()), []).append(finding.to_dict() | {"path": ""})
+    return out
+
+
+def one_file_at_a_time(root: Path, files: list[Path], config: Config) -> None:
+    """Linting one file reports exactly what linting its whole project reports in that file:
+    the work skipped for the other files (their rules, the mutation sites only they need)
+    must never change a finding."""
+    whole = findings_by_file(lint_paths([str(root)], config))
+    assert whole, "the project should produce findings"
+    for path in files:
+        alone = findings_by_file(lint_paths([str(path)], config))
+        assert set(alone) <= {str(path.resolve())}
+        assert alone.get(str(path.resolve()), []) == whole.get(str(path.resolve()), []), path
+
+
+def test_one_file_reports_what_the_whole_fixture_tree_reports_there(tmp_path):
+    snapshot = tmp_path / "fixtures"
+    shutil.copytree(FIXTURES, snapshot, ignore=shutil.ignore_patterns("__pycache__", ".recompile-lint-cache"))
+    (snapshot / "pyproject.toml").write_text('[project]\nname = "f"\nversion = "0"\n', encoding="utf-8")
+    config = Config(select=("RCL",), cache_dir=str(tmp_path / "cache"))
+    whole = findings_by_file(lint_paths([str(snapshot)], config))
+    # Every file of the multi-module projects, and in each group a file with findings and one without.
+    files = sorted((snapshot / "projects").rglob("*.py"))
+    for group in sorted(p for p in snapshot.iterdir() if p.is_dir() and p.name != "projects"):
+        members = sorted(group.rglob("*.py"))
+        flagged = [p for p in members if str(p.resolve()) in whole]
+        clean = [p for p in members if str(p.resolve()) not in whole]
+        files += flagged[:2] + clean[:1]
+    one_file_at_a_time(snapshot, files, config)
+
+
+def test_one_file_reports_what_the_whole_synthetic_project_reports_there(tmp_path):
+    project = tmp_path / "project"
+    written = generate(project, 30)
+    config = Config(select=("RCL",), cache_dir=str(tmp_path / "cache"))
+    # A module that compiles, one whose helpers others' regions reach, one that only mutates.
+    one_file_at_a_time(project, [written[0], written[1], written[7], written[29]], config)

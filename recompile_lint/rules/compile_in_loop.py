@@ -84,7 +84,7 @@ def sweep(x: torch.Tensor) -> None:
             site = region.site
             path = region.site_path
             key = (path, site.span.line, site.span.column)
-            if key in seen or site.form == "method" or region.entry.path != path:
+            if key in seen or site.form == "method" or region.entry.path != path or not ctx.wanted(path):
                 continue
             seen.add(key)
             node = trees.node_at(path, site.span, ast.Call) if site.form != "decorator" else self.decorator_node(trees, path, site.span)

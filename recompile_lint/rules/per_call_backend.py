@@ -72,6 +72,8 @@ def step(x: torch.Tensor) -> torch.Tensor:
     def check_project(self, ctx: ProjectContext) -> None:
         trees = Trees(ctx.index)
         for facts in sorted(ctx.index.parsed(), key=lambda f: f.path):
+            if not ctx.wanted(facts.path):
+                continue  # findings are reported at the compile site
             for site in facts.compile_sites:
                 if site.option("backend") is None:
                     continue

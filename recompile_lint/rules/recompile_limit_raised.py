@@ -73,7 +73,7 @@ def run(x):
     def check_project(self, ctx: ProjectContext) -> None:
         trees = Trees(ctx.index)
         for path in ctx.index.paths:
-            text = ctx.index.text(path) or ""
+            text = ctx.index.text(path) or "" if ctx.wanted(path) else ""
             if not any(limit in text for limit in LIMITS):
                 continue
             facts = ctx.index.facts(path)
