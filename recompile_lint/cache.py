@@ -11,7 +11,7 @@ an untrusted checkout cannot run code.
 
 Layout: ``<root>/.recompile-lint-cache/`` holds a ``.gitignore`` (``*``: it is never
 committed), one ``facts-*`` directory per tool version and facts schema, sharded by the first
-two hex digits of the entry name, one ``runs-*`` directory per version of the linter's code
+two hex digits of the entry name (call sites collected per file in its ``calls/``), one ``runs-*`` directory per version of the linter's code
 with the last results, and ``file-digests.json`` (content digests by size, mtime and inode).
 Deleting the directory is always safe.
 """
@@ -44,13 +44,13 @@ def _schema_fingerprint() -> str:
     """A digest of the code that decides what facts hold, so editing it never reads stale facts.
 
     The version string alone does not change between development commits; the source of
-    ``facts.py`` (and the index's module naming) does.
+    ``facts.py`` (and the index's module naming, and the call-site collector) does.
     """
     digest = hashlib.blake2b(digest_size=8)
     digest.update(__version__.encode())
     digest.update(f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}".encode())
     here = Path(__file__).resolve().parent
-    for name in ("facts.py", "index.py"):
+    for name in ("facts.py", "index.py", "callsites.py"):
         try:
             digest.update((here / name).read_bytes())
         except OSError:
@@ -67,6 +67,19 @@ class _FactsUnpickler(pickle.Unpickler):
         if module == "builtins" and name in _ALLOWED_BUILTINS:
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a facts cache entry")
+
+
+class _CallSitesUnpickler(pickle.Unpickler):
+    """Builds only call-site records (and the facts ``Span`` they hold)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "recompile_lint.callsites" and name in ("CallSite", "Argument", "Loop"):
+            return super().find_class(module, name)
+        if module == _FACTS_MODULE and name == "Span":
+            return super().find_class(module, name)
+        if module == "builtins" and name in _ALLOWED_BUILTINS:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a call-site cache entry")
 
 
 def load_entry(data: bytes) -> ModuleFacts | None:
@@ -145,22 +158,41 @@ class FactsCache:
 
     def put(self, key: str, path: str, facts: ModuleFacts) -> None:
         """Store ``facts``; failures turn writing off for the rest of the run, silently."""
+        self._store(key, path, lambda: dump_entry(facts))
+
+    def get_call_sites(self, key: str, path: str) -> tuple | None:
+        """Call sites collected in ``path`` (content ``key``) for a set of callee names."""
+        entry = self._entry_path(key, path, "calls")
+        if entry is None:
+            return None
+        try:
+            sites = _CallSitesUnpickler(io.BytesIO(entry.read_bytes())).load()
+        except Exception:  # noqa: BLE001 - a missing or damaged entry means "not cached"
+            return None
+        if not isinstance(sites, tuple) or any(getattr(site, "path", None) != path for site in sites):
+            return None
+        return sites
+
+    def put_call_sites(self, key: str, path: str, sites: tuple) -> None:
+        self._store(key, path, lambda: pickle.dumps(sites, protocol=pickle.HIGHEST_PROTOCOL), "calls")
+
+    def _store(self, key: str, path: str, data, namespace: str = "") -> None:
         if not self._writable:
             return
-        entry = self._entry_path(key, path)
+        entry = self._entry_path(key, path, namespace)
         if entry is None:
             return
         try:
             shard = entry.parent
-            if shard.name not in self._made_shards:
+            if str(shard) not in self._made_shards:
                 shard.mkdir(parents=True, exist_ok=True)
-                self._made_shards.add(shard.name)
+                self._made_shards.add(str(shard))
             # Write then rename: a concurrent run (pre-commit runs hooks in parallel) never
             # reads half an entry.
             fd, tmp = tempfile.mkstemp(dir=shard, prefix=".tmp-")
             try:
                 with os.fdopen(fd, "wb") as handle:
-                    handle.write(dump_entry(facts))
+                    handle.write(data())
                 os.replace(tmp, entry)
             except BaseException:
                 try:
@@ -184,14 +216,14 @@ class FactsCache:
         """The cache directory in use (None until a file's root decided it, or when disabled)."""
         return None if self._disabled else self._directory
 
-    def _entry_path(self, key: str, path: str) -> Path | None:
+    def _entry_path(self, key: str, path: str, namespace: str = "") -> Path | None:
         entries = self._entries or self._open(path)
         if entries is None:
             return None
         module, is_package = self._module_of(path)
         # The same bytes at another path, or under another package layout, are other facts.
         name = hashlib.blake2b(f"{key}\0{os.path.abspath(path)}\0{module}\0{is_package}".encode(), digest_size=16).hexdigest()
-        return entries / name[:2] / name
+        return (entries / namespace if namespace else entries) / name[:2] / name
 
     def _module_of(self, path: str) -> tuple[str, bool]:
         found = self._modules.get(path)

@@ -8,12 +8,11 @@ collected lazily, only in files that mention a name the compiled object is known
 from __future__ import annotations
 
 import ast
-import re
 import sys
 from dataclasses import dataclass, replace
 
 from recompile_lint.facts import DEEP_CODE_FRAMES, ModuleFacts, Span, dotted_name, span_of
-from recompile_lint.index import ProjectIndex
+from recompile_lint.index import ProjectIndex, mentions
 from recompile_lint.regions import CompiledRegion
 
 
@@ -101,9 +100,17 @@ class _CallCollector(ast.NodeVisitor):
         for stmt in node.body:
             self.visit(stmt)
 
+    def names_in(self, node: ast.AST) -> bool:
+        """Whether the source of a definition mentions a callee name at all: a body that
+        does not cannot hold a call of one, and is not walked."""
+        segment = "\n".join(self.lines[node.lineno - 1 : node.end_lineno or node.lineno])
+        return any(mentions(segment, name) for name in self.names)
+
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for deco in node.decorator_list:
             self.visit(deco)
+        if not self.names_in(node):
+            return
         parent = self.functions[-1] if self.functions else ""
         self.functions.append(f"{parent}.{node.name}" if parent else node.name)
         saved_loops, saved_contexts = self.loops, self.contexts
@@ -123,6 +130,8 @@ class _CallCollector(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if not self.names_in(node):
+            return
         parent = self.functions[-1] if self.functions else ""
         self.functions.append(f"{parent}.{node.name}" if parent else node.name)
         for stmt in node.body:
@@ -360,23 +369,43 @@ def _display_rank(node: ast.AST) -> int:
 def collect_call_sites(index: ProjectIndex, names: frozenset[str]) -> list[CallSite]:
     """Calls, anywhere in the project, of a callee whose last name is one of ``names``."""
     sites: list[CallSite] = []
-    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    cache = index.store.cache
     for path in index.paths:
         text = index.text(path)
-        if text is None or pattern.search(text) is None:
+        if text is None:
             continue
-        facts = index.facts(path)
-        if facts is None:
+        present = tuple(sorted(name for name in names if mentions(text, name)))
+        if not present:
             continue
-        try:
-            tree = ast.parse(text, filename=path)
-        except (SyntaxError, ValueError, RecursionError):
+        # The sites of a file depend on its text and the names looked for that it mentions:
+        # cached under that key, a file unchanged since the last run is not parsed again.
+        key = f"{index.store.key(path, text)}\0calls\0{','.join(present)}"
+        cached = cache.get_call_sites(key, path) if cache is not None else None
+        if cached is not None:
+            sites.extend(cached)
             continue
-        collector = _CallCollector(facts, text.split("\n"), set(names))
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEP_CODE_FRAMES))  # deep elif chains
-        collector.visit(tree)
-        sites.extend(collector.sites)
+        found = file_call_sites(index, path, text, set(present))
+        if found is None:
+            continue
+        if cache is not None:
+            cache.put_call_sites(key, path, found)
+        sites.extend(found)
     return sites
+
+
+def file_call_sites(index: ProjectIndex, path: str, text: str, names: set[str]) -> tuple[CallSite, ...] | None:
+    """The calls of ``names`` in one file (None when it cannot be parsed)."""
+    facts = index.facts(path)
+    if facts is None:
+        return None
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    collector = _CallCollector(facts, text.split("\n"), names)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEP_CODE_FRAMES))  # deep elif chains
+    collector.visit(tree)
+    return tuple(collector.sites)
 
 
 # Key of the one collection made for every region of a run (see ``prime``).

@@ -285,3 +285,26 @@ def test_unsaved_buffers_are_not_answered_from_the_run_cache(tmp_path):
     lint_paths([str(path)], config)
     fixed = path.read_text(encoding="utf-8").replace("        step += 1\n", "        pass\n").encode()
     assert lint_paths([str(path)], config, reader=lambda p: fixed if p == str(path) else Path(p).read_bytes()).findings == ()
+
+
+def test_call_sites_are_read_back_from_the_cache(tmp_path, monkeypatch):
+    from recompile_lint import callsites
+
+    path = make_project(tmp_path, TRAIN + "\n\ndef main():\n    for size in (1, 2, 3):\n        scaled(torch.randn(size, 4))\n")
+    config = Config(select=("RCL",), cache_dir=str(tmp_path / "c"))
+    first = lint_paths([str(path)], config)
+    assert list((tmp_path / "c").glob("facts-*/calls/*/*")), "no call sites were cached"
+
+    def no_collection(*args, **kwargs):
+        raise AssertionError("call sites collected again although the file did not change")
+
+    monkeypatch.setattr(callsites, "file_call_sites", no_collection)
+    forget_runs(tmp_path / "c")
+    assert lint_paths([str(path)], config) == first
+    # A damaged entry is collected again, not trusted.
+    monkeypatch.undo()
+    for entry in (tmp_path / "c").glob("facts-*/calls/*/*"):
+        entry.write_bytes(pickle.dumps(_Exploit(str(tmp_path / "pwned"))))
+    forget_runs(tmp_path / "c")
+    assert lint_paths([str(path)], config) == first
+    assert not (tmp_path / "pwned").exists()
