@@ -11,6 +11,7 @@ killed worker) falls back to parsing in this process: parallelism never changes 
 from __future__ import annotations
 
 import ast
+import gc
 import multiprocessing
 import os
 import threading
@@ -107,7 +108,8 @@ def parse_in_parallel(
     chunks = make_chunks(items, workers * CHUNKS_PER_WORKER)
     results: dict[str, ModuleFacts | FileError] = {}
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+        # Workers build long-lived acyclic facts too: no cyclic collector (see engine).
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=gc.disable) as pool:
             for part in pool.map(_parse_chunk, chunks, [compile_functions] * len(chunks)):
                 results.update(part)
     except Exception:
