@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Iterable
+
 import libcst as cst
 
 from recompile_lint.context import FunctionContext
@@ -92,7 +94,7 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
 
     def check_function(self, ctx: FunctionContext) -> None:
         captured = self.captures_scalars(ctx)
-        returned = self.returned_directly(ctx.node)
+        returned = self.returned_directly(ctx.body_nodes())
         for node in ctx.body_nodes():
             if not isinstance(node, cst.Call) or id(node) in returned:
                 continue
@@ -135,11 +137,11 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
     # ---- where the value goes -------------------------------------------------------------
 
     @staticmethod
-    def returned_directly(fn: cst.CSTNode) -> set[int]:
+    def returned_directly(nodes: Iterable[cst.CSTNode]) -> set[int]:
         """Calls whose value is only returned (``return y, loss.item()``) or discarded: nothing
         after the break uses them, so the resume function has no value to guard."""
         out: set[int] = set()
-        for node in _walk(fn):
+        for node in nodes:
             value = None
             if isinstance(node, cst.Return):
                 value = node.value
@@ -254,13 +256,3 @@ def _bound_names(node: cst.CSTNode) -> set[str]:
             stack.extend(current.children)
     return names
 
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in current.children:
-            if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue
-            stack.append(child)
