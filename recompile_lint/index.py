@@ -181,6 +181,8 @@ class ProjectIndex:
         self.primed_names: frozenset[str] = frozenset()  # names whose call sites are collected
         self._classes: dict[tuple[str, str | None], tuple[ModuleFacts, ClassFacts] | None] = {}
         self._mro: dict[tuple[str, str], list[tuple[ModuleFacts, ClassFacts]]] = {}
+        # Derived data rules share within a run (e.g. the ``ast`` trees of compile-site files).
+        self.memo: dict[str, object] = {}
 
     # ---- reading -------------------------------------------------------------------------
 

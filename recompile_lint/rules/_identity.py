@@ -48,6 +48,14 @@ class Trees:
         self._trees: dict[str, ast.Module | None] = {}
         self._parents: dict[str, dict[int, ast.AST]] = {}
 
+    @classmethod
+    def of(cls, index: ProjectIndex) -> "Trees":
+        """The trees of this run, shared by every rule (a file is parsed once per run)."""
+        trees = index.memo.get("trees")
+        if not isinstance(trees, cls):
+            trees = index.memo["trees"] = cls(index)
+        return trees
+
     def tree(self, path: str) -> ast.Module | None:
         if path not in self._trees:
             text = self.index.text(path)

@@ -78,7 +78,7 @@ def sweep(x: torch.Tensor) -> None:
     )
 
     def check_project(self, ctx: ProjectContext) -> None:
-        trees = Trees(ctx.index)
+        trees = Trees.of(ctx.index)
         seen: set[tuple[str, int, int]] = set()
         for region in ctx.regions:
             site = region.site

@@ -70,7 +70,7 @@ def step(x: torch.Tensor) -> torch.Tensor:
     )
 
     def check_project(self, ctx: ProjectContext) -> None:
-        trees = Trees(ctx.index)
+        trees = Trees.of(ctx.index)
         for facts in sorted(ctx.index.parsed(), key=lambda f: f.path):
             if not ctx.wanted(facts.path):
                 continue  # findings are reported at the compile site

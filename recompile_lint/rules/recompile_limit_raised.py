@@ -71,7 +71,7 @@ def run(x):
     )
 
     def check_project(self, ctx: ProjectContext) -> None:
-        trees = Trees(ctx.index)
+        trees = Trees.of(ctx.index)
         for path in ctx.index.paths:
             text = ctx.index.text(path) or "" if ctx.wanted(path) else ""
             if not any(limit in text for limit in LIMITS):

@@ -132,13 +132,10 @@ def train(x: torch.Tensor) -> None:
                 open_ended = open_ended or passed.open_ended
             self.judge(ctx, node, name, callees, open_ended)
 
-    def trees(self, ctx: FunctionContext) -> Trees:
-        """One set of parsed call-site files per run, shared by every region."""
-        cached = getattr(self, "_trees", None)
-        if cached is None or cached.index is not ctx.index:
-            cached = Trees(ctx.index)
-            self._trees = cached
-        return cached
+    @staticmethod
+    def trees(ctx: FunctionContext) -> Trees:
+        """One set of parsed call-site files per run, shared by every region and rule."""
+        return Trees.of(ctx.index)
 
     @staticmethod
     def called_parameters(ctx: FunctionContext, names: set[str]) -> dict[str, cst.Call]:
