@@ -7,7 +7,7 @@ statement is parsed on its own and positions are shifted back to file coordinate
 from __future__ import annotations
 
 import builtins
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Union
 
 import libcst as cst
@@ -36,12 +36,39 @@ class Report:
     function: str = ""
 
 
-@dataclass
 class ParsedStatement:
-    wrapper: MetadataWrapper
-    positions: dict
-    line_offset: int
-    functions: dict[tuple[int, int], FunctionNode] = field(default_factory=dict)
+    """One parsed snippet. Positions cost a second pass over the tree, so they are resolved
+    only when needed: to report, or to tell lambdas apart."""
+
+    def __init__(self, module: cst.Module, line_offset: int):
+        self.module = module
+        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self.line_offset = line_offset
+        self._positions: dict | None = None
+        self._lambdas: dict[tuple[int, int], cst.Lambda] | None = None
+
+    @property
+    def positions(self) -> dict:
+        if self._positions is None:
+            self._positions = self.wrapper.resolve(PositionProvider)
+        return self._positions
+
+    def outer_def(self, name: str) -> cst.FunctionDef | None:
+        """The ``def`` the snippet was cut for: its first statement (inside ``if 1:`` when
+        the snippet was indented)."""
+        body = self.module.body
+        if body and isinstance(body[0], cst.If) and isinstance(body[0].body, cst.IndentedBlock):
+            body = body[0].body.body
+        node = body[0] if body else None
+        return node if isinstance(node, cst.FunctionDef) and node.name.value == name else None
+
+    def lambda_at(self, line: int, column: int) -> cst.Lambda | None:
+        if self._lambdas is None:
+            self._lambdas = {}
+            for node, pos in self.positions.items():
+                if isinstance(node, cst.Lambda):
+                    self._lambdas[(pos.start.line + self.line_offset, pos.start.column)] = node
+        return self._lambdas.get((line, column))
 
 
 class CstCache:
@@ -67,15 +94,7 @@ class CstCache:
                     offset -= 1
                 snippet = "\n".join(lines) + "\n"
                 try:
-                    wrapper = MetadataWrapper(cst.parse_module(snippet), unsafe_skip_copy=True)
-                    positions = wrapper.resolve(PositionProvider)
-                    parsed = ParsedStatement(wrapper, positions, offset)
-                    for node, pos in positions.items():
-                        if isinstance(node, cst.FunctionDef):
-                            name_pos = positions[node.name]
-                            parsed.functions[(name_pos.start.line + parsed.line_offset, -1)] = node
-                        elif isinstance(node, cst.Lambda):
-                            parsed.functions[(pos.start.line + parsed.line_offset, pos.start.column)] = node
+                    parsed = ParsedStatement(cst.parse_module(snippet), offset)
                 except (cst.ParserSyntaxError, RecursionError, ValueError):
                     parsed = None
             self._parsed[key] = parsed
@@ -85,10 +104,10 @@ class CstCache:
         parsed = self.statement(path, fn)
         if parsed is None:
             return None
-        if fn.is_lambda:
-            node = parsed.functions.get((fn.line, fn.column - 1))
-        else:
-            node = parsed.functions.get((fn.line, -1))
+        try:
+            node: FunctionNode | None = parsed.lambda_at(fn.line, fn.column - 1) if fn.is_lambda else parsed.outer_def(fn.name)
+        except (RecursionError, ValueError):
+            return None
         return (node, parsed) if node is not None else None
 
 
