@@ -26,8 +26,13 @@ resident memory come from ``os.wait4`` (CPU and memory include worker processes)
   ``/tmp/torchfix-venv``; ``--install-torchfix`` creates that venv with pip). ``n/a`` when none.
 
 Then the "one changed file" case: the whole ``recompile-lint <file>`` process, start-up
-included, for one module of ``synth-1000`` that is edited before each run (warm cache for the
-rest of the project, and without a cache), and for a fixture of this repository (unchanged).
+included, for two modules of ``synth-1000`` whose code is edited before each run (a module
+constant changes; the rest of the project in a warm cache, and without a cache): one that
+compiles functions, one whose helpers other modules' regions reach. And a fixture of this
+repository, unchanged (a warm run is answered from the run cache).
+
+Tools run with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed from their
+environment, the package byte-compiled first), as an installed copy runs.
 
 Medians over ``--repeat`` runs are printed; the machine's load average is printed with them,
 because wall time on a shared machine says little: compare CPU times there.
@@ -102,7 +107,7 @@ def run_process(cmd: Sequence[str], cwd: Path, ok_codes: Sequence[int] = (0, 1, 
     """Run ``cmd``; resource usage of it and its (waited-for) children via wait4."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(list(cmd), cwd=cwd, stdout=subprocess.DEVNULL, stderr=err, env=tool_environment())
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -113,6 +118,21 @@ def run_process(cmd: Sequence[str], cwd: Path, ok_codes: Sequence[int] = (0, 1, 
         problem = f"exit {proc.returncode}: {stderr.strip().splitlines()[-1] if stderr.strip() else ''}"
     # ru_maxrss is in KiB on Linux.
     return Run(wall=wall, cpu=usage.ru_utime + usage.ru_stime, peak_mib=usage.ru_maxrss / 1024, rc=proc.returncode, problem=problem)
+
+
+def tool_environment() -> dict[str, str]:
+    """The environment tools run in: bytecode caching on, as in any installed copy (a shell
+    with ``PYTHONDONTWRITEBYTECODE`` set would make every run compile every module again)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def compile_package() -> None:
+    """Byte-compile recompile-lint once, so that no measured run pays for it."""
+    spec = importlib.util.find_spec("recompile_lint")
+    if spec is not None and spec.origin:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(spec.origin).parent)], check=False, env=tool_environment())
 
 
 def lint_command() -> list[str]:
@@ -235,35 +255,52 @@ def measure_corpus(name: str, work: Path, repeat: int, torchfix: str | None, out
         print(f"#   {name:<11} {tool:<10} wall {m.median('wall'):8.2f}s  cpu {m.median('cpu'):8.2f}s  peak {m.median('peak_mib'):7.0f} MiB {m.problem}", flush=True)
 
 
+def edited(text: str, i: int) -> str:
+    """``text`` with a code change (a module constant takes a new value), not just a comment."""
+    lines = text.split("\n")
+    for n, line in enumerate(lines):
+        if line.startswith("SCALE = "):
+            lines[n] = f"SCALE = {10 + i}"
+            return "\n".join(lines)
+    return text + f"\nEDITED_{i} = {i}\n"
+
+
 def measure_changed_file(work: Path, repeat: int, out: list[Measurement]) -> None:
-    """The pre-commit case: ``recompile-lint <one file>`` as a whole process."""
+    """The pre-commit case: ``recompile-lint <one file>`` as a whole process, after an edit."""
     lint = lint_command()
     directory, _ = prepare("synth-1000", work)
-    target = Path("synth") / "pkg_005" / "mod_00500.py"
+    # One module that compiles (its regions' code gets libcst and every rule) and one whose
+    # helpers other modules' regions reach (it holds no compile site).
+    compiling = Path("synth") / "pkg_005" / "mod_00500.py"
+    helper = Path("synth") / "pkg_005" / "mod_00503.py"
     cache = work / "changed.cache"
     shutil.rmtree(cache, ignore_errors=True)
     run_process([*lint, "--cache-dir", str(cache), "."], directory)  # the rest of the project is cached
-    original = (directory / target).read_text(encoding="utf-8")
+    originals = {p: (directory / p).read_text(encoding="utf-8") for p in (compiling, helper)}
+    fixture = "fixtures/rcl1xx/global_int_counter.py"
     cases = [
-        ("synth-1000 edited file", "rl-warm", [*lint, "--cache-dir", str(cache), str(target)], directory, True),
-        ("synth-1000 edited file", "rl", [*lint, "--no-cache", str(target)], directory, True),
-        ("repo fixture", "rl-warm", [*lint, "--cache-dir", str(work / "repo.cache"), "fixtures/rcl1xx/global_int_counter.py"], REPO, False),
-        ("repo fixture", "rl", [*lint, "--no-cache", "fixtures/rcl1xx/global_int_counter.py"], REPO, False),
-        ("start-up", "rl --version", [*lint, "--version"], REPO, False),
+        ("synth-1000 edit, compiles", "rl-warm", [*lint, "--cache-dir", str(cache), str(compiling)], directory, compiling),
+        ("synth-1000 edit, compiles", "rl", [*lint, "--no-cache", str(compiling)], directory, compiling),
+        ("synth-1000 edit, helper", "rl-warm", [*lint, "--cache-dir", str(cache), str(helper)], directory, helper),
+        ("synth-1000 edit, helper", "rl", [*lint, "--no-cache", str(helper)], directory, helper),
+        ("repo fixture, unchanged", "rl-warm", [*lint, "--cache-dir", str(work / "repo.cache"), fixture], REPO, None),
+        ("repo fixture, unchanged", "rl", [*lint, "--no-cache", fixture], REPO, None),
+        ("start-up", "rl --version", [*lint, "--version"], REPO, None),
     ]
     try:
-        for corpus, tool, cmd, cwd, edit in cases:
+        for corpus, tool, cmd, cwd, target in cases:
             m = Measurement(corpus=corpus, tool=tool, files=1, megabytes=0.0)
-            if tool == "rl-warm" and not edit:
+            if tool == "rl-warm" and target is None:
                 run_process(cmd, cwd)
             for i in range(repeat):
-                if edit:
-                    (directory / target).write_text(original + f"\n# edit {i} {time.time()}\n", encoding="utf-8")
+                if target is not None:
+                    (directory / target).write_text(edited(originals[target], i), encoding="utf-8")
                 m.runs.append(run_process(cmd, cwd))
             out.append(m)
-            print(f"#   {corpus:<22} {tool:<12} wall {m.median('wall'):6.3f}s  cpu {m.median('cpu'):6.3f}s {m.problem}", flush=True)
+            print(f"#   {corpus:<26} {tool:<12} wall {m.median('wall'):6.3f}s  cpu {m.median('cpu'):6.3f}s {m.problem}", flush=True)
     finally:
-        (directory / target).write_text(original, encoding="utf-8")
+        for path, text in originals.items():
+            (directory / path).write_text(text, encoding="utf-8")
 
 
 def ratio(a: float, b: float) -> str:
@@ -301,7 +338,7 @@ def print_table(results: list[Measurement], torchfix: str | None) -> None:
         )
     if not torchfix:
         print("torchfix: n/a (not installed; pass --torchfix PATH or --install-torchfix)")
-    single = [m for m in results if m.corpus in ("synth-1000 edited file", "repo fixture", "start-up")]
+    single = [m for m in results if m.corpus.startswith(("synth-1000 edit", "repo fixture", "start-up"))]
     if single:
         print()
         print("one changed file: whole process wall | cpu seconds (median)")
@@ -335,6 +372,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     results: list[Measurement] = []
     print(f"# corpora in {work}; torchfix: {torchfix or 'n/a'}; {args.repeat} runs each", flush=True)
+    compile_package()
     try:
         for name in corpora:
             measure_corpus(name, work, args.repeat, torchfix, results, args.torchfix_max_mb)
