@@ -419,8 +419,14 @@ def prime(index: ProjectIndex, regions: list[CompiledRegion]) -> None:
     for region in regions:
         names |= names_of(region, index)
     if names:
-        index.call_site_cache[_ALL_REGIONS] = collect_call_sites(index, frozenset(names))
+        sites = collect_call_sites(index, frozenset(names))
+        index.call_site_cache[_ALL_REGIONS] = sites
         index.primed_names = frozenset(names)
+        # By callee name, with each site's position in the project-wide order.
+        by_name: dict[str, list[tuple[int, CallSite]]] = {}
+        for position, site in enumerate(sites):
+            by_name.setdefault(site.callee.rsplit(".", 1)[-1], []).append((position, site))
+        index.memo["call_sites_by_name"] = by_name
 
 
 def call_sites(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
@@ -430,7 +436,9 @@ def call_sites(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
         return []
     cache = index.call_site_cache
     if _ALL_REGIONS in cache and names <= index.primed_names:
-        return [site for site in cache[_ALL_REGIONS] if site.callee.rsplit(".", 1)[-1] in names]
+        by_name = index.memo["call_sites_by_name"]
+        found = [entry for name in names for entry in by_name.get(name, ())]  # type: ignore[attr-defined]
+        return [site for _, site in sorted(found, key=lambda entry: entry[0])]
     key = frozenset(names)
     if key not in cache:
         cache[key] = collect_call_sites(index, key)
