@@ -199,7 +199,17 @@ def sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
     """Call sites that call this region's compiled object, not merely something of the same
     name: in the compiling file (in the compiling function when the compiled object is a
     local variable, or a function that takes it as a parameter of that name), or in another
-    file through an import of the compiling module."""
+    file through an import of the compiling module. Computed once per region and run: three
+    rules ask."""
+    memo = index.memo.setdefault("sites_of", {})
+    assert isinstance(memo, dict)
+    key = (region.site_path, region.site, region.model_class, region.entry)
+    if key not in memo:
+        memo[key] = _sites_of(index, region)
+    return list(memo[key])
+
+
+def _sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
     site = region.site
     facts = index.facts(region.site_path)
     home = facts.module if facts is not None else ""
