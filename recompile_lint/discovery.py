@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -26,16 +28,26 @@ def is_excluded(path: str, patterns: Iterable[str]) -> bool:
     """Whether any path component, or the path itself, matches an exclude pattern."""
     normalized = path.replace(os.sep, "/")
     parts = [p for p in normalized.split("/") if p not in ("", ".")]
+    patterns = tuple(patterns)
+    component = _component_matcher(patterns)
+    if component is not None and any(component.match(os.path.normcase(part)) for part in parts):
+        return True
     for pattern in patterns:
         pattern = pattern.rstrip("/")
-        if not pattern:
-            continue
         if "/" in pattern:
             if fnmatch.fnmatch(normalized, pattern) or fnmatch.fnmatch(normalized, f"*/{pattern}") or fnmatch.fnmatch(normalized, f"{pattern}/*") or fnmatch.fnmatch(normalized, f"*/{pattern}/*"):
                 return True
-        elif any(fnmatch.fnmatch(part, pattern) for part in parts):
-            return True
     return False
+
+
+@lru_cache(maxsize=64)
+def _component_matcher(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One regular expression for every pattern without a ``/`` (matched per path component,
+    as ``fnmatch.fnmatch`` would match each: a file walk asks this for every file)."""
+    simple = [os.path.normcase(p.rstrip("/")) for p in patterns if p.rstrip("/") and "/" not in p.rstrip("/")]
+    if not simple:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in simple))
 
 
 def relative_to(path: str, root: str | None) -> str:
