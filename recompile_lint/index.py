@@ -31,17 +31,18 @@ COMPILE_SITE = re.compile(
 
 def module_name_for(path: str) -> tuple[str, bool, str]:
     """(dotted module name, is_package, sys.path root) of a file, from the packages around it."""
-    p = Path(os.path.abspath(path))
-    stem = p.name.rsplit(".", 1)[0]
+    # os.path rather than pathlib: this runs for every file of the project on every run.
+    directory, name = os.path.split(os.path.abspath(path))
+    stem = name.rsplit(".", 1)[0]
     is_package = stem == "__init__"
     parts: list[str] = [] if is_package else [stem]
-    directory = p.parent
-    while (directory / "__init__.py").exists() or (directory / "__init__.pyi").exists():
-        parts.append(directory.name)
-        if directory.parent == directory:
+    while os.path.exists(os.path.join(directory, "__init__.py")) or os.path.exists(os.path.join(directory, "__init__.pyi")):
+        parent, base = os.path.split(directory)
+        parts.append(base)
+        if parent == directory:
             break
-        directory = directory.parent
-    return ".".join(reversed(parts)), is_package, str(directory)
+        directory = parent
+    return ".".join(reversed(parts)), is_package, directory
 
 
 WORD = re.compile(r"\w+")
