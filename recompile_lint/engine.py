@@ -17,6 +17,7 @@ from recompile_lint.config import Config
 from recompile_lint.discovery import Discovered, discover, find_project_root, marked_project_root
 from recompile_lint.models import FileError, Finding, LintResult, Severity
 from recompile_lint.rules import matches_code
+from recompile_lint.source import read_bytes
 from recompile_lint.suppress import is_suppressed
 
 if TYPE_CHECKING:
@@ -95,14 +96,31 @@ def analyse(
 ) -> Analysis:
     """Find regions over the project and run ``rules`` on them. ``reader`` supplies file bytes
     (an editor's unsaved buffer); by default files are read from disk."""
-    from recompile_lint.callsites import prime as prime_call_sites
-    from recompile_lint.context import CstCache, FunctionContext, ProjectContext
     from recompile_lint.index import FactsStore, ProjectIndex
-    from recompile_lint.regions import RegionFinder
-    from recompile_lint.rules import Rule
 
     store = FactsStore(config.compile_functions, facts_cache if facts_cache is not None else make_cache(config, root))
     index = ProjectIndex(project_files, store, reader, jobs=config.jobs)
+    background: list = []
+    try:
+        analysis = analyse_index(index, given, config, rules, background)
+    except BaseException:
+        for check in background:
+            check.close()
+        raise
+    for check in background:
+        index.record_syntax_checks(check.results())
+    return analysis
+
+
+def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rules: Sequence[type[Rule]], background: list) -> Analysis:
+    """The analysis proper, over an index of the project's files. Syntax checks started in
+    worker processes are appended to ``background``."""
+    from recompile_lint.callsites import prime as prime_call_sites
+    from recompile_lint.context import CstCache, FunctionContext, ProjectContext
+    from recompile_lint.regions import RegionFinder
+    from recompile_lint.rules import Rule
+
+    store = index.store
     wrappers = tuple(w.rsplit(".", 1)[-1] for w in config.compile_functions)
     candidates = [path for path in index.paths if index.may_compile(path, wrappers)]
     index.prefetch(candidates)
@@ -132,6 +150,11 @@ def analyse(
     # those functions read need their mutation sites.
     only = set(given) if len(set(given)) < len(index.paths) else None
     index.scan_for_mutations(guarded_names(index, regions, only))
+    # Every named file must be syntax-checked, and from here on few more get parsed: with
+    # workers, the rest are checked in one while call sites and rules run here.
+    check = syntax_checks_in_background(index, [p for p in given if not index.is_parsed(p)])
+    if check is not None:
+        background.append(check)
     prime_call_sites(index, regions)
 
     reports: list[tuple[type[Rule], Report]] = []
@@ -177,6 +200,26 @@ def analyse(
             instances[rule].check_project(pctx)
             reports.extend((rule, r) for r in pctx.reports[before:])
     return Analysis(index=index, regions=regions, reports=reports)
+
+
+def syntax_checks_in_background(index: ProjectIndex, paths: Sequence[str]):
+    """With ``--jobs`` above 1 and enough source, the syntax of ``paths`` is checked in a
+    worker process (``parallel.BackgroundSyntaxCheck``). None when that would not pay, or
+    files come from a reader (an editor's buffers) rather than from disk."""
+    if index.reader is not read_bytes or index.jobs == 1:
+        return None
+    from recompile_lint import parallel
+
+    if parallel.effective_jobs(index.jobs) < 2:
+        return None
+    paths = sorted(set(paths))
+    try:
+        size = sum(os.path.getsize(p) for p in paths)
+    except OSError:
+        return None
+    if size < parallel.MIN_PARALLEL_BYTES:
+        return None
+    return parallel.BackgroundSyntaxCheck(paths)
 
 
 def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> Guarded:

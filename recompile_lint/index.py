@@ -184,6 +184,7 @@ class ProjectIndex:
         self._mro: dict[tuple[str, str], list[tuple[ModuleFacts, ClassFacts]]] = {}
         # Derived data rules share within a run (e.g. the ``ast`` trees of compile-site files).
         self.memo: dict[str, object] = {}
+        self.syntax_checked: set[str] = set()  # files known to compile (checked elsewhere)
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -252,7 +253,7 @@ class ProjectIndex:
 
     def check_syntax(self, path: str) -> None:
         """Record a syntax error of a file no region needed (bad input must never pass)."""
-        if path in self._facts or path in self.errors:
+        if path in self._facts or path in self.errors or path in self.syntax_checked:
             return
         text = self.text(path)
         if text is None:
@@ -263,6 +264,17 @@ class ProjectIndex:
             self.errors[path] = FileError(path=path, message=f"syntax error: {exc.msg}", line=exc.lineno or 0, column=exc.offset or 0)
         except (ValueError, RecursionError, MemoryError) as exc:
             self.errors[path] = FileError(path=path, message=f"cannot parse: {type(exc).__name__}: {exc}")
+
+    def record_syntax_checks(self, results: dict[str, "FileError | None"]) -> None:
+        """Take syntax checks made elsewhere (``parallel.BackgroundSyntaxCheck``); a file
+        the analysis parsed keeps what its own parse recorded."""
+        for path, error in results.items():
+            if path in self._facts or path in self.errors:
+                continue
+            if error is None:
+                self.syntax_checked.add(path)
+            else:
+                self.errors[path] = error
 
     def reparse(self, paths: Iterable[str]) -> None:
         """Forget the facts of ``paths`` (after the store's settings changed)."""
@@ -281,6 +293,10 @@ class ProjectIndex:
                 if fn.compiles_param and not fn.parent and not fn.class_name:
                     out.add(f"{facts.module}.{fn.qualname}" if facts.module else fn.qualname)
         return out
+
+    def is_parsed(self, path: str) -> bool:
+        """Whether ``path`` was parsed (or failed to) in this run."""
+        return path in self._facts
 
     def parsed(self) -> Iterator[ModuleFacts]:
         for facts in self._facts.values():

@@ -14,6 +14,7 @@ import ast
 import gc
 import multiprocessing
 import os
+import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from typing import Iterable, Sequence
@@ -120,3 +121,76 @@ def parse_in_parallel(
         results.update(_parse_chunk(missing, compile_functions))
     # Input order, so callers that iterate the result see a stable order.
     return {path: results[path] for path, _ in items}
+
+
+# ---- syntax checks in the background ---------------------------------------------------------
+
+
+def syntax_error(path: str, text: str) -> FileError | None:
+    """The error ``ProjectIndex.check_syntax`` records for a file (same messages), or None."""
+    try:
+        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return FileError(path=path, message=f"syntax error: {exc.msg}", line=exc.lineno or 0, column=exc.offset or 0)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return FileError(path=path, message=f"cannot parse: {type(exc).__name__}: {exc}")
+    return None
+
+
+def _check_chunk(paths: list[str]) -> list[tuple[str, FileError | None | bool]]:
+    """(path, error or None) per file; False where the file could not be read or decoded
+    here (the main process reads it and reports that itself)."""
+    from recompile_lint.source import SourceError, decode_source, read_bytes
+
+    out: list[tuple[str, FileError | None | bool]] = []
+    for path in paths:
+        try:
+            text = decode_source(read_bytes(path), path)
+        except (SourceError, OSError):
+            out.append((path, False))
+            continue
+        out.append((path, syntax_error(path, text)))
+    return out
+
+
+def _worker_setup(recursion_limit: int) -> None:
+    gc.disable()
+    sys.setrecursionlimit(recursion_limit)
+
+
+class BackgroundSyntaxCheck:
+    """Syntax checks of files the analysis may never parse, run in one worker process while
+    the analysis goes on in this one (a second core is otherwise idle most of a run).
+
+    ``results()`` waits for them: path -> FileError, or None for a file that compiles. Files
+    the worker could not read are left out, and so are all files when the pool failed: the
+    caller checks those itself, so the outcome never depends on this.
+    """
+
+    def __init__(self, paths: Sequence[str]):
+        self._futures: list = []
+        self._pool: ProcessPoolExecutor | None = None
+        try:
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=_context(), initializer=_worker_setup, initargs=(sys.getrecursionlimit(),))
+            chunk = max(1, len(paths) // 8)
+            self._futures = [self._pool.submit(_check_chunk, list(paths[i : i + chunk])) for i in range(0, len(paths), chunk)]
+        except Exception:  # noqa: BLE001 - no pool here: the caller checks every file itself
+            self.close()
+
+    def results(self) -> dict[str, FileError | None]:
+        out: dict[str, FileError | None] = {}
+        try:
+            for future in self._futures:
+                for path, result in future.result():
+                    if result is not False:
+                        out[path] = result  # type: ignore[assignment]
+        except Exception:  # noqa: BLE001 - a dead worker: whatever came back still counts
+            pass
+        finally:
+            self.close()
+        return out
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None

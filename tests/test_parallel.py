@@ -133,3 +133,50 @@ def test_chunks_cover_every_file_once_and_balance_sizes():
     totals = sorted(sum(len(t) for _, t in c) for c in chunks)
     assert totals[-1] == 900  # the largest file alone; the rest spread over the others
     assert make_chunks(sources[:2], 8) and len(make_chunks(sources[:2], 8)) == 2
+
+
+def lint_tree(root: Path, jobs: int):
+    from recompile_lint.config import Config
+    from recompile_lint.engine import lint_paths
+
+    (root / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n', encoding="utf-8")
+    (root / "undecodable.py").write_bytes(b"x = '\xff\xfe'\n")
+    (root / "fine.py").write_text("y = 1\n", encoding="utf-8")
+    return lint_paths([str(root)], Config(select=("RCL",), cache=False, jobs=jobs))
+
+
+def test_background_syntax_checks_report_what_one_process_reports(tmp_path, monkeypatch):
+    """With workers, files the analysis never parses are syntax-checked in one of them: the
+    errors (syntax, decoding) and findings are those of a single-process run."""
+    write_tree(tmp_path / "one")
+    write_tree(tmp_path / "two")
+    single = lint_tree(tmp_path / "one", jobs=1)
+    started = []
+    original = parallel.BackgroundSyntaxCheck.__init__
+
+    def spy(self, paths):
+        started.append(list(paths))
+        original(self, paths)
+
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel.BackgroundSyntaxCheck, "__init__", spy)
+    workers = lint_tree(tmp_path / "two", jobs=2)
+    assert started and any(p.endswith("broken.py") for p in started[0]), "no background check ran"
+    relative = lambda result: ([(f.code, Path(f.path).name, f.line) for f in result.findings], [(Path(e.path).name, e.message, e.line) for e in result.errors])  # noqa: E731
+    assert relative(workers) == relative(single)
+    assert {Path(e.path).name for e in single.errors} == {"broken.py", "undecodable.py"}
+
+
+def test_a_failing_background_pool_changes_nothing(tmp_path, monkeypatch):
+    write_tree(tmp_path / "one")
+    write_tree(tmp_path / "two")
+    single = lint_tree(tmp_path / "one", jobs=1)
+
+    class Broken:
+        def __init__(self, *args, **kwargs):
+            raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", Broken)
+    workers = lint_tree(tmp_path / "two", jobs=2)
+    assert [(Path(e.path).name, e.message) for e in workers.errors] == [(Path(e.path).name, e.message) for e in single.errors]
