@@ -21,7 +21,8 @@ resident memory come from ``os.wait4`` (CPU and memory include worker processes)
 
 - ``ast-floor``: ``ast.parse`` of the same files in one process (the cost of reading Python);
 - ``rl``: ``recompile-lint --no-cache -j 1``; ``rl-j2``: ``-j 2``;
-- ``rl-cold`` / ``rl-warm``: ``-j 1`` with an empty, then a filled facts cache;
+- ``rl-cold`` / ``rl-warm``: ``-j 1`` with an empty cache, then with the cache it filled (an
+  unchanged tree: the run cache answers);
 - ``torchfix``: TorchFix ``-j 1`` from the venv given by ``--torchfix`` (or found on PATH or at
   ``/tmp/torchfix-venv``; ``--install-torchfix`` creates that venv with pip). ``n/a`` when none.
 
