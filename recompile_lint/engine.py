@@ -245,37 +245,32 @@ def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: 
             free = fn.identifiers - fn.local_names
             if "environ" in free or "getenv" in free:
                 guarded.environ = True
-            for name in free:
-                binding = facts.binding(name)
-                if binding is None or binding.kind in NOT_VALUES:
-                    continue
-                if binding.kind == "imported":
-                    # ``from config import LR``: the value lives in a project module, or it is
-                    # something of a library (``from torch import Tensor``) no rule follows.
-                    found = index.global_binding(facts, name)
-                    if found is None or found[1].kind in NOT_VALUES:
-                        continue
-                    guarded.globals.add((found[0].path, found[1].name))
-                guarded.globals.add((facts.path, name))
+            guard_module_values(index, guarded, facts, free)
             for _, target in facts.imports:
                 other = index.module_facts(target, facts.path) if "." in target or target in index.by_module else None
-                if other is None or other.path == facts.path:
-                    continue
-                for name in free:
-                    binding = other.binding(name)
-                    if binding is None or binding.kind in NOT_VALUES:
-                        continue
-                    if binding.kind == "imported":
-                        found = index.global_binding(other, name)
-                        if found is None or found[1].kind in NOT_VALUES:
-                            continue
-                        guarded.globals.add((found[0].path, found[1].name))
-                    guarded.globals.add((other.path, name))
+                if other is not None and other.path != facts.path:
+                    guard_module_values(index, guarded, other, free)
             cls = facts.cls(fn.class_name) if fn.class_name else None
             if cls is not None:
                 for f, c in index.mro(facts, cls):
                     guarded.attributes.update(attr for attr, init in c.attrs if attr in free and init.kind not in ("tensor", "object", "function"))
     return guarded
+
+
+def guard_module_values(index: ProjectIndex, guarded: Guarded, facts, names: Iterable[str]) -> None:
+    """Guard the module-level values of ``facts`` among ``names``."""
+    for name in names:
+        binding = facts.binding(name)
+        if binding is None or binding.kind in NOT_VALUES:
+            continue
+        if binding.kind == "imported":
+            # ``from config import LR``: the value lives in a project module, or it is
+            # something of a library (``from torch import Tensor``) no rule follows.
+            found = index.global_binding(facts, name)
+            if found is None or found[1].kind in NOT_VALUES:
+                continue
+            guarded.globals.add((found[0].path, found[1].name))
+        guarded.globals.add((facts.path, name))
 
 
 # Binding kinds that are not values a recompile rule follows through mutations.
