@@ -174,15 +174,24 @@ def reads_of(target) -> Reads:
 
 def where(mutations: Sequence[Mutation], limit: int = 2) -> str:
     """``train.py:20, train.py:31 (+2 more)``: where a value changes, relative to the cwd."""
-    places: list[str] = []
-    for mutation in sorted(mutations, key=lambda x: (x.path, x.line)):
-        place = f"{display_path(mutation.path)}:{mutation.line}"
-        if place not in places:
-            places.append(place)
-    shown = ", ".join(places[:limit])
-    if len(places) > limit:
-        shown += f" (+{len(places) - limit} more)"
-    return shown
+    return places(((m.path, m.line) for m in sorted(mutations, key=lambda x: (x.path, x.line))), limit)
+
+
+def place(path: str, line: int) -> str:
+    return f"{display_path(path)}:{line}"
+
+
+def places(items: Iterable[tuple[str, int]], limit: int = 3) -> str:
+    """``a.py:3, b.py:9 (+1 more)``: distinct places in order, the first ``limit`` of them."""
+    shown: list[str] = []
+    for path, line in items:
+        text = place(path, line)
+        if text not in shown:
+            shown.append(text)
+    out = ", ".join(shown[:limit])
+    if len(shown) > limit:
+        out += f" (+{len(shown) - limit} more)"
+    return out
 
 
 def display_path(path: str) -> str:

@@ -14,7 +14,7 @@ from recompile_lint.callsites import Argument, CallSite, Loop, call_sites
 from recompile_lint.facts import FunctionFacts, ModuleFacts, Param, dotted_name, span_of
 from recompile_lint.index import ProjectIndex
 from recompile_lint.regions import CompiledRegion
-from recompile_lint.rules._common import display_path
+from recompile_lint.rules._common import place
 
 # Methods and functions whose arguments are a shape: their rank is the shape's length.
 SHAPE_METHODS = frozenset({"view", "reshape", "expand", "new_zeros", "new_ones", "new_empty", "repeat", "tile"})
@@ -177,22 +177,6 @@ def is_slice_argument(arg: Argument) -> bool:
         if isinstance(part, ast.Slice) and any(isinstance(n, ast.Name) and n.id in arg.loop_names for n in ast.walk(part)):
             return True
     return False
-
-
-def place(path: str, line: int) -> str:
-    return f"{display_path(path)}:{line}"
-
-
-def places(items: Iterable[tuple[str, int]], limit: int = 3) -> str:
-    shown: list[str] = []
-    for path, line in items:
-        text = place(path, line)
-        if text not in shown:
-            shown.append(text)
-    out = ", ".join(shown[:limit])
-    if len(shown) > limit:
-        out += f" (+{len(shown) - limit} more)"
-    return out
 
 
 def sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:

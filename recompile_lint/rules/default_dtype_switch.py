@@ -7,7 +7,8 @@ from recompile_lint.context import ProjectContext
 from recompile_lint.facts import Span, dotted_name, span_of
 from recompile_lint.index import ProjectIndex
 from recompile_lint.models import Boundedness, Severity, Subject
-from recompile_lint.rules._shapes import module_of, places, sites_of
+from recompile_lint.rules._common import places
+from recompile_lint.rules._shapes import module_of, sites_of
 from recompile_lint.rules.base import Rule
 
 SETTERS = frozenset({"torch.set_default_dtype", "torch.set_default_tensor_type"})

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from recompile_lint.context import ProjectContext
 from recompile_lint.models import Boundedness, Severity, Subject
-from recompile_lint.rules._common import RECOMPILE_LIMIT
-from recompile_lint.rules._shapes import entry_params, is_slice_argument, loader_loop, module_of, places, sites_of
+from recompile_lint.rules._common import RECOMPILE_LIMIT, places
+from recompile_lint.rules._shapes import entry_params, is_slice_argument, loader_loop, module_of, sites_of
 from recompile_lint.rules.base import Rule
 
 

@@ -5,7 +5,7 @@ import libcst as cst
 from recompile_lint.callsites import CallSite
 from recompile_lint.context import FunctionContext, ProjectContext
 from recompile_lint.models import Boundedness, Severity, Subject
-from recompile_lint.rules._common import dotted, via
+from recompile_lint.rules._common import dotted, places, via
 from recompile_lint.rules._shapes import (
     SHAPE_FUNCTIONS,
     SHAPE_METHODS,
@@ -14,7 +14,6 @@ from recompile_lint.rules._shapes import (
     entry_params,
     is_sequence_annotation,
     module_of,
-    places,
     rank_receiver,
     site_function,
     sites_of,

@@ -5,14 +5,13 @@ import libcst as cst
 from recompile_lint.callsites import Argument
 from recompile_lint.context import FunctionContext
 from recompile_lint.models import Boundedness, Severity, Subject
-from recompile_lint.rules._common import RECOMPILE_LIMIT
+from recompile_lint.rules._common import RECOMPILE_LIMIT, places
 from recompile_lint.rules._shapes import (
     SHAPE_METHODS,
     argument_for,
     entry_params,
     is_sequence_annotation,
     is_slice_argument,
-    places,
     sites_of,
 )
 from recompile_lint.rules.base import Rule
