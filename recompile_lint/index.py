@@ -133,8 +133,18 @@ class FactsStore:
     def __init__(self, compile_functions: tuple[str, ...] = (), cache: "object | None" = None):
         self.compile_functions = compile_functions
         self.cache = cache  # an object with get(key) -> ModuleFacts|None and put(key, facts)
+        self._keys: dict[str, tuple[str, tuple[str, ...], str]] = {}
 
     def key(self, path: str, text: str) -> str:
+        # Asked for the same text by the parse and by the call-site collection: hashed once.
+        known = self._keys.get(path)
+        if known is not None and known[0] is text and known[1] == self.compile_functions:
+            return known[2]
+        key = self._key(path, text)
+        self._keys[path] = (text, self.compile_functions, key)
+        return key
+
+    def _key(self, path: str, text: str) -> str:
         # The module name is part of the facts, and it comes from the path.
         digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16)
         digest.update(os.path.abspath(path).encode("utf-8", "surrogatepass"))
