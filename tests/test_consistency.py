@@ -120,3 +120,20 @@ def test_one_file_reports_what_the_whole_synthetic_project_reports_there(tmp_pat
     config = Config(select=("RCL",), cache_dir=str(tmp_path / "cache"))
     # A module that compiles, one whose helpers others' regions reach, one that only mutates.
     one_file_at_a_time(project, [written[0], written[1], written[7], written[29]], config)
+
+
+def test_the_garbage_collector_is_restored_after_a_run(tmp_path):
+    """A run pauses the cyclic collector; a long-lived host (flake8, the verifier) gets it back."""
+    import gc
+
+    project = tmp_path / "project"
+    generate(project, 3)
+    assert gc.isenabled()
+    lint_paths([str(project)], Config(cache=False))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        lint_paths([str(project)], Config(cache=False))
+        assert not gc.isenabled()  # a host that had it off keeps it off
+    finally:
+        gc.enable()
