@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import sys
 from dataclasses import dataclass, field
+from typing import Callable
 
 # Calls that build a tensor: a global bound to one is data, not a guarded constant.
 TENSOR_FACTORIES = frozenset(
@@ -323,6 +324,10 @@ def resolve_relative(module: str, is_package: bool, level: int, target: str | No
     if target:
         return f"{prefix}.{target}" if prefix else target
     return prefix
+
+
+# Node classes with no children and no handler: context and operator markers.
+_LEAF_NODES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
 class _Collector(ast.NodeVisitor):
@@ -1012,15 +1017,38 @@ class _Collector(ast.NodeVisitor):
 
     current_stmt: ast.AST | None = None
 
+    # Dispatch is most of this walk's cost (``NodeVisitor`` builds a method name per node and
+    # walks fields through generators): handlers are looked up once per node class.
+    _handlers: dict[type, Callable | None] = {}
+
     def visit(self, node: ast.AST):  # type: ignore[override]
+        cls = type(node)
+        try:
+            handler = self._handlers[cls]
+        except KeyError:
+            handler = self._handlers[cls] = getattr(type(self), "visit_" + cls.__name__, None)
         if isinstance(node, ast.stmt):
             previous = self.current_stmt
             self.current_stmt = node
             try:
-                return super().visit(node)
+                return handler(self, node) if handler is not None else self.generic_visit(node)
             finally:
                 self.current_stmt = previous
-        return super().visit(node)
+        return handler(self, node) if handler is not None else self.generic_visit(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST) and not isinstance(item, _LEAF_NODES):
+                        self.visit(item)
+            elif isinstance(value, ast.AST) and not isinstance(value, _LEAF_NODES):
+                self.visit(value)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        """A constant has no child nodes (``NodeVisitor``'s version only looks for the
+        handlers of the node classes removed in Python 3.12)."""
 
     def lambda_qualname(self, node: ast.Lambda) -> str:
         return self.qual(f"<lambda:{node.lineno}:{node.col_offset}>")
