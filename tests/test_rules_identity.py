@@ -384,3 +384,49 @@ def test_rcl901_noqa_suppresses(tmp_path):
         config=only("RCL901"),
     )
     assert result.findings == () and result.suppressed == 1
+
+
+# ---- the ast trees the identity rules share ----------------------------------------------
+
+
+def test_trees_parents_and_node_lookup_agree_with_a_full_walk():
+    """Parents are found by descending through the lines that hold a node; every node of
+    the fixtures (decorators above their ``def`` included) gets the parent a full walk gives,
+    and every call is found again from its span."""
+    import ast
+    from pathlib import Path
+
+    from recompile_lint.facts import span_of
+    from recompile_lint.index import FactsStore, ProjectIndex
+    from recompile_lint.rules._identity import Trees
+
+    root = Path(__file__).resolve().parent.parent / "fixtures"
+    paths = sorted(str(p) for p in root.rglob("*.py"))
+    index = ProjectIndex(paths, FactsStore())
+    trees = Trees(index)
+    checked = decorators = 0
+    # ``Load``, ``Store`` and operators are shared instances: they have no one parent.
+    shared = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+    for path in paths:
+        tree = trees.tree(path)
+        if tree is None:
+            continue
+        lines = trees.lines(path)
+        fresh = Trees(index)  # a new lookup per file: no parent map filled by earlier calls
+        fresh_tree = fresh.tree(path)
+        fresh_expected = {id(child): parent for parent in ast.walk(fresh_tree) for child in ast.iter_child_nodes(parent)}
+        for node in ast.walk(fresh_tree):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.decorator_list:
+                decorators += 1
+                alone = Trees(index)  # the decorator asked for first, above its def's lines
+                decorated = next(n for n in ast.walk(alone.tree(path)) if isinstance(n, type(node)) and n.lineno == node.lineno)
+                assert alone.parent(path, decorated.decorator_list[0]) is decorated
+            if isinstance(node, shared):
+                continue
+            assert fresh.parent(path, node) is fresh_expected.get(id(node))
+            checked += 1
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                found = trees.node_at(path, span_of(node, lines), ast.Call)
+                assert found is not None and span_of(found, lines) == span_of(node, lines)
+    assert checked > 10_000 and decorators > 50

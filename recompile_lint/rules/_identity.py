@@ -8,6 +8,7 @@ that hold a compile site or a call site, never by importing anything.
 from __future__ import annotations
 
 import ast
+from collections import deque
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -47,6 +48,7 @@ class Trees:
         self.index = index
         self._trees: dict[str, ast.Module | None] = {}
         self._parents: dict[str, dict[int, ast.AST]] = {}
+        self._complete: set[str] = set()  # files whose parent map holds every node
 
     @classmethod
     def of(cls, index: ProjectIndex) -> "Trees":
@@ -66,12 +68,7 @@ class Trees:
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     tree = None
             self._trees[path] = tree
-            parents: dict[int, ast.AST] = {}
-            if tree is not None:
-                for parent in ast.walk(tree):
-                    for child in ast.iter_child_nodes(parent):
-                        parents[id(child)] = parent
-            self._parents[path] = parents
+            self._parents[path] = {}
         return self._trees[path]
 
     def lines(self, path: str) -> list[str]:
@@ -81,8 +78,20 @@ class Trees:
         return span_of(node, self.lines(path))
 
     def parent(self, path: str, node: ast.AST) -> ast.AST | None:
-        self.tree(path)
-        return self._parents.get(path, {}).get(id(node))
+        tree = self.tree(path)
+        if tree is None or node is tree:
+            return None
+        parents = self._parents[path]
+        if id(node) not in parents and path not in self._complete:
+            # Parents are found by descending only into the nodes whose lines hold ``node``'s
+            # (a file's full parent map cost more than the rules that ask); the whole tree is
+            # walked only when that misses.
+            if not _descend_to(tree, node, parents):
+                for parent in ast.walk(tree):
+                    for child in ast.iter_child_nodes(parent):
+                        parents[id(child)] = parent
+                self._complete.add(path)
+        return parents.get(id(node))
 
     def ancestors(self, path: str, node: ast.AST) -> Iterator[ast.AST]:
         current = self.parent(path, node)
@@ -96,11 +105,12 @@ class Trees:
         if tree is None:
             return None
         lines = self.lines(path)
-        for node in ast.walk(tree):
-            if isinstance(node, kind) and getattr(node, "lineno", 0) == span.line:
-                # ``f(x).item()`` starts where ``f(x)`` does: the end tells them apart.
-                if span_of(node, lines) == span:
-                    return node
+        for nodes in (_walk_lines(tree, span.line), ast.walk(tree)):
+            for node in nodes:
+                if isinstance(node, kind) and getattr(node, "lineno", 0) == span.line:
+                    # ``f(x).item()`` starts where ``f(x)`` does: the end tells them apart.
+                    if span_of(node, lines) == span:
+                        return node
         return None
 
     def enclosing_loops(self, path: str, node: ast.AST) -> list[ast.For | ast.AsyncFor | ast.While]:
@@ -119,6 +129,46 @@ class Trees:
             if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
                 return ancestor
         return None
+
+
+def _lines_of(node: ast.AST) -> tuple[int, int] | None:
+    """The lines a node spans, its decorators included; None for nodes without positions
+    (``arguments``, ``comprehension``, ...), which are always descended into."""
+    first = getattr(node, "lineno", None)
+    if first is None:
+        return None
+    for decorator in getattr(node, "decorator_list", ()):
+        first = min(first, decorator.lineno)
+    return first, getattr(node, "end_lineno", None) or first
+
+
+def _walk_lines(tree: ast.AST, line: int) -> Iterator[ast.AST]:
+    """``ast.walk`` (same order) restricted to the nodes whose lines hold ``line``."""
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        for child in ast.iter_child_nodes(node):
+            lines = _lines_of(child)
+            if lines is None or lines[0] <= line <= lines[1]:
+                todo.append(child)
+        yield node
+
+
+def _descend_to(tree: ast.AST, target: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """Record the parents of the nodes on the way from ``tree`` to ``target`` (and of the
+    nodes looked at on the way); whether ``target`` was found."""
+    lines = _lines_of(target)
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+            if child is target:
+                return True
+            child_lines = _lines_of(child)
+            if lines is None or child_lines is None or (child_lines[0] <= lines[0] and lines[1] <= child_lines[1]):
+                stack.append(child)
+    return False
 
 
 def is_module_level(scope: ast.AST | None) -> bool:
