@@ -20,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Iterable, Sequence
 
 from recompile_lint.facts import ModuleFacts, collect_facts
+from recompile_lint.index import syntax_error
 from recompile_lint.models import FileError
 
 # Below this much source, starting workers (~50 ms each with fork, more with spawn) and
@@ -124,17 +125,6 @@ def parse_in_parallel(
 
 
 # ---- syntax checks in the background ---------------------------------------------------------
-
-
-def syntax_error(path: str, text: str) -> FileError | None:
-    """The error ``ProjectIndex.check_syntax`` records for a file (same messages), or None."""
-    try:
-        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        return FileError(path=path, message=f"syntax error: {exc.msg}", line=exc.lineno or 0, column=exc.offset or 0)
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return FileError(path=path, message=f"cannot parse: {type(exc).__name__}: {exc}")
-    return None
 
 
 def _check_chunk(paths: list[str]) -> list[tuple[str, FileError | None | bool]]:

@@ -94,6 +94,20 @@ def test_syntax_error_reports_its_line(project):
     assert "broken.py:2:" in out + err
 
 
+def test_only_what_ast_rejects_is_a_syntax_error(project):
+    """Files no region needs are checked through their symbol table, which also rejects code
+    that parses (a module-level ``nonlocal``); such code is not reported, real errors are."""
+    from recompile_lint.index import syntax_error
+
+    parses = "nonlocal x\n\ndef f():\n    y = 1\n    global y\n"
+    assert syntax_error("parses.py", parses) is None
+    error = syntax_error("broken.py", "x = 1\ny = (\n")
+    assert error is not None and error.line == 2 and error.message.startswith("syntax error:")
+    (project / "parses.py").write_text(parses, encoding="utf-8")
+    code, out, err = run(["parses.py"], project)
+    assert code == 0, out + err
+
+
 # ---- encodings, line endings, whitespace ----------------------------------------------------
 
 
