@@ -178,10 +178,24 @@ class FunctionContext:
         or classes (they are separate scopes, checked when a region reaches them)."""
         nodes = self.memo.get("body_nodes")
         if nodes is None:
-            collector = _BodyNodes()
-            self.node.body.visit(collector)
-            nodes = self.memo["body_nodes"] = tuple(collector.nodes)
-        return nodes
+            nodes = self._walk_body()[0]
+        return nodes  # type: ignore[return-value]
+
+    def parents(self) -> dict[int, cst.CSTNode]:
+        """``id(node)`` -> parent for the body nodes (and for the nested defs and classes
+        directly in them), recorded in the same walk as ``body_nodes``: libcst's ``children``
+        runs a visitor of its own on every call."""
+        parents = self.memo.get("parents")
+        if parents is None:
+            parents = self._walk_body()[1]
+        return parents  # type: ignore[return-value]
+
+    def _walk_body(self) -> tuple[tuple[cst.CSTNode, ...], dict[int, cst.CSTNode]]:
+        collector = _BodyNodes()
+        self.node.body.visit(collector)
+        nodes = self.memo["body_nodes"] = tuple(collector.nodes)
+        self.memo["parents"] = collector.parents
+        return nodes, collector.parents
 
     # ---- scope ---------------------------------------------------------------------------
 
@@ -256,12 +270,20 @@ class _BodyNodes(cst.CSTVisitor):
 
     def __init__(self) -> None:
         self.nodes: list[cst.CSTNode] = []
+        self.parents: dict[int, cst.CSTNode] = {}
+        self._stack: list[cst.CSTNode] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parents[id(node)] = self._stack[-1]
+        self._stack.append(node)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             return False
         self.nodes.append(node)
         return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
 
 
 class ProjectContext:

@@ -91,11 +91,8 @@ def step(x):
     )
 
     def check_function(self, ctx: FunctionContext) -> None:
-        parents: dict[int, cst.CSTNode] = {}
-        nodes = list(ctx.body_nodes())
-        for node in nodes:
-            for child in node.children:
-                parents[id(child)] = node
+        parents = ctx.parents()
+        nodes = ctx.body_nodes()
         seen: set[str] = set()
         for node in nodes:
             if not isinstance(node, cst.Name) or node.value in seen:
