@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass
-from typing import Union
+from typing import Callable, Union
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -265,7 +265,50 @@ class FunctionContext:
         return self.module.cls(fn.class_name) if fn is not None else None
 
 
-class _BodyNodes(cst.CSTVisitor):
+class QuickVisitor(cst.CSTVisitor):
+    """A ``CSTVisitor`` that visits exactly as libcst's does, with less dispatch: libcst
+    formats and looks up a method name for every node and for every field of every node
+    (``visit_Call_func``...). Handlers are looked up once per node class, and the per-field
+    hooks are not called (subclasses must not define ``visit_<Node>_<field>`` handlers)."""
+
+    _visit_table: dict[type, Callable | None]
+    _leave_table: dict[type, Callable | None]
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._visit_table = {}
+        cls._leave_table = {}
+
+    @classmethod
+    def _handler(cls, table: dict[type, Callable | None], prefix: str, node_class: type) -> Callable | None:
+        handler = getattr(cls, prefix + node_class.__name__, None)
+        # libcst's base classes define a do-nothing handler for every node class.
+        if handler is not None and handler.__qualname__.startswith(("CSTTyped", "CSTVisitor.")):
+            handler = None
+        table[node_class] = handler
+        return handler
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        node_class = type(node)
+        table = self._visit_table
+        handler = table[node_class] if node_class in table else self._handler(table, "visit_", node_class)
+        return handler is None or handler(self, node) is not False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        node_class = type(original_node)
+        table = self._leave_table
+        handler = table[node_class] if node_class in table else self._handler(table, "leave_", node_class)
+        if handler is not None:
+            handler(self, original_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+
+class _BodyNodes(QuickVisitor):
     """Collects nodes in visiting (source) order; nested defs and classes are skipped."""
 
     def __init__(self) -> None:

@@ -7,6 +7,7 @@ from typing import Iterable, Sequence
 
 import libcst as cst
 
+from recompile_lint.context import QuickVisitor
 from recompile_lint.facts import Mutation
 
 RECOMPILE_LIMIT = 8
@@ -43,7 +44,7 @@ def constant_key(node: cst.Subscript) -> str | None:
     return None
 
 
-class Reads(cst.CSTVisitor):
+class Reads(QuickVisitor):
     """The Name, Attribute and Subscript loads of a function body, in source order.
 
     Assignment targets are stores (their sub-expressions are still loads), keyword names and
