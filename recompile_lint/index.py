@@ -135,6 +135,9 @@ class FactsStore:
         self.compile_functions = compile_functions
         self.cache = cache  # an object with get(key) -> ModuleFacts|None and put(key, facts)
         self._keys: dict[str, tuple[str, tuple[str, ...], str]] = {}
+        # ``ast`` trees of parsed files that hold compile sites, by path and text: the
+        # function-identity rules walk exactly those files again (``rules._identity.Trees``).
+        self.compile_site_trees: dict[str, tuple[str, ast.Module]] = {}
 
     def key(self, path: str, text: str) -> str:
         # Asked for the same text by the parse and by the call-site collection: hashed once.
@@ -161,6 +164,8 @@ class FactsStore:
         module, is_package, _ = module_name_for(path)
         tree = ast.parse(text, filename=path)
         facts = collect_facts(tree, path, module, is_package, text, self.compile_functions)
+        if facts.compile_sites:
+            self.compile_site_trees[path] = (text, tree)
         if self.cache is not None:
             self.cache.put(key, path, facts)
         return facts

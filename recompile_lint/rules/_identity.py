@@ -62,7 +62,10 @@ class Trees:
         if path not in self._trees:
             text = self.index.text(path)
             tree = None
-            if text is not None:
+            kept = self.index.store.compile_site_trees.pop(path, None)
+            if kept is not None and kept[0] is text:
+                tree = kept[1]  # parsed for the file's facts in this run
+            elif text is not None:
                 try:
                     tree = ast.parse(text, filename=path)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
