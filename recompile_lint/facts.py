@@ -291,6 +291,21 @@ def dotted_name(node: ast.AST) -> str:
     return ""
 
 
+def expression_text(node: ast.AST) -> str:
+    """``ast.unparse(node)``, without building an unparser for the commonest cases (a name, a
+    dotted name, ``None``/``True``/``False`` or an int): annotations and defaults are mostly
+    those, and every parameter of every function has its text in the facts."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        dotted = dotted_name(node)
+        if dotted:
+            return dotted
+    elif isinstance(node, ast.Constant) and (node.value is None or type(node.value) in (bool, int)):
+        return repr(node.value)
+    return ast.unparse(node)
+
+
 def char_column(lines: list[str], line: int, byte_offset: int) -> int:
     """ast gives UTF-8 byte offsets; findings use 1-based character columns."""
     if 1 <= line <= len(lines):
@@ -1073,12 +1088,12 @@ class _Collector(ast.NodeVisitor):
         return params
 
     def param(self, arg: ast.arg, kind: str, default: ast.AST | None) -> Param:
-        annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+        annotation = expression_text(arg.annotation) if arg.annotation is not None else ""
         return Param(
             name=arg.arg,
             kind=kind,
             annotation=annotation,
-            default=ast.unparse(default) if default is not None else "",
+            default=expression_text(default) if default is not None else "",
             default_kind=self.kind_of(default)[0] if default is not None else "",
         )
 

@@ -306,3 +306,32 @@ def test_grammar_generated_modules(source):
     decorated = compile_every_function(source)
     assume(decorated is not None and is_valid(decorated))
     lint_project({"main.py": decorated})
+
+
+@fuzz_settings(30)
+@given(source=hypothesmith.from_grammar())
+def test_expression_text_is_what_ast_unparse_gives(source):
+    """Parameter annotations and defaults take a short cut past ``ast.unparse``; for every
+    expression of grammar-generated code the text must be the same."""
+    import ast
+
+    from recompile_lint.facts import expression_text
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        assume(False)
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.expr):
+            assert expression_text(node) == ast.unparse(node)
+
+
+def test_expression_text_short_cuts():
+    import ast
+
+    from recompile_lint.facts import expression_text
+
+    for text in ("a", "a.b.c", "None", "True", "False", "0", "12345678901234567890", "x.y()", "-1", "1.5", "'s'", "a[b].c", "(a).b", "'''q\"'''"):
+        node = ast.parse(text, mode="eval").body
+        assert expression_text(node) == ast.unparse(node), text
