@@ -11,6 +11,7 @@ import gc
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from recompile_lint.config import Config
@@ -117,12 +118,13 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     worker processes are appended to ``background``."""
     from recompile_lint.callsites import prime as prime_call_sites
     from recompile_lint.context import CstCache, FunctionContext, ProjectContext
+    from recompile_lint.index import may_compile_text
     from recompile_lint.regions import RegionFinder
     from recompile_lint.rules import Rule
 
     store = index.store
     wrappers = tuple(w.rsplit(".", 1)[-1] for w in config.compile_functions)
-    candidates = [path for path in index.paths if index.may_compile(path, wrappers)]
+    candidates = index.select(index.paths, partial(may_compile_text, extra_tokens=wrappers))
     index.prefetch(candidates)
     for path in candidates:
         index.facts(path)
@@ -134,7 +136,7 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
         # ``compile``/``optimize`` wrappers are called like torch's own: COMPILE_SITE finds them.
         short = tuple(sorted({name.rsplit(".", 1)[-1] for name in found} - {"compile", "optimize"}))
         index.reparse([p for p in index.paths if any(name in (index.text(p) or "") for name in short)])
-        candidates = [path for path in index.paths if index.may_compile(path, wrappers + short)]
+        candidates = index.select(index.paths, partial(may_compile_text, extra_tokens=wrappers + short))
         index.prefetch(candidates)
         for path in candidates:
             index.facts(path)

@@ -12,7 +12,7 @@ import os
 import re
 import symtable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -106,6 +106,39 @@ def mentions(text: str, word: str) -> bool:
 
 def _is_word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
+
+
+def may_compile_text(path: str, text: str, extra_tokens: tuple[str, ...] = ()) -> bool:
+    """Whether ``text`` can hold a compile site (or a call of a wrapper named in ``extra_tokens``)."""
+    return any(occurs_near(text, token, COMPILE_SITE) for token in ("compile", "optimize")) or any(
+        occurs_near(text, token, call_pattern(token)) for token in extra_tokens
+    )
+
+
+def may_mutate(path: str, text: str, owners: frozenset[str], by_name: dict[str, set[str]], guarded: "Guarded") -> bool:
+    """Whether ``path`` can change a guarded value: it holds one (``owners``), or its text
+    can write a guarded attribute or the environment, or names a guarded global beside its
+    module (``ProjectIndex.scan_for_mutations``)."""
+    if path in owners:
+        return True
+    if guarded.environ and ("putenv" in text or "unsetenv" in text or ("environ" in text and ENVIRON_WRITE.search(text) is not None)):
+        return True
+    for attr in guarded.attributes:
+        if occurs_near(text, attr, attribute_write_pattern(attr)):
+            return True
+    words: set[str] | None = None
+    for name, modules in by_name.items():
+        if not mentions(text, name):
+            continue
+        if len(modules) <= 8:
+            if any(mentions(text, module) for module in modules):
+                return True
+            continue
+        if words is None:
+            words = set(WORD.findall(text))
+        if not modules.isdisjoint(words):
+            return True
+    return False
 
 
 @dataclass
@@ -341,11 +374,20 @@ class ProjectIndex:
     def may_compile(self, path: str, extra_tokens: tuple[str, ...] = ()) -> bool:
         """Whether the text of ``path`` can hold a compile site (or a call of a wrapper)."""
         text = self.text(path)
-        if text is None:
-            return False
-        return any(occurs_near(text, token, COMPILE_SITE) for token in ("compile", "optimize")) or any(
-            occurs_near(text, token, call_pattern(token)) for token in extra_tokens
-        )
+        return text is not None and may_compile_text(path, text, extra_tokens)
+
+    def select(self, paths: Iterable[str], test: Callable[[str, str], bool]) -> list[str]:
+        """The readable ``paths`` whose text passes ``test(path, text)``, in order. With
+        ``jobs`` above 1 and enough text, the tests run in worker processes (``test`` must
+        then pickle: a module-level function or a ``functools.partial`` of one)."""
+        items = [(path, text) for path in paths if (text := self.text(path)) is not None]
+        if self.jobs != 1:
+            from recompile_lint.parallel import select_in_parallel
+
+            chosen = select_in_parallel(items, test, self.jobs)
+            if chosen is not None:
+                return [path for path, _ in items if path in chosen]
+        return [path for path, text in items if test(path, text)]
 
     # ---- modules -------------------------------------------------------------------------
 
@@ -528,41 +570,13 @@ class ProjectIndex:
         by_name: dict[str, set[str]] = {}
         for path, name in guarded.globals:
             by_name.setdefault(name, set()).add(self.module_last_name(path))
-        selected: list[str] = []
-        for path in self.paths:
-            if path in self._facts or path in self._scanned:
-                continue
-            text = self.text(path)
-            if text is None:
-                continue
-            self._scanned.add(path)
-            if path in owners or self._may_mutate(text, by_name, guarded):
-                selected.append(path)
+        unscanned = [path for path in self.paths if path not in self._facts and path not in self._scanned]
+        selected = self.select(unscanned, partial(may_mutate, owners=frozenset(owners), by_name=by_name, guarded=guarded))
+        self._scanned.update(unscanned)
         self.prefetch(selected)
         for path in selected:
             self.facts(path)
         self._mutations = None
-
-    @staticmethod
-    def _may_mutate(text: str, by_name: dict[str, set[str]], guarded: "Guarded") -> bool:
-        if guarded.environ and ("putenv" in text or "unsetenv" in text or ("environ" in text and ENVIRON_WRITE.search(text) is not None)):
-            return True
-        for attr in guarded.attributes:
-            if occurs_near(text, attr, attribute_write_pattern(attr)):
-                return True
-        words: set[str] | None = None
-        for name, modules in by_name.items():
-            if not mentions(text, name):
-                continue
-            if len(modules) <= 8:
-                if any(mentions(text, module) for module in modules):
-                    return True
-                continue
-            if words is None:
-                words = set(WORD.findall(text))
-            if not modules.isdisjoint(words):
-                return True
-        return False
 
     def module_last_name(self, path: str) -> str:
         """The name other files import ``path`` by: its module's last component."""

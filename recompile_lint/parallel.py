@@ -17,7 +17,7 @@ import os
 import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from recompile_lint.facts import ModuleFacts, collect_facts
 from recompile_lint.index import syntax_error
@@ -122,6 +122,27 @@ def parse_in_parallel(
         results.update(_parse_chunk(missing, compile_functions))
     # Input order, so callers that iterate the result see a stable order.
     return {path: results[path] for path, _ in items}
+
+
+def _select_chunk(chunk: list[Source], test: Callable[[str, str], bool]) -> list[str]:
+    return [path for path, text in chunk if test(path, text)]
+
+
+def select_in_parallel(items: Sequence[Source], test: Callable[[str, str], bool], jobs: int) -> set[str] | None:
+    """The paths whose text passes ``test``, tested in up to ``jobs`` worker processes; None
+    when that would not pay (too little text) or the pool failed: the caller tests here."""
+    if not worth_parallel(items, jobs):
+        return None
+    workers = min(effective_jobs(jobs), len(items))
+    chunks = make_chunks(items, workers * CHUNKS_PER_WORKER)
+    chosen: set[str] = set()
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=gc.disable) as pool:
+            for part in pool.map(_select_chunk, chunks, [test] * len(chunks)):
+                chosen.update(part)
+    except Exception:  # noqa: BLE001 - no usable pool: the caller tests every file itself
+        return None
+    return chosen
 
 
 # ---- syntax checks in the background ---------------------------------------------------------

@@ -180,3 +180,35 @@ def test_a_failing_background_pool_changes_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(parallel, "ProcessPoolExecutor", Broken)
     workers = lint_tree(tmp_path / "two", jobs=2)
     assert [(Path(e.path).name, e.message) for e in workers.errors] == [(Path(e.path).name, e.message) for e in single.errors]
+
+
+def test_text_selection_in_workers_is_the_selection_of_one_process(monkeypatch):
+    """Which files may hold a compile site (and, with a project's guards, which may change a
+    guarded value) is decided in workers with -j 2: the same files, in the same order."""
+    from functools import partial
+
+    from recompile_lint.index import may_compile_text
+
+    paths = sorted(str(p) for p in FIXTURES.rglob("*.py"))
+    test = partial(may_compile_text, extra_tokens=("maybe_compile",))
+    serial_index = ProjectIndex(paths, FactsStore(), jobs=1)
+    expected = serial_index.select(paths, test)
+    assert 0 < len(expected) < len(paths)
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    started = []
+    real_pool = parallel.ProcessPoolExecutor
+
+    def counting_pool(*args, **kwargs):
+        started.append(kwargs.get("max_workers"))
+        return real_pool(*args, **kwargs)
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", counting_pool)
+    assert ProjectIndex(paths, FactsStore(), jobs=2).select(paths, test) == expected
+    assert started == [2]
+
+    class Broken:
+        def __init__(self, *args, **kwargs):
+            raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", Broken)
+    assert ProjectIndex(paths, FactsStore(), jobs=2).select(paths, test) == expected
