@@ -225,3 +225,29 @@ def test_module_entry_point_and_console_script_agree(project):
         by_script = subprocess.run([str(script), "--no-cache", "src"], cwd=project, capture_output=True, text=True, env=env, timeout=120)
         assert by_script.returncode == 1
         assert by_script.stdout == by_module.stdout
+
+
+def test_the_script_ends_without_teardown_and_loses_no_output(project):
+    """After a lint run the process ends without freeing its objects one by one: every
+    exit status, the report on stdout (to a pipe), the errors on stderr and the output file
+    must still be exactly what the in-process command produces."""
+    (project / "src" / "broken.py").write_text("x = (\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+
+    def by_process(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "recompile_lint", *args], cwd=project, capture_output=True, text=True, env=env, timeout=120)
+
+    for args in (["--no-cache", "src"], ["--no-cache", "--format", "json", "src"], ["--no-cache", "--exit-zero", "src/clean.py"], ["--no-cache", "src/flagged.py"]):
+        expected = CliRunner().invoke(main, args)
+        got = by_process(*args)
+        assert got.returncode == expected.exit_code, (args, got.stderr)
+        assert got.stdout == expected.stdout, args
+        assert got.stderr == expected.stderr, args
+    report = project / "report.json"
+    got = by_process("--no-cache", "--format", "json", "-o", str(report), "src/flagged.py")
+    assert got.returncode == 1 and got.stdout == ""
+    written = json.loads(report.read_text(encoding="utf-8"))  # complete JSON, every finding
+    assert {f["code"] for f in written} == {"RCL101", "RCL105"}, written
+    # A usage error exits the ordinary way, with click's status and message.
+    got = by_process("--no-such-option")
+    assert got.returncode == 2 and "No such option" in got.stderr
