@@ -24,10 +24,13 @@ class DtypeSet:
     value: str  # source text of the argument
 
 
-def dtype_sets(index: ProjectIndex) -> list[DtypeSet]:
-    """Every default-dtype change in the project (a text test first, then ``ast``)."""
+def dtype_sets(index: ProjectIndex, paths: set[str] | None = None) -> list[DtypeSet]:
+    """Every default-dtype change in the project, or in ``paths`` (a text test first, then
+    ``ast``)."""
     out: list[DtypeSet] = []
     for path in index.paths:
+        if paths is not None and path not in paths:
+            continue
         text = index.text(path)
         if text is None or "set_default_" not in text:
             continue
@@ -113,7 +116,10 @@ def check(x):
             if not sites:
                 continue
             if sets is None:
-                sets = dtype_sets(ctx.index)
+                # A change is read only beside calls of a compiled function (see below): the
+                # files without one need not be parsed.
+                calling = {s.path for r in ctx.regions for s in sites_of(ctx.index, r) if ctx.wanted(s.path)}
+                sets = dtype_sets(ctx.index, calling)
             if not sets:
                 return
             for change in sets:
