@@ -17,8 +17,11 @@ from recompile_lint.report import FORMAT_NAMES, get_formatter
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
-# Set once a lint run has built its index (``run`` may then skip the interpreter's teardown).
+# Under ``run`` the process ends with the command: the lint run's analysis is then kept here
+# (never freed nor collected), and ``_analysed`` says the interpreter's teardown may be skipped.
+_process_ends = False
 _analysed = False
+_retained: list = []
 
 
 def run() -> None:
@@ -31,6 +34,8 @@ def run() -> None:
     with the command's exit status without that teardown. Any other exit, or a stream that
     cannot be flushed (a closed pipe), takes the ordinary way out.
     """
+    global _process_ends
+    _process_ends = True
     try:
         main()
     except SystemExit as exc:
@@ -148,12 +153,13 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     except ConfigError as exc:
         click.echo(f"recompile-lint: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
+    global _analysed
+    _retained.clear()
     try:
-        result = lint_paths(paths, config)
+        result = lint_paths(paths, config, retain=_retained if _process_ends else None)
     except Exception as exc:  # noqa: BLE001 - an internal error must still be one clear line
         click.echo(f"recompile-lint: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    global _analysed
     _analysed = True
     if statistics:
         from recompile_lint.report.text import format_statistics

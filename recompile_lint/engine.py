@@ -319,11 +319,15 @@ def lint_paths(
     project_files: Sequence[str] | None = None,
     reader: Callable[[str], bytes] | None = None,
     noqa: bool = True,
+    retain: list | None = None,
 ) -> LintResult:
     """Lint ``paths`` (files or directories). Findings are reported only in those files, but
     the analysis sees the whole project around them (callers, helpers, mutation sites).
 
-    ``noqa=False`` leaves ``# noqa`` to the caller (flake8 applies its own).
+    ``noqa=False`` leaves ``# noqa`` to the caller (flake8 applies its own). ``retain``: a list
+    the analysis (index, facts, regions) is appended to, for a caller about to end its process:
+    freeing it on return costs about 1 s on the torch tree, and the process would only free it
+    again on its way out.
     """
     excludes = config.exclude + config.extend_exclude
     root = str(find_project_root(list(paths) or ["."], excludes))
@@ -344,27 +348,36 @@ def lint_paths(
         if cached is not None:
             return cached
     rules = selected_rules(config)
-    with cyclic_gc_paused():
+    with cyclic_gc_paused(keep=retain is not None):
         analysis = analyse(list(given), all_files, config, rules, reader, root, facts_cache)
         result = collect(analysis, given, discovered, config, noqa)
+    if retain is not None:
+        retain.append(analysis)
     if run_cache is not None and key is not None:
         run_cache.put(key, result)
     return result
 
 
 @contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
+def cyclic_gc_paused(keep: bool = False) -> Iterator[None]:
     """Run without the cyclic garbage collector (restored afterwards).
 
     A run builds millions of long-lived, acyclic objects (syntax trees, facts): each
     collection walks all of them again, and on the torch tree that made ``ast.parse`` take
     three times as long. Reference counting still frees everything that is not in a cycle.
+
+    ``keep``: the objects of the run are kept until the process ends. They are moved out of
+    the collector's sight (``gc.freeze``): every object made with the collector paused is
+    still in its youngest generation, and the first collection after it resumes would walk
+    them all (0.8 s after the torch tree).
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if keep:
+            gc.freeze()
         if enabled:
             gc.enable()
 

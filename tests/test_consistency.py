@@ -137,3 +137,33 @@ def test_the_garbage_collector_is_restored_after_a_run(tmp_path):
         assert not gc.isenabled()  # a host that had it off keeps it off
     finally:
         gc.enable()
+
+
+def test_a_retained_analysis_outlives_the_call_and_changes_nothing(tmp_path):
+    """The script keeps the run's analysis until the process ends, out of the cyclic
+    collector's sight; the result is the same."""
+    import weakref
+
+    project = tmp_path / "project"
+    generate(project, 3)
+    config = Config(select=("RCL",), cache=False)
+    import gc
+
+    plain = lint_paths([str(project)], config)
+    kept: list = []
+    try:
+        assert lint_paths([str(project)], config, retain=kept) == plain
+        [analysis] = kept
+        assert analysis.regions and analysis.index.paths
+        # Kept out of the collector's sight: the index refers to itself through the rules'
+        # memos, so only a collection could free it, and none will look at it.
+        watched = weakref.ref(analysis.index)
+        assert gc.get_freeze_count() > 0
+        kept.clear()
+        del analysis
+        gc.collect()
+        assert watched() is not None
+    finally:
+        gc.unfreeze()
+    gc.collect()
+    assert watched() is None  # nothing but the frozen cycle held it
