@@ -151,6 +151,7 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     # Function rules run only on functions of the given files (see below), so only the values
     # those functions read need their mutation sites.
     only = set(given) if len(set(given)) < len(index.paths) else None
+    index.prefetch(imported_by_reached(index, regions, only))
     index.scan_for_mutations(guarded_names(index, regions, only))
     # Every named file must be syntax-checked, and from here on few more get parsed: with
     # workers, the rest are checked in one while call sites and rules run here.
@@ -257,6 +258,27 @@ def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: 
                 for f, c in index.mro(facts, cls):
                     guarded.attributes.update(attr for attr, init in c.attrs if attr in free and init.kind not in ("tensor", "object", "function"))
     return guarded
+
+
+def imported_by_reached(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> list[str]:
+    """The project modules ``guarded_names`` reads first: those imported by the modules whose
+    functions the regions reach. Known up front, they can be parsed as one batch (in workers
+    with ``--jobs``) instead of one by one as it comes to them."""
+    out: dict[str, None] = {}
+    done: set[str] = set()
+    for region in regions:
+        for ref, _, _ in region.reached:
+            if ref.path in done or (only is not None and ref.path not in only):
+                continue
+            facts = index.facts(ref.path)
+            if facts is None or facts.function(ref.qualname) is None:
+                continue
+            done.add(ref.path)
+            for _, target in facts.imports:
+                path = index.module_path(target, facts.path) if "." in target or target in index.by_module else None
+                if path is not None and path != facts.path:
+                    out[path] = None
+    return list(out)
 
 
 def guard_module_values(index: ProjectIndex, guarded: Guarded, facts, names: Iterable[str]) -> None:
