@@ -351,6 +351,9 @@ def lint_paths(
     freeing it on return costs about 1 s on the torch tree, and the process would only free it
     again on its way out.
     """
+    from recompile_lint.index import forget_package_layout
+
+    forget_package_layout()
     excludes = config.exclude + config.extend_exclude
     root = str(find_project_root(list(paths) or ["."], excludes))
     discovered = discover(list(paths) or ["."], excludes, root)

@@ -36,14 +36,30 @@ def module_name_for(path: str) -> tuple[str, bool, str]:
     directory, name = os.path.split(os.path.abspath(path))
     stem = name.rsplit(".", 1)[0]
     is_package = stem == "__init__"
-    parts: list[str] = [] if is_package else [stem]
+    packages, root = _packages_around(directory)
+    parts = packages if is_package else (*packages, stem)
+    return ".".join(parts), is_package, root
+
+
+@lru_cache(maxsize=4096)
+def _packages_around(directory: str) -> tuple[tuple[str, ...], str]:
+    """(the package names from the root down to ``directory``, the root): the directories
+    upwards that hold an ``__init__``. Asked for every file, answered once per directory
+    (``forget_package_layout`` starts a run afresh)."""
+    parts: list[str] = []
     while os.path.exists(os.path.join(directory, "__init__.py")) or os.path.exists(os.path.join(directory, "__init__.pyi")):
         parent, base = os.path.split(directory)
         parts.append(base)
         if parent == directory:
             break
         directory = parent
-    return ".".join(reversed(parts)), is_package, directory
+    return tuple(reversed(parts)), directory
+
+
+def forget_package_layout() -> None:
+    """Drop what ``module_name_for`` learnt of the directories (a new run may see new
+    ``__init__`` files)."""
+    _packages_around.cache_clear()
 
 
 WORD = re.compile(r"\w+")

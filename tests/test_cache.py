@@ -17,7 +17,7 @@ from recompile_lint import index as index_module
 from recompile_lint.cache import CACHE_DIR_NAME, FactsCache, dump_entry, load_entry
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
-from recompile_lint.index import FactsStore
+from recompile_lint.index import FactsStore, forget_package_layout
 
 TRAIN = """
 import torch
@@ -125,6 +125,7 @@ def test_package_layout_is_part_of_the_key(tmp_path):
     text = path.read_text(encoding="utf-8")
     assert store.parse(str(path), text).module == "train"
     (pkg / "__init__.py").write_text("", encoding="utf-8")
+    forget_package_layout()  # as every run starts (lint_paths)
     store = FactsStore((), FactsCache(tmp_path / "c"))
     assert store.parse(str(path), text).module == "pkg.train"
 
@@ -308,3 +309,25 @@ def test_call_sites_are_read_back_from_the_cache(tmp_path, monkeypatch):
     forget_runs(tmp_path / "c")
     assert lint_paths([str(path)], config) == first
     assert not (tmp_path / "pwned").exists()
+
+
+def test_a_new_package_init_is_seen_by_the_next_run(tmp_path):
+    """Package layout is looked up once per directory within a run, and afresh each run: a
+    directory that gains an ``__init__.py`` makes its modules part of the package."""
+    from recompile_lint.config import Config
+    from recompile_lint.engine import lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n", encoding="utf-8")
+    sub = tmp_path / "pkg"
+    sub.mkdir()
+    (sub / "train.py").write_text(
+        "import torch\n\nstep = 0\n\n\n@torch.compile\ndef f(x):\n    return x * step\n\n\n"
+        "def loop(x):\n    global step\n    for _ in range(10):\n        f(x)\n        step += 1\n",
+        encoding="utf-8",
+    )
+    config = Config(select=("RCL101",), cache=False)
+    [before] = lint_paths([str(sub / "train.py")], config).findings
+    assert "`train.f`" in before.message
+    (sub / "__init__.py").write_text("", encoding="utf-8")
+    [after] = lint_paths([str(sub / "train.py")], config).findings
+    assert "`pkg.train.f`" in after.message
