@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from recompile_lint.regions import CompiledRegion
     from recompile_lint.rules import Rule
 
+    # The rule classes, or a function that imports and returns them.
+    RuleSource = Sequence[type[Rule]] | Callable[[], Sequence[type[Rule]]]
+
 # The analysis modules (libcst among their imports) are imported when a run needs them: a run
 # answered from the run cache never loads them.
 
@@ -90,7 +93,7 @@ def analyse(
     given: Sequence[str],
     project_files: Iterable[str],
     config: Config,
-    rules: Sequence[type[Rule]],
+    rules: RuleSource,
     reader: Callable[[str], bytes] | None = None,
     root: str | None = None,
     facts_cache=None,
@@ -113,18 +116,30 @@ def analyse(
     return analysis
 
 
-def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rules: Sequence[type[Rule]], background: list) -> Analysis:
+def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rules: RuleSource, background: list) -> Analysis:
     """The analysis proper, over an index of the project's files. Syntax checks started in
-    worker processes are appended to ``background``."""
+    worker processes are appended to ``background``. ``rules``: the rule classes, or a
+    function that imports and returns them (with workers, that import runs while they test
+    the files' text)."""
     from recompile_lint.callsites import prime as prime_call_sites
-    from recompile_lint.context import CstCache, FunctionContext, ProjectContext
     from recompile_lint.index import may_compile_text
     from recompile_lint.regions import RegionFinder
     from recompile_lint.rules import Rule
 
+    loaded: list[Sequence[type[Rule]]] = []
+
+    def load_rules() -> None:
+        # The rule modules bring libcst: about 0.4 s of imports.
+        if not loaded:
+            loaded.append(rules() if callable(rules) else rules)
+
     store = index.store
     wrappers = tuple(w.rsplit(".", 1)[-1] for w in config.compile_functions)
-    candidates = index.select(index.paths, partial(may_compile_text, extra_tokens=wrappers))
+    candidates = index.select(index.paths, partial(may_compile_text, extra_tokens=wrappers), meanwhile=load_rules)
+    load_rules()
+    from recompile_lint.context import CstCache, FunctionContext, ProjectContext
+
+    rule_classes = loaded[0]
     index.prefetch(candidates)
     for path in candidates:
         index.facts(path)
@@ -161,9 +176,9 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     prime_call_sites(index, regions)
 
     reports: list[tuple[type[Rule], Report]] = []
-    function_rules = [r for r in rules if r.check_function is not Rule.check_function]
-    project_rules = [r for r in rules if r.check_project is not Rule.check_project]
-    instances = {rule: rule() for rule in rules}
+    function_rules = [r for r in rule_classes if r.check_function is not Rule.check_function]
+    project_rules = [r for r in rule_classes if r.check_project is not Rule.check_project]
+    instances = {rule: rule() for rule in rule_classes}
     cst_cache = CstCache(index)
     seen: set[tuple[str, str, str]] = set()
     visited: set = set()
@@ -372,9 +387,8 @@ def lint_paths(
         cached = run_cache.get(key) if key is not None else None
         if cached is not None:
             return cached
-    rules = selected_rules(config)
     with cyclic_gc_paused(keep=retain is not None):
-        analysis = analyse(list(given), all_files, config, rules, reader, root, facts_cache)
+        analysis = analyse(list(given), all_files, config, partial(selected_rules, config), reader, root, facts_cache)
         result = collect(analysis, given, discovered, config, noqa)
     if retain is not None:
         retain.append(analysis)

@@ -392,18 +392,33 @@ class ProjectIndex:
         text = self.text(path)
         return text is not None and may_compile_text(path, text, extra_tokens)
 
-    def select(self, paths: Iterable[str], test: Callable[[str, str], bool]) -> list[str]:
-        """The readable ``paths`` whose text passes ``test(path, text)``, in order. With
-        ``jobs`` above 1 and enough text, the tests run in worker processes (``test`` must
-        then pickle: a module-level function or a ``functools.partial`` of one)."""
-        items = [(path, text) for path in paths if (text := self.text(path)) is not None]
-        if self.jobs != 1:
+    def select(self, paths: Iterable[str], test: Callable[[str, str], bool], meanwhile: Callable[[], None] | None = None) -> list[str]:
+        """The readable ``paths`` whose text passes ``test(path, text)``, in order.
+
+        With ``jobs`` above 1 and enough text on disk, worker processes read the files and
+        run the tests (``test`` must then pickle: a module-level function or a
+        ``functools.partial`` of one), and this process runs ``meanwhile`` while they do;
+        otherwise ``meanwhile`` runs first. Either way it runs once. A file the workers cannot
+        read is read here, so its error is recorded as a read here records it.
+        """
+        paths = list(paths)
+        pending = [meanwhile] if meanwhile is not None else []
+
+        def run_meanwhile() -> None:
+            while pending:
+                pending.pop()()
+
+        if self.jobs != 1 and self.reader is read_bytes:
             from recompile_lint.parallel import select_in_parallel
 
-            chosen = select_in_parallel(items, test, self.jobs)
-            if chosen is not None:
-                return [path for path, _ in items if path in chosen]
-        return [path for path, text in items if test(path, text)]
+            found = select_in_parallel(paths, test, self.jobs, run_meanwhile)
+            if found is not None:
+                chosen, unread = found
+                for path in unread:
+                    self.text(path)
+                return [path for path in paths if path in chosen]
+        run_meanwhile()
+        return [path for path in paths if (text := self.text(path)) is not None and test(path, text)]
 
     # ---- modules -------------------------------------------------------------------------
 

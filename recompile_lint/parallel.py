@@ -17,7 +17,7 @@ import os
 import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence, TypeVar
 
 from recompile_lint.facts import ModuleFacts, collect_facts
 from recompile_lint.index import syntax_error
@@ -32,6 +32,7 @@ MIN_PARALLEL_BYTES = 1_000_000
 CHUNKS_PER_WORKER = 4
 
 Source = tuple[str, str]  # (path, decoded text)
+T = TypeVar("T")
 
 
 def effective_jobs(jobs: int) -> int:
@@ -68,15 +69,16 @@ def _parse_chunk(chunk: list[Source], compile_functions: tuple[str, ...]) -> lis
     return [(path, parse_one(path, text, compile_functions)) for path, text in chunk]
 
 
-def make_chunks(sources: Sequence[Source], count: int) -> list[list[Source]]:
-    """Split into ``count`` chunks of similar total size, largest files first (greedy)."""
+def make_chunks(sources: Sequence[T], count: int, size: Callable[[T], int] = lambda source: len(source[1])) -> list[list[T]]:  # type: ignore[index]
+    """Split into ``count`` chunks of similar total ``size`` (by default, of text), largest
+    first (greedy)."""
     count = max(1, min(count, len(sources)))
-    chunks: list[list[Source]] = [[] for _ in range(count)]
+    chunks: list[list[T]] = [[] for _ in range(count)]
     sizes = [0] * count
-    for source in sorted(sources, key=lambda s: len(s[1]), reverse=True):
+    for source in sorted(sources, key=size, reverse=True):
         i = sizes.index(min(sizes))
         chunks[i].append(source)
-        sizes[i] += len(source[1])
+        sizes[i] += size(source)
     return [c for c in chunks if c]
 
 
@@ -124,25 +126,54 @@ def parse_in_parallel(
     return {path: results[path] for path, _ in items}
 
 
-def _select_chunk(chunk: list[Source], test: Callable[[str, str], bool]) -> list[str]:
-    return [path for path, text in chunk if test(path, text)]
+def _select_chunk(paths: list[str], test: Callable[[str, str], bool]) -> tuple[list[str], list[str]]:
+    """(the paths whose text passes ``test``, the paths that could not be read or decoded)."""
+    from recompile_lint.source import SourceError, decode_source, read_bytes
+
+    chosen: list[str] = []
+    unread: list[str] = []
+    for path in paths:
+        try:
+            text = decode_source(read_bytes(path), path)
+        except (SourceError, OSError):
+            unread.append(path)
+            continue
+        if test(path, text):
+            chosen.append(path)
+    return chosen, unread
 
 
-def select_in_parallel(items: Sequence[Source], test: Callable[[str, str], bool], jobs: int) -> set[str] | None:
-    """The paths whose text passes ``test``, tested in up to ``jobs`` worker processes; None
-    when that would not pay (too little text) or the pool failed: the caller tests here."""
-    if not worth_parallel(items, jobs):
+def select_in_parallel(
+    paths: Sequence[str], test: Callable[[str, str], bool], jobs: int, meanwhile: Callable[[], None] | None = None
+) -> tuple[set[str], list[str]] | None:
+    """(the paths whose text passes ``test``, the paths the workers could not read): up to
+    ``jobs`` worker processes read the files from disk and test them, while this process
+    runs ``meanwhile``. None when that would not pay (too little text) or the pool failed:
+    the caller tests here (and runs ``meanwhile`` if it has not run)."""
+    sizes = []
+    for path in paths:
+        try:
+            sizes.append((path, os.path.getsize(path)))
+        except OSError:
+            sizes.append((path, 0))
+    if effective_jobs(jobs) < 2 or len(paths) < 2 or sum(size for _, size in sizes) < MIN_PARALLEL_BYTES:
         return None
-    workers = min(effective_jobs(jobs), len(items))
-    chunks = make_chunks(items, workers * CHUNKS_PER_WORKER)
+    workers = min(effective_jobs(jobs), len(paths))
+    chunks = [[path for path, _ in chunk] for chunk in make_chunks(sizes, workers * CHUNKS_PER_WORKER, size=lambda item: item[1])]
     chosen: set[str] = set()
+    unread: list[str] = []
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=gc.disable) as pool:
-            for part in pool.map(_select_chunk, chunks, [test] * len(chunks)):
+            futures = [pool.submit(_select_chunk, chunk, test) for chunk in chunks]
+            if meanwhile is not None:
+                meanwhile()
+            for future in futures:
+                part, missing = future.result()
                 chosen.update(part)
+                unread.extend(missing)
     except Exception:  # noqa: BLE001 - no usable pool: the caller tests every file itself
         return None
-    return chosen
+    return chosen, unread
 
 
 # ---- syntax checks in the background ---------------------------------------------------------

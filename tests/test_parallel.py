@@ -203,12 +203,35 @@ def test_text_selection_in_workers_is_the_selection_of_one_process(monkeypatch):
         return real_pool(*args, **kwargs)
 
     monkeypatch.setattr(parallel, "ProcessPoolExecutor", counting_pool)
-    assert ProjectIndex(paths, FactsStore(), jobs=2).select(paths, test) == expected
-    assert started == [2]
+    ran = []
+    assert ProjectIndex(paths, FactsStore(), jobs=2).select(paths, test, meanwhile=lambda: ran.append(1)) == expected
+    assert started == [2] and ran == [1]
 
     class Broken:
         def __init__(self, *args, **kwargs):
             raise OSError(38, "Function not implemented")
 
     monkeypatch.setattr(parallel, "ProcessPoolExecutor", Broken)
-    assert ProjectIndex(paths, FactsStore(), jobs=2).select(paths, test) == expected
+    ran.clear()
+    assert ProjectIndex(paths, FactsStore(), jobs=2).select(paths, test, meanwhile=lambda: ran.append(1)) == expected
+    assert ran == [1]
+
+
+def test_files_workers_cannot_read_get_the_errors_of_one_process(tmp_path, monkeypatch):
+    """With workers reading the files, an undecodable or vanished file is still reported by
+    this process exactly as a single-process run reports it, and the rest are tested."""
+    from functools import partial
+
+    from recompile_lint.index import may_compile_text
+
+    sources = write_tree(tmp_path)
+    (tmp_path / "latin.py").write_bytes(b"import torch\nname = '\xff'\ntorch.compile(f)\n")
+    paths = [path for path, _ in sources] + [str(tmp_path / "latin.py"), str(tmp_path / "gone.py")]
+    test = partial(may_compile_text, extra_tokens=())
+    one = ProjectIndex(paths, FactsStore(), jobs=1)
+    expected = one.select(paths, test)
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    two = ProjectIndex(paths, FactsStore(), jobs=2)
+    assert two.select(paths, test) == expected and expected
+    assert set(two.errors) == set(one.errors) == {str(tmp_path / "latin.py"), str(tmp_path / "gone.py")}
+    assert {p: e.message for p, e in two.errors.items()} == {p: e.message for p, e in one.errors.items()}
