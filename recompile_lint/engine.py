@@ -150,7 +150,8 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
         store.compile_functions = store.compile_functions + tuple(found)
         # ``compile``/``optimize`` wrappers are called like torch's own: COMPILE_SITE finds them.
         short = tuple(sorted({name.rsplit(".", 1)[-1] for name in found} - {"compile", "optimize"}))
-        index.reparse([p for p in index.paths if any(name in (index.text(p) or "") for name in short)])
+        # Only files parsed so far have facts to forget.
+        index.reparse([p for p in index.paths if index.is_parsed(p) and any(name in (index.text(p) or "") for name in short)])
         candidates = index.select(index.paths, partial(may_compile_text, extra_tokens=wrappers + short))
         index.prefetch(candidates)
         for path in candidates:
