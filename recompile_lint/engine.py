@@ -100,8 +100,9 @@ def analyse(
 ) -> Analysis:
     """Find regions over the project and run ``rules`` on them. ``reader`` supplies file bytes
     (an editor's unsaved buffer); by default files are read from disk."""
-    from recompile_lint.index import FactsStore, ProjectIndex
+    from recompile_lint.index import FactsStore, ProjectIndex, forget_package_layout
 
+    forget_package_layout()  # a new run sees the packages as they are now
     store = FactsStore(config.compile_functions, facts_cache if facts_cache is not None else make_cache(config, root))
     index = ProjectIndex(project_files, store, reader, jobs=config.jobs)
     background: list = []
@@ -367,9 +368,6 @@ def lint_paths(
     freeing it on return costs about 1 s on the torch tree, and the process would only free it
     again on its way out.
     """
-    from recompile_lint.index import forget_package_layout
-
-    forget_package_layout()
     excludes = config.exclude + config.extend_exclude
     root = str(find_project_root(list(paths) or ["."], excludes))
     discovered = discover(list(paths) or ["."], excludes, root)
