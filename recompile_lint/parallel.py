@@ -27,6 +27,9 @@ from recompile_lint.models import FileError
 # sending facts back costs more than parsing here: ast.parse + collect_facts run at roughly
 # 1-2 MB/s per core.
 MIN_PARALLEL_BYTES = 1_000_000
+# Text tests cost a small fraction of a parse per byte: below this much text on disk, starting
+# workers for them costs more than it saves.
+MIN_SELECT_BYTES = 4_000_000
 # Chunks per worker: enough to even out uneven file sizes, few enough to keep the
 # per-task overhead (one pickle round trip each) small.
 CHUNKS_PER_WORKER = 4
@@ -156,7 +159,7 @@ def select_in_parallel(
             sizes.append((path, os.path.getsize(path)))
         except OSError:
             sizes.append((path, 0))
-    if effective_jobs(jobs) < 2 or len(paths) < 2 or sum(size for _, size in sizes) < MIN_PARALLEL_BYTES:
+    if effective_jobs(jobs) < 2 or len(paths) < 2 or sum(size for _, size in sizes) < MIN_SELECT_BYTES:
         return None
     workers = min(effective_jobs(jobs), len(paths))
     chunks = [[path for path, _ in chunk] for chunk in make_chunks(sizes, workers * CHUNKS_PER_WORKER, size=lambda item: item[1])]

@@ -40,6 +40,7 @@ def parallel_run(paths: list[str], config: Config, monkeypatch) -> tuple:
     with monkeypatch.context() as patch:
         # Every batch goes to the workers, however small the test project is.
         patch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+        patch.setattr(parallel, "MIN_SELECT_BYTES", 0)
         return outcome(lint_paths(paths, replace(config, jobs=2)))
 
 

@@ -194,7 +194,7 @@ def test_text_selection_in_workers_is_the_selection_of_one_process(monkeypatch):
     serial_index = ProjectIndex(paths, FactsStore(), jobs=1)
     expected = serial_index.select(paths, test)
     assert 0 < len(expected) < len(paths)
-    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel, "MIN_SELECT_BYTES", 0)
     started = []
     real_pool = parallel.ProcessPoolExecutor
 
@@ -230,7 +230,7 @@ def test_files_workers_cannot_read_get_the_errors_of_one_process(tmp_path, monke
     test = partial(may_compile_text, extra_tokens=())
     one = ProjectIndex(paths, FactsStore(), jobs=1)
     expected = one.select(paths, test)
-    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel, "MIN_SELECT_BYTES", 0)
     two = ProjectIndex(paths, FactsStore(), jobs=2)
     assert two.select(paths, test) == expected and expected
     assert set(two.errors) == set(one.errors) == {str(tmp_path / "latin.py"), str(tmp_path / "gone.py")}
