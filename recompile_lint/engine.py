@@ -364,9 +364,9 @@ def lint_paths(
     the analysis sees the whole project around them (callers, helpers, mutation sites).
 
     ``noqa=False`` leaves ``# noqa`` to the caller (flake8 applies its own). ``retain``: a list
-    the analysis (index, facts, regions) is appended to, for a caller about to end its process:
-    freeing it on return costs about 1 s on the torch tree, and the process would only free it
-    again on its way out.
+    the analysis (index, facts, regions) is appended to, for a caller about to end its process.
+    The run's objects are then kept out of the cyclic collector's sight (``gc.freeze``): its
+    next collection would walk them all (0.8 s after the torch tree) only to keep them.
     """
     excludes = config.exclude + config.extend_exclude
     root = str(find_project_root(list(paths) or ["."], excludes))
