@@ -220,6 +220,18 @@ class FactsStore:
         return facts
 
 
+# What parsing raises on bad input: ast rejects some inputs with ValueError (NUL bytes), deep
+# nesting recurses.
+PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+def parse_error(path: str, exc: BaseException) -> FileError:
+    """The error recorded for a file whose parse raised ``exc`` (one of ``PARSE_ERRORS``)."""
+    if isinstance(exc, SyntaxError):
+        return FileError(path=path, message=f"syntax error: {exc.msg}", line=exc.lineno or 0, column=exc.offset or 0)
+    return FileError(path=path, message=f"cannot parse: {type(exc).__name__}: {exc}")
+
+
 def syntax_error(path: str, text: str) -> FileError | None:
     """The error parsing ``text`` records (as ``ProjectIndex.facts`` would), or None.
 
@@ -231,14 +243,12 @@ def syntax_error(path: str, text: str) -> FileError | None:
     try:
         symtable.symtable(text, path, "exec")
         return None
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except PARSE_ERRORS:
         pass
     try:
         compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        return FileError(path=path, message=f"syntax error: {exc.msg}", line=exc.lineno or 0, column=exc.offset or 0)
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return FileError(path=path, message=f"cannot parse: {type(exc).__name__}: {exc}")
+    except PARSE_ERRORS as exc:
+        return parse_error(path, exc)
     return None
 
 
@@ -292,11 +302,8 @@ class ProjectIndex:
             if text is not None:
                 try:
                     facts = self.store.parse(path, text)
-                except SyntaxError as exc:
-                    self.errors[path] = FileError(path=path, message=f"syntax error: {exc.msg}", line=exc.lineno or 0, column=exc.offset or 0)
-                except (ValueError, RecursionError, MemoryError) as exc:
-                    # ast rejects some inputs with ValueError (e.g. NUL bytes); deep nesting recurses.
-                    self.errors[path] = FileError(path=path, message=f"cannot parse: {type(exc).__name__}: {exc}")
+                except PARSE_ERRORS as exc:
+                    self.errors[path] = parse_error(path, exc)
             self._facts[path] = facts
         return self._facts[path]
 

@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Iterable, Sequence, TypeVar
 
 from recompile_lint.facts import ModuleFacts, collect_facts
-from recompile_lint.index import syntax_error
+from recompile_lint.index import PARSE_ERRORS, module_name_for, parse_error, syntax_error
 from recompile_lint.models import FileError
 
 # Below this much source, starting workers (~50 ms each with fork, more with spawn) and
@@ -56,16 +56,12 @@ def worth_parallel(sources: Sequence[Source], jobs: int, min_bytes: int | None =
 
 def parse_one(path: str, text: str, compile_functions: tuple[str, ...]) -> ModuleFacts | FileError:
     """Facts of one file, or the error the index records for it (same messages)."""
-    from recompile_lint.index import module_name_for
-
     try:
         module, is_package, _ = module_name_for(path)
         tree = ast.parse(text, filename=path)
         return collect_facts(tree, path, module, is_package, text, compile_functions)
-    except SyntaxError as exc:
-        return FileError(path=path, message=f"syntax error: {exc.msg}", line=exc.lineno or 0, column=exc.offset or 0)
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return FileError(path=path, message=f"cannot parse: {type(exc).__name__}: {exc}")
+    except PARSE_ERRORS as exc:
+        return parse_error(path, exc)
 
 
 def _parse_chunk(chunk: list[Source], compile_functions: tuple[str, ...]) -> list[tuple[str, ModuleFacts | FileError]]:
@@ -129,19 +125,26 @@ def parse_in_parallel(
     return {path: results[path] for path, _ in items}
 
 
-def _select_chunk(paths: list[str], test: Callable[[str, str], bool]) -> tuple[list[str], list[str]]:
-    """(the paths whose text passes ``test``, the paths that could not be read or decoded)."""
+def _read(path: str) -> str | None:
+    """A worker's read of a file from disk; None where it cannot be read or decoded (the main
+    process then reads it and records the error itself)."""
     from recompile_lint.source import SourceError, decode_source, read_bytes
 
+    try:
+        return decode_source(read_bytes(path), path)
+    except (SourceError, OSError):
+        return None
+
+
+def _select_chunk(paths: list[str], test: Callable[[str, str], bool]) -> tuple[list[str], list[str]]:
+    """(the paths whose text passes ``test``, the paths that could not be read or decoded)."""
     chosen: list[str] = []
     unread: list[str] = []
     for path in paths:
-        try:
-            text = decode_source(read_bytes(path), path)
-        except (SourceError, OSError):
+        text = _read(path)
+        if text is None:
             unread.append(path)
-            continue
-        if test(path, text):
+        elif test(path, text):
             chosen.append(path)
     return chosen, unread
 
@@ -185,16 +188,10 @@ def select_in_parallel(
 def _check_chunk(paths: list[str]) -> list[tuple[str, FileError | None | bool]]:
     """(path, error or None) per file; False where the file could not be read or decoded
     here (the main process reads it and reports that itself)."""
-    from recompile_lint.source import SourceError, decode_source, read_bytes
-
     out: list[tuple[str, FileError | None | bool]] = []
     for path in paths:
-        try:
-            text = decode_source(read_bytes(path), path)
-        except (SourceError, OSError):
-            out.append((path, False))
-            continue
-        out.append((path, syntax_error(path, text)))
+        text = _read(path)
+        out.append((path, False if text is None else syntax_error(path, text)))
     return out
 
 
