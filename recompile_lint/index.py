@@ -394,11 +394,6 @@ class ProjectIndex:
             if facts is not None:
                 yield facts
 
-    def may_compile(self, path: str, extra_tokens: tuple[str, ...] = ()) -> bool:
-        """Whether the text of ``path`` can hold a compile site (or a call of a wrapper)."""
-        text = self.text(path)
-        return text is not None and may_compile_text(path, text, extra_tokens)
-
     def select(self, paths: Iterable[str], test: Callable[[str, str], bool], meanwhile: Callable[[], None] | None = None) -> list[str]:
         """The readable ``paths`` whose text passes ``test(path, text)``, in order.
 
