@@ -23,6 +23,7 @@ from recompile_lint.suppress import is_suppressed
 
 if TYPE_CHECKING:
     from recompile_lint.context import Report
+    from recompile_lint.facts import FunctionFacts, ModuleFacts
     from recompile_lint.index import Guarded, ProjectIndex
     from recompile_lint.regions import CompiledRegion
     from recompile_lint.rules import Rule
@@ -252,6 +253,32 @@ def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: 
     from recompile_lint.index import Guarded
 
     guarded = Guarded(globals=set(), attributes=set())
+    for facts, fn in reached_functions(index, regions, only):
+        free = fn.identifiers - fn.local_names
+        if "environ" in free or "getenv" in free:
+            guarded.environ = True
+        guard_module_values(index, guarded, facts, free)
+        for path in imported_modules(index, facts):
+            other = index.facts(path)
+            if other is not None:
+                guard_module_values(index, guarded, other, free)
+        cls = facts.cls(fn.class_name) if fn.class_name else None
+        if cls is not None:
+            for f, c in index.mro(facts, cls):
+                guarded.attributes.update(attr for attr, init in c.attrs if attr in free and init.kind not in ("tensor", "object", "function"))
+    return guarded
+
+
+def imported_by_reached(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> list[str]:
+    """The project modules ``guarded_names`` reads first: those imported by the modules whose
+    functions the regions reach. Known up front, they can be parsed as one batch (in workers
+    with ``--jobs``) instead of one by one as it comes to them."""
+    return list(dict.fromkeys(path for facts, _ in reached_functions(index, regions, only) for path in imported_modules(index, facts)))
+
+
+def reached_functions(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> Iterator[tuple[ModuleFacts, FunctionFacts]]:
+    """Each function the regions reach, once, with its module's facts (with ``only``, just
+    those in these files)."""
     done: set = set()
     for region in regions:
         for ref, _, _ in region.reached:
@@ -260,42 +287,16 @@ def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: 
             done.add(ref)
             facts = index.facts(ref.path)
             fn = facts.function(ref.qualname) if facts else None
-            if facts is None or fn is None:
-                continue
-            free = fn.identifiers - fn.local_names
-            if "environ" in free or "getenv" in free:
-                guarded.environ = True
-            guard_module_values(index, guarded, facts, free)
-            for _, target in facts.imports:
-                other = index.module_facts(target, facts.path) if "." in target or target in index.by_module else None
-                if other is not None and other.path != facts.path:
-                    guard_module_values(index, guarded, other, free)
-            cls = facts.cls(fn.class_name) if fn.class_name else None
-            if cls is not None:
-                for f, c in index.mro(facts, cls):
-                    guarded.attributes.update(attr for attr, init in c.attrs if attr in free and init.kind not in ("tensor", "object", "function"))
-    return guarded
+            if facts is not None and fn is not None:
+                yield facts, fn
 
 
-def imported_by_reached(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> list[str]:
-    """The project modules ``guarded_names`` reads first: those imported by the modules whose
-    functions the regions reach. Known up front, they can be parsed as one batch (in workers
-    with ``--jobs``) instead of one by one as it comes to them."""
-    out: dict[str, None] = {}
-    done: set[str] = set()
-    for region in regions:
-        for ref, _, _ in region.reached:
-            if ref.path in done or (only is not None and ref.path not in only):
-                continue
-            facts = index.facts(ref.path)
-            if facts is None or facts.function(ref.qualname) is None:
-                continue
-            done.add(ref.path)
-            for _, target in facts.imports:
-                path = index.module_path(target, facts.path) if "." in target or target in index.by_module else None
-                if path is not None and path != facts.path:
-                    out[path] = None
-    return list(out)
+def imported_modules(index: ProjectIndex, facts: ModuleFacts) -> Iterator[str]:
+    """The files of the project modules ``facts`` imports (itself left out)."""
+    for _, target in facts.imports:
+        path = index.module_path(target, facts.path) if "." in target or target in index.by_module else None
+        if path is not None and path != facts.path:
+            yield path
 
 
 def guard_module_values(index: ProjectIndex, guarded: Guarded, facts, names: Iterable[str]) -> None:
