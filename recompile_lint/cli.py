@@ -17,10 +17,9 @@ from recompile_lint.report import FORMAT_NAMES, get_formatter
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
-# Under ``run`` the process ends with the command: the lint run's analysis is then kept here
-# (never freed nor collected), and ``_analysed`` says the interpreter's teardown may be skipped.
+# Under ``run`` the process ends with the command: a lint run's analysis is then kept here
+# (never freed nor collected), and once one is, the interpreter's teardown may be skipped.
 _process_ends = False
-_analysed = False
 _retained: list = []
 
 
@@ -40,7 +39,7 @@ def run() -> None:
         main()
     except SystemExit as exc:
         code = exc.code
-        if _analysed and (code is None or isinstance(code, int)):
+        if _retained and (code is None or isinstance(code, int)):
             try:
                 sys.stdout.flush()
                 sys.stderr.flush()
@@ -153,14 +152,12 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     except ConfigError as exc:
         click.echo(f"recompile-lint: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    global _analysed
     _retained.clear()
     try:
         result = lint_paths(paths, config, retain=_retained if _process_ends else None)
     except Exception as exc:  # noqa: BLE001 - an internal error must still be one clear line
         click.echo(f"recompile-lint: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    _analysed = True
     if statistics:
         from recompile_lint.report.text import format_statistics
 
