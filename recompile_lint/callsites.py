@@ -429,16 +429,24 @@ def prime(index: ProjectIndex, regions: list[CompiledRegion]) -> None:
         index.memo["call_sites_by_name"] = by_name
 
 
+def primed_sites(index: ProjectIndex, names: set[str]) -> dict[str, list[tuple[int, CallSite]]] | None:
+    """The project-wide collection of ``prime`` by callee name (each site with its position
+    in the project-wide order), when it covers ``names``; None otherwise."""
+    if _ALL_REGIONS in index.call_site_cache and names <= index.primed_names:
+        return index.memo["call_sites_by_name"]  # type: ignore[return-value]
+    return None
+
+
 def call_sites(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
     """Every call of the region's compiled object that the project makes (name-matched)."""
     names = names_of(region, index)
     if not names:
         return []
-    cache = index.call_site_cache
-    if _ALL_REGIONS in cache and names <= index.primed_names:
-        by_name = index.memo["call_sites_by_name"]
-        found = [entry for name in names for entry in by_name.get(name, ())]  # type: ignore[attr-defined]
+    by_name = primed_sites(index, names)
+    if by_name is not None:
+        found = [entry for name in names for entry in by_name.get(name, ())]
         return [site for _, site in sorted(found, key=lambda entry: entry[0])]
+    cache = index.call_site_cache
     key = frozenset(names)
     if key not in cache:
         cache[key] = collect_call_sites(index, key)

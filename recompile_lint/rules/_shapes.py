@@ -10,7 +10,7 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from recompile_lint.callsites import Argument, CallSite, Loop, call_sites
+from recompile_lint.callsites import Argument, CallSite, Loop, call_sites, names_of, primed_sites
 from recompile_lint.facts import FunctionFacts, ModuleFacts, Param, dotted_name, span_of
 from recompile_lint.index import ProjectIndex
 from recompile_lint.regions import CompiledRegion
@@ -198,13 +198,29 @@ def _sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
     facts = index.facts(region.site_path)
     home = facts.module if facts is not None else ""
     local = bool(site.function) and (site.form != "decorator") and not (site.assigned_to or site.target).startswith("self.")
+
+    def keep_here(call: CallSite) -> bool:
+        # A call in the compiling file.
+        if not local or call.function == site.function or call.function.startswith(site.function + "."):
+            return True
+        return facts is not None and _takes_parameter(facts, call.function, call.callee.split(".", 1)[0])
+
+    names = names_of(region, index)
+    if primed_sites(index, names) is not None:
+        # Looked up by file and by the name a call resolves to: a name many regions share
+        # (``forward``, ``step``) is not scanned once per region.
+        found: list[tuple[int, CallSite]] = []
+        for name in names:
+            table = _SitesNamed.of(index, name)
+            found.extend(entry for entry in table.by_path.get(region.site_path, ()) if keep_here(entry[1]))
+            if not local and home:
+                found.extend(entry for entry in table.resolved(index).get(f"{home}.{name}", ()) if entry[1].path != region.site_path)
+        return [call for _, call in sorted(found, key=lambda entry: entry[0])]
     out: list[CallSite] = []
     for call in call_sites(index, region):
         name = call.callee.rsplit(".", 1)[-1]
         if call.path == region.site_path:
-            if not local or call.function == site.function or call.function.startswith(site.function + "."):
-                out.append(call)
-            elif facts is not None and _takes_parameter(facts, call.function, call.callee.split(".", 1)[0]):
+            if keep_here(call):
                 out.append(call)
             continue
         if local or not home:
@@ -213,6 +229,37 @@ def _sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
         if other is not None and other.resolve(call.callee) == f"{home}.{name}":
             out.append(call)
     return out
+
+
+class _SitesNamed:
+    """The project's call sites of one callee name (``callsites.prime``), by file and, built
+    when first asked, by the dotted name the callee resolves to in its file."""
+
+    def __init__(self, entries: list[tuple[int, CallSite]]):
+        self.entries = entries
+        self.by_path: dict[str, list[tuple[int, CallSite]]] = {}
+        for entry in entries:
+            self.by_path.setdefault(entry[1].path, []).append(entry)
+        self._resolved: dict[str, list[tuple[int, CallSite]]] | None = None
+
+    @classmethod
+    def of(cls, index: ProjectIndex, name: str) -> _SitesNamed:
+        memo = index.memo.setdefault("sites_named", {})
+        assert isinstance(memo, dict)
+        table = memo.get(name)
+        if table is None:
+            by_name = primed_sites(index, {name})
+            memo[name] = table = cls(by_name.get(name, []) if by_name is not None else [])
+        return table
+
+    def resolved(self, index: ProjectIndex) -> dict[str, list[tuple[int, CallSite]]]:
+        if self._resolved is None:
+            self._resolved = {}
+            for entry in self.entries:
+                other = index.facts(entry[1].path)
+                if other is not None:
+                    self._resolved.setdefault(other.resolve(entry[1].callee), []).append(entry)
+        return self._resolved
 
 
 def _takes_parameter(facts: ModuleFacts, qualname: str, name: str) -> bool:
