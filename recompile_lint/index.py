@@ -67,8 +67,8 @@ WORD = re.compile(r"\w+")
 
 def occurs_near(text: str, token: str, pattern: re.Pattern[str]) -> bool:
     """Whether ``pattern`` matches around an occurrence of ``token`` (its line and the two
-    after it, where a call's parenthesis may sit). Searching only there is much cheaper than
-    a search over the whole text, which costs more than parsing it."""
+    after it, where a call's parenthesis may sit), outside comment lines. Searching only there
+    is much cheaper than a search over the whole text, which costs more than parsing it."""
     at = text.find(token)
     while at != -1:
         start = text.rfind("\n", 0, at) + 1
@@ -78,10 +78,19 @@ def occurs_near(text: str, token: str, pattern: re.Pattern[str]) -> bool:
             if end == -1:
                 end = len(text)
                 break
-        if pattern.search(text[start:end]) is not None:
-            return True
+        window = text[start:end]
+        for match in pattern.finditer(window):
+            if not on_comment_line(window, match.start()):
+                return True
         at = text.find(token, at + len(token))
     return False
+
+
+def on_comment_line(text: str, at: int) -> bool:
+    """Whether position ``at`` is on a line whose first non-blank character is ``#``: a
+    comment, or text inside a string literal; code in either case it is not. (A ``#`` later
+    in a line may be inside a string, so only whole-line comments count.)"""
+    return text[text.rfind("\n", 0, at) + 1 : at].lstrip().startswith("#")
 
 
 @lru_cache(maxsize=None)

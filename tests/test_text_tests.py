@@ -44,6 +44,7 @@ def test_mentions_is_a_whole_word_test(text, word, expected):
         ("self.steps = 1", False),
         ("step = 1", False),
         ("print(self.step)", False),
+        ("# self.step = 1", False),
     ],
 )
 def test_attribute_writes_are_told_from_reads(line, expected):
@@ -63,6 +64,13 @@ def test_attribute_writes_are_told_from_reads(line, expected):
         ("pattern = re.compile(r'x+')", False),
         ("# we never compile anything here\nx = 1", False),
         ("x = 1", False),
+        # A mention on a comment line is not a site; a site right after one still is.
+        ("# see torch.compile(model) in the docs\nx = 1", False),
+        ("def f(x):\n    # torch.compile handles this branch\n    return x", False),
+        ("# how fn gets compiled:\nfn = torch.compile(fn)", True),
+        ("# torch.compile below\n@torch.compile\ndef f(x): ...", True),
+        ("x = '#'; fn = torch.compile(fn)", True),
+        ("y = 1  # then torch.compile(fn)", True),
     ],
 )
 def test_compile_sites_are_found_around_their_keyword(text, expected):
@@ -79,6 +87,7 @@ def test_compile_sites_are_found_around_their_keyword(text, expected):
         ("@utils.maybe_compile(mode='max')\ndef f(x): ...", True),
         ("from utils import maybe_compile", False),
         ("# maybe_compile is not used here", False),
+        ("    # fast = maybe_compile(step)\n", False),
         ("really_maybe_compile(step)", False),
     ],
 )
