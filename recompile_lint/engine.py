@@ -169,7 +169,7 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     # Function rules run only on functions of the given files (see below), so only the values
     # those functions read need their mutation sites.
     only = set(given) if len(set(given)) < len(index.paths) else None
-    index.prefetch(imported_by_reached(index, regions, only))
+    index.prefetch(modules_read_by_reached(index, regions, only))
     index.scan_for_mutations(guarded_names(index, regions, only))
     # Every named file must be syntax-checked, and from here on few more get parsed: with
     # workers, the rest are checked in one while call sites and rules run here.
@@ -258,7 +258,7 @@ def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: 
         if "environ" in free or "getenv" in free:
             guarded.environ = True
         guard_module_values(index, guarded, facts, free)
-        for path in imported_modules(index, facts):
+        for path in read_modules(index, facts, fn):
             other = index.facts(path)
             if other is not None:
                 guard_module_values(index, guarded, other, free)
@@ -269,11 +269,11 @@ def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: 
     return guarded
 
 
-def imported_by_reached(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> list[str]:
-    """The project modules ``guarded_names`` reads first: those imported by the modules whose
-    functions the regions reach. Known up front, they can be parsed as one batch (in workers
-    with ``--jobs``) instead of one by one as it comes to them."""
-    return list(dict.fromkeys(path for facts, _ in reached_functions(index, regions, only) for path in imported_modules(index, facts)))
+def modules_read_by_reached(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> list[str]:
+    """The project modules ``guarded_names`` reads first: those whose values the functions
+    the regions reach can read (``read_modules``). Known up front, they can be parsed as one
+    batch (in workers with ``--jobs``) instead of one by one as it comes to them."""
+    return list(dict.fromkeys(path for facts, fn in reached_functions(index, regions, only) for path in read_modules(index, facts, fn)))
 
 
 def reached_functions(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> Iterator[tuple[ModuleFacts, FunctionFacts]]:
@@ -291,9 +291,11 @@ def reached_functions(index: ProjectIndex, regions: Sequence[CompiledRegion], on
                 yield facts, fn
 
 
-def imported_modules(index: ProjectIndex, facts: ModuleFacts) -> Iterator[str]:
-    """The files of the project modules ``facts`` imports (itself left out)."""
-    for _, target in facts.imports:
+def read_modules(index: ProjectIndex, facts: ModuleFacts, fn: FunctionFacts) -> Iterator[str]:
+    """The files of the project modules whose values ``fn`` can read by name: those its
+    module imports, and those its body reaches through a dotted chain from an import
+    (``torch.fx._symbolic_trace.flag`` after ``import torch``). Its own file left out."""
+    for target in [target for _, target in facts.imports] + [facts.resolve(chain) for chain in sorted(fn.module_chains)]:
         path = index.module_path(target, facts.path) if "." in target or target in index.by_module else None
         if path is not None and path != facts.path:
             yield path

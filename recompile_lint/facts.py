@@ -78,6 +78,10 @@ class FunctionFacts:
     # Local variable -> dotted text of the class it is built from (``teacher = Teacher(...)``).
     instances: tuple[tuple[str, str], ...] = ()
     identifiers: frozenset[str] = frozenset()  # every Name id and attribute name in the body
+    # Dotted chains from an imported name that the body reads attributes of, as written
+    # (``torch.fx._symbolic_trace`` in ``torch.fx._symbolic_trace.flag``): modules whose
+    # values it may read though its module does not import them by that name.
+    module_chains: frozenset[str] = frozenset()
     # Loop variable -> dotted text of what it iterates (``block`` -> ``model.blocks``).
     loop_sources: tuple[tuple[str, str], ...] = ()
     # Name of a parameter the function passes to torch.compile: the function is a wrapper.
@@ -906,6 +910,15 @@ class _Collector(ast.NodeVisitor):
         scope = self.function_scope()
         if scope is not None:
             scope[2]["identifiers"].add(node.attr)
+            base = node.value
+            if isinstance(base, ast.Attribute):
+                parts = []
+                while isinstance(base, ast.Attribute):
+                    parts.append(base.attr)
+                    base = base.value
+                if isinstance(base, ast.Name) and base.id in self.imports:
+                    parts.append(base.id)
+                    scope[2]["module_chains"].add(".".join(reversed(parts)))
         self.visit(node.value)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
@@ -1156,6 +1169,7 @@ class _Collector(ast.NodeVisitor):
             "instances": {},
             "loop_sources": {},
             "identifiers": set(),
+            "module_chains": set(),
             "params": params,
             "defs": set(),
         }
@@ -1205,12 +1219,14 @@ class _Collector(ast.NodeVisitor):
                 instances=tuple(sorted(data["instances"].items())),
                 loop_sources=tuple(sorted(data["loop_sources"].items())),
                 identifiers=frozenset(data["identifiers"]),
+                module_chains=frozenset(data["module_chains"]),
                 compiles_param=compiles_param,
             )
         )
         if parent_fn is not None:
             # A nested function's calls and identifiers matter to whoever inlines the parent.
             parent_fn[2]["identifiers"].update(data["identifiers"])
+            parent_fn[2]["module_chains"].update(data["module_chains"])
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for deco in node.decorator_list:
