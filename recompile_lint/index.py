@@ -103,12 +103,153 @@ def call_pattern(name: str) -> re.Pattern[str]:
 def attribute_write_pattern(attr: str) -> re.Pattern[str]:
     """Text that can change ``<obj>.attr``: an assignment (plain, augmented, annotated, in a
     tuple of targets) on the line after ``.attr``, ``del``/``for``/``with ... as`` before it,
-    or ``setattr(obj, "attr", ...)``. Also matches some reads (``f(obj.attr, k=1)``): a file
-    selected by mistake is only parsed, never misreported."""
+    ``setattr(obj, "attr", ...)``, an item ending its line (``self.attr,`` in a target list
+    spread over lines) or an annotation after it (its value may be on a later line). A quick
+    first test: it also matches reads (``f(obj.attr, k=1)``), which ``writes_name`` tells
+    apart."""
     name = re.escape(attr)
     return re.compile(
         rf"\.\s*{name}\b[^\n=]*(?<![=!<>])=(?!=)|\b(?:del|for|as)\b[^\n]*\.\s*{name}\b|setattr\s*\([^\n]*['\"]{name}['\"]"
+        rf"|\.\s*{name}\s*,[ \t]*(?:#[^\n]*)?$|\.\s*{name}\s*:(?!=)",
+        re.MULTILINE,
     )
+
+
+# The shapes of a line that can write a name (``writes_name``).
+ASSIGN_EQ = re.compile(r"(?<![=!<>:])=(?!=)")  # not ==, !=, <=, >=, :=
+COMPOUND_START = re.compile(r"\s*(?:if|elif|else|for|async|while|with|try|except|finally|match|case|def|class)\b")
+DEL_OR_AS = re.compile(r"\b(?:del|as)\b")
+FOR_WORD = re.compile(r"\bfor\b")
+IN_WORD = re.compile(r"\bin\b")
+CALL_AFTER = re.compile(r"((?:\s*\.\s*\w+)*)\s*\(")
+CLOSED_TARGET = re.compile(r"[ \t]*(?:=(?!=)|in\b)")
+
+
+def writes_name(text: str, name: str, attribute: bool) -> bool:
+    """Whether a line of ``text`` can write or mutate ``name``: an attribute of that name
+    (``attribute``), or else a value another module holds under that name.
+
+    The facts record such a change only where the name is an assignment, augmented
+    assignment, ``del``, ``for`` or ``with ... as`` target as an attribute (``obj.name``,
+    ``mod.name``) or the receiver of one (``name.key = v``, ``name[k] = v``), where
+    ``name.append(...)`` (or another length-changing method) is called, or in ``setattr``.
+    A bare ``name = v`` binds a name of the file itself. So a file is passed over only where
+    every occurrence is surely none of these; in doubt (a string on the line, a statement
+    that goes on to the next line) it counts as a write.
+    """
+    size = len(name)
+    at = text.find(name)
+    while at != -1:
+        end = at + size
+        if (at == 0 or not _is_word_char(text[at - 1])) and (end == len(text) or not _is_word_char(text[end])):
+            start = text.rfind("\n", 0, at) + 1
+            stop = text.find("\n", end)
+            stop = stop if stop != -1 else len(text)
+            found = _may_write_at(text[start:stop], at - start, end - start, attribute)
+            if found is None:
+                found = _closes_into_target(text, stop)
+            if found:
+                return True
+        at = text.find(name, at + 1)
+    return False
+
+
+def _may_write_at(line: str, start: int, end: int, attribute: bool) -> bool | None:
+    """Whether the statement on ``line`` can write the name at ``line[start:end]``; None when
+    that depends on the lines below (an item of a list that goes on: ``(\n  self.a,\n) = t``)."""
+    if line.lstrip().startswith("#"):
+        return False  # a comment, or the inside of a string
+    if "setattr" in line:
+        return True
+    head = line[:start]
+    dotted = head.rstrip().endswith(".")
+    if not dotted and (attribute or line[end:].lstrip()[:1] not in (".", "[")):
+        return False  # not an attribute, nor the receiver of one
+    quoted = "'" in line or '"' in line
+    if not quoted and ";" not in line and COMPOUND_START.match(line) is None and _annotation_before(head):
+        return False  # ``x: torch.device = None``: in an annotation (or a lambda's body)
+    if DEL_OR_AS.search(head) is not None:
+        return True
+    if FOR_WORD.search(head) is not None and IN_WORD.search(line, end) is not None:
+        return True
+    call = CALL_AFTER.match(line, end)
+    if call is not None:
+        # A call on the name (``logger.warning(...)``) changes nothing the facts record,
+        # unless it changes a container's length.
+        methods = call.group(1).replace(" ", "").replace("\t", "").split(".")[1:]
+        return len(methods) == 1 and methods[0] in LENGTH_METHODS
+    if line.rstrip().endswith("\\") or _depth(line) > 0:
+        return True  # the statement goes on: its ``=`` may be on the next line
+    eq = ASSIGN_EQ.search(line, end)
+    if eq is None:
+        code = line if quoted else line.split("#", 1)[0]
+        return None if code.rstrip().endswith(",") else False
+    if quoted:
+        return True  # brackets in strings would mislead the count below
+    before = _depth(line[: eq.start()])
+    if before > 0:
+        return False  # ``f(obj.name, k=1)``: a keyword argument
+    # ``obj.name, k=1)`` closes a bracket opened on an earlier line: the ``=`` is inside it.
+    depth = before
+    for char in line[eq.start() :]:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < before:
+                return False
+    return True
+
+
+def _closes_into_target(text: str, at: int, lines: int = 60) -> bool:
+    """Whether the bracket that the lines from ``at`` close (one opened before them) is an
+    assignment or ``for`` target: ``) = value`` / ``) in``. In doubt (a string, no close
+    within ``lines`` lines) it may be."""
+    depth = 0
+    seen = 0
+    i = at
+    size = len(text)
+    while i < size:
+        char = text[i]
+        if char == "\n":
+            seen += 1
+            if seen > lines:
+                return True
+        elif char == "#":
+            stop = text.find("\n", i)
+            i = size if stop == -1 else stop
+            continue
+        elif char in "'\"":
+            return True
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return CLOSED_TARGET.match(text, i + 1) is not None
+        i += 1
+    return False
+
+
+def _depth(text: str) -> int:
+    return text.count("(") + text.count("[") + text.count("{") - text.count(")") - text.count("]") - text.count("}")
+
+
+def _annotation_before(head: str) -> bool:
+    """Whether ``head`` (a line up to a name) has a ``:`` outside brackets, and closes no
+    bracket opened before the line (where its depth would be unknown)."""
+    depth = 0
+    colon = False
+    for i, char in enumerate(head):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif char == ":" and depth == 0 and head[i + 1 : i + 2] != "=":
+            colon = True
+    return colon
 
 
 # Writes to the environment the facts record: ``environ[k] = v``, ``del environ[k]``, its
@@ -142,28 +283,36 @@ def may_compile_text(path: str, text: str, extra_tokens: tuple[str, ...] = ()) -
 
 def may_mutate(path: str, text: str, owners: frozenset[str], by_name: dict[str, set[str]], guarded: "Guarded") -> bool:
     """Whether ``path`` can change a guarded value: it holds one (``owners``), or its text
-    can write a guarded attribute or the environment, or names a guarded global beside its
-    module (``ProjectIndex.scan_for_mutations``)."""
+    can write a guarded attribute or the environment, or names a guarded global's module and
+    can write the global (``ProjectIndex.scan_for_mutations``)."""
     if path in owners:
         return True
     if guarded.environ and ("putenv" in text or "unsetenv" in text or ("environ" in text and ENVIRON_WRITE.search(text) is not None)):
         return True
     for attr in guarded.attributes:
-        if occurs_near(text, attr, attribute_write_pattern(attr)):
+        if occurs_near(text, attr, attribute_write_pattern(attr)) and writes_name(text, attr, attribute=True):
             return True
     words: set[str] | None = None
     for name, modules in by_name.items():
         if not mentions(text, name):
             continue
         if len(modules) <= 8:
-            if any(mentions(text, module) for module in modules):
+            if any(mentions(text, module) for module in modules) and writes_global(text, name):
                 return True
             continue
         if words is None:
             words = set(WORD.findall(text))
-        if not modules.isdisjoint(words):
+        if not modules.isdisjoint(words) and writes_global(text, name):
             return True
     return False
+
+
+def writes_global(text: str, name: str) -> bool:
+    """Whether ``text`` can change a value another module holds as ``name``, under that
+    name or an alias it imports it by (``from m import name as alias``)."""
+    if writes_name(text, name, attribute=False):
+        return True
+    return any(writes_name(text, alias, attribute=False) for alias in re.findall(rf"\b{re.escape(name)}\s+as\s+(\w+)", text))
 
 
 @dataclass
@@ -601,10 +750,11 @@ class ProjectIndex:
 
         A global of module ``m`` can only be changed in ``m`` itself or in a file that names
         ``m`` (``import pkg.m``, ``from pkg import m``, ``from pkg.m import X``): both the value's
-        name and the module's last name must appear as words. ``os.environ`` writes are looked
+        name and the module's last name must appear as words, and the value's name (or its
+        import alias) where a write can be (``writes_name``). ``os.environ`` writes are looked
         for when a region reads the environment. Instance attributes can be set anywhere: a file
-        is selected where the attribute's name appears in an assignment, ``del`` or
-        ``setattr``.
+        is selected where the attribute's name can be written (an assignment, ``del``,
+        ``setattr``...).
         """
         if guarded.empty():
             return

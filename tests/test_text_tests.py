@@ -6,9 +6,25 @@ a file they wrongly select only costs a parse.
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+from pathlib import Path
+
 import pytest
 
-from recompile_lint.index import COMPILE_SITE, attribute_write_pattern, call_pattern, mentions, occurs_near
+from recompile_lint.facts import collect_facts
+from recompile_lint.index import (
+    COMPILE_SITE,
+    attribute_write_pattern,
+    call_pattern,
+    mentions,
+    module_name_for,
+    occurs_near,
+    writes_global,
+    writes_name,
+)
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize(
@@ -93,3 +109,105 @@ def test_compile_sites_are_found_around_their_keyword(text, expected):
 )
 def test_wrapper_calls_are_found(text, expected):
     assert occurs_near(text, "maybe_compile", call_pattern("maybe_compile")) is expected
+
+
+# Every write the facts record of a name, as a line where ``name`` is written (True), and
+# lines that only read it (False).
+@pytest.mark.parametrize(
+    ("text", "name", "attribute", "expected"),
+    [
+        # attributes
+        ("obj.step = 1", "step", True, True),
+        ("obj.step += 1", "step", True, True),
+        ("obj.step: int = 0", "step", True, True),
+        ("a = obj.step = 0", "step", True, True),
+        ("obj.step, b = 1, 2", "step", True, True),
+        ("(obj.step,\n b) = f()", "step", True, True),
+        ("(\n    a,\n    obj.step,\n) = state", "step", True, True),
+        ("for obj.step in range(3): pass", "step", True, True),
+        ("with lock as obj.step: pass", "step", True, True),
+        ("del obj.step", "step", True, True),
+        ("setattr(obj, 'step', 3)", "step", True, True),
+        ("if c: obj.step = 1", "step", True, True),
+        ("obj.step = (\n    1\n)", "step", True, True),
+        ("obj.step: list[\n    int\n] = []", "step", True, True),
+        ("obj.step \\\n    = 1", "step", True, True),
+        ("foo({\n    k: v}).step = 3", "step", True, True),
+        ("x = obj.step", "step", True, False),
+        ("f(obj.step, k=1)", "step", True, False),
+        ("f(\n    a=obj.step, k=1)", "step", True, False),
+        ("y = f(\n    obj.step,\n)", "step", True, False),
+        ("if obj.step == 2: pass", "step", True, False),
+        ("def f(x: obj.step = None): pass", "step", True, False),
+        ("def f(\n    x: obj.step | None = None,\n): pass", "step", True, False),
+        ("for x in obj.step.items(): pass", "step", True, False),
+        ("obj.step.log(k=1)", "step", True, False),
+        ("step = 1", "step", True, False),
+        ("# obj.step = 1", "step", True, False),
+        # values of another module, by name (``attribute`` False)
+        ("mod.LR = 0.1", "LR", False, True),
+        ("pkg.mod.LR += 1", "LR", False, True),
+        ("TABLE[k] = v", "TABLE", False, True),
+        ("CONFIG.lr = 0.1", "CONFIG", False, True),
+        ("HISTORY.append(x)", "HISTORY", False, True),
+        ("del TABLE[k]", "TABLE", False, True),
+        ("TABLE[\n    k\n] = v", "TABLE", False, True),
+        ("setattr(mod, 'LR', 0.1)", "LR", False, True),
+        ("LR = 0.1", "LR", False, False),
+        ("x = LR * 2", "LR", False, False),
+        ("x = mod.LR", "LR", False, False),
+        ("logger.warning('x=%s', x)", "logger", False, False),
+        ("logger.warning(\n    'x', exc_info=True)", "logger", False, False),
+        ("out: list[torch.Tensor] = [\n]", "Tensor", False, False),
+        ("if any(isinstance(t, torch.Tensor) for t in xs): pass", "Tensor", False, False),
+        ("HISTORY.count(x)", "HISTORY", False, False),
+    ],
+)
+def test_writes_are_told_from_reads(text, name, attribute, expected):
+    assert writes_name(text, name, attribute) is expected
+
+
+def test_a_global_written_through_its_import_alias():
+    text = "from pkg.state import TABLE as T\n\nT[k] = v\n"
+    assert not writes_name(text, "TABLE", attribute=False)
+    assert writes_global(text, "TABLE")
+
+
+def facts_and_text(root: Path):
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        module, is_package, _ = module_name_for(str(path))
+        yield text, collect_facts(tree, str(path), module, is_package, text, ())
+
+
+def corpora() -> list[Path]:
+    """The fixtures, and (where installed) a part of torch: real code full of writes."""
+    roots = [REPO / "fixtures"]
+    spec = importlib.util.find_spec("torch")
+    if spec is not None and spec.origin:
+        torch_root = Path(spec.origin).parent
+        roots += [torch_root / "nn", torch_root / "optim", torch_root / "distributed" / "checkpoint", torch_root / "fx"]
+    return [root for root in roots if root.is_dir()]
+
+
+@pytest.mark.parametrize("root", corpora(), ids=lambda p: p.name)
+def test_every_recorded_mutation_passes_the_text_tests(root):
+    """The text tests may select too much, never too little: each mutation the facts record
+    (of an attribute, or of another module's value) is found by the test for its name."""
+    checked = 0
+    for text, facts in facts_and_text(root):
+        for mutation in facts.mutations:
+            if mutation.kind == "instance-attribute":
+                name = mutation.name
+                assert occurs_near(text, name, attribute_write_pattern(name)), (facts.path, mutation)
+                assert writes_name(text, name, attribute=True), (facts.path, mutation)
+            elif mutation.kind != "environ" and mutation.module != facts.module:
+                assert writes_global(text, mutation.name.split(".")[0]), (facts.path, mutation)
+            else:
+                continue
+            checked += 1
+    assert checked > 0
