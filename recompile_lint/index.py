@@ -99,23 +99,32 @@ def call_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(name)}\s*\(|@[\w.]*(?<!\w){re.escape(name)}\b")
 
 
-@lru_cache(maxsize=None)
-def attribute_write_pattern(attr: str) -> re.Pattern[str]:
-    """Text that can change ``<obj>.attr``: an assignment (plain, augmented, annotated, in a
-    tuple of targets) on the line after ``.attr``, ``del``/``for``/``with ... as`` before it,
-    ``setattr(obj, "attr", ...)``, an item ending its line (``self.attr,`` in a target list
-    spread over lines) or an annotation after it (its value may be on a later line). A quick
-    first test: it also matches reads (``f(obj.attr, k=1)``), which ``writes_name`` tells
-    apart."""
-    name = re.escape(attr)
-    return re.compile(
-        rf"\.\s*{name}\b[^\n=]*(?<![=!<>])=(?!=)|\b(?:del|for|as)\b[^\n]*\.\s*{name}\b|setattr\s*\([^\n]*['\"]{name}['\"]"
-        rf"|\.\s*{name}\s*,[ \t]*(?:#[^\n]*)?$|\.\s*{name}\s*:(?!=)",
-        re.MULTILINE,
-    )
+@lru_cache(maxsize=8)
+def attribute_pattern(attrs: frozenset[str]) -> re.Pattern[str]:
+    """``.attr`` for any of ``attrs`` (the attribute's name in group 1), or ``setattr(...)``
+    naming one in quotes (group 2): one pass over a file finds every place to look at."""
+    names = "|".join(re.escape(attr) for attr in sorted(attrs))
+    return re.compile(rf"\.[ \t]*({names})\b|setattr\s*\([^\n]*['\"]({names})['\"]")
 
 
-# The shapes of a line that can write a name (``writes_name``).
+def writes_attribute(text: str, attrs: frozenset[str]) -> bool:
+    """Whether a line of ``text`` can write an attribute named in ``attrs``: as an assignment
+    (plain, augmented, annotated, in a tuple of targets, also spread over lines), ``del``,
+    ``for`` or ``with ... as`` target, or through ``setattr``; reads are told apart as
+    ``writes_name`` tells them."""
+    for match in attribute_pattern(attrs).finditer(text):
+        if match.group(2) is not None:
+            return True
+        at, end = match.span(1)
+        start = text.rfind("\n", 0, at) + 1
+        stop = text.find("\n", end)
+        stop = stop if stop != -1 else len(text)
+        if _may_write_at(text, start, stop, at - start, end - start, attribute=True):
+            return True
+    return False
+
+
+# The shapes of a line that can write a name (``writes_name``, ``writes_attribute``).
 ASSIGN_EQ = re.compile(r"(?<![=!<>:])=(?!=)")  # not ==, !=, <=, >=, :=
 COMPOUND_START = re.compile(r"\s*(?:if|elif|else|for|async|while|with|try|except|finally|match|case|def|class)\b")
 DEL_OR_AS = re.compile(r"\b(?:del|as)\b")
@@ -123,19 +132,24 @@ FOR_WORD = re.compile(r"\bfor\b")
 IN_WORD = re.compile(r"\bin\b")
 CALL_AFTER = re.compile(r"((?:\s*\.\s*\w+)*)\s*\(")
 CLOSED_TARGET = re.compile(r"[ \t]*(?:=(?!=)|in\b)")
+ANNOTATED = re.compile(r"[ \t]*:(?!=)")
+ONE_LINE_DOCSTRING = re.compile(r'""".*?"""' + r"|'''.*?'''")
+EXPRESSION_START = re.compile(r"\s*(if|elif|while|return|assert|raise|yield|import|from)\b")
+KEYWORD_END = re.compile(r"\b(?:in|is|not|and|or|if|else|return|yield|await|del|for|assert|raise|lambda|with|as|from|import|elif|while)$")
+STRING_OR_COMMENT = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|#.*""")
 
 
-def writes_name(text: str, name: str, attribute: bool) -> bool:
-    """Whether a line of ``text`` can write or mutate ``name``: an attribute of that name
-    (``attribute``), or else a value another module holds under that name.
+def writes_name(text: str, name: str) -> bool:
+    """Whether a line of ``text`` can write or mutate a value another module holds as
+    ``name``.
 
     The facts record such a change only where the name is an assignment, augmented
-    assignment, ``del``, ``for`` or ``with ... as`` target as an attribute (``obj.name``,
-    ``mod.name``) or the receiver of one (``name.key = v``, ``name[k] = v``), where
-    ``name.append(...)`` (or another length-changing method) is called, or in ``setattr``.
-    A bare ``name = v`` binds a name of the file itself. So a file is passed over only where
-    every occurrence is surely none of these; in doubt (a string on the line, a statement
-    that goes on to the next line) it counts as a write.
+    assignment, ``del``, ``for`` or ``with ... as`` target as an attribute (``mod.name``) or
+    the receiver of one (``name.key = v``, ``name[k] = v``), where ``name.append(...)`` (or
+    another length-changing method) is called, or in ``setattr``. A bare ``name = v`` binds
+    a name of the file itself. So a file is passed over only where every occurrence is surely
+    none of these; in doubt (a string on the line, a statement that goes on to the next line)
+    it counts as a write.
     """
     size = len(name)
     at = text.find(name)
@@ -145,66 +159,111 @@ def writes_name(text: str, name: str, attribute: bool) -> bool:
             start = text.rfind("\n", 0, at) + 1
             stop = text.find("\n", end)
             stop = stop if stop != -1 else len(text)
-            found = _may_write_at(text[start:stop], at - start, end - start, attribute)
-            if found is None:
-                found = _closes_into_target(text, stop)
-            if found:
+            if _may_write_at(text, start, stop, at - start, end - start, attribute=False):
                 return True
         at = text.find(name, at + 1)
     return False
 
 
-def _may_write_at(line: str, start: int, end: int, attribute: bool) -> bool | None:
-    """Whether the statement on ``line`` can write the name at ``line[start:end]``; None when
-    that depends on the lines below (an item of a list that goes on: ``(\n  self.a,\n) = t``)."""
+def _may_write_at(text: str, line_start: int, line_stop: int, start: int, end: int, attribute: bool) -> bool:
+    """Whether the statement on the line ``text[line_start:line_stop]`` can write the name at
+    ``start:end`` of that line (looking further down where the line is an item of a list
+    that goes on: ``(\n  self.a,\n) = t``)."""
+    line = text[line_start:line_stop]
     if line.lstrip().startswith("#"):
         return False  # a comment, or the inside of a string
     if "setattr" in line:
         return True
-    head = line[:start]
+    code = _code_of(line)
+    if code is None:
+        return True  # a string this line does not close: in doubt, a write
+    if code[start:end] != line[start:end]:
+        return False  # in a string or a comment
+    head = code[:start]
     dotted = head.rstrip().endswith(".")
-    if not dotted and (attribute or line[end:].lstrip()[:1] not in (".", "[")):
+    if not dotted and (attribute or code[end:].lstrip()[:1] not in (".", "[")):
         return False  # not an attribute, nor the receiver of one
-    quoted = "'" in line or '"' in line
-    if not quoted and ";" not in line and COMPOUND_START.match(line) is None and _annotation_before(head):
+    call = CALL_AFTER.match(code, end)
+    if call is not None:
+        # A call on the name (``logger.warning(...)``) changes nothing the facts record,
+        # unless it changes a container's length (anywhere: in a condition too).
+        methods = call.group(1).replace(" ", "").replace("\t", "").split(".")[1:]
+        return not attribute and len(methods) == 1 and methods[0] in LENGTH_METHODS
+    if ";" not in code and _in_expression(code, head):
+        return False  # in a condition, or a value returned, raised or asserted: no target
+    simple = ";" not in code and COMPOUND_START.match(code) is None
+    if simple and _annotation_before(head):
         return False  # ``x: torch.device = None``: in an annotation (or a lambda's body)
     if DEL_OR_AS.search(head) is not None:
         return True
-    if FOR_WORD.search(head) is not None and IN_WORD.search(line, end) is not None:
+    if FOR_WORD.search(head) is not None and IN_WORD.search(code, end) is not None:
         return True
-    call = CALL_AFTER.match(line, end)
-    if call is not None:
-        # A call on the name (``logger.warning(...)``) changes nothing the facts record,
-        # unless it changes a container's length.
-        methods = call.group(1).replace(" ", "").replace("\t", "").split(".")[1:]
-        return len(methods) == 1 and methods[0] in LENGTH_METHODS
-    if line.rstrip().endswith("\\") or _depth(line) > 0:
+    if _in_call_or_subscript(head):
+        return False  # ``d[obj.name] = v``, ``f(obj.name).x = v``: not what is written
+    if simple and _depth(head) == 0 and _opens_no_earlier_bracket(head) and ANNOTATED.match(code, end) is not None:
+        return True  # ``self.raw: torch.Tensor``: an annotated target
+    if code.rstrip().endswith("\\"):
         return True  # the statement goes on: its ``=`` may be on the next line
-    eq = ASSIGN_EQ.search(line, end)
+    if _depth(code) > 0:
+        if _depth(head) > 0:
+            # Inside a bracket this line opens: a target only if that bracket is one
+            # (``(self.a,\n self.b) = t``), not a call's (``f(obj.name,\n k=1)``).
+            return _closes_into_target(text, line_start + end)
+        return True
+    eq = ASSIGN_EQ.search(code, end)
     if eq is None:
-        code = line if quoted else line.split("#", 1)[0]
-        return None if code.rstrip().endswith(",") else False
-    if quoted:
-        return True  # brackets in strings would mislead the count below
-    before = _depth(line[: eq.start()])
+        return code.rstrip().endswith(",") and _closes_into_target(text, line_stop)
+    before = _depth(code[: eq.start()])
     if before > 0:
         return False  # ``f(obj.name, k=1)``: a keyword argument
     # ``obj.name, k=1)`` closes a bracket opened on an earlier line: the ``=`` is inside it.
     depth = before
-    for char in line[eq.start() :]:
+    for char in code[eq.start() :]:
         if char in "([{":
             depth += 1
         elif char in ")]}":
             depth -= 1
             if depth < before:
                 return False
-    return True
+    # ``x.name, dtype=t.dtype`` among a call's arguments: the ``=`` is inside a bracket that
+    # a later line closes.
+    return not _inside_bracket(text, line_stop)
 
 
-def _closes_into_target(text: str, at: int, lines: int = 60) -> bool:
+def _code_of(line: str) -> str | None:
+    """``line`` with its strings and comment blanked out (same length), so that brackets,
+    ``=`` and ``:`` in them do not count; None where a string goes on past the line."""
+    if "'" not in line and '"' not in line and "#" not in line:
+        return line
+    if "'''" in line or '"""' in line:
+        line = ONE_LINE_DOCSTRING.sub(_blank, line)
+        if "'''" in line or '"""' in line:
+            return None
+    code = STRING_OR_COMMENT.sub(_blank, line)
+    return None if "'" in code or '"' in code else code
+
+
+def _blank(match: re.Match[str]) -> str:
+    return (" " if match.group().startswith("#") else "_") * len(match.group())
+
+
+def _closes_into_target(text: str, at: int) -> bool:
     """Whether the bracket that the lines from ``at`` close (one opened before them) is an
-    assignment or ``for`` target: ``) = value`` / ``) in``. In doubt (a string, no close
-    within ``lines`` lines) it may be."""
+    assignment or ``for`` target: ``) = value`` / ``) in``. In doubt (a string that goes on
+    past its line, no close within 60 lines) it may be."""
+    close = _closing_bracket(text, at, 60)
+    return close is None or CLOSED_TARGET.match(text, close + 1) is not None
+
+
+def _inside_bracket(text: str, at: int) -> bool:
+    """Whether ``at`` is surely inside a bracket opened before it: one that the next 20
+    lines close."""
+    return _closing_bracket(text, at, 20) is not None
+
+
+def _closing_bracket(text: str, at: int, lines: int) -> int | None:
+    """Where the first bracket opened before ``at`` closes, skipping strings and comments
+    (None: not within ``lines`` lines, or past a string that goes on over lines)."""
     depth = 0
     seen = 0
     i = at
@@ -214,21 +273,67 @@ def _closes_into_target(text: str, at: int, lines: int = 60) -> bool:
         if char == "\n":
             seen += 1
             if seen > lines:
-                return True
+                return None
         elif char == "#":
             stop = text.find("\n", i)
             i = size if stop == -1 else stop
             continue
         elif char in "'\"":
-            return True
+            # A string on one line is skipped; one that goes on may hold anything.
+            if text.startswith(char * 3, i):
+                return None
+            string = STRING_OR_COMMENT.match(text, i)
+            if string is None:
+                return None
+            i = string.end()
+            continue
         elif char in "([{":
             depth += 1
         elif char in ")]}":
             depth -= 1
             if depth < 0:
-                return CLOSED_TARGET.match(text, i + 1) is not None
+                return i
         i += 1
-    return False
+    return None
+
+
+def _in_expression(code: str, head: str) -> bool:
+    """Whether a name after ``head`` is in a statement's expression that holds no target:
+    the condition of an ``if``/``elif``/``while`` (before its ``:``), or what ``return``,
+    ``raise``, ``assert`` or ``yield`` take."""
+    keyword = EXPRESSION_START.match(code)
+    if keyword is None:
+        return False
+    return keyword.group(1) not in ("if", "elif", "while") or not _annotation_before(head)
+
+
+def _in_call_or_subscript(head: str) -> bool:
+    """Whether the innermost bracket ``head`` leaves open is a call's or a subscript's (it
+    follows a name or a closing bracket), not a tuple or list that may be a target."""
+    opened: list[int] = []
+    for i, char in enumerate(head):
+        if char in "([{":
+            opened.append(i)
+        elif char in ")]}" and opened:
+            opened.pop()
+    if not opened:
+        return False
+    before = head[: opened[-1]].rstrip()
+    return bool(before) and (_is_word_char(before[-1]) or before[-1] in ")]") and not KEYWORD_END.search(before)
+
+
+def _opens_no_earlier_bracket(head: str) -> bool:
+    """Whether ``head`` closes no bracket opened before it (its line starts a statement, or
+    goes on inside brackets that stay open)."""
+    depth = 0
+    for char in head:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return True
 
 
 def _depth(text: str) -> int:
@@ -289,9 +394,8 @@ def may_mutate(path: str, text: str, owners: frozenset[str], by_name: dict[str, 
         return True
     if guarded.environ and ("putenv" in text or "unsetenv" in text or ("environ" in text and ENVIRON_WRITE.search(text) is not None)):
         return True
-    for attr in guarded.attributes:
-        if occurs_near(text, attr, attribute_write_pattern(attr)) and writes_name(text, attr, attribute=True):
-            return True
+    if guarded.attributes and writes_attribute(text, frozenset(guarded.attributes)):
+        return True
     words: set[str] | None = None
     for name, modules in by_name.items():
         if not mentions(text, name):
@@ -310,9 +414,9 @@ def may_mutate(path: str, text: str, owners: frozenset[str], by_name: dict[str, 
 def writes_global(text: str, name: str) -> bool:
     """Whether ``text`` can change a value another module holds as ``name``, under that
     name or an alias it imports it by (``from m import name as alias``)."""
-    if writes_name(text, name, attribute=False):
+    if writes_name(text, name):
         return True
-    return any(writes_name(text, alias, attribute=False) for alias in re.findall(rf"\b{re.escape(name)}\s+as\s+(\w+)", text))
+    return any(writes_name(text, alias) for alias in re.findall(rf"\b{re.escape(name)}\s+as\s+(\w+)", text))
 
 
 @dataclass

@@ -15,11 +15,11 @@ import pytest
 from recompile_lint.facts import collect_facts
 from recompile_lint.index import (
     COMPILE_SITE,
-    attribute_write_pattern,
     call_pattern,
     mentions,
     module_name_for,
     occurs_near,
+    writes_attribute,
     writes_global,
     writes_name,
 )
@@ -65,7 +65,7 @@ def test_mentions_is_a_whole_word_test(text, word, expected):
 )
 def test_attribute_writes_are_told_from_reads(line, expected):
     text = f"def f(self):\n    {line}\n    return None\n"
-    assert occurs_near(text, "step", attribute_write_pattern("step")) is expected
+    assert writes_attribute(text, frozenset({"step", "other"})) is expected
 
 
 @pytest.mark.parametrize(
@@ -120,6 +120,7 @@ def test_wrapper_calls_are_found(text, expected):
         ("obj.step = 1", "step", True, True),
         ("obj.step += 1", "step", True, True),
         ("obj.step: int = 0", "step", True, True),
+        ("obj.step: int", "step", True, True),
         ("a = obj.step = 0", "step", True, True),
         ("obj.step, b = 1, 2", "step", True, True),
         ("(obj.step,\n b) = f()", "step", True, True),
@@ -144,6 +145,18 @@ def test_wrapper_calls_are_found(text, expected):
         ("obj.step.log(k=1)", "step", True, False),
         ("step = 1", "step", True, False),
         ("# obj.step = 1", "step", True, False),
+        ("[obj.step, b] = 1, 2", "step", True, True),
+        ('obj.step = "a(b"', "step", True, True),
+        ("obj.step, k = 1, 2  # f(", "step", True, True),
+        ("d[obj.step] = 1", "step", True, False),
+        ("f(obj.step).x = 1", "step", True, False),
+        ("x = {obj.step: 1}", "step", True, False),
+        ("if obj.step in xs:\n    pass", "step", True, False),
+        ("from a.step import (\n    b,\n)", "step", True, False),
+        ('x = "obj.step = 1"', "step", True, False),
+        ('"""obj.step = 1"""', "step", True, False),
+        ("y = f(\n    a, k=obj.step, dtype=t.dtype,\n)", "step", True, False),
+        ("y = f(\n    obj.step, dtype=t.dtype\n)", "step", True, False),
         # values of another module, by name (``attribute`` False)
         ("mod.LR = 0.1", "LR", False, True),
         ("pkg.mod.LR += 1", "LR", False, True),
@@ -161,15 +174,21 @@ def test_wrapper_calls_are_found(text, expected):
         ("out: list[torch.Tensor] = [\n]", "Tensor", False, False),
         ("if any(isinstance(t, torch.Tensor) for t in xs): pass", "Tensor", False, False),
         ("HISTORY.count(x)", "HISTORY", False, False),
+        ("return HISTORY.pop()", "HISTORY", False, True),
+        ("if HISTORY.pop(): pass", "HISTORY", False, True),
+        ("return mod.LR", "LR", False, False),
     ],
 )
 def test_writes_are_told_from_reads(text, name, attribute, expected):
-    assert writes_name(text, name, attribute) is expected
+    if attribute:
+        assert writes_attribute(text, frozenset({name})) is expected
+    else:
+        assert writes_name(text, name) is expected
 
 
 def test_a_global_written_through_its_import_alias():
     text = "from pkg.state import TABLE as T\n\nT[k] = v\n"
-    assert not writes_name(text, "TABLE", attribute=False)
+    assert not writes_name(text, "TABLE")
     assert writes_global(text, "TABLE")
 
 
@@ -203,8 +222,7 @@ def test_every_recorded_mutation_passes_the_text_tests(root):
         for mutation in facts.mutations:
             if mutation.kind == "instance-attribute":
                 name = mutation.name
-                assert occurs_near(text, name, attribute_write_pattern(name)), (facts.path, mutation)
-                assert writes_name(text, name, attribute=True), (facts.path, mutation)
+                assert writes_attribute(text, frozenset({name})), (facts.path, mutation)
             elif mutation.kind != "environ" and mutation.module != facts.module:
                 assert writes_global(text, mutation.name.split(".")[0]), (facts.path, mutation)
             else:
