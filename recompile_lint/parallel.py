@@ -204,26 +204,36 @@ class BackgroundSyntaxCheck:
     """Syntax checks of files the analysis may never parse, run in one worker process while
     the analysis goes on in this one (a second core is otherwise idle most of a run).
 
-    ``results()`` waits for them: path -> FileError, or None for a file that compiles. Files
-    the worker could not read are left out, and so are all files when the pool failed: the
+    ``results()`` waits for them: path -> FileError, or None for a file that compiles. The
+    chunks the worker has not started by then are checked in this process (which has nothing
+    else left to do), from the last one back while the worker goes on from the front. Files
+    that could not be read are left out, and so are all files when the pool failed: the
     caller checks those itself, so the outcome never depends on this.
     """
 
     def __init__(self, paths: Sequence[str]):
         self._futures: list = []
+        self._chunks: list[list[str]] = []
         self._pool: ProcessPoolExecutor | None = None
         try:
             self._pool = ProcessPoolExecutor(max_workers=1, mp_context=_context(), initializer=_worker_setup, initargs=(sys.getrecursionlimit(),))
-            chunk = max(1, len(paths) // 8)
-            self._futures = [self._pool.submit(_check_chunk, list(paths[i : i + chunk])) for i in range(0, len(paths), chunk)]
+            size = max(1, len(paths) // 64)
+            self._chunks = [list(paths[i : i + size]) for i in range(0, len(paths), size)]
+            self._futures = [self._pool.submit(_check_chunk, chunk) for chunk in self._chunks]
         except Exception:  # noqa: BLE001 - no pool here: the caller checks every file itself
             self.close()
 
     def results(self) -> dict[str, FileError | None]:
         out: dict[str, FileError | None] = {}
+        checked_here: dict[int, list] = {}
+        for number in range(len(self._futures) - 1, -1, -1):
+            if not self._futures[number].cancel():
+                break  # started or done: the worker has the rest
+            checked_here[number] = _check_chunk(self._chunks[number])
         try:
-            for future in self._futures:
-                for path, result in future.result():
+            for number, future in enumerate(self._futures):
+                found = checked_here[number] if number in checked_here else future.result()
+                for path, result in found:
                     if result is not False:
                         out[path] = result  # type: ignore[assignment]
         except Exception:  # noqa: BLE001 - a dead worker: whatever came back still counts

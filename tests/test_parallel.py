@@ -235,3 +235,31 @@ def test_files_workers_cannot_read_get_the_errors_of_one_process(tmp_path, monke
     assert two.select(paths, test) == expected and expected
     assert set(two.errors) == set(one.errors) == {str(tmp_path / "latin.py"), str(tmp_path / "gone.py")}
     assert {p: e.message for p, e in two.errors.items()} == {p: e.message for p, e in one.errors.items()}
+
+
+@pytest.mark.parametrize("wait_for_worker", [False, True])
+def test_background_syntax_checks_are_shared_with_this_process(tmp_path, wait_for_worker):
+    """Asked at once, most chunks are checked in this process; asked late, all came from the
+    worker: the results are the same, and those of a check made here."""
+    import concurrent.futures
+
+    from recompile_lint.index import syntax_error
+
+    paths = []
+    for number in range(80):
+        path = tmp_path / f"m{number:02d}.py"
+        if number % 9 == 4:
+            path.write_text(f"def f(:\n    return {number}\n", encoding="utf-8")
+        elif number == 30:
+            path.write_bytes(b"x = '\xff\xfe'\n")
+        else:
+            path.write_text(f"x = {number}\n", encoding="utf-8")
+        paths.append(str(path))
+    check = parallel.BackgroundSyntaxCheck(paths)
+    assert len(check._futures) > 2
+    if wait_for_worker:
+        concurrent.futures.wait(check._futures)
+    results = check.results()
+    expected = {p: syntax_error(p, Path(p).read_text(encoding="utf-8")) for p in paths if not p.endswith("m30.py")}
+    assert results == expected
+    assert sum(error is not None for error in results.values()) == 9
