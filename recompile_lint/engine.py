@@ -124,7 +124,7 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     function that imports and returns them (with workers, that import runs while they test
     the files' text)."""
     from recompile_lint.callsites import prime as prime_call_sites
-    from recompile_lint.index import may_compile_text
+    from recompile_lint.index import calls_any, may_compile_text
     from recompile_lint.regions import RegionFinder
     from recompile_lint.rules import Rule
 
@@ -154,7 +154,11 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
         short = tuple(sorted({name.rsplit(".", 1)[-1] for name in found} - {"compile", "optimize"}))
         # Only files parsed so far have facts to forget.
         index.reparse([p for p in index.paths if index.is_parsed(p) and any(name in (index.text(p) or "") for name in short)])
-        candidates = index.select(index.paths, partial(may_compile_text, extra_tokens=wrappers + short))
+        # A file the first test chose passes this wider one too: only the others are read
+        # again, and only for calls of the wrappers found.
+        chosen = set(candidates)
+        more = set(index.select([p for p in index.paths if p not in chosen], partial(calls_any, tokens=short))) if short else set()
+        candidates = [p for p in index.paths if p in chosen or p in more]
         index.prefetch(candidates)
         for path in candidates:
             index.facts(path)

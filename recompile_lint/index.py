@@ -381,9 +381,12 @@ def _is_word_char(char: str) -> bool:
 
 def may_compile_text(path: str, text: str, extra_tokens: tuple[str, ...] = ()) -> bool:
     """Whether ``text`` can hold a compile site (or a call of a wrapper named in ``extra_tokens``)."""
-    return any(occurs_near(text, token, COMPILE_SITE) for token in ("compile", "optimize")) or any(
-        occurs_near(text, token, call_pattern(token)) for token in extra_tokens
-    )
+    return any(occurs_near(text, token, COMPILE_SITE) for token in ("compile", "optimize")) or calls_any(path, text, extra_tokens)
+
+
+def calls_any(path: str, text: str, tokens: tuple[str, ...]) -> bool:
+    """Whether ``text`` can call (or decorate with) a function named in ``tokens``."""
+    return any(occurs_near(text, token, call_pattern(token)) for token in tokens)
 
 
 def may_mutate(path: str, text: str, owners: frozenset[str], by_name: dict[str, set[str]], guarded: "Guarded") -> bool:
