@@ -125,13 +125,14 @@ def writes_attribute(text: str, attrs: frozenset[str]) -> bool:
 
 
 # The shapes of a line that can write a name (``writes_name``, ``writes_attribute``).
-ASSIGN_EQ = re.compile(r"(?<![=!<>:])=(?!=)")  # not ==, !=, <=, >=, :=
+# An assignment's ``=``, augmented ones included (``>>=`` too), not ==, !=, <=, >=, :=.
+ASSIGN_EQ = re.compile(r"(?:(?<=>>)|(?<=<<)|(?<![=!<>:]))=(?!=)")
 COMPOUND_START = re.compile(r"\s*(?:if|elif|else|for|async|while|with|try|except|finally|match|case|def|class)\b")
 DEL_OR_AS = re.compile(r"\b(?:del|as)\b")
 FOR_WORD = re.compile(r"\bfor\b")
 IN_WORD = re.compile(r"\bin\b")
 CALL_AFTER = re.compile(r"((?:\s*\.\s*\w+)*)\s*\(")
-CLOSED_TARGET = re.compile(r"[ \t]*(?:=(?!=)|in\b)")
+CLOSED_TARGET = re.compile(r"[ \t]*(?:(?:\*\*|//|>>|<<|[-+*/%&|^@])?=(?!=)|in\b)")
 ANNOTATED = re.compile(r"[ \t]*:(?!=)")
 ONE_LINE_DOCSTRING = re.compile(r'""".*?"""' + r"|'''.*?'''")
 EXPRESSION_START = re.compile(r"\s*(if|elif|while|return|assert|raise|yield|import|from)\b")
@@ -212,7 +213,9 @@ def _may_write_at(text: str, line_start: int, line_stop: int, start: int, end: i
         return True
     eq = ASSIGN_EQ.search(code, end)
     if eq is None:
-        return code.rstrip().endswith(",") and _closes_into_target(text, line_stop)
+        # The item of a target list spread over lines (``(\n  self.a,\n  self.b\n) = t``):
+        # it ends with a comma, or follows a line that does or that opens the list.
+        return (code.rstrip().endswith(",") or _previous_code_ends(text, line_start, ("(", "[", ","))) and _closes_into_target(text, line_stop)
     before = _depth(code[: eq.start()])
     if before > 0:
         return False  # ``f(obj.name, k=1)``: a keyword argument
@@ -249,10 +252,26 @@ def _blank(match: re.Match[str]) -> str:
 
 def _closes_into_target(text: str, at: int) -> bool:
     """Whether the bracket that the lines from ``at`` close (one opened before them) is an
-    assignment or ``for`` target: ``) = value`` / ``) in``. In doubt (a string that goes on
-    past its line, no close within 60 lines) it may be."""
+    assignment or ``for`` target: ``) = value``, ``) += value``, ``) in``. A target list holds
+    only targets, commas and comments: where a string comes first (or no close within 60
+    lines) it is none."""
     close = _closing_bracket(text, at, 60)
-    return close is None or CLOSED_TARGET.match(text, close + 1) is not None
+    return close is not None and CLOSED_TARGET.match(text, close + 1) is not None
+
+
+def _previous_code_ends(text: str, line_start: int, ends: tuple[str, ...]) -> bool:
+    """Whether the code of the nearest non-blank, non-comment line above ends with one of
+    ``ends`` (a comment after it left out); in doubt (a string on it), True."""
+    stop = line_start - 1
+    while stop > 0:
+        start = text.rfind("\n", 0, stop) + 1
+        line = text[start:stop]
+        stop = start - 1
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        code = _code_of(line)
+        return code is None or code.rstrip().endswith(ends)
+    return False
 
 
 def _inside_bracket(text: str, at: int) -> bool:
