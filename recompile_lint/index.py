@@ -201,7 +201,7 @@ def _may_write_at(text: str, line_start: int, line_stop: int, start: int, end: i
         return True
     if _in_call_or_subscript(head):
         return False  # ``d[obj.name] = v``, ``f(obj.name).x = v``: not what is written
-    if simple and _depth(head) == 0 and _opens_no_earlier_bracket(head) and ANNOTATED.match(code, end) is not None:
+    if simple and _depth(head) == 0 and _head_shape(head)[0] and ANNOTATED.match(code, end) is not None:
         return True  # ``self.raw: torch.Tensor``: an annotated target
     if code.rstrip().endswith("\\"):
         return True  # the statement goes on: its ``=`` may be on the next line
@@ -341,20 +341,6 @@ def _in_call_or_subscript(head: str) -> bool:
     return bool(before) and (_is_word_char(before[-1]) or before[-1] in ")]") and not KEYWORD_END.search(before)
 
 
-def _opens_no_earlier_bracket(head: str) -> bool:
-    """Whether ``head`` closes no bracket opened before it (its line starts a statement, or
-    goes on inside brackets that stay open)."""
-    depth = 0
-    for char in head:
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth < 0:
-                return False
-    return True
-
-
 def _depth(text: str) -> int:
     return text.count("(") + text.count("[") + text.count("{") - text.count(")") - text.count("]") - text.count("}")
 
@@ -362,6 +348,13 @@ def _depth(text: str) -> int:
 def _annotation_before(head: str) -> bool:
     """Whether ``head`` (a line up to a name) has a ``:`` outside brackets, and closes no
     bracket opened before the line (where its depth would be unknown)."""
+    opens_none, colon = _head_shape(head)
+    return opens_none and colon
+
+
+def _head_shape(head: str) -> tuple[bool, bool]:
+    """(whether ``head`` closes no bracket opened before it, whether it has a ``:`` outside
+    brackets up to where it would)."""
     depth = 0
     colon = False
     for i, char in enumerate(head):
@@ -370,10 +363,10 @@ def _annotation_before(head: str) -> bool:
         elif char in ")]}":
             depth -= 1
             if depth < 0:
-                return False
+                return False, colon
         elif char == ":" and depth == 0 and head[i + 1 : i + 2] != "=":
             colon = True
-    return colon
+    return True, colon
 
 
 # Writes to the environment the facts record: ``environ[k] = v``, ``del environ[k]``, its
