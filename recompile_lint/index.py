@@ -102,9 +102,15 @@ def call_pattern(name: str) -> re.Pattern[str]:
 @lru_cache(maxsize=8)
 def attribute_pattern(attrs: frozenset[str]) -> re.Pattern[str]:
     """``.attr`` for any of ``attrs`` (the attribute's name in group 1), or ``setattr(...)``
-    naming one in quotes (group 2): one pass over a file finds every place to look at."""
+    naming one in quotes (group 2): one pass over a file finds every place to look at. The
+    dot may end the line before (``o.\\`` / inside brackets), the call may span lines, and a
+    name may end in a combining mark (not a word character to ``re``)."""
     names = "|".join(re.escape(attr) for attr in sorted(attrs))
-    return re.compile(rf"\.[ \t]*({names})\b|setattr\s*\([^\n]*['\"]({names})['\"]")
+    return re.compile(rf"\.\s*(?:\\\n\s*)*({names})(?!\w)|{_SETATTR_CALL}['\"]({names})['\"]")
+
+
+# ``setattr(`` up to a quoted name, over lines, past arguments with one level of brackets.
+_SETATTR_CALL = r"setattr\s*\((?:[^()]|\([^()]*\))*?"
 
 
 def writes_attribute(text: str, attrs: frozenset[str]) -> bool:
@@ -181,8 +187,9 @@ def _may_write_at(text: str, line_start: int, line_stop: int, start: int, end: i
     if code[start:end] != line[start:end]:
         return False  # in a string or a comment
     head = code[:start]
-    dotted = head.rstrip().endswith(".")
-    if not dotted and (attribute or code[end:].lstrip()[:1] not in (".", "[")):
+    # An attribute's dot (which ``writes_attribute`` found) may be on the line before.
+    dotted = attribute or head.rstrip().endswith(".")
+    if not dotted and code[end:].lstrip()[:1] not in (".", "["):
         return False  # not an attribute, nor the receiver of one
     call = CALL_AFTER.match(code, end)
     if call is not None:
@@ -214,8 +221,9 @@ def _may_write_at(text: str, line_start: int, line_stop: int, start: int, end: i
     eq = ASSIGN_EQ.search(code, end)
     if eq is None:
         # The item of a target list spread over lines (``(\n  self.a,\n  self.b\n) = t``):
-        # it ends with a comma, or follows a line that does or that opens the list.
-        return (code.rstrip().endswith(",") or _previous_code_ends(text, line_start, ("(", "[", ","))) and _closes_into_target(text, line_stop)
+        # it ends with a comma, or follows a line that does, that opens the list or that
+        # ends with the dot of its attribute.
+        return (code.rstrip().endswith(",") or _previous_code_ends(text, line_start, ("(", "[", ",", "."))) and _closes_into_target(text, line_stop)
     before = _depth(code[: eq.start()])
     if before > 0:
         return False  # ``f(obj.name, k=1)``: a keyword argument
@@ -431,6 +439,8 @@ def writes_global(text: str, name: str) -> bool:
     name or an alias it imports it by (``from m import name as alias``)."""
     if writes_name(text, name):
         return True
+    if "setattr" in text and re.search(rf"{_SETATTR_CALL}['\"]{re.escape(name)}['\"]", text) is not None:
+        return True  # ``setattr(\n    mod,\n    "name", v)``
     return any(writes_name(text, alias) for alias in re.findall(rf"\b{re.escape(name)}\s+as\s+(\w+)", text))
 
 

@@ -125,6 +125,10 @@ def test_wrapper_calls_are_found(text, expected):
         ("obj.step <<= 1", "step", True, True),
         ("obj.step //= 2", "step", True, True),
         ("(\n    obj.step\n) += 1", "step", True, True),
+        ("(\n    obj.\n    step\n) = v", "step", True, True),
+        ("obj.\\\n    step = 1", "step", True, True),
+        ("setattr(\n    get(obj),\n    'step',\n    1,\n)", "step", True, True),
+        ("x.देवनागरी = 1", "देवनागरी", True, True),
         ("(\n    a,\n    obj.step\n) = state", "step", True, True),
         ("x = f(\n    a,\n    obj.step\n)", "step", True, False),
         ('y = f(\n    obj.step,\n    "s")', "step", True, False),
@@ -193,6 +197,12 @@ def test_writes_are_told_from_reads(text, name, attribute, expected):
         assert writes_attribute(text, frozenset({name})) is expected
     else:
         assert writes_name(text, name) is expected
+
+
+def test_a_global_set_by_a_setattr_over_lines():
+    text = "import mod\n\nsetattr(\n    mod,\n    'LR',\n    0.1,\n)\n"
+    assert writes_global(text, "LR")
+    assert not writes_global(text.replace("setattr", "getattr"), "LR")
 
 
 def test_a_global_written_through_its_import_alias():
