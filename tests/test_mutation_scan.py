@@ -1,5 +1,6 @@
-"""Which files the mutation scan parses: every place that can change a value a region reads
-must be in the index before the rules ask for it."""
+"""Which files the analysis parses beyond the compile-site candidates: every place that can
+change a value a region reads must be in the index before the rules ask for it, and every
+file that calls a project's compile wrapper must be read for compile sites."""
 
 from __future__ import annotations
 
@@ -60,3 +61,43 @@ def test_a_value_read_through_a_module_chain_is_scanned(tmp_path):
     assert (finding.line, finding.code) == (8, "RCL101")
     assert "pkg/state.py:6" in finding.message.replace("\\", "/")
     assert "pkg/train.py:5" in finding.message.replace("\\", "/")
+
+
+def test_a_wrapper_is_followed_into_files_that_never_mention_compile(tmp_path):
+    # ``fast`` compiles its parameter; train.py only calls it, so the first text test (compile
+    # sites) passes it over and the wrapper pass must pick it up.
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/wrap.py": """\
+                import torch
+
+
+                def fast(fn):
+                    return torch.compile(fn)
+                """,
+            "pkg/train.py": """\
+                from pkg.wrap import fast
+
+                scale = 1
+
+
+                def body(x):
+                    return x * scale
+
+
+                step = fast(body)
+
+
+                def main(xs):
+                    global scale
+                    for x in xs:
+                        scale += 1
+                        step(x)
+                """,
+        },
+    )
+    train = str(tmp_path / "pkg" / "train.py")
+    result = lint_paths([train], Config(select=("RCL101",), cache=False))
+    assert [(f.line, f.code) for f in result.findings] == [(7, "RCL101")]
