@@ -206,12 +206,13 @@ def _sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
         return facts is not None and _takes_parameter(facts, call.function, call.callee.split(".", 1)[0])
 
     names = names_of(region, index)
-    if primed_sites(index, names) is not None:
+    by_name = primed_sites(index, names)
+    if by_name is not None:
         # Looked up by file and by the name a call resolves to: a name many regions share
         # (``forward``, ``step``) is not scanned once per region.
         found: list[tuple[int, CallSite]] = []
         for name in names:
-            table = _SitesNamed.of(index, name)
+            table = _SitesNamed.of(index, name, by_name)
             found.extend(entry for entry in table.by_path.get(region.site_path, ()) if keep_here(entry[1]))
             if not local and home:
                 found.extend(entry for entry in table.resolved(index).get(f"{home}.{name}", ()) if entry[1].path != region.site_path)
@@ -243,13 +244,13 @@ class _SitesNamed:
         self._resolved: dict[str, list[tuple[int, CallSite]]] | None = None
 
     @classmethod
-    def of(cls, index: ProjectIndex, name: str) -> _SitesNamed:
+    def of(cls, index: ProjectIndex, name: str, by_name: dict[str, list[tuple[int, CallSite]]]) -> _SitesNamed:
+        """The table of ``name`` from ``prime``'s collection ``by_name``, built once per run."""
         memo = index.memo.setdefault("sites_named", {})
         assert isinstance(memo, dict)
         table = memo.get(name)
         if table is None:
-            by_name = primed_sites(index, {name})
-            memo[name] = table = cls(by_name.get(name, []) if by_name is not None else [])
+            memo[name] = table = cls(by_name.get(name, []))
         return table
 
     def resolved(self, index: ProjectIndex) -> dict[str, list[tuple[int, CallSite]]]:
