@@ -158,17 +158,13 @@ def writes_name(text: str, name: str) -> bool:
     none of these; in doubt (a string on the line, a statement that goes on to the next line)
     it counts as a write.
     """
-    size = len(name)
-    at = text.find(name)
-    while at != -1:
-        end = at + size
-        if (at == 0 or not _is_word_char(text[at - 1])) and (end == len(text) or not _is_word_char(text[end])):
-            start = text.rfind("\n", 0, at) + 1
-            stop = text.find("\n", end)
-            stop = stop if stop != -1 else len(text)
-            if _may_write_at(text, start, stop, at - start, end - start, attribute=False):
-                return True
-        at = text.find(name, at + 1)
+    for at in _word_positions(text, name):
+        end = at + len(name)
+        start = text.rfind("\n", 0, at) + 1
+        stop = text.find("\n", end)
+        stop = stop if stop != -1 else len(text)
+        if _may_write_at(text, start, stop, at - start, end - start, attribute=False):
+            return True
     return False
 
 
@@ -385,14 +381,18 @@ ENVIRON_WRITE = re.compile(r"environ\s*(?:\[|\.\s*(?:" + "|".join(sorted(LENGTH_
 def mentions(text: str, word: str) -> bool:
     """Whether ``word`` occurs in ``text`` as a whole identifier (a substring search first:
     much faster than a regular expression over the whole text)."""
+    return next(_word_positions(text, word), None) is not None
+
+
+def _word_positions(text: str, word: str) -> Iterator[int]:
+    """Where ``word`` occurs in ``text`` as a whole identifier."""
     size = len(word)
     at = text.find(word)
     while at != -1:
         end = at + size
         if (at == 0 or not _is_word_char(text[at - 1])) and (end == len(text) or not _is_word_char(text[end])):
-            return True
+            yield at
         at = text.find(word, at + 1)
-    return False
 
 
 def _is_word_char(char: str) -> bool:
