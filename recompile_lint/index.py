@@ -321,9 +321,9 @@ def _closing_bracket(text: str, at: int, lines: int) -> int | None:
 
 
 def _in_expression(code: str, head: str) -> bool:
-    """Whether a name after ``head`` is in a statement's expression that holds no target:
-    the condition of an ``if``/``elif``/``while`` (before its ``:``), or what ``return``,
-    ``raise``, ``assert`` or ``yield`` take."""
+    """Whether a name after ``head`` is in a statement that holds no target there: the
+    condition of an ``if``/``elif``/``while`` (before its ``:``), what ``return``, ``raise``,
+    ``assert`` or ``yield`` take, or an import."""
     keyword = EXPRESSION_START.match(code)
     if keyword is None:
         return False
