@@ -121,11 +121,7 @@ def writes_attribute(text: str, attrs: frozenset[str]) -> bool:
     for match in attribute_pattern(attrs).finditer(text):
         if match.group(2) is not None:
             return True
-        at, end = match.span(1)
-        start = text.rfind("\n", 0, at) + 1
-        stop = text.find("\n", end)
-        stop = stop if stop != -1 else len(text)
-        if _may_write_at(text, start, stop, at - start, end - start, attribute=True):
+        if _may_write_at(text, *match.span(1), attribute=True):
             return True
     return False
 
@@ -159,19 +155,18 @@ def writes_name(text: str, name: str) -> bool:
     it counts as a write.
     """
     for at in _word_positions(text, name):
-        end = at + len(name)
-        start = text.rfind("\n", 0, at) + 1
-        stop = text.find("\n", end)
-        stop = stop if stop != -1 else len(text)
-        if _may_write_at(text, start, stop, at - start, end - start, attribute=False):
+        if _may_write_at(text, at, at + len(name), attribute=False):
             return True
     return False
 
 
-def _may_write_at(text: str, line_start: int, line_stop: int, start: int, end: int, attribute: bool) -> bool:
-    """Whether the statement on the line ``text[line_start:line_stop]`` can write the name at
-    ``start:end`` of that line (looking further down where the line is an item of a list
-    that goes on: ``(\n  self.a,\n) = t``)."""
+def _may_write_at(text: str, at: int, stop_at: int, attribute: bool) -> bool:
+    """Whether the statement on its line can write the name at ``text[at:stop_at]`` (looking
+    further down where the line is an item of a list that goes on: ``(\n  self.a,\n) = t``)."""
+    line_start = text.rfind("\n", 0, at) + 1
+    line_stop = text.find("\n", stop_at)
+    line_stop = line_stop if line_stop != -1 else len(text)
+    start, end = at - line_start, stop_at - line_start
     line = text[line_start:line_stop]
     if line.lstrip().startswith("#"):
         return False  # a comment, or the inside of a string
