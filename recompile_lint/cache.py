@@ -26,7 +26,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from recompile_lint import __version__
 
@@ -38,6 +38,13 @@ GITIGNORE_TEXT = "# Created by recompile-lint; safe to delete.\n*\n"
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This directory holds recompile-lint's cache; backup tools may skip it.\n"
 _FACTS_MODULE = "recompile_lint.facts"
 _ALLOWED_BUILTINS = frozenset({"frozenset", "set", "dict", "list", "tuple", "str", "int", "float", "bool", "bytes"})
+
+# Entries already read, by entry path: kept only by a resident server (``server``), which fills
+# it between commands. An entry's name is a digest of the content, path and module it holds
+# facts of, under a directory named by the facts schema, so what it held once it always holds.
+resident: dict[str, Any] | None = None
+# The facts directories this process has opened (what a resident server reads next).
+opened_directories: set[str] = set()
 
 
 def _schema_fingerprint() -> str:
@@ -144,6 +151,11 @@ class FactsCache:
         entry = self._entry_path(key, path)
         if entry is None:
             return None
+        if resident is not None:
+            kept = resident.get(os.path.abspath(entry))
+            if kept is not None and getattr(kept, "path", None) == path:
+                self.hits += 1
+                return kept
         try:
             data = entry.read_bytes()
         except OSError:
@@ -165,6 +177,10 @@ class FactsCache:
         entry = self._entry_path(key, path, "calls")
         if entry is None:
             return None
+        if resident is not None:
+            kept = resident.get(os.path.abspath(entry))
+            if isinstance(kept, tuple):
+                return kept
         try:
             sites = _CallSitesUnpickler(io.BytesIO(entry.read_bytes())).load()
         except Exception:  # noqa: BLE001 - a missing or damaged entry means "not cached"
@@ -252,6 +268,7 @@ class FactsCache:
                     if stale != entries:
                         shutil.rmtree(stale, ignore_errors=True)
             self._entries = entries
+            opened_directories.add(os.path.abspath(entries))
             return entries
         except (OSError, ValueError, RuntimeError):
             # Unwritable or unusable location: run without a cache.
@@ -265,6 +282,44 @@ class FactsCache:
             marker = directory / name
             if not marker.exists():
                 marker.write_text(text, encoding="utf-8")
+
+
+def resident_entries(entries: str) -> Iterator[tuple[str, Any]]:
+    """Every well-formed entry under a facts directory, read: (entry path, facts or call sites)."""
+    for shard in _subdirectories(entries):
+        if os.path.basename(shard) == "calls":
+            for calls in _subdirectories(shard):
+                for name in _files(calls):
+                    sites = _read(name, _CallSitesUnpickler)
+                    if isinstance(sites, tuple):
+                        yield name, sites
+            continue
+        for name in _files(shard):
+            facts = _read(name, _FactsUnpickler)
+            if facts is not None and type(facts).__name__ == "ModuleFacts":
+                yield name, facts
+
+
+def _subdirectories(directory: str) -> list[str]:
+    try:
+        return sorted(entry.path for entry in os.scandir(directory) if entry.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+
+
+def _files(directory: str) -> list[str]:
+    try:
+        return [entry.path for entry in os.scandir(directory) if not entry.name.startswith(".") and entry.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _read(name: str, unpickler: type[pickle.Unpickler]) -> Any:
+    try:
+        with open(name, "rb") as handle:
+            return unpickler(io.BytesIO(handle.read())).load()
+    except Exception:  # noqa: BLE001 - a damaged entry is simply not kept
+        return None
 
 
 # ---- whole-run results ----------------------------------------------------------------------

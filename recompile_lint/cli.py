@@ -50,7 +50,7 @@ def run() -> None:
 
 
 # Subcommands imported only when used, so linting never pays for the verifier's imports.
-LAZY_COMMANDS = {"verify": ("recompile_lint.verify.command", "verify")}
+LAZY_COMMANDS = {"verify": ("recompile_lint.verify.command", "verify"), "server": ("recompile_lint.cli_server", "server")}
 
 
 class DefaultGroup(click.Group):
@@ -91,6 +91,7 @@ def main() -> None:
     recompile-lint rules            list every rule
     recompile-lint rule RCL101      show a rule's documentation
     recompile-lint verify [PATHS]   confirm findings with compiled probes (needs torch)
+    recompile-lint server start     keep a resident server for fast runs
     """
 
 

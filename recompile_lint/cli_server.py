@@ -1,0 +1,66 @@
+"""``recompile-lint server start | stop | status``: the resident server (see ``server``)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from recompile_lint import client
+
+
+@click.group("server")
+def server() -> None:
+    """Keep a resident server that answers every ``recompile-lint`` command of this user.
+
+    \b
+    With a server running, a command skips the linter's start-up (imports alone take
+    0.3-0.5 s) and reads the facts of projects linted before from memory: a pre-commit hook
+    or an editor linting one file gets its answer in a fraction of the time. Output and exit
+    status are the same as without it. Set RECOMPILE_LINT_NO_SERVER=1 to bypass it.
+    """
+
+
+@server.command("start")
+@click.option("--idle-timeout", type=click.FloatRange(min=1), default=30 * 60, show_default=True, help="Seconds without a command after which the server ends.")
+def start(idle_timeout: float) -> None:
+    """Start the server in the background (nothing to do when one already runs)."""
+    from recompile_lint import server as resident
+
+    path = client.socket_path()
+    pid, problem = resident.start(path, idle_timeout)
+    if pid is None:
+        click.echo(f"recompile-lint: error: {problem}", err=True)
+        sys.exit(2)
+    click.echo(f"recompile-lint server running (pid {pid}, socket {path})")
+
+
+@server.command("stop")
+def stop() -> None:
+    """Stop this user's servers (those of other installations and versions too)."""
+    import glob
+    import os
+
+    from recompile_lint import server as resident
+
+    stopped = sum(resident.stop(path) for path in sorted(glob.glob(os.path.join(client.server_directory(), "*.sock"))))
+    if stopped:
+        click.echo(f"recompile-lint: {stopped} server(s) stopped")
+    else:
+        click.echo("recompile-lint: no server was running")
+
+
+@server.command("status")
+def status() -> None:
+    """Say whether a server runs, and what it holds. Exit status 1 when none runs."""
+    from recompile_lint import server as resident
+
+    found = resident.status(client.socket_path())
+    if found is None:
+        click.echo("recompile-lint: no server is running")
+        sys.exit(1)
+    click.echo(
+        f"recompile-lint server running (pid {found['pid']}, socket {found['socket']}): "
+        f"{found['served']} command(s) answered, {found['resident']} cache entries in memory, "
+        f"ends after {found['idle_timeout']:g} s idle"
+    )

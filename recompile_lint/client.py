@@ -1,0 +1,195 @@
+"""The ``recompile-lint`` script: hand the command to a resident server when one runs, else run it.
+
+Starting the linter costs more than checking one file: importing libcst alone takes 0.3 s. A
+resident server (``recompile-lint server start``, see ``server``) has done its imports once
+and answers each command from a fresh fork of itself, so a pre-commit hook or an editor that
+lints one file pays only for the work. This module is what every invocation imports first, so
+it imports nothing beyond the standard library's basics.
+
+The command runs exactly as it would here: the server's child gets this process's standard
+streams (passed over the socket), arguments, working directory and environment, and its exit
+status comes back as this process's. When no server answers, or the server is not this
+installation's (another version, interpreter or edited code: it is found by a fingerprint of
+them), the command runs in this process. ``RECOMPILE_LINT_NO_SERVER=1`` never asks a server.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+NO_SERVER_VAR = "RECOMPILE_LINT_NO_SERVER"
+DIR_VAR = "RECOMPILE_LINT_SERVER_DIR"
+# Commands that never go to a server: managing the server itself.
+LOCAL_COMMANDS = frozenset({"server"})
+
+
+def run() -> None:
+    """Entry point of the ``recompile-lint`` script and of ``python -m recompile_lint``."""
+    argv = sys.argv[1:]
+    if _server_wanted(argv):
+        code = ask_server(sys.argv)
+        if code is not None:
+            sys.exit(code)
+    from recompile_lint.cli import run as run_here
+
+    run_here()
+
+
+def _server_wanted(argv: list[str]) -> bool:
+    if os.name != "posix" or os.environ.get(NO_SERVER_VAR, "") not in ("", "0"):
+        return False
+    return not (argv and argv[0] in LOCAL_COMMANDS)
+
+
+def server_directory() -> str:
+    """Where this user's server sockets live (``RECOMPILE_LINT_SERVER_DIR`` overrides)."""
+    chosen = os.environ.get(DIR_VAR)
+    if chosen:
+        return chosen
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isdir(runtime):
+        return os.path.join(runtime, "recompile-lint")
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"recompile-lint-{os.getuid()}")
+
+
+def fingerprint() -> str:
+    """Names this installation: version, interpreter, and the size and mtime of every module
+    of the linter and of the libraries it imports, so a server of other code is never asked."""
+    import hashlib
+
+    from recompile_lint import __version__
+
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(f"{__version__}\0{sys.executable}\0{sys.version}\0".encode())
+    here = os.path.dirname(os.path.abspath(__file__))
+    roots = [here]
+    for library in ("libcst", "click"):
+        for entry in sys.path:
+            candidate = os.path.join(entry or ".", library, "__init__.py")
+            if os.path.isfile(candidate):
+                roots.append(os.path.dirname(os.path.abspath(candidate)))
+                break
+    for root in roots:
+        for directory, subdirectories, files in os.walk(root):
+            subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    try:
+                        stat = os.stat(os.path.join(directory, name))
+                    except OSError:
+                        continue
+                    digest.update(f"{directory}/{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def socket_path(directory: str | None = None) -> str:
+    return os.path.join(directory or server_directory(), f"{fingerprint()}.sock")
+
+
+def private_directory(directory: str) -> bool:
+    """True when ``directory`` is this user's own and nobody else can enter or write it: a
+    server found elsewhere could read the environment and streams handed to it."""
+    try:
+        stat = os.stat(directory)
+    except OSError:
+        return False
+    return stat.st_uid == os.getuid() and not stat.st_mode & 0o077
+
+
+def connect(path: str, timeout: float = 2.0):
+    """A connected socket to the server at ``path``, or None when none answers there."""
+    if not os.path.exists(path) or not private_directory(os.path.dirname(path)):
+        return None
+    import socket
+
+    if not hasattr(socket, "send_fds"):
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def send_request(sock, request: dict, fds: list[int]) -> None:
+    """One request: its length and the streams' descriptors, then its JSON text."""
+    import json
+    import socket
+
+    payload = json.dumps(request).encode("utf-8")
+    socket.send_fds(sock, [len(payload).to_bytes(4, "big")], fds)
+    sock.sendall(payload)
+
+
+def read_replies(sock):
+    """The server's reply lines (``pid N``, ``exit N``, ``status {...}``), as they come."""
+    pending = b""
+    while True:
+        chunk = sock.recv(4096)
+        if not chunk:
+            return
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            yield line.decode("utf-8", "replace")
+
+
+def ask_server(argv: list[str]) -> int | None:
+    """Run ``argv`` in the server: its exit status, or None when no server took the command."""
+    sock = connect(socket_path())
+    if sock is None:
+        return None
+    streams = []
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
+        streams.append([getattr(stream, "encoding", None), getattr(stream, "errors", None)])
+    # How the command was started decides the program name its messages show (click reads it).
+    package = getattr(sys.modules.get("__main__"), "__package__", None)
+    request = {"argv": list(argv), "cwd": os.getcwd(), "env": dict(os.environ), "streams": streams, "package": package}
+    try:
+        send_request(sock, request, [0, 1, 2])
+    except OSError:
+        # Nothing was run (a closed standard stream cannot be passed, a server gone away).
+        sock.close()
+        return None
+    sock.settimeout(None)
+    return _wait(sock)
+
+
+def _wait(sock) -> int:
+    """The command's exit status; an interrupt here is passed on to the command."""
+    import signal
+
+    child = None
+    forwarded = []
+
+    def forward(signum, frame):
+        forwarded.append(signum)
+        if child is not None:
+            try:
+                os.kill(child, signum if len(forwarded) < 3 else signal.SIGKILL)
+            except OSError:
+                pass
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, forward)
+    try:
+        for line in read_replies(sock):
+            word, _, value = line.partition(" ")
+            if word == "pid":
+                child = int(value)
+                for signum in forwarded:
+                    os.kill(child, signum)
+            elif word == "exit":
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    finally:
+        sock.close()
+    sys.stderr.write("recompile-lint: error: the server ended without finishing the command\n")
+    return 2

@@ -1,0 +1,391 @@
+"""A resident server: the linter's imports done once, and cached facts kept in memory.
+
+``recompile-lint server start`` leaves this process running for the user; the ``recompile-lint``
+script (``client``) hands each command to it. The server does its imports (libcst, the rules,
+the report formats: 0.3-0.5 s of every fresh process) once, then answers each connection from a
+fork of itself: the child takes the caller's standard streams, arguments, working directory and
+environment and runs the command exactly as ``cli.run`` would, and the caller gets its exit
+status. Nothing a command does reaches the server or the next command, except one thing the
+server keeps on purpose: after a lint run it reads the facts cache directories the run used
+into memory (``cache.resident``), so the next run over that project unpickles nothing. Cache
+entries are named by the content hash, path, module and facts schema of what they hold, so an
+entry read once never goes stale.
+
+Protocol (a Unix socket in a directory only its user can enter): the client sends a 4-byte
+length with its standard streams' descriptors attached, then a JSON request
+``{"argv", "cwd", "env", "streams", "package"}`` (or ``{"control": "stop" | "status"}``); the server
+answers ``pid N`` (the process running the command, for the client to pass interrupts on to)
+and ``exit N``. The server ends after ``--idle-timeout`` seconds without a connection, on
+``recompile-lint server stop``, or on SIGTERM, and removes its socket.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import time
+
+from recompile_lint import client
+
+IDLE_TIMEOUT = 30 * 60
+# Entries kept in memory at most; beyond this the oldest directories' entries are dropped.
+RESIDENT_ENTRIES = 60_000
+# Entries read per turn of the loop, so a connection never waits long behind the reading.
+READ_BATCH = 200
+
+
+class _Stop(BaseException):
+    """Raised by SIGTERM in the loop (not an Exception: no handler on the way may swallow it)."""
+
+
+def preload() -> None:
+    """Everything a lint run imports, imported now, once."""
+    from recompile_lint import cli, engine, report, rules  # noqa: F401
+    from recompile_lint import context, regions, callsites, index, parallel, cache, facts  # noqa: F401
+    from recompile_lint.report import FORMAT_NAMES, get_formatter
+    import libcst  # noqa: F401
+    import libcst.metadata  # noqa: F401
+
+    rules.all_rules()
+    for name in FORMAT_NAMES:
+        get_formatter(name)
+
+
+def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
+    """Listen at ``path`` until idle for ``idle_timeout`` seconds or told to stop."""
+    from recompile_lint import cache
+
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    if not client.private_directory(directory):
+        sys.stderr.write(f"recompile-lint: error: {directory} must be a directory only you can enter\n")
+        return 2
+    preload()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        if os.path.exists(path):
+            existing = client.connect(path)
+            if existing is not None:
+                existing.close()
+                sys.stderr.write(f"recompile-lint: a server already answers at {path}\n")
+                return 1
+            os.unlink(path)
+        listener.bind(path)
+        os.chmod(path, 0o600)
+        listener.listen(64)
+    except OSError as exc:
+        sys.stderr.write(f"recompile-lint: error: cannot listen at {path}: {exc.strerror or exc}\n")
+        return 2
+    bound = os.stat(path).st_ino
+    notify_read, notify_write = os.pipe()
+    os.set_blocking(notify_read, False)
+    os.set_blocking(notify_write, False)  # a command never waits on a full pipe: it skips telling
+
+    def stop(signum, frame):
+        raise _Stop
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, stop)
+    cache.resident = {}
+    started = time.time()
+    last = time.monotonic()
+    children: set[int] = set()
+    queue: list = []  # entries still to read, per directory
+    seen: dict[str, None] = {}  # directories read, oldest first
+    pending = b""
+    served = 0
+    gc.freeze()
+    try:
+        while True:
+            _reap(children)
+            wait = 0 if queue else 1.0
+            ready, _, _ = select.select([listener, notify_read], [], [], wait)
+            if listener in ready:
+                conn, _ = listener.accept()
+                info = {"pid": os.getpid(), "started": started, "served": served, "resident": len(cache.resident), "socket": path, "idle_timeout": idle_timeout}
+                child = os.fork()
+                if child == 0:
+                    _answer(conn, listener, notify_read, notify_write, info)
+                conn.close()
+                children.add(child)
+                served += 1
+                last = time.monotonic()
+                continue
+            if notify_read in ready:
+                try:
+                    pending += os.read(notify_read, 65536)
+                except BlockingIOError:
+                    pass
+                while b"\n" in pending:
+                    line, pending = pending.split(b"\n", 1)
+                    entries = line.decode("utf-8", "replace")
+                    if entries and os.path.isdir(entries):
+                        seen.pop(entries, None)
+                        seen[entries] = None
+                        queue.append(cache.resident_entries(entries))
+                continue
+            if queue:
+                _read_some(queue, cache, seen)
+                continue
+            if not children and time.monotonic() - last > idle_timeout:
+                return 0
+    except _Stop:
+        return 0
+    finally:
+        listener.close()
+        try:
+            if os.stat(path).st_ino == bound:
+                os.unlink(path)
+            log = log_path(path)
+            if os.path.getsize(log) == 0:
+                os.unlink(log)
+        except OSError:
+            pass
+
+
+def _reap(children: set[int]) -> None:
+    for child in list(children):
+        try:
+            done, _ = os.waitpid(child, os.WNOHANG)
+        except ChildProcessError:
+            done = child
+        if done:
+            children.discard(child)
+
+
+def _read_some(queue: list, cache, seen: dict) -> None:
+    reader = queue[0]
+    for _ in range(READ_BATCH):
+        item = next(reader, None)
+        if item is None:
+            queue.pop(0)
+            break
+        name, value = item
+        cache.resident[name] = value
+    if len(cache.resident) > RESIDENT_ENTRIES:
+        # Keep the directories read last: drop everything, then read those again.
+        cache.resident.clear()
+        queue.clear()
+        for entries in list(seen)[-2:]:
+            queue.append(cache.resident_entries(entries))
+
+
+def _answer(conn, listener, notify_read, notify_write, info) -> None:
+    """In the fork for one connection: take the request, run it in a fork, report its status."""
+    code = 1
+    try:
+        listener.close()
+        os.close(notify_read)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_DFL)
+        conn.settimeout(10)
+        request, fds = _receive(conn)
+        conn.settimeout(None)
+        control = request.get("control")
+        if control == "status":
+            conn.sendall(f"status {json.dumps(info)}\n".encode())
+            code = 0
+        elif control == "stop":
+            conn.sendall(b"exit 0\n")
+            os.kill(os.getppid(), signal.SIGTERM)
+            code = 0
+        elif len(fds) == 3 and isinstance(request.get("argv"), list):
+            worker = os.fork()
+            if worker == 0:
+                conn.close()
+                _command(request, fds, notify_write)
+            for fd in fds:
+                os.close(fd)
+            os.close(notify_write)
+            conn.sendall(f"pid {worker}\n".encode())
+            _, status = os.waitpid(worker, 0)
+            status = os.waitstatus_to_exitcode(status)
+            conn.sendall(f"exit {status if status >= 0 else 128 - status}\n".encode())
+            code = 0
+    except BaseException:  # noqa: BLE001 - this process must end here, whatever happened
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _receive(conn) -> tuple[dict, list[int]]:
+    header, fds, _, _ = socket.recv_fds(conn, 4, 3)
+    if len(header) != 4:
+        raise ValueError("short request")
+    size = int.from_bytes(header, "big")
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            raise ValueError("short request")
+        data += chunk
+    return json.loads(data.decode("utf-8")), list(fds)
+
+
+def _command(request: dict, fds: list[int], notify_write: int) -> None:
+    """In the command's own process: become the caller's command, run it, and end."""
+    code = 1
+    try:
+        for number, fd in enumerate(fds):
+            if fd != number:
+                os.dup2(fd, number)
+                os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        sys.argv = list(request["argv"]) or ["recompile-lint"]
+        sys.modules["__main__"].__package__ = request.get("package")
+        _reopen_streams(request.get("streams") or [])
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        code = _run_cli()
+    except BaseException:  # noqa: BLE001 - report it as the command's failure
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            from recompile_lint import cache
+
+            for entries in cache.opened_directories:
+                os.write(notify_write, f"{entries}\n".encode())
+        except OSError:
+            pass
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+
+
+def _reopen_streams(streams: list) -> None:
+    """Standard streams on the caller's descriptors, encoded as the caller's were."""
+    defaults = [("utf-8", "strict"), ("utf-8", "strict"), ("utf-8", "backslashreplace")]
+    opened = []
+    for number, (mode, default) in enumerate(zip(("r", "w", "w"), defaults)):
+        encoding, errors = streams[number] if number < len(streams) and streams[number] else default
+        interactive = os.isatty(number)
+        stream = open(
+            number,
+            mode,
+            encoding=encoding or default[0],
+            errors=errors or default[1],
+            closefd=False,
+            buffering=-1,
+        )
+        if number == 2 or (number == 1 and interactive):
+            stream.reconfigure(line_buffering=True)
+        opened.append(stream)
+    sys.stdin, sys.stdout, sys.stderr = opened
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = opened
+
+
+def _run_cli() -> int:
+    """``cli.run``'s command, with its exit status returned instead of raised."""
+    from recompile_lint import cli
+
+    cli._process_ends = True
+    try:
+        cli.main()
+    except SystemExit as exc:
+        status = exc.code
+        if status is None:
+            return 0
+        if isinstance(status, int):
+            return status
+        print(status, file=sys.stderr)
+        return 1
+    return 0
+
+
+# ---- the ``recompile-lint server`` commands -----------------------------------------------------
+
+
+def status(path: str) -> dict | None:
+    """What the server at ``path`` says of itself, or None when none answers."""
+    sock = client.connect(path)
+    if sock is None:
+        return None
+    try:
+        client.send_request(sock, {"control": "status"}, [])
+        for line in client.read_replies(sock):
+            word, _, value = line.partition(" ")
+            if word == "status":
+                return json.loads(value)
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()
+    return None
+
+
+def stop(path: str, wait: float = 10.0) -> bool:
+    """Ask the server at ``path`` to end; True when one was running (and has gone)."""
+    sock = client.connect(path)
+    if sock is None:
+        return False
+    try:
+        client.send_request(sock, {"control": "stop"}, [])
+        for _ in client.read_replies(sock):
+            pass
+    except OSError:
+        pass
+    finally:
+        sock.close()
+    deadline = time.monotonic() + wait
+    while os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return True
+
+
+def log_path(path: str) -> str:
+    """Where the server at socket ``path`` writes what it has to say (kept only when not empty)."""
+    return path[: -len(".sock")] + ".log"
+
+
+def start(path: str, idle_timeout: float, wait: float = 30.0) -> tuple[int | None, str]:
+    """Start a server at ``path`` in the background: (its pid or None, what went wrong)."""
+    import subprocess
+
+    found = status(path)
+    if found is not None:
+        return found["pid"], ""
+    log = log_path(path)
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        with open(log, "ab") as handle:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "recompile_lint.server", path, str(idle_timeout)],
+                stdin=subprocess.DEVNULL,
+                stdout=handle,
+                stderr=handle,
+                start_new_session=True,
+                close_fds=True,
+                cwd="/",
+            )
+    except OSError as exc:
+        return None, f"cannot start the server: {exc.strerror or exc}"
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        found = status(path)
+        if found is not None:
+            return found["pid"], ""
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    try:
+        with open(log, encoding="utf-8", errors="replace") as handle:
+            said = handle.read().strip().splitlines()[-1:]
+    except OSError:
+        said = []
+    return None, "the server did not start" + (f": {said[0]}" if said else "")
+
+
+if __name__ == "__main__":
+    sys.exit(serve(sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else IDLE_TIMEOUT))

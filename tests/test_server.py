@@ -1,0 +1,168 @@
+"""The resident server: a command answered by it is the command run here, byte for byte."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from recompile_lint import client
+
+pytestmark = pytest.mark.skipif(os.name != "posix" or not hasattr(socket, "send_fds"), reason="the server needs Unix sockets that pass descriptors")
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def server_env(tmp_path_factory):
+    # A short directory: a Unix socket's path is limited to about 100 bytes.
+    directory = Path(tmp_path_factory.mktemp("srv", numbered=True))
+    env = {**os.environ, client.DIR_VAR: str(directory), "PYTHONIOENCODING": "utf-8"}
+    env.pop(client.NO_SERVER_VAR, None)
+    yield env
+    subprocess.run([sys.executable, "-m", "recompile_lint", "server", "stop"], env=env, capture_output=True, timeout=60)
+
+
+def lint(env, *args, cwd=REPO, server=True):
+    env = dict(env)
+    if not server:
+        env[client.NO_SERVER_VAR] = "1"
+    return subprocess.run([sys.executable, "-m", "recompile_lint", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def server_status(env) -> str:
+    return lint(env, "server", "status").stdout
+
+
+def served(env) -> int:
+    said = server_status(env)
+    return int(said.split(": ", 1)[1].split(" ", 1)[0])
+
+
+def start(env, *extra) -> None:
+    started = lint(env, "server", "start", *extra)
+    assert started.returncode == 0, started.stderr
+    assert "server running (pid" in started.stdout
+
+
+def test_a_command_the_server_answers_is_the_command_run_here(server_env, tmp_path):
+    start(server_env)
+    cache = str(tmp_path / "cache")
+    cases = [
+        ["--cache-dir", cache, "fixtures/rcl1xx"],
+        ["--cache-dir", cache, "--format", "json", "fixtures/rcl2xx"],
+        ["--no-cache", "--statistics", "fixtures"],
+        ["--no-cache", "no/such/path.py"],
+        ["--no-such-option"],
+        ["rules"],
+        ["--version"],
+    ]
+    for round_ in range(2):
+        for args in cases:
+            before = served(server_env)
+            here = lint(server_env, *args, server=False)
+            there = lint(server_env, *args)
+            assert served(server_env) == before + 2, args  # this status query and the command
+            assert (there.returncode, there.stdout, there.stderr) == (here.returncode, here.stdout, here.stderr), args
+        if round_ == 0:
+            # The server reads the cache directories the runs used; the second round's runs
+            # take their facts from its memory.
+            deadline = time.monotonic() + 60
+            while "0 cache entries" in server_status(server_env) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert "0 cache entries" not in server_status(server_env)
+    assert lint(server_env, "--cache-dir", cache, "fixtures/rcl1xx").returncode == 1
+
+
+def test_the_console_script_keeps_its_program_name(server_env):
+    script = Path(sys.executable).with_name("recompile-lint")
+    if not script.exists():
+        pytest.skip("no console script beside this interpreter")
+    start(server_env)
+    answers = []
+    for server in (False, True):
+        env = {**server_env, **({} if server else {client.NO_SERVER_VAR: "1"})}
+        got = subprocess.run([str(script), "--no-such-option"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        answers.append((got.returncode, got.stdout, got.stderr))
+    assert answers[0] == answers[1]
+    assert "Usage: recompile-lint " in answers[0][2]
+
+
+def test_the_command_sees_the_callers_directory_environment_and_streams(server_env, tmp_path):
+    start(server_env)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.recompile-lint]\nignore = ['RCL101']\n", encoding="utf-8")
+    (project / "model.py").write_text((REPO / "fixtures/rcl1xx/global_int_counter.py").read_text(encoding="utf-8"), encoding="utf-8")
+    report = tmp_path / "out.json"
+    here = lint(server_env, "--no-cache", "--format", "json", "-o", str(report), ".", cwd=project, server=False)
+    expected = report.read_text(encoding="utf-8")
+    report.unlink()
+    there = lint({**server_env, "NO_COLOR": "1"}, "--no-cache", "--format", "json", "-o", str(report), ".", cwd=project)
+    assert (there.returncode, there.stdout, there.stderr) == (here.returncode, here.stdout, here.stderr)
+    assert report.read_text(encoding="utf-8") == expected
+    assert '"RCL101"' not in expected  # the project's own configuration was read
+
+
+def test_stop_and_idle_timeout_end_the_server(server_env):
+    start(server_env)
+    path = client.socket_path(server_env[client.DIR_VAR])
+    assert os.path.exists(path)
+    stopped = lint(server_env, "server", "stop")
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
+    assert not os.path.exists(path)
+    assert lint(server_env, "server", "status").returncode == 1
+    start(server_env, "--idle-timeout", "1")
+    deadline = time.monotonic() + 30
+    while os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(path)
+
+
+def test_without_an_answering_server_the_command_runs_here(server_env, tmp_path):
+    directory = Path(server_env[client.DIR_VAR])
+    path = client.socket_path(str(directory))
+    # A server that died without removing its socket: nothing listens there.
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(path)
+    dead.close()
+    got = lint(server_env, "--no-cache", "fixtures/rcl1xx/global_int_counter.py")
+    assert got.returncode == 1 and "RCL101" in got.stdout
+    # The server starts over the dead socket.
+    start(server_env)
+    assert "server running" in server_status(server_env)
+
+
+def test_a_directory_others_can_enter_is_never_trusted(tmp_path):
+    open_directory = tmp_path / "open"
+    open_directory.mkdir()
+    open_directory.chmod(0o755)
+    assert not client.private_directory(str(open_directory))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    path = str(open_directory / "x.sock")
+    listener.bind(path)
+    listener.listen(1)
+    try:
+        assert client.connect(path) is None
+    finally:
+        listener.close()
+    open_directory.chmod(0o700)
+    assert client.private_directory(str(open_directory))
+
+
+def test_the_fingerprint_follows_the_installed_code(tmp_path, monkeypatch):
+    first = client.fingerprint()
+    assert client.fingerprint() == first
+    module = Path(client.__file__)
+    stat = module.stat()
+    try:
+        os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        assert client.fingerprint() != first
+    finally:
+        os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert client.fingerprint() == first
