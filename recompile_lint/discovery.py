@@ -110,28 +110,87 @@ def discover(paths: Sequence[str], excludes: Sequence[str], root: str | None = N
 
 
 def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str | None) -> list[str]:
+    """The Python files under ``top``, as ``is_excluded(relative_to(file, root), excludes)``
+    leaves them: each directory's place relative to the root is worked out once, and each
+    entry's type comes from the directory listing (no ``stat`` for a regular file)."""
     found: list[str] = []
+    patterns = tuple(excludes)
+    component = _component_matcher(patterns)
+    path_patterns = tuple(p.rstrip("/") for p in patterns if "/" in p.rstrip("/"))
 
-    def onerror(exc: OSError) -> None:
-        errors.append(FileError(path=getattr(exc, "filename", top) or top, message=f"cannot list directory: {exc.strerror or exc}"))
+    def excluded(rel_dir: str | None, name: str) -> bool:
+        """``is_excluded(relative_to(path, root))`` of the entry ``name`` of a directory whose
+        ancestors passed, at ``rel_dir`` below the root (None outside it: only the name counts)."""
+        if rel_dir is None:
+            return is_excluded(name, patterns)
+        if component is not None and component.match(os.path.normcase(name)):
+            return True
+        if not path_patterns:
+            return False
+        return is_excluded(f"{rel_dir}/{name}" if rel_dir else name, path_patterns)
 
-    # followlinks=False: a symlink loop cannot make the walk run forever.
-    for dirpath, dirnames, filenames in os.walk(top, onerror=onerror):
-        dirnames[:] = sorted(d for d in dirnames if not is_excluded(relative_to(os.path.join(dirpath, d), root), excludes))
-        for name in sorted(filenames):
+    def place(directory: str) -> tuple[str | None, bool]:
+        """``directory`` relative to the root (None outside it), and whether a component of
+        that relative path is excluded."""
+        absolute = os.path.abspath(directory)
+        if root:
+            try:
+                rel = os.path.relpath(absolute, root)
+            except ValueError:
+                rel = None
+            if rel is not None and not rel.startswith(".."):
+                rel = "" if rel == "." else rel.replace(os.sep, "/")
+                parts = [p for p in rel.split("/") if p not in ("", ".")]
+                hit = component is not None and any(component.match(os.path.normcase(part)) for part in parts)
+                return rel, hit
+        return None, False
+
+    # Depth first in sorted order, never into symbolic links to directories (a link loop
+    # cannot make the walk run forever).
+    stack = [(top, *place(top))]
+    while stack:
+        directory, rel_dir, dir_hit = stack.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            errors.append(FileError(path=getattr(exc, "filename", directory) or directory, message=f"cannot list directory: {exc.strerror or exc}"))
+            continue
+        subdirectories = []
+        for entry in sorted(entries, key=lambda e: e.name):
+            name = entry.name
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not dir_hit and not excluded(rel_dir, name) and not _is_link(entry):
+                    subdirectories.append(entry)
+                continue
             if not name.endswith(PYTHON_SUFFIXES):
                 continue
-            full = os.path.join(dirpath, name)
-            if is_excluded(relative_to(full, root), excludes):
+            if dir_hit or excluded(rel_dir, name):
                 continue
-            if os.path.isdir(full) or (os.path.exists(full) and not os.path.isfile(full)):
-                # Directories named like modules, pipes and devices are not source files.
-                continue
-            if os.path.islink(full) and not os.path.exists(full):
-                errors.append(FileError(path=full, message="broken symbolic link"))
-                continue
-            found.append(full)
+            try:
+                regular = entry.is_file()
+            except OSError:
+                regular = False
+            if regular:
+                found.append(entry.path)
+            elif _is_link(entry) and not os.path.exists(entry.path):
+                errors.append(FileError(path=entry.path, message="broken symbolic link"))
+            # Anything else (a pipe, a device, a link to one) is not a source file.
+        for entry in reversed(subdirectories):
+            child_rel = None if rel_dir is None else (f"{rel_dir}/{entry.name}" if rel_dir else entry.name)
+            stack.append((entry.path, child_rel, False))
     return found
+
+
+def _is_link(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
 
 
 def marked_project_root(paths: Sequence[str], excludes: Sequence[str] = ()) -> Path | None:
