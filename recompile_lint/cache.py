@@ -125,6 +125,7 @@ class FactsCache:
     def __init__(self, directory: str | os.PathLike[str] | None = None):
         self._directory: Path | None = Path(directory) if directory is not None else None
         self._entries: Path | None = None
+        self._entries_text: str | None = None  # the same, absolute, as text
         self._disabled = False
         self._writable = True
         self._made_shards: set[str] = set()
@@ -152,12 +153,13 @@ class FactsCache:
         if entry is None:
             return None
         if resident is not None:
-            kept = resident.get(os.path.abspath(entry))
+            kept = resident.get(entry)
             if kept is not None and getattr(kept, "path", None) == path:
                 self.hits += 1
                 return kept
         try:
-            data = entry.read_bytes()
+            with open(entry, "rb") as handle:
+                data = handle.read()
         except OSError:
             self.misses += 1
             return None
@@ -178,11 +180,12 @@ class FactsCache:
         if entry is None:
             return None
         if resident is not None:
-            kept = resident.get(os.path.abspath(entry))
+            kept = resident.get(entry)
             if isinstance(kept, tuple):
                 return kept
         try:
-            sites = _CallSitesUnpickler(io.BytesIO(entry.read_bytes())).load()
+            with open(entry, "rb") as handle:
+                sites = _CallSitesUnpickler(io.BytesIO(handle.read())).load()
         except Exception:  # noqa: BLE001 - a missing or damaged entry means "not cached"
             return None
         if not isinstance(sites, tuple) or any(getattr(site, "path", None) != path for site in sites):
@@ -199,10 +202,10 @@ class FactsCache:
         if entry is None:
             return
         try:
-            shard = entry.parent
-            if str(shard) not in self._made_shards:
-                shard.mkdir(parents=True, exist_ok=True)
-                self._made_shards.add(str(shard))
+            shard = os.path.dirname(entry)
+            if shard not in self._made_shards:
+                os.makedirs(shard, exist_ok=True)
+                self._made_shards.add(shard)
             # Write then rename: a concurrent run (pre-commit runs hooks in parallel) never
             # reads half an entry.
             fd, tmp = tempfile.mkstemp(dir=shard, prefix=".tmp-")
@@ -232,14 +235,15 @@ class FactsCache:
         """The cache directory in use (None until a file's root decided it, or when disabled)."""
         return None if self._disabled else self._directory
 
-    def _entry_path(self, key: str, path: str, namespace: str = "") -> Path | None:
-        entries = self._entries or self._open(path)
+    def _entry_path(self, key: str, path: str, namespace: str = "") -> str | None:
+        """The absolute path of the entry for ``path`` with content ``key`` (None: no cache)."""
+        entries = self._entries_text or (self._open(path) and self._entries_text)
         if entries is None:
             return None
         module, is_package = self._module_of(path)
         # The same bytes at another path, or under another package layout, are other facts.
         name = hashlib.blake2b(f"{key}\0{os.path.abspath(path)}\0{module}\0{is_package}".encode(), digest_size=16).hexdigest()
-        return (entries / namespace if namespace else entries) / name[:2] / name
+        return f"{entries}/{namespace}/{name[:2]}/{name}" if namespace else f"{entries}/{name[:2]}/{name}"
 
     def _module_of(self, path: str) -> tuple[str, bool]:
         found = self._modules.get(path)
@@ -268,7 +272,8 @@ class FactsCache:
                     if stale != entries:
                         shutil.rmtree(stale, ignore_errors=True)
             self._entries = entries
-            opened_directories.add(os.path.abspath(entries))
+            self._entries_text = os.path.abspath(entries)
+            opened_directories.add(self._entries_text)
             return entries
         except (OSError, ValueError, RuntimeError):
             # Unwritable or unusable location: run without a cache.
