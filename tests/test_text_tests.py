@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from recompile_lint.facts import collect_facts
 from recompile_lint.index import (
@@ -92,6 +95,35 @@ def test_attribute_writes_are_told_from_reads(line, expected):
 def test_compile_sites_are_found_around_their_keyword(text, expected):
     found = any(occurs_near(text, token, COMPILE_SITE) for token in ("compile", "optimize"))
     assert found is expected
+
+
+# COMPILE_SITE as first written, look-behinds first: the pattern in use is reordered for speed
+# and must match exactly the same text at exactly the same places.
+PLAIN_COMPILE_SITE = re.compile(
+    r"(?<!\bre)\.compile\s*\((?!\s*[rbuf]?['\"])|(?<![\w.])compile\s*\(|@[\w.]*compile\b|\bcompile\b\s*$"
+    r"|import[^\n]*\bcompile\b|\btorch\.compile\b|\boptimize\s*\(",
+    re.MULTILINE,
+)
+PIECES = ["compile", "optimize", "torch", "re", ".", "@", "(", " ", "\n", "import ", "x", "_", "'", "r'", "é", "1", "#"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=14).map("".join))
+def test_the_compile_site_pattern_matches_as_written_plainly(text):
+    assert [m.span() for m in COMPILE_SITE.finditer(text)] == [m.span() for m in PLAIN_COMPILE_SITE.finditer(text)]
+
+
+def test_the_compile_site_pattern_matches_as_written_plainly_on_real_code():
+    import libcst
+
+    roots = [REPO / "fixtures", REPO / "recompile_lint", Path(libcst.__file__).parent]
+    checked = 0
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            assert [m.span() for m in COMPILE_SITE.finditer(text)] == [m.span() for m in PLAIN_COMPILE_SITE.finditer(text)], path
+            checked += 1
+    assert checked > 300
 
 
 @pytest.mark.parametrize(
