@@ -14,6 +14,22 @@ def decode_source(data: bytes, path: str) -> str:
     """Decode bytes per PEP 263 (BOM, coding cookie, else UTF-8); newlines become ``\\n``."""
     if b"\x00" in data:
         raise SourceError("not a text file (contains NUL bytes)")
+    # Most files have neither a BOM nor a coding cookie (which only the first two lines may
+    # hold): they are UTF-8, and whatever does not decode as such takes the full path below,
+    # which words the error as the interpreter does.
+    second_line_end = data.find(b"\n", data.find(b"\n") + 1)
+    if not data.startswith(b"\xef\xbb\xbf") and b"coding" not in (data if second_line_end == -1 else data[:second_line_end]):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    return decode_declared(data)
+
+
+def decode_declared(data: bytes) -> str:
+    """``decode_source`` the long way: the encoding ``tokenize`` finds declared (or UTF-8)."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
