@@ -289,17 +289,22 @@ class FactsCache:
                 marker.write_text(text, encoding="utf-8")
 
 
-def resident_entries(entries: str) -> Iterator[tuple[str, Any]]:
-    """Every well-formed entry under a facts directory, read: (entry path, facts or call sites)."""
+def resident_entries(entries: str, known: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """Every well-formed entry under a facts directory not in ``known``, read: (entry path,
+    facts or call sites)."""
     for shard in _subdirectories(entries):
         if os.path.basename(shard) == "calls":
             for calls in _subdirectories(shard):
                 for name in _files(calls):
+                    if name in known:
+                        continue
                     sites = _read(name, _CallSitesUnpickler)
                     if isinstance(sites, tuple):
                         yield name, sites
             continue
         for name in _files(shard):
+            if name in known:
+                continue
             facts = _read(name, _FactsUnpickler)
             if facts is not None and type(facts).__name__ == "ModuleFacts":
                 yield name, facts

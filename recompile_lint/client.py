@@ -56,33 +56,42 @@ def server_directory() -> str:
 
 
 def fingerprint() -> str:
-    """Names this installation: version, interpreter, and the size and mtime of every module
-    of the linter and of the libraries it imports, so a server of other code is never asked."""
-    import hashlib
+    """Names this installation: version, interpreter, the size and mtime of every module of
+    the linter, and the libraries it imports as installed (their directories and
+    ``__init__`` modules: installing another version replaces both), so a server of other
+    code is never asked."""
+    try:
+        from _blake2 import blake2b  # what hashlib offers, without importing OpenSSL's
+    except ImportError:  # pragma: no cover - every CPython has it
+        from hashlib import blake2b
 
     from recompile_lint import __version__
 
-    digest = hashlib.blake2b(digest_size=8)
+    digest = blake2b(digest_size=8)
     digest.update(f"{__version__}\0{sys.executable}\0{sys.version}\0".encode())
     here = os.path.dirname(os.path.abspath(__file__))
-    roots = [here]
+    for directory, subdirectories, files in os.walk(here):
+        subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                _add_stat(digest, os.path.join(directory, name))
     for library in ("libcst", "click"):
         for entry in sys.path:
             candidate = os.path.join(entry or ".", library, "__init__.py")
             if os.path.isfile(candidate):
-                roots.append(os.path.dirname(os.path.abspath(candidate)))
+                _add_stat(digest, os.path.dirname(os.path.abspath(candidate)))
+                _add_stat(digest, candidate)
                 break
-    for root in roots:
-        for directory, subdirectories, files in os.walk(root):
-            subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    try:
-                        stat = os.stat(os.path.join(directory, name))
-                    except OSError:
-                        continue
-                    digest.update(f"{directory}/{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
     return digest.hexdigest()
+
+
+def _add_stat(digest, path: str) -> None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        digest.update(f"{path}\0?\0".encode())
+        return
+    digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}\0".encode())
 
 
 def socket_path(directory: str | None = None) -> str:
@@ -103,11 +112,13 @@ def connect(path: str, timeout: float = 2.0):
     """A connected socket to the server at ``path``, or None when none answers there."""
     if not os.path.exists(path) or not private_directory(os.path.dirname(path)):
         return None
-    import socket
+    # The C socket module: ``socket`` builds enum classes on import, which costs a command
+    # answered by the server a tenth of its own run time.
+    import _socket
 
-    if not hasattr(socket, "send_fds"):
+    if not hasattr(_socket, "SCM_RIGHTS"):
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
         sock.connect(path)
@@ -118,12 +129,14 @@ def connect(path: str, timeout: float = 2.0):
 
 
 def send_request(sock, request: dict, fds: list[int]) -> None:
-    """One request: its length and the streams' descriptors, then its JSON text."""
-    import json
-    import socket
+    """One request: its length and the streams' descriptors, then its text (the ``repr`` of
+    a dict of strings, lists and None: ``ast.literal_eval`` reads it back)."""
+    import _socket
+    from array import array
 
-    payload = json.dumps(request).encode("utf-8")
-    socket.send_fds(sock, [len(payload).to_bytes(4, "big")], fds)
+    payload = repr(request).encode("utf-8")
+    ancillary = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array("i", fds))] if fds else []
+    sock.sendmsg([len(payload).to_bytes(4, "big")], ancillary)
     sock.sendall(payload)
 
 
@@ -163,7 +176,7 @@ def ask_server(argv: list[str]) -> int | None:
 
 def _wait(sock) -> int:
     """The command's exit status; an interrupt here is passed on to the command."""
-    import signal
+    import _signal  # ``signal`` without the enum classes its import builds
 
     child = None
     forwarded = []
@@ -172,12 +185,12 @@ def _wait(sock) -> int:
         forwarded.append(signum)
         if child is not None:
             try:
-                os.kill(child, signum if len(forwarded) < 3 else signal.SIGKILL)
+                os.kill(child, signum if len(forwarded) < 3 else _signal.SIGKILL)
             except OSError:
                 pass
 
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, forward)
+    for signum in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
+        _signal.signal(signum, forward)
     try:
         for line in read_replies(sock):
             word, _, value = line.partition(" ")

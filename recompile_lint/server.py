@@ -12,15 +12,16 @@ entries are named by the content hash, path, module and facts schema of what the
 entry read once never goes stale.
 
 Protocol (a Unix socket in a directory only its user can enter): the client sends a 4-byte
-length with its standard streams' descriptors attached, then a JSON request
-``{"argv", "cwd", "env", "streams", "package"}`` (or ``{"control": "stop" | "status"}``); the server
-answers ``pid N`` (the process running the command, for the client to pass interrupts on to)
-and ``exit N``. The server ends after ``--idle-timeout`` seconds without a connection, on
+length with its standard streams' descriptors attached, then the request as Python literals,
+``{"argv", "cwd", "env", "streams", "package"}`` (or ``{"control": "stop" | "status"}``); the
+server answers ``pid N`` (the process running the command, for the client to pass interrupts
+on to) and ``exit N``. The server ends after ``--idle-timeout`` seconds without a connection, on
 ``recompile-lint server stop``, or on SIGTERM, and removes its socket.
 """
 
 from __future__ import annotations
 
+import ast
 import gc
 import json
 import os
@@ -36,7 +37,7 @@ IDLE_TIMEOUT = 30 * 60
 # Entries kept in memory at most; beyond this the oldest directories' entries are dropped.
 RESIDENT_ENTRIES = 60_000
 # Entries read per turn of the loop, so a connection never waits long behind the reading.
-READ_BATCH = 200
+READ_BATCH = 50
 
 
 class _Stop(BaseException):
@@ -95,7 +96,7 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
     started = time.time()
     last = time.monotonic()
     children: set[int] = set()
-    queue: list = []  # entries still to read, per directory
+    queue: dict = {}  # directory -> reader of its entries not yet in memory
     seen: dict[str, None] = {}  # directories read, oldest first
     pending = b""
     served = 0
@@ -127,10 +128,13 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
                     if entries and os.path.isdir(entries):
                         seen.pop(entries, None)
                         seen[entries] = None
-                        queue.append(cache.resident_entries(entries))
+                        if entries not in queue:
+                            queue[entries] = cache.resident_entries(entries, cache.resident)
                 continue
             if queue:
                 _read_some(queue, cache, seen)
+                if not queue:
+                    gc.freeze()  # what was read stays out of every later collection's sight
                 continue
             if not children and time.monotonic() - last > idle_timeout:
                 return 0
@@ -158,12 +162,12 @@ def _reap(children: set[int]) -> None:
             children.discard(child)
 
 
-def _read_some(queue: list, cache, seen: dict) -> None:
-    reader = queue[0]
+def _read_some(queue: dict, cache, seen: dict) -> None:
+    entries, reader = next(iter(queue.items()))
     for _ in range(READ_BATCH):
         item = next(reader, None)
         if item is None:
-            queue.pop(0)
+            del queue[entries]
             break
         name, value = item
         cache.resident[name] = value
@@ -172,7 +176,7 @@ def _read_some(queue: list, cache, seen: dict) -> None:
         cache.resident.clear()
         queue.clear()
         for entries in list(seen)[-2:]:
-            queue.append(cache.resident_entries(entries))
+            queue[entries] = cache.resident_entries(entries, cache.resident)
 
 
 def _answer(conn, listener, notify_read, notify_write, info) -> None:
@@ -197,13 +201,14 @@ def _answer(conn, listener, notify_read, notify_write, info) -> None:
         elif len(fds) == 3 and isinstance(request.get("argv"), list):
             worker = os.fork()
             if worker == 0:
-                conn.close()
-                _command(request, fds, notify_write)
+                _command(request, fds, notify_write, conn)
             for fd in fds:
                 os.close(fd)
             os.close(notify_write)
             conn.sendall(f"pid {worker}\n".encode())
             _, status = os.waitpid(worker, 0)
+            # The command says its status itself before its process is torn down; this one
+            # counts only when it could not (it crashed or was killed).
             status = os.waitstatus_to_exitcode(status)
             conn.sendall(f"exit {status if status >= 0 else 128 - status}\n".encode())
             code = 0
@@ -224,11 +229,15 @@ def _receive(conn) -> tuple[dict, list[int]]:
         if not chunk:
             raise ValueError("short request")
         data += chunk
-    return json.loads(data.decode("utf-8")), list(fds)
+    request = ast.literal_eval(data.decode("utf-8"))
+    if not isinstance(request, dict):
+        raise ValueError("not a request")
+    return request, list(fds)
 
 
-def _command(request: dict, fds: list[int], notify_write: int) -> None:
-    """In the command's own process: become the caller's command, run it, and end."""
+def _command(request: dict, fds: list[int], notify_write: int, conn) -> None:
+    """In the command's own process: become the caller's command, run it, say its exit
+    status (the caller need not wait for this large process to be torn down), and end."""
     code = 1
     try:
         for number, fd in enumerate(fds):
@@ -261,6 +270,10 @@ def _command(request: dict, fds: list[int], notify_write: int) -> None:
                 stream.flush()
             except (OSError, ValueError):
                 pass
+        try:
+            conn.sendall(f"exit {code}\n".encode())
+        except OSError:
+            pass
         os._exit(code)
 
 
