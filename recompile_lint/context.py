@@ -21,6 +21,12 @@ from recompile_lint.regions import CompiledRegion
 FunctionNode = Union[cst.FunctionDef, cst.Lambda]
 BUILTIN_NAMES = frozenset(dir(builtins))
 
+# Snippets parsed before, by their text, with their positions: kept only by a resident server
+# (``server``), which parses between commands the snippets a command had to parse
+# (``new_snippets``). A tree depends on nothing but its text.
+resident_snippets: dict[str, tuple[cst.Module, dict]] | None = None
+new_snippets: list[str] = []
+
 
 @dataclass(frozen=True)
 class Report:
@@ -40,11 +46,11 @@ class ParsedStatement:
     """One parsed snippet. Positions cost a second pass over the tree, so they are resolved
     only when needed: to report, or to tell lambdas apart."""
 
-    def __init__(self, module: cst.Module, line_offset: int):
+    def __init__(self, module: cst.Module, line_offset: int, positions: dict | None = None):
         self.module = module
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self.line_offset = line_offset
-        self._positions: dict | None = None
+        self._positions: dict | None = positions
         self._lambdas: dict[tuple[int, int], cst.Lambda] | None = None
 
     @property
@@ -71,6 +77,15 @@ class ParsedStatement:
         return self._lambdas.get((line, column))
 
 
+def parse_snippet(snippet: str) -> tuple[cst.Module, dict] | None:
+    """A snippet's tree and positions, as a resident server keeps them (None: it does not parse)."""
+    try:
+        module = cst.parse_module(snippet)
+        return module, MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        return None
+
+
 class CstCache:
     """libcst trees of the code that regions reach: each ``def`` on its own (a method is parsed
     without the rest of its class), a lambda with its top-level statement."""
@@ -93,10 +108,16 @@ class CstCache:
                     lines = ["if 1:", *lines]
                     offset -= 1
                 snippet = "\n".join(lines) + "\n"
-                try:
-                    parsed = ParsedStatement(cst.parse_module(snippet), offset)
-                except (cst.ParserSyntaxError, RecursionError, ValueError):
-                    parsed = None
+                kept = resident_snippets.get(snippet) if resident_snippets is not None else None
+                if kept is not None:
+                    parsed = ParsedStatement(kept[0], offset, kept[1])
+                else:
+                    try:
+                        parsed = ParsedStatement(cst.parse_module(snippet), offset)
+                    except (cst.ParserSyntaxError, RecursionError, ValueError):
+                        parsed = None
+                    if resident_snippets is not None:
+                        new_snippets.append(snippet)
             self._parsed[key] = parsed
         return self._parsed[key]
 

@@ -5,11 +5,12 @@ script (``client``) hands each command to it. The server does its imports (libcs
 the report formats: 0.3-0.5 s of every fresh process) once, then answers each connection from a
 fork of itself: the child takes the caller's standard streams, arguments, working directory and
 environment and runs the command exactly as ``cli.run`` would, and the caller gets its exit
-status. Nothing a command does reaches the server or the next command, except one thing the
-server keeps on purpose: after a lint run it reads the facts cache directories the run used
-into memory (``cache.resident``), so the next run over that project unpickles nothing. Cache
-entries are named by the content hash, path, module and facts schema of what they hold, so an
-entry read once never goes stale.
+status. Nothing a command does reaches the server or the next command, except what the
+server keeps on purpose, between commands: the entries of the facts cache directories a run
+used (``cache.resident``), so the next run over that project unpickles nothing, and the libcst
+trees of the snippets a run parsed (``context.resident_snippets``). Cache entries are named by
+the content hash, path, module and facts schema of what they hold, and a snippet's tree
+depends on its text alone, so nothing kept ever goes stale.
 
 Protocol (a Unix socket in a directory only its user can enter): the client sends a 4-byte
 length with its standard streams' descriptors attached, then the request as Python literals,
@@ -31,13 +32,18 @@ import socket
 import sys
 import time
 
+from typing import Iterator
+
 from recompile_lint import client
 
 IDLE_TIMEOUT = 30 * 60
-# Entries kept in memory at most; beyond this the oldest directories' entries are dropped.
+# Cache entries and libcst trees kept in memory at most (beyond, all are dropped and the
+# next commands' are kept): a few hundred MiB for a project the size of torch.
 RESIDENT_ENTRIES = 60_000
-# Entries read per turn of the loop, so a connection never waits long behind the reading.
-READ_BATCH = 50
+RESIDENT_SNIPPETS = 20_000
+# Seconds of reading or parsing per turn of the loop, so a connection never waits long.
+WORK_SLICE = 0.02
+_directory = ""  # where the socket is: commands leave their lists of snippets there
 
 
 class _Stop(BaseException):
@@ -92,23 +98,29 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, stop)
+    from recompile_lint import context
+
+    global _directory
+    _directory = directory
     cache.resident = {}
+    context.resident_snippets = {}
     started = time.time()
     last = time.monotonic()
     children: set[int] = set()
-    queue: dict = {}  # directory -> reader of its entries not yet in memory
-    seen: dict[str, None] = {}  # directories read, oldest first
+    work: dict[str, Iterator[None]] = {}  # what commands told of, still to read or parse
     pending = b""
     served = 0
     gc.freeze()
     try:
         while True:
             _reap(children)
-            wait = 0 if queue else 1.0
-            ready, _, _ = select.select([listener, notify_read], [], [], wait)
+            ready, _, _ = select.select([listener, notify_read], [], [], 0 if work else 1.0)
             if listener in ready:
                 conn, _ = listener.accept()
-                info = {"pid": os.getpid(), "started": started, "served": served, "resident": len(cache.resident), "socket": path, "idle_timeout": idle_timeout}
+                info = {
+                    "pid": os.getpid(), "started": started, "served": served, "socket": path, "idle_timeout": idle_timeout,
+                    "resident": len(cache.resident), "snippets": len(context.resident_snippets),
+                }
                 child = os.fork()
                 if child == 0:
                     _answer(conn, listener, notify_read, notify_write, info)
@@ -124,17 +136,16 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
                     pass
                 while b"\n" in pending:
                     line, pending = pending.split(b"\n", 1)
-                    entries = line.decode("utf-8", "replace")
-                    if entries and os.path.isdir(entries):
-                        seen.pop(entries, None)
-                        seen[entries] = None
-                        if entries not in queue:
-                            queue[entries] = cache.resident_entries(entries, cache.resident)
+                    kind, _, value = line.decode("utf-8", "replace").partition(" ")
+                    if kind == "facts" and os.path.isdir(value):
+                        work.setdefault(line.decode("utf-8", "replace"), _keep_entries(value, cache))
+                    elif kind == "snippets" and os.path.dirname(value) == directory:
+                        work.setdefault(line.decode("utf-8", "replace"), _keep_snippets(value, context))
                 continue
-            if queue:
-                _read_some(queue, cache, seen)
-                if not queue:
-                    gc.freeze()  # what was read stays out of every later collection's sight
+            if work:
+                _work_some(work)
+                if not work:
+                    gc.freeze()  # what was kept stays out of every later collection's sight
                 continue
             if not children and time.monotonic() - last > idle_timeout:
                 return 0
@@ -162,21 +173,46 @@ def _reap(children: set[int]) -> None:
             children.discard(child)
 
 
-def _read_some(queue: dict, cache, seen: dict) -> None:
-    entries, reader = next(iter(queue.items()))
-    for _ in range(READ_BATCH):
-        item = next(reader, None)
-        if item is None:
-            del queue[entries]
-            break
-        name, value = item
+def _work_some(work: dict[str, Iterator[None]]) -> None:
+    """Read or parse for a few milliseconds, so a command arriving meanwhile never waits long."""
+    name, steps = next(iter(work.items()))
+    deadline = time.monotonic() + WORK_SLICE
+    while time.monotonic() < deadline:
+        if next(steps, StopIteration) is StopIteration:
+            del work[name]
+            return
+
+
+def _keep_entries(entries: str, cache) -> Iterator[None]:
+    """Read a facts directory's entries into memory, a step per entry."""
+    for name, value in cache.resident_entries(entries, cache.resident):
+        if len(cache.resident) >= RESIDENT_ENTRIES:
+            cache.resident.clear()
         cache.resident[name] = value
-    if len(cache.resident) > RESIDENT_ENTRIES:
-        # Keep the directories read last: drop everything, then read those again.
-        cache.resident.clear()
-        queue.clear()
-        for entries in list(seen)[-2:]:
-            queue[entries] = cache.resident_entries(entries, cache.resident)
+        yield
+
+
+def _keep_snippets(listing: str, context) -> Iterator[None]:
+    """Parse the snippets a command listed (``_command``), a step per snippet."""
+    try:
+        with open(listing, "rb") as handle:
+            snippets = handle.read().decode("utf-8", "surrogatepass").split("\0")
+    except OSError:
+        return
+    finally:
+        try:
+            os.unlink(listing)
+        except OSError:
+            pass
+    kept = context.resident_snippets
+    for snippet in snippets:
+        if snippet and snippet not in kept:
+            if len(kept) >= RESIDENT_SNIPPETS:
+                kept.clear()
+            parsed = context.parse_snippet(snippet)
+            if parsed is not None:
+                kept[snippet] = parsed
+            yield
 
 
 def _answer(conn, listener, notify_read, notify_write, info) -> None:
@@ -258,13 +294,7 @@ def _command(request: dict, fds: list[int], notify_write: int, conn) -> None:
         traceback.print_exc()
         code = 1
     finally:
-        try:
-            from recompile_lint import cache
-
-            for entries in cache.opened_directories:
-                os.write(notify_write, f"{entries}\n".encode())
-        except OSError:
-            pass
+        _tell_server(notify_write)
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -275,6 +305,25 @@ def _command(request: dict, fds: list[int], notify_write: int, conn) -> None:
         except OSError:
             pass
         os._exit(code)
+
+
+def _tell_server(notify_write: int) -> None:
+    """What the server may keep for the next commands: the facts directories this command
+    opened, and the snippets it parsed (listed in a file beside the socket)."""
+    from recompile_lint import cache, context
+
+    lines = [f"facts {entries}\n" for entries in sorted(cache.opened_directories)]
+    try:
+        if context.new_snippets:
+            import tempfile
+
+            fd, listing = tempfile.mkstemp(dir=_directory, prefix=".snippets-")
+            with os.fdopen(fd, "wb") as handle:
+                handle.write("\0".join(context.new_snippets).encode("utf-8", "surrogatepass"))
+            lines.append(f"snippets {listing}\n")
+        os.write(notify_write, "".join(lines).encode())
+    except OSError:
+        pass
 
 
 def _reopen_streams(streams: list) -> None:

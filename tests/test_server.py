@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -44,6 +45,13 @@ def served(env) -> int:
     return int(said.split(": ", 1)[1].split(" ", 1)[0])
 
 
+def held(env) -> tuple[int, int]:
+    """The cache entries and parsed snippets the server holds."""
+    found = re.search(r"(\d+) cache entries and (\d+) parsed snippets", server_status(env))
+    assert found, server_status(env)
+    return int(found.group(1)), int(found.group(2))
+
+
 def start(env, *extra) -> None:
     started = lint(env, "server", "start", *extra)
     assert started.returncode == 0, started.stderr
@@ -70,12 +78,12 @@ def test_a_command_the_server_answers_is_the_command_run_here(server_env, tmp_pa
             assert served(server_env) == before + 2, args  # this status query and the command
             assert (there.returncode, there.stdout, there.stderr) == (here.returncode, here.stdout, here.stderr), args
         if round_ == 0:
-            # The server reads the cache directories the runs used; the second round's runs
-            # take their facts from its memory.
+            # The server reads the cache directories the runs used and parses the snippets
+            # they parsed; the second round's runs take both from its memory.
             deadline = time.monotonic() + 60
-            while "0 cache entries" in server_status(server_env) and time.monotonic() < deadline:
+            while 0 in held(server_env) and time.monotonic() < deadline:
                 time.sleep(0.2)
-            assert "0 cache entries" not in server_status(server_env)
+            assert 0 not in held(server_env)
     assert lint(server_env, "--cache-dir", cache, "fixtures/rcl1xx").returncode == 1
 
 
