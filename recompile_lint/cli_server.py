@@ -43,11 +43,17 @@ def stop() -> None:
 
     from recompile_lint import server as resident
 
-    stopped = sum(resident.stop(path) for path in sorted(glob.glob(os.path.join(client.server_directory(), "*.sock"))))
+    said = [(path, resident.stop(path)) for path in sorted(glob.glob(os.path.join(client.server_directory(), "*.sock")))]
+    stopped = sum(1 for _, done in said if done)
+    stuck = [path for path, done in said if done is False]
     if stopped:
         click.echo(f"recompile-lint: {stopped} server(s) stopped")
-    else:
+    elif not stuck:
         click.echo("recompile-lint: no server was running")
+    for path in stuck:
+        click.echo(f"recompile-lint: error: the server at {path} did not stop", err=True)
+    if stuck:
+        sys.exit(2)
 
 
 @server.command("status")

@@ -46,10 +46,6 @@ WORK_SLICE = 0.02
 _directory = ""  # where the socket is: commands leave their lists of snippets there
 
 
-class _Stop(BaseException):
-    """Raised by SIGTERM in the loop (not an Exception: no handler on the way may swallow it)."""
-
-
 def preload() -> None:
     """Everything a lint run imports, imported now, once."""
     from recompile_lint import cli, engine, report, rules  # noqa: F401
@@ -93,11 +89,16 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
     os.set_blocking(notify_read, False)
     os.set_blocking(notify_write, False)  # a command never waits on a full pipe: it skips telling
 
-    def stop(signum, frame):
-        raise _Stop
-
+    # A signal to end only sets a flag (an exception raised by a handler can land inside a
+    # callback that swallows it, such as the at-fork hooks); the wakeup descriptor makes the
+    # loop's select return at once.
+    stopping: list[int] = []
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, stop)
+        signal.signal(signum, lambda signum, frame: stopping.append(signum))
     from recompile_lint import context
 
     global _directory
@@ -112,9 +113,11 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
     served = 0
     gc.freeze()
     try:
-        while True:
+        while not stopping:
             _reap(children)
-            ready, _, _ = select.select([listener, notify_read], [], [], 0 if work else 1.0)
+            ready, _, _ = select.select([listener, notify_read, wake_read], [], [], 0 if work else 1.0)
+            if stopping:
+                break
             if listener in ready:
                 conn, _ = listener.accept()
                 info = {
@@ -123,6 +126,9 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
                 }
                 child = os.fork()
                 if child == 0:
+                    signal.set_wakeup_fd(-1)
+                    for fd in (wake_read, wake_write):
+                        os.close(fd)
                     _answer(conn, listener, notify_read, notify_write, info)
                 conn.close()
                 children.add(child)
@@ -149,7 +155,6 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
                 continue
             if not children and time.monotonic() - last > idle_timeout:
                 return 0
-    except _Stop:
         return 0
     finally:
         listener.close()
@@ -387,11 +392,12 @@ def status(path: str) -> dict | None:
     return None
 
 
-def stop(path: str, wait: float = 10.0) -> bool:
-    """Ask the server at ``path`` to end; True when one was running (and has gone)."""
+def stop(path: str, wait: float = 10.0) -> bool | None:
+    """Ask the server at ``path`` to end: True when it has, None when none answered there,
+    False when it is still there after ``wait`` seconds."""
     sock = client.connect(path)
     if sock is None:
-        return False
+        return None
     try:
         client.send_request(sock, {"control": "stop"}, [])
         for _ in client.read_replies(sock):
@@ -403,7 +409,7 @@ def stop(path: str, wait: float = 10.0) -> bool:
     deadline = time.monotonic() + wait
     while os.path.exists(path) and time.monotonic() < deadline:
         time.sleep(0.02)
-    return True
+    return not os.path.exists(path)
 
 
 def log_path(path: str) -> str:

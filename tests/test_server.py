@@ -174,3 +174,20 @@ def test_the_fingerprint_follows_the_installed_code(tmp_path, monkeypatch):
     finally:
         os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert client.fingerprint() == first
+
+
+def test_stop_ends_a_busy_server(server_env):
+    """A stop that lands while the server forks for other commands still ends it (a signal
+    handler that raised could see its exception swallowed by an at-fork hook)."""
+    path = client.socket_path(server_env[client.DIR_VAR])
+    for _ in range(3):
+        start(server_env)
+        busy = [
+            subprocess.Popen([sys.executable, "-m", "recompile_lint", "--version"], env=server_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(8)
+        ]
+        stopped = lint(server_env, "server", "stop")
+        for process in busy:
+            process.wait(timeout=120)
+        assert stopped.returncode == 0, stopped.stderr
+        assert not os.path.exists(path)
