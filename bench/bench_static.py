@@ -30,7 +30,12 @@ Then the "one changed file" case: the whole ``recompile-lint <file>`` process, s
 included, for two modules of ``synth-1000`` whose code is edited before each run (a module
 constant changes; the rest of the project in a warm cache, and without a cache): one that
 compiles functions, one whose helpers other modules' regions reach. And a fixture of this
-repository, unchanged (a warm run is answered from the run cache).
+repository, unchanged (a warm run is answered from the run cache). The same cases again as
+``rl-server``: through a resident server of the benchmark's own (``recompile-lint server
+start``) that has answered a run over the whole project. ``python -c pass`` is the
+interpreter's own start-up, the floor of any command (an editable install of recompile-lint
+adds ~30 ms to it: its import finder; measure a regular ``pip install .`` for the figures
+users get).
 
 Tools run with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed from their
 environment, the package byte-compiled first), as an installed copy runs.
@@ -45,6 +50,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -104,11 +110,12 @@ class Measurement:
         return next((r.problem for r in self.runs if r.problem), "")
 
 
-def run_process(cmd: Sequence[str], cwd: Path, ok_codes: Sequence[int] = (0, 1, 2)) -> Run:
-    """Run ``cmd``; resource usage of it and its (waited-for) children via wait4."""
+def run_process(cmd: Sequence[str], cwd: Path, ok_codes: Sequence[int] = (0, 1, 2), env: dict[str, str] | None = None) -> Run:
+    """Run ``cmd``; resource usage of it and its (waited-for) children via wait4 (a resident
+    server's work is not among them: its rows are compared by wall time)."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), cwd=cwd, stdout=subprocess.DEVNULL, stderr=err, env=tool_environment())
+        proc = subprocess.Popen(list(cmd), cwd=cwd, stdout=subprocess.DEVNULL, stderr=err, env=env or tool_environment())
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -123,9 +130,19 @@ def run_process(cmd: Sequence[str], cwd: Path, ok_codes: Sequence[int] = (0, 1, 
 
 def tool_environment() -> dict[str, str]:
     """The environment tools run in: bytecode caching on, as in any installed copy (a shell
-    with ``PYTHONDONTWRITEBYTECODE`` set would make every run compile every module again)."""
+    with ``PYTHONDONTWRITEBYTECODE`` set would make every run compile every module again), and
+    no resident server (only the ``rl-server`` rows use one, their own)."""
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["RECOMPILE_LINT_NO_SERVER"] = "1"
+    return env
+
+
+def server_environment(work: Path) -> dict[str, str]:
+    """``tool_environment`` with a resident server of its own, in ``work``."""
+    env = tool_environment()
+    del env["RECOMPILE_LINT_NO_SERVER"]
+    env["RECOMPILE_LINT_SERVER_DIR"] = str(work / "srv")
     return env
 
 
@@ -287,6 +304,16 @@ def measure_changed_file(work: Path, repeat: int, out: list[Measurement]) -> Non
         ("repo fixture, unchanged", "rl-warm", [*lint, "--cache-dir", str(work / "repo.cache"), fixture], REPO, None),
         ("repo fixture, unchanged", "rl", [*lint, "--no-cache", fixture], REPO, None),
         ("start-up", "rl --version", [*lint, "--version"], REPO, None),
+        ("start-up", "python -c pass", [sys.executable, "-c", "pass"], REPO, None),
+    ]
+    # The same through a resident server (``recompile-lint server start``) that has answered
+    # a run over the whole project: its imports are done and the project's facts in memory.
+    served = server_environment(work)
+    server_cases = [
+        ("synth-1000 edit, compiles", [*lint, "--cache-dir", str(cache), str(compiling)], directory, compiling),
+        ("synth-1000 edit, helper", [*lint, "--cache-dir", str(cache), str(helper)], directory, helper),
+        ("repo fixture, unchanged", [*lint, "--cache-dir", str(work / "repo.cache"), fixture], REPO, None),
+        ("start-up", [*lint, "--version"], REPO, None),
     ]
     try:
         for corpus, tool, cmd, cwd, target in cases:
@@ -299,9 +326,44 @@ def measure_changed_file(work: Path, repeat: int, out: list[Measurement]) -> Non
                 m.runs.append(run_process(cmd, cwd))
             out.append(m)
             print(f"#   {corpus:<26} {tool:<12} wall {m.median('wall'):6.3f}s  cpu {m.median('cpu'):6.3f}s {m.problem}", flush=True)
+        if start_server(lint, directory, cache, served):
+            for corpus, cmd, cwd, target in server_cases:
+                m = Measurement(corpus=corpus, tool="rl-server", files=1, megabytes=0.0)
+                run_process(cmd, cwd, env=served)  # the server reads what this run used
+                wait_for_server(lint, served)
+                for i in range(repeat):
+                    if target is not None:
+                        (directory / target).write_text(edited(originals[target], repeat + i), encoding="utf-8")
+                    m.runs.append(run_process(cmd, cwd, env=served))
+                out.append(m)
+                print(f"#   {corpus:<26} {'rl-server':<12} wall {m.median('wall'):6.3f}s {m.problem}", flush=True)
     finally:
+        subprocess.run([*lint, "server", "stop"], env=served, capture_output=True, check=False)
         for path, text in originals.items():
             (directory / path).write_text(text, encoding="utf-8")
+
+
+def start_server(lint: list[str], directory: Path, cache: Path, env: dict[str, str]) -> bool:
+    started = subprocess.run([*lint, "server", "start"], env=env, capture_output=True, text=True, check=False)
+    if started.returncode != 0:
+        print(f"# the resident server did not start: {started.stderr.strip()}", flush=True)
+        return False
+    run_process([*lint, "--cache-dir", str(cache), "."], directory, env=env)
+    return True
+
+
+def wait_for_server(lint: list[str], env: dict[str, str], limit: float = 120.0) -> None:
+    """Until the server holds every cache entry the runs so far used (its count stops growing)."""
+    deadline = time.monotonic() + limit
+    last = None
+    while time.monotonic() < deadline:
+        said = subprocess.run([*lint, "server", "status"], env=env, capture_output=True, text=True, check=False).stdout
+        match = re.search(r"(\d+) cache entries", said)
+        count = int(match.group(1)) if match else None
+        if count and count == last:
+            return
+        last = count
+        time.sleep(0.5)
 
 
 def ratio(a: float, b: float) -> str:
@@ -342,7 +404,7 @@ def print_table(results: list[Measurement], torchfix: str | None) -> None:
     single = [m for m in results if m.corpus.startswith(("synth-1000 edit", "repo fixture", "start-up"))]
     if single:
         print()
-        print("one changed file: whole process wall | cpu seconds (median)")
+        print("one changed file: whole process wall | cpu seconds (median); rl-server: answered by a resident server (cpu: the client's only)")
         for m in single:
             print(f"  {m.corpus:<24} {m.tool:<13} {m.median('wall'):6.3f} | {m.median('cpu'):6.3f}  peak {m.median('peak_mib'):5.0f} MiB {m.problem}")
     synth = [(int(c.split('-')[1]), by[(c, 'rl')]) for c in corpora if c.startswith("synth-") and (c, "rl") in by]
