@@ -114,7 +114,7 @@ def analyse(
             check.close()
         raise
     for check in background:
-        index.record_syntax_checks(check.results())
+        index.record_syntax_checks(check.results(skip=index.is_parsed))
     return analysis
 
 
@@ -138,6 +138,13 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     store = index.store
     wrappers = tuple(w.rsplit(".", 1)[-1] for w in config.compile_functions)
     candidates = index.select(index.paths, partial(may_compile_text, extra_tokens=wrappers), meanwhile=load_rules)
+    # Every named file must be syntax-checked, and most are never parsed: with workers, one
+    # checks them from here on at a lower priority, on the core this process leaves idle
+    # whenever it works alone (a check of a file parsed later is simply not used).
+    chosen = set(candidates)
+    check = syntax_checks_in_background(index, [p for p in given if p not in chosen])
+    if check is not None:
+        background.append(check)
     load_rules()
     from recompile_lint.context import CstCache, FunctionContext, ProjectContext
 
@@ -175,11 +182,6 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     only = set(given) if len(set(given)) < len(index.paths) else None
     index.prefetch(modules_read_by_reached(index, regions, only))
     index.scan_for_mutations(guarded_names(index, regions, only))
-    # Every named file must be syntax-checked, and from here on few more get parsed: with
-    # workers, the rest are checked in one while call sites and rules run here.
-    check = syntax_checks_in_background(index, [p for p in given if not index.is_parsed(p)])
-    if check is not None:
-        background.append(check)
     prime_call_sites(index, regions)
 
     reports: list[tuple[type[Rule], Report]] = []

@@ -202,47 +202,90 @@ def _worker_setup(recursion_limit: int) -> None:
 
 class BackgroundSyntaxCheck:
     """Syntax checks of files the analysis may never parse, run in one worker process while
-    the analysis goes on in this one (a second core is otherwise idle most of a run).
+    the analysis goes on in this one (a second core is otherwise idle whenever this one works
+    alone).
 
-    ``results()`` waits for them: path -> FileError, or None for a file that compiles. The
-    chunks the worker has not started by then are checked in this process (which has nothing
-    else left to do), from the last one back while the worker goes on from the front. Files
-    that could not be read are left out, and so are all files when the pool failed: the
-    caller checks those itself, so the outcome never depends on this.
+    The worker runs at a lower priority, so it takes the second core when this process works
+    alone and yields it to the parse workers when they run. ``results()`` waits for it: path
+    -> FileError, or None for a file that compiles. The chunks the worker has not claimed by
+    then are checked in this process (which has nothing else left to do), from the last one
+    back while the worker goes on from the front, skipping files the analysis has parsed
+    since. Files that could not be read are left out, and so are the worker's files when it
+    failed: the caller checks those itself, so the outcome never depends on this. A plain
+    process and a lock, not a pool: a pool's thread would make every later fork unsafe.
     """
 
     def __init__(self, paths: Sequence[str]):
-        self._futures: list = []
-        self._chunks: list[list[str]] = []
-        self._pool: ProcessPoolExecutor | None = None
+        self._process = None
+        self._receive = None
+        size = max(1, len(paths) // 64)
+        self._chunks = [list(paths[i : i + size]) for i in range(0, len(paths), size)]
         try:
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=_context(), initializer=_worker_setup, initargs=(sys.getrecursionlimit(),))
-            size = max(1, len(paths) // 64)
-            self._chunks = [list(paths[i : i + size]) for i in range(0, len(paths), size)]
-            self._futures = [self._pool.submit(_check_chunk, chunk) for chunk in self._chunks]
-        except Exception:  # noqa: BLE001 - no pool here: the caller checks every file itself
+            context = _context()
+            # [next chunk from the front, one past the next chunk from the back]
+            self._bounds = context.Array("i", [0, len(self._chunks)])
+            self._receive, send = context.Pipe(duplex=False)
+            self._process = context.Process(target=_syntax_worker, args=(self._chunks, self._bounds, send, sys.getrecursionlimit()), daemon=True)
+            self._process.start()
+            send.close()
+        except Exception:  # noqa: BLE001 - no worker: this process checks every chunk
             self.close()
+            self._bounds = None
 
-    def results(self) -> dict[str, FileError | None]:
+    def results(self, skip: Callable[[str], bool] = lambda path: False) -> dict[str, FileError | None]:
         out: dict[str, FileError | None] = {}
-        checked_here: dict[int, list] = {}
-        for number in range(len(self._futures) - 1, -1, -1):
-            if not self._futures[number].cancel():
-                break  # started or done: the worker has the rest
-            checked_here[number] = _check_chunk(self._chunks[number])
+        found: list[list] = []
+        while True:
+            number = _claim(self._bounds, back=True) if self._bounds is not None else None
+            if number is None:
+                break
+            found.append(_check_chunk([path for path in self._chunks[number] if not skip(path)]))
+        if self._bounds is None:
+            found = [_check_chunk([path for path in chunk if not skip(path)]) for chunk in self._chunks]
         try:
-            for number, future in enumerate(self._futures):
-                found = checked_here[number] if number in checked_here else future.result()
-                for path, result in found:
-                    if result is not False:
-                        out[path] = result  # type: ignore[assignment]
-        except Exception:  # noqa: BLE001 - a dead worker: whatever came back still counts
+            if self._receive is not None:
+                found.extend(self._receive.recv())
+        except Exception:  # noqa: BLE001 - a dead worker: its files are left to the caller
             pass
         finally:
             self.close()
+        for chunk in found:
+            for path, result in chunk:
+                if result is not False:
+                    out[path] = result  # type: ignore[assignment]
         return out
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        if self._receive is not None:
+            self._receive.close()
+            self._receive = None
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.terminate()
+            self._process.join()
+            self._process = None
+
+
+def _claim(bounds, back: bool) -> int | None:
+    """The next chunk to check, from the front or the back; None when none is left."""
+    with bounds.get_lock():
+        if bounds[0] >= bounds[1]:
+            return None
+        if back:
+            bounds[1] -= 1
+            return bounds[1]
+        bounds[0] += 1
+        return bounds[0] - 1
+
+
+def _syntax_worker(chunks: list[list[str]], bounds, send, recursion_limit: int) -> None:
+    _worker_setup(recursion_limit)
+    try:
+        os.nice(10)
+    except (AttributeError, OSError):
+        pass
+    found = []
+    while (number := _claim(bounds, back=False)) is not None:
+        found.append(_check_chunk(chunks[number]))
+    send.send(found)
+    send.close()

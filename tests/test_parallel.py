@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -176,10 +177,33 @@ def test_a_failing_background_pool_changes_nothing(tmp_path, monkeypatch):
         def __init__(self, *args, **kwargs):
             raise OSError(38, "Function not implemented")
 
+    class BrokenContext:
+        def __getattr__(self, name):
+            raise OSError(38, "Function not implemented")
+
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(parallel, "ProcessPoolExecutor", Broken)
+    monkeypatch.setattr(parallel, "_context", BrokenContext)
     workers = lint_tree(tmp_path / "two", jobs=2)
     assert [(Path(e.path).name, e.message) for e in workers.errors] == [(Path(e.path).name, e.message) for e in single.errors]
+
+
+def test_a_background_worker_that_dies_changes_nothing(tmp_path, monkeypatch):
+    """The files of the chunks a dying worker had claimed are checked by the caller."""
+    write_tree(tmp_path / "one")
+    write_tree(tmp_path / "two")
+    single = lint_tree(tmp_path / "one", jobs=1)
+
+    def dying(chunks, bounds, send, recursion_limit):
+        while parallel._claim(bounds, back=False) is not None:
+            pass
+        os._exit(3)
+
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel, "_syntax_worker", dying)
+    workers = lint_tree(tmp_path / "two", jobs=2)
+    relative = lambda result: ([(f.code, Path(f.path).name, f.line) for f in result.findings], [(Path(e.path).name, e.message, e.line) for e in result.errors])  # noqa: E731
+    assert relative(workers) == relative(single)
 
 
 def test_text_selection_in_workers_is_the_selection_of_one_process(monkeypatch):
@@ -241,8 +265,6 @@ def test_files_workers_cannot_read_get_the_errors_of_one_process(tmp_path, monke
 def test_background_syntax_checks_are_shared_with_this_process(tmp_path, wait_for_worker):
     """Asked at once, most chunks are checked in this process; asked late, all came from the
     worker: the results are the same, and those of a check made here."""
-    import concurrent.futures
-
     from recompile_lint.index import syntax_error
 
     paths = []
@@ -256,9 +278,10 @@ def test_background_syntax_checks_are_shared_with_this_process(tmp_path, wait_fo
             path.write_text(f"x = {number}\n", encoding="utf-8")
         paths.append(str(path))
     check = parallel.BackgroundSyntaxCheck(paths)
-    assert len(check._futures) > 2
+    assert len(check._chunks) > 2 and check._process is not None
     if wait_for_worker:
-        concurrent.futures.wait(check._futures)
+        check._process.join(timeout=60)
+        assert list(check._bounds) == [len(check._chunks), len(check._chunks)]  # all claimed there
     results = check.results()
     expected = {p: syntax_error(p, Path(p).read_text(encoding="utf-8")) for p in paths if not p.endswith("m30.py")}
     assert results == expected
