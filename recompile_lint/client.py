@@ -68,7 +68,9 @@ def fingerprint() -> str:
     from recompile_lint import __version__
 
     digest = blake2b(digest_size=8)
-    digest.update(f"{__version__}\0{sys.executable}\0{sys.version}\0".encode())
+    # The environment and the interpreter it runs, whichever of its names started it
+    # (``python``, ``python3``: links to one program).
+    digest.update(f"{__version__}\0{sys.prefix}\0{os.path.realpath(sys.executable)}\0{sys.version}\0".encode())
     here = os.path.dirname(os.path.abspath(__file__))
     for directory, subdirectories, files in os.walk(here):
         subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")

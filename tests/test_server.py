@@ -191,3 +191,17 @@ def test_stop_ends_a_busy_server(server_env):
             process.wait(timeout=120)
         assert stopped.returncode == 0, stopped.stderr
         assert not os.path.exists(path)
+
+
+def test_the_fingerprint_is_the_same_whichever_name_starts_the_interpreter():
+    """``python`` and ``python3`` of one environment are one installation: a server started
+    through the script (``python3`` in its first line) answers ``python -m recompile_lint``."""
+    here = Path(sys.executable)
+    names = [here.with_name(name) for name in ("python", "python3", f"python3.{sys.version_info[1]}") if here.with_name(name).exists()]
+    if len(names) < 2:
+        pytest.skip("one name only for this interpreter")
+    said = {
+        subprocess.run([str(name), "-c", "from recompile_lint import client; print(client.fingerprint())"], capture_output=True, text=True, check=True).stdout
+        for name in names
+    }
+    assert len(said) == 1, said
