@@ -374,38 +374,38 @@ def _run_cli() -> int:
 # ---- the ``recompile-lint server`` commands -----------------------------------------------------
 
 
-def status(path: str) -> dict | None:
-    """What the server at ``path`` says of itself, or None when none answers."""
+def _control(path: str, what: str) -> list[str] | None:
+    """Send the server at ``path`` a control request: its reply lines, or None when none
+    answers there."""
     sock = client.connect(path)
     if sock is None:
         return None
     try:
-        client.send_request(sock, {"control": "status"}, [])
-        for line in client.read_replies(sock):
-            word, _, value = line.partition(" ")
-            if word == "status":
-                return json.loads(value)
-    except (OSError, ValueError):
-        return None
+        client.send_request(sock, {"control": what}, [])
+        return list(client.read_replies(sock))
+    except OSError:
+        return []
     finally:
         sock.close()
+
+
+def status(path: str) -> dict | None:
+    """What the server at ``path`` says of itself, or None when none answers."""
+    for line in _control(path, "status") or []:
+        word, _, value = line.partition(" ")
+        if word == "status":
+            try:
+                return json.loads(value)
+            except ValueError:
+                return None
     return None
 
 
 def stop(path: str, wait: float = 10.0) -> bool | None:
     """Ask the server at ``path`` to end: True when it has, None when none answered there,
     False when it is still there after ``wait`` seconds."""
-    sock = client.connect(path)
-    if sock is None:
+    if _control(path, "stop") is None:
         return None
-    try:
-        client.send_request(sock, {"control": "stop"}, [])
-        for _ in client.read_replies(sock):
-            pass
-    except OSError:
-        pass
-    finally:
-        sock.close()
     deadline = time.monotonic() + wait
     while os.path.exists(path) and time.monotonic() < deadline:
         time.sleep(0.02)
