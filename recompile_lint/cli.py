@@ -93,6 +93,12 @@ def main() -> None:
     recompile-lint verify [PATHS]   confirm findings with compiled probes (needs torch)
     recompile-lint server start     keep a resident server for fast runs
     """
+    try:
+        os.getcwd()
+    except OSError as exc:
+        # Relative paths, the project root and the configuration are all found from here.
+        click.echo(f"recompile-lint: error: the current directory cannot be used: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_ERROR)
 
 
 def lint_options(func):

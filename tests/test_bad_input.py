@@ -361,3 +361,17 @@ def test_named_pipe_with_py_name_is_never_read(project):
     assert str(project / "pipe.py") not in walked.files
     named = discover([str(project / "pipe.py")], ())
     assert named.files == () and len(named.errors) == 1
+
+
+def test_a_removed_working_directory_is_an_error_not_a_traceback(tmp_path):
+    """A shell left in a directory that was deleted: one clear line, exit 2."""
+    import subprocess
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); from recompile_lint.client import run; sys.argv = ['recompile-lint', '.']; run()"
+    env = {**os.environ, "RECOMPILE_LINT_NO_SERVER": "1"}
+    got = subprocess.run([sys.executable, "-c", script, str(gone)], capture_output=True, text=True, env=env, timeout=120)
+    assert got.returncode == 2, got.stderr
+    assert "Traceback" not in got.stderr
+    assert got.stderr.startswith("recompile-lint: error: the current directory cannot be used")
