@@ -165,11 +165,12 @@ def ask_server(argv: list[str]) -> int | None:
         streams.append([getattr(stream, "encoding", None), getattr(stream, "errors", None)])
     # How the command was started decides the program name its messages show (click reads it).
     package = getattr(sys.modules.get("__main__"), "__package__", None)
-    request = {"argv": list(argv), "cwd": os.getcwd(), "env": dict(os.environ), "streams": streams, "package": package}
     try:
+        request = {"argv": list(argv), "cwd": os.getcwd(), "env": dict(os.environ), "streams": streams, "package": package}
         send_request(sock, request, [0, 1, 2])
     except OSError:
-        # Nothing was run (a closed standard stream cannot be passed, a server gone away).
+        # Nothing was run (a working directory that was removed, a closed standard stream
+        # cannot be passed, a server gone away): the command runs here, as without a server.
         sock.close()
         return None
     sock.settimeout(None)
