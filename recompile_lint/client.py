@@ -20,6 +20,8 @@ import sys
 
 NO_SERVER_VAR = "RECOMPILE_LINT_NO_SERVER"
 DIR_VAR = "RECOMPILE_LINT_SERVER_DIR"
+# Seconds a server has to say it took a command.
+ANSWER_TIMEOUT = 30.0
 # Commands that never go to a server: managing the server itself.
 LOCAL_COMMANDS = frozenset({"server"})
 
@@ -173,7 +175,6 @@ def ask_server(argv: list[str]) -> int | None:
         # cannot be passed, a server gone away): the command runs here, as without a server.
         sock.close()
         return None
-    sock.settimeout(None)
     return _wait(sock)
 
 
@@ -192,20 +193,31 @@ def _wait(sock) -> int:
             except OSError:
                 pass
 
-    for signum in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
-        _signal.signal(signum, forward)
+    before = {signum: _signal.signal(signum, forward) for signum in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)}
+    # A server answers at once with the process that runs the command; one that does not
+    # (stopped, swamped) may still run it later, so the command cannot simply run here too.
+    sock.settimeout(ANSWER_TIMEOUT)
     try:
         for line in read_replies(sock):
             word, _, value = line.partition(" ")
             if word == "pid":
+                sock.settimeout(None)
                 child = int(value)
                 for signum in forwarded:
                     os.kill(child, signum)
             elif word == "exit":
                 return int(value)
+    except TimeoutError:
+        sys.stderr.write(
+            f"recompile-lint: error: the server did not answer within {ANSWER_TIMEOUT:g} s; "
+            f"`recompile-lint server stop` ends it, {NO_SERVER_VAR}=1 runs without it\n"
+        )
+        return 2
     except (OSError, ValueError):
         pass
     finally:
         sock.close()
+        for signum, handler in before.items():
+            _signal.signal(signum, handler)
     sys.stderr.write("recompile-lint: error: the server ended without finishing the command\n")
     return 2

@@ -205,3 +205,23 @@ def test_the_fingerprint_is_the_same_whichever_name_starts_the_interpreter():
         for name in names
     }
     assert len(said) == 1, said
+
+
+def test_a_server_that_does_not_answer_is_an_error_not_a_hang(server_env, monkeypatch, capsys):
+    """A socket whose server never takes the command (stopped, swamped): a clear error, exit 2."""
+    directory = server_env[client.DIR_VAR]
+    monkeypatch.setenv(client.DIR_VAR, directory)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(client.socket_path(directory))
+    listener.listen(1)  # connections queue, nobody accepts them
+    monkeypatch.setattr(client, "ANSWER_TIMEOUT", 0.5)
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        assert client.ask_server(["recompile-lint", "--version"]) == 2
+        assert signal.getsignal(signal.SIGINT) is before  # the caller's handlers are back
+    finally:
+        listener.close()
+        os.unlink(client.socket_path(directory))
+    assert "the server did not answer within 0.5 s" in capsys.readouterr().err
