@@ -119,12 +119,20 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
             if stopping:
                 break
             if listener in ready:
-                conn, _ = listener.accept()
+                try:
+                    conn, _ = listener.accept()
+                except OSError:  # the caller gave up, or no descriptor is left for now
+                    time.sleep(0.05)
+                    continue
                 info = {
                     "pid": os.getpid(), "started": started, "served": served, "socket": path, "idle_timeout": idle_timeout,
                     "resident": len(cache.resident), "snippets": len(context.resident_snippets),
                 }
-                child = os.fork()
+                try:
+                    child = os.fork()
+                except OSError:
+                    conn.close()  # no process for it now (memory, process limit): the caller says so
+                    continue
                 if child == 0:
                     signal.set_wakeup_fd(-1)
                     for fd in (wake_read, wake_write):
@@ -183,7 +191,11 @@ def _work_some(work: dict[str, Iterator[None]]) -> None:
     name, steps = next(iter(work.items()))
     deadline = time.monotonic() + WORK_SLICE
     while time.monotonic() < deadline:
-        if next(steps, StopIteration) is StopIteration:
+        try:
+            done = next(steps, StopIteration) is StopIteration
+        except Exception:  # noqa: BLE001 - what cannot be kept is simply not kept
+            done = True
+        if done:
             del work[name]
             return
 
