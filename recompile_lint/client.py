@@ -168,7 +168,9 @@ def ask_server(argv: list[str]) -> int | None:
     # How the command was started decides the program name its messages show (click reads it).
     package = getattr(sys.modules.get("__main__"), "__package__", None)
     try:
-        request = {"argv": list(argv), "cwd": os.getcwd(), "env": dict(os.environ), "streams": streams, "package": package}
+        umask = os.umask(0o022)
+        os.umask(umask)  # files the command writes (a report, the cache) get the caller's mode
+        request = {"argv": list(argv), "cwd": os.getcwd(), "env": dict(os.environ), "streams": streams, "package": package, "umask": umask}
         send_request(sock, request, [0, 1, 2])
     except OSError:
         # Nothing was run (a working directory that was removed, a closed standard stream

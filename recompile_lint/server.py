@@ -14,9 +14,9 @@ depends on its text alone, so nothing kept ever goes stale.
 
 Protocol (a Unix socket in a directory only its user can enter): the client sends a 4-byte
 length with its standard streams' descriptors attached, then the request as Python literals,
-``{"argv", "cwd", "env", "streams", "package"}`` (or ``{"control": "stop" | "status"}``); the
-server answers ``pid N`` (the process running the command, for the client to pass interrupts
-on to) and ``exit N``. The server ends after ``--idle-timeout`` seconds without a connection, on
+``{"argv", "cwd", "env", "streams", "package", "umask"}`` (or ``{"control": "stop" |
+"status"}``); the server answers ``pid N`` (the process running the command, for the client
+to pass interrupts on to) and ``exit N``. The server ends after ``--idle-timeout`` seconds without a connection, on
 ``recompile-lint server stop``, or on SIGTERM, and removes its socket.
 """
 
@@ -298,6 +298,8 @@ def _command(request: dict, fds: list[int], notify_write: int, conn) -> None:
                 os.dup2(fd, number)
                 os.close(fd)
         os.chdir(request["cwd"])
+        if isinstance(request.get("umask"), int):
+            os.umask(request["umask"])
         os.environ.clear()
         os.environ.update(request["env"])
         sys.argv = list(request["argv"]) or ["recompile-lint"]

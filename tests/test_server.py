@@ -101,6 +101,22 @@ def test_the_console_script_keeps_its_program_name(server_env):
     assert "Usage: recompile-lint " in answers[0][2]
 
 
+def test_files_the_command_writes_get_the_callers_umask(server_env, tmp_path):
+    start(server_env)
+    modes = []
+    for server in (False, True):
+        report = tmp_path / f"report-{server}.json"
+        script = "import os, sys; os.umask(0o077); from recompile_lint.client import run; run()"
+        env = {**server_env, **({} if server else {client.NO_SERVER_VAR: "1"})}
+        got = subprocess.run(
+            [sys.executable, "-c", script, "--no-cache", "--format", "json", "-o", str(report), "fixtures/rcl1xx/global_int_counter.py"],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        )
+        assert got.returncode == 1, got.stderr
+        modes.append(report.stat().st_mode & 0o777)
+    assert modes == [0o600, 0o600]
+
+
 def test_the_command_sees_the_callers_directory_environment_and_streams(server_env, tmp_path):
     start(server_env)
     project = tmp_path / "project"
