@@ -20,14 +20,13 @@ from recompile_lint.facts import LENGTH_METHODS, Binding, ClassFacts, FunctionFa
 from recompile_lint.models import FileError
 from recompile_lint.source import SourceError, decode_source, read_bytes
 
-# What a compile site looks like as text: ``torch.compile``, ``@compile``, ``compile(`` (after
-# ``from torch import compile``), ``model.compile()``, ``_dynamo.optimize``. A file without any
-# of these cannot hold one (``re.compile(pattern)`` alone does not count).
-# A compile site: ``x.compile(`` (not ``re.compile(`` nor a string argument), ``compile(``, a
-# decorator, ``compile`` ending a line, an import of it, ``torch.compile``, ``optimize(``.
-# Every alternative starts with a character and puts its look-behind after it
-# (``c(?<![\w.]c)ompile`` is ``(?<![\w.])compile``): ``re`` then tries only the positions
-# holding one of those characters, 7-10x faster than with the look-behinds first.
+# What a compile site looks like as text: ``x.compile(`` (``model.compile()``; not
+# ``re.compile(`` nor a string argument), ``compile(`` (after ``from torch import compile``), a
+# decorator, ``compile`` ending a line, an import of it, ``torch.compile``, ``optimize(``
+# (``_dynamo.optimize``). A file without any of these cannot hold one. Every alternative
+# starts with a character and puts its look-behind after it (``c(?<![\w.]c)ompile`` is
+# ``(?<![\w.])compile``): ``re`` then tries only the positions holding one of those
+# characters, 7-10x faster than with the look-behinds first.
 COMPILE_SITE = re.compile(
     r"\.(?<!\bre\.)compile\s*\((?!\s*[rbuf]?['\"])|c(?<![\w.]c)ompile\s*\(|@[\w.]*compile\b|c(?<!\wc)ompile\b\s*$"
     r"|import[^\n]*\bcompile\b|t(?<!\wt)orch\.compile\b|o(?<!\wo)ptimize\s*\(",
