@@ -161,9 +161,8 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
         short = tuple(sorted({name.rsplit(".", 1)[-1] for name in found} - {"compile", "optimize"}))
         # Only files parsed so far have facts to forget.
         index.reparse([p for p in index.paths if index.is_parsed(p) and any(name in (index.text(p) or "") for name in short)])
-        # A file the first test chose passes this wider one too: only the others are read
-        # again, and only for calls of the wrappers found.
-        chosen = set(candidates)
+        # A file the first test chose (``chosen``) passes this wider one too: only the others
+        # are read again, and only for calls of the wrappers found.
         more = set(index.select([p for p in index.paths if p not in chosen], partial(calls_any, tokens=short))) if short else set()
         candidates = [p for p in index.paths if p in chosen or p in more]
         index.prefetch(candidates)

@@ -234,14 +234,9 @@ class BackgroundSyntaxCheck:
 
     def results(self, skip: Callable[[str], bool] = lambda path: False) -> dict[str, FileError | None]:
         out: dict[str, FileError | None] = {}
-        found: list[list] = []
-        while True:
-            number = _claim(self._bounds, back=True) if self._bounds is not None else None
-            if number is None:
-                break
-            found.append(_check_chunk([path for path in self._chunks[number] if not skip(path)]))
-        if self._bounds is None:
-            found = [_check_chunk([path for path in chunk if not skip(path)]) for chunk in self._chunks]
+        # One chunk claimed at a time (the worker goes on meanwhile); with no worker, all.
+        numbers = range(len(self._chunks)) if self._bounds is None else iter(lambda: _claim(self._bounds, back=True), None)
+        found = [_check_chunk([path for path in self._chunks[number] if not skip(path)]) for number in numbers]
         try:
             if self._receive is not None:
                 found.extend(self._receive.recv())
