@@ -52,15 +52,18 @@ def _component_matcher(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
 
 def relative_to(path: str, root: str | None) -> str:
     """``path`` relative to ``root`` (components above the root never match an exclude)."""
-    absolute = os.path.abspath(path)
-    if root:
-        try:
-            rel = os.path.relpath(absolute, root)
-        except ValueError:
-            return os.path.basename(absolute)
-        if not rel.startswith(".."):
-            return rel
-    return os.path.basename(absolute)
+    return _below(path, root) or os.path.basename(os.path.abspath(path))
+
+
+def _below(path: str, root: str | None) -> str | None:
+    """``path`` relative to ``root`` when it is inside it (``.`` for the root), else None."""
+    if not root:
+        return None
+    try:
+        rel = os.path.relpath(os.path.abspath(path), root)
+    except ValueError:
+        return None
+    return None if rel.startswith("..") else rel
 
 
 def discover(paths: Sequence[str], excludes: Sequence[str], root: str | None = None) -> Discovered:
@@ -132,18 +135,12 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str 
     def place(directory: str) -> tuple[str | None, bool]:
         """``directory`` relative to the root (None outside it), and whether a component of
         that relative path is excluded."""
-        absolute = os.path.abspath(directory)
-        if root:
-            try:
-                rel = os.path.relpath(absolute, root)
-            except ValueError:
-                rel = None
-            if rel is not None and not rel.startswith(".."):
-                rel = "" if rel == "." else rel.replace(os.sep, "/")
-                parts = [p for p in rel.split("/") if p not in ("", ".")]
-                hit = component is not None and any(component.match(os.path.normcase(part)) for part in parts)
-                return rel, hit
-        return None, False
+        rel = _below(directory, root)
+        if rel is None:
+            return None, False
+        rel = "" if rel == "." else rel.replace(os.sep, "/")
+        hit = component is not None and any(component.match(os.path.normcase(part)) for part in rel.split("/") if part)
+        return rel, hit
 
     # Depth first in sorted order, never into symbolic links to directories (a link loop
     # cannot make the walk run forever).
