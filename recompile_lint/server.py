@@ -61,7 +61,7 @@ def preload() -> None:
 
 def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
     """Listen at ``path`` until idle for ``idle_timeout`` seconds or told to stop."""
-    from recompile_lint import cache
+    from recompile_lint import cache, context
 
     directory = os.path.dirname(path)
     os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -99,8 +99,6 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
     signal.set_wakeup_fd(wake_write)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda signum, frame: stopping.append(signum))
-    from recompile_lint import context
-
     global _directory
     _directory = directory
     cache.resident = {}
