@@ -385,6 +385,7 @@ class RunCache:
         self.runs = directory / f"runs-{_code_fingerprint()}"
         self._table: dict[str, list] | None = None
         self._table_changed = False
+        self.digests: dict[str, str] = {}  # path -> content digest, of the files ``key`` read
 
     # ---- file digests ---------------------------------------------------------------------
 
@@ -443,6 +444,7 @@ class RunCache:
             value = self.digest(path)
             if value is None:
                 return None
+            self.digests[path] = value
             digest.update(f"{path}\0{value}\0".encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
 

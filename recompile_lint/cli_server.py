@@ -67,6 +67,6 @@ def status() -> None:
         sys.exit(1)
     click.echo(
         f"recompile-lint server running (pid {found['pid']}, socket {found['socket']}): "
-        f"{found['served']} command(s) answered, {found['resident']} cache entries and {found.get('snippets', 0)} parsed snippets in memory, "
+        f"{found['served']} command(s) answered, {found['resident']} cache entries, {found.get('snippets', 0)} parsed snippets and {found.get('tests', 0)} text-test results in memory, "
         f"ends after {found['idle_timeout']:g} s idle"
     )

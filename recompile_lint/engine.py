@@ -98,14 +98,18 @@ def analyse(
     reader: Callable[[str], bytes] | None = None,
     root: str | None = None,
     facts_cache=None,
+    digests: dict[str, str] | None = None,
 ) -> Analysis:
     """Find regions over the project and run ``rules`` on them. ``reader`` supplies file bytes
-    (an editor's unsaved buffer); by default files are read from disk."""
+    (an editor's unsaved buffer); by default files are read from disk. ``digests``: content
+    digests of the files, where the run cache computed them."""
     from recompile_lint.index import FactsStore, ProjectIndex, forget_package_layout
 
     forget_package_layout()  # a new run sees the packages as they are now
     store = FactsStore(config.compile_functions, facts_cache if facts_cache is not None else make_cache(config, root))
     index = ProjectIndex(project_files, store, reader, jobs=config.jobs)
+    if digests:
+        index.digests = digests
     background: list = []
     try:
         analysis = analyse_index(index, given, config, rules, background)
@@ -395,7 +399,8 @@ def lint_paths(
         if cached is not None:
             return cached
     with cyclic_gc_paused(keep=retain is not None):
-        analysis = analyse(list(given), all_files, config, partial(selected_rules, config), reader, root, facts_cache)
+        digests = run_cache.digests if run_cache is not None else None
+        analysis = analyse(list(given), all_files, config, partial(selected_rules, config), reader, root, facts_cache, digests)
         result = collect(analysis, given, discovered, config, noqa)
     if retain is not None:
         retain.append(analysis)

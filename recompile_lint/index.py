@@ -11,7 +11,7 @@ import hashlib
 import os
 import re
 import symtable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -19,6 +19,39 @@ from typing import Callable, Iterable, Iterator
 from recompile_lint.facts import LENGTH_METHODS, Binding, ClassFacts, FunctionFacts, ModuleFacts, Mutation, collect_facts
 from recompile_lint.models import FileError
 from recompile_lint.source import SourceError, decode_source, read_bytes
+
+# Results of ``ProjectIndex.select``'s text tests, by (test, path, content digest): kept only
+# by a resident server (``server``), which adds between commands the results a command
+# computed (``new_tests``). A result depends on nothing but the test, the path and the text.
+resident_tests: dict[tuple[str, str, str], bool] | None = None
+new_tests: list[tuple[str, str, str, bool]] = []
+
+
+def text_test_name(test: Callable[[str, str], bool]) -> str | None:
+    """A digest naming a text test with its arguments (None when they cannot be named)."""
+    func, args, keywords = (test.func, test.args, test.keywords) if isinstance(test, partial) else (test, (), {})
+    try:
+        named = (func.__module__, func.__qualname__, _canonical(args), _canonical(keywords))
+    except (AttributeError, TypeError):
+        return None
+    return hashlib.blake2b(repr(named).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _canonical(value: object) -> object:
+    """``value`` as plain tuples that ``repr`` spells the same for equal values (sets and
+    dicts sorted), or TypeError."""
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_canonical(item) for item in value))
+    if isinstance(value, (set, frozenset)):
+        return ("set", tuple(sorted((_canonical(item) for item in value), key=repr)))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted(((_canonical(k), _canonical(v)) for k, v in value.items()), key=repr)))
+    if is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__qualname__, tuple((f.name, _canonical(getattr(value, f.name))) for f in fields(value)))
+    raise TypeError(f"cannot name {type(value).__name__}")
+
 
 # What a compile site looks like as text: ``x.compile(`` (``model.compile()``; not
 # ``re.compile(`` nor a string argument), ``compile(`` (after ``from torch import compile``), a
@@ -568,6 +601,9 @@ class ProjectIndex:
         # Derived data rules share within a run (e.g. the ``ast`` trees of compile-site files).
         self.memo: dict[str, object] = {}
         self.syntax_checked: set[str] = set()  # files known to compile (checked elsewhere)
+        # Content digests of the files (``cache.RunCache.key`` computed them): what names a
+        # file's text in a resident server's memory of text tests (``resident_tests``).
+        self.digests: dict[str, str] = {}
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -687,7 +723,8 @@ class ProjectIndex:
         run the tests (``test`` must then pickle: a module-level function or a
         ``functools.partial`` of one), and this process runs ``meanwhile`` while they do;
         otherwise ``meanwhile`` runs first. Either way it runs once. A file the workers cannot
-        read is read here, so its error is recorded as a read here records it.
+        read is read here, so its error is recorded as a read here records it. In a resident
+        server, results it remembers for a file's digest (``resident_tests``) are not tested again.
         """
         paths = list(paths)
         pending = [meanwhile] if meanwhile is not None else []
@@ -696,17 +733,33 @@ class ProjectIndex:
             while pending:
                 pending.pop()()
 
+        name = text_test_name(test) if resident_tests is not None and self.digests else None
+        known: dict[str, bool] = {}
+        if name is not None:
+            for path in paths:
+                digest = self.digests.get(path)
+                result = resident_tests.get((name, path, digest)) if digest is not None else None  # type: ignore[union-attr]
+                if result is not None:
+                    known[path] = result
+        todo = [path for path in paths if path not in known] if known else paths
+        tested: dict[str, bool] = {}  # the files of ``todo`` that could be read
+        found = None
         if self.jobs != 1 and self.reader is read_bytes:
             from recompile_lint.parallel import select_in_parallel
 
-            found = select_in_parallel(paths, test, self.jobs, run_meanwhile)
-            if found is not None:
-                chosen, unread = found
-                for path in unread:
-                    self.text(path)
-                return [path for path in paths if path in chosen]
-        run_meanwhile()
-        return [path for path in paths if (text := self.text(path)) is not None and test(path, text)]
+            found = select_in_parallel(todo, test, self.jobs, run_meanwhile)
+        if found is not None:
+            chosen, unread = found
+            for path in unread:
+                self.text(path)
+            missing = set(unread)
+            tested = {path: path in chosen for path in todo if path not in missing}
+        else:
+            run_meanwhile()
+            tested = {path: test(path, text) for path in todo if (text := self.text(path)) is not None}
+        if name is not None:
+            new_tests.extend((name, path, self.digests[path], result) for path, result in tested.items() if path in self.digests)
+        return [path for path in paths if known.get(path) or tested.get(path)]
 
     # ---- modules -------------------------------------------------------------------------
 

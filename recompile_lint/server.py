@@ -9,8 +9,10 @@ status. Nothing a command does reaches the server or the next command, except wh
 server keeps on purpose, between commands: the entries of the facts cache directories a run
 used (``cache.resident``), so the next run over that project unpickles nothing, and the libcst
 trees of the snippets a run parsed (``context.resident_snippets``). Cache entries are named by
-the content hash, path, module and facts schema of what they hold, and a snippet's tree
-depends on its text alone, so nothing kept ever goes stale.
+the content hash, path, module and facts schema of what they hold, a snippet's tree depends on
+its text alone, and so does the result of a text test that picks the files to parse, kept by
+the test, the path and the content digest the run cache computed (``index.resident_tests``):
+nothing kept ever goes stale.
 
 Protocol (a Unix socket in a directory only its user can enter): the client sends a 4-byte
 length with its standard streams' descriptors attached, then the request as Python literals,
@@ -41,9 +43,10 @@ IDLE_TIMEOUT = 30 * 60
 # next commands' are kept): a few hundred MiB for a project the size of torch.
 RESIDENT_ENTRIES = 60_000
 RESIDENT_SNIPPETS = 20_000
+RESIDENT_TESTS = 500_000
 # Seconds of reading or parsing per turn of the loop, so a connection never waits long.
 WORK_SLICE = 0.02
-_directory = ""  # where the socket is: commands leave their lists of snippets there
+_directory = ""  # where the socket is: commands leave their lists of snippets and tests there
 
 
 def preload() -> None:
@@ -61,7 +64,7 @@ def preload() -> None:
 
 def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
     """Listen at ``path`` until idle for ``idle_timeout`` seconds or told to stop."""
-    from recompile_lint import cache, context
+    from recompile_lint import cache, context, index
 
     directory = os.path.dirname(path)
     os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -103,6 +106,7 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
     _directory = directory
     cache.resident = {}
     context.resident_snippets = {}
+    index.resident_tests = {}
     started = time.time()
     last = time.monotonic()
     children: set[int] = set()
@@ -124,7 +128,7 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
                     continue
                 info = {
                     "pid": os.getpid(), "started": started, "served": served, "socket": path, "idle_timeout": idle_timeout,
-                    "resident": len(cache.resident), "snippets": len(context.resident_snippets),
+                    "resident": len(cache.resident), "snippets": len(context.resident_snippets), "tests": len(index.resident_tests),
                 }
                 try:
                     child = os.fork()
@@ -153,6 +157,8 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
                         work.setdefault(line.decode("utf-8", "replace"), _keep_entries(value, cache))
                     elif kind == "snippets" and os.path.dirname(value) == directory:
                         work.setdefault(line.decode("utf-8", "replace"), _keep_snippets(value, context))
+                    elif kind == "tests" and os.path.dirname(value) == directory:
+                        work.setdefault(line.decode("utf-8", "replace"), _keep_tests(value, index))
                 continue
             if work:
                 _work_some(work)
@@ -228,6 +234,28 @@ def _keep_snippets(listing: str, context) -> Iterator[None]:
             if parsed is not None:
                 kept[snippet] = parsed
             yield
+
+
+def _keep_tests(listing: str, index) -> Iterator[None]:
+    """Keep the text tests' results a command listed (``_tell_server``), a step per thousand."""
+    try:
+        with open(listing, "rb") as handle:
+            fields = handle.read().decode("utf-8", "surrogatepass").split("\0")
+    except OSError:
+        return
+    finally:
+        try:
+            os.unlink(listing)
+        except OSError:
+            pass
+    kept = index.resident_tests
+    for start in range(0, len(fields) - 3, 4000):
+        if len(kept) >= RESIDENT_TESTS:
+            kept.clear()
+        for at in range(start, min(start + 4000, len(fields) - 3), 4):
+            name, path, digest, result = fields[at : at + 4]
+            kept[(name, path, digest)] = result == "1"
+        yield
 
 
 def _answer(conn, listener, notify_read, notify_write, info) -> None:
@@ -326,18 +354,21 @@ def _command(request: dict, fds: list[int], notify_write: int, conn) -> None:
 
 def _tell_server(notify_write: int) -> None:
     """What the server may keep for the next commands: the facts directories this command
-    opened, and the snippets it parsed (listed in a file beside the socket)."""
-    from recompile_lint import cache, context
+    opened, and the snippets it parsed and the results of the text tests it ran (each listed
+    in a file beside the socket)."""
+    from recompile_lint import cache, context, index
 
     lines = [f"facts {entries}\n" for entries in sorted(cache.opened_directories)]
+    tests = ["\0".join((name, path, digest, "1" if result else "0")) for name, path, digest, result in index.new_tests]
     try:
-        if context.new_snippets:
-            import tempfile
+        for kind, items in (("snippets", context.new_snippets), ("tests", tests)):
+            if items:
+                import tempfile
 
-            fd, listing = tempfile.mkstemp(dir=_directory, prefix=".snippets-")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write("\0".join(context.new_snippets).encode("utf-8", "surrogatepass"))
-            lines.append(f"snippets {listing}\n")
+                fd, listing = tempfile.mkstemp(dir=_directory, prefix=f".{kind}-")
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write("\0".join(items).encode("utf-8", "surrogatepass"))
+                lines.append(f"{kind} {listing}\n")
         os.write(notify_write, "".join(lines).encode())
     except OSError:
         pass

@@ -45,11 +45,19 @@ def served(env) -> int:
     return int(said.split(": ", 1)[1].split(" ", 1)[0])
 
 
-def held(env) -> tuple[int, int]:
-    """The cache entries and parsed snippets the server holds."""
-    found = re.search(r"(\d+) cache entries and (\d+) parsed snippets", server_status(env))
+def held(env) -> tuple[int, int, int]:
+    """The cache entries, parsed snippets and text tests' results the server holds."""
+    found = re.search(r"(\d+) cache entries, (\d+) parsed snippets and (\d+) text-test results", server_status(env))
     assert found, server_status(env)
-    return int(found.group(1)), int(found.group(2))
+    return int(found.group(1)), int(found.group(2)), int(found.group(3))
+
+
+def wait_until_held(env, kinds: int = 3) -> None:
+    """Until the server holds something of each of the first ``kinds`` kinds of ``held``."""
+    deadline = time.monotonic() + 60
+    while 0 in held(env)[:kinds] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert 0 not in held(env)[:kinds]
 
 
 def start(env, *extra) -> None:
@@ -79,12 +87,33 @@ def test_a_command_the_server_answers_is_the_command_run_here(server_env, tmp_pa
             assert (there.returncode, there.stdout, there.stderr) == (here.returncode, here.stdout, here.stderr), args
         if round_ == 0:
             # The server reads the cache directories the runs used and parses the snippets
-            # they parsed; the second round's runs take both from its memory.
-            deadline = time.monotonic() + 60
-            while 0 in held(server_env) and time.monotonic() < deadline:
-                time.sleep(0.2)
-            assert 0 not in held(server_env)
+            # they parsed; the second round's runs take both from its memory. (The runs
+            # here filled the run cache first: none of the server's ran a text test.)
+            wait_until_held(server_env, kinds=2)
     assert lint(server_env, "--cache-dir", cache, "fixtures/rcl1xx").returncode == 1
+
+
+def test_a_file_edited_between_commands_is_read_again(server_env, tmp_path):
+    # The server remembers which files its text tests chose, by content: a file that starts
+    # compiling and mutating after that is chosen by the next command as by a fresh process.
+    start(server_env)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("", encoding="utf-8")
+    (project / "model.py").write_text("import torch\n\nstep = 0\n\n\n@torch.compile\ndef poly(x):\n    return x * step\n", encoding="utf-8")
+    (project / "helper.py").write_text("def scale(x):\n    return x * 2\n", encoding="utf-8")
+    args = ("--cache-dir", str(tmp_path / "cache"), "--format", "json", ".")
+    first = lint(server_env, *args, cwd=project)
+    assert first.stdout == "[]\n"
+    wait_until_held(server_env)
+    (project / "helper.py").write_text(
+        "import torch\nimport model\n\n\n@torch.compile\ndef scale(x):\n    return x * model.step\n\n\ndef advance():\n    model.step += 1\n",
+        encoding="utf-8",
+    )
+    there = lint(server_env, *args, cwd=project)
+    here = lint(server_env, "--no-cache", *args[2:], cwd=project, server=False)  # not from the run cache
+    assert (there.returncode, there.stdout, there.stderr) == (here.returncode, here.stdout, here.stderr)
+    assert "helper.py" in there.stdout
 
 
 def test_the_console_script_keeps_its_program_name(server_env):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -18,10 +19,15 @@ from hypothesis import strategies as st
 from recompile_lint.facts import collect_facts
 from recompile_lint.index import (
     COMPILE_SITE,
+    Guarded,
     call_pattern,
+    calls_any,
+    may_compile_text,
+    may_mutate,
     mentions,
     module_name_for,
     occurs_near,
+    text_test_name,
     writes_attribute,
     writes_global,
     writes_name,
@@ -280,3 +286,21 @@ def test_every_recorded_mutation_passes_the_text_tests(root):
                 continue
             checked += 1
     assert checked > 0
+
+
+def test_a_text_test_is_named_by_its_function_and_arguments():
+    # A resident server remembers results by this name: equal arguments built in another
+    # order share it, anything else that could change a result does not.
+    def mutation_test(owners, modules, globals_, attributes):
+        guarded = Guarded(globals=set(globals_), attributes=set(attributes))
+        return text_test_name(partial(may_mutate, owners=frozenset(owners), by_name={"step": set(modules)}, guarded=guarded))
+
+    name = mutation_test(["a.py", "b.py"], ["m", "n"], [("a.py", "step"), ("b.py", "x")], ["count"])
+    assert name is not None
+    assert name == mutation_test(["b.py", "a.py"], ["n", "m"], [("b.py", "x"), ("a.py", "step")], ["count"])
+    assert name != mutation_test(["a.py"], ["m", "n"], [("a.py", "step"), ("b.py", "x")], ["count"])
+    assert name != mutation_test(["a.py", "b.py"], ["m"], [("a.py", "step"), ("b.py", "x")], ["count"])
+    assert name != mutation_test(["a.py", "b.py"], ["m", "n"], [("a.py", "step"), ("b.py", "x")], ["total"])
+    assert text_test_name(partial(calls_any, tokens=("wrap",))) != text_test_name(partial(calls_any, tokens=("wrapped",)))
+    assert text_test_name(partial(calls_any, tokens=())) != text_test_name(partial(may_compile_text, extra_tokens=()))
+    assert text_test_name(partial(calls_any, tokens=(object(),))) is None  # cannot be named: never remembered
