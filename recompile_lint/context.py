@@ -212,11 +212,20 @@ class FunctionContext:
         return parents  # type: ignore[return-value]
 
     def _walk_body(self) -> tuple[tuple[cst.CSTNode, ...], dict[int, cst.CSTNode]]:
-        collector = _BodyNodes()
-        self.node.body.visit(collector)
-        nodes = self.memo["body_nodes"] = tuple(collector.nodes)
-        self.memo["parents"] = collector.parents
-        return nodes, collector.parents
+        nodes: list[cst.CSTNode] = []
+        parents: dict[int, cst.CSTNode] = {}
+        stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(self.node.body, None)]
+        while stack:
+            node, parent = stack.pop()
+            if parent is not None:
+                parents[id(node)] = parent
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            nodes.append(node)
+            stack.extend((child, node) for child in reversed(child_nodes(node)))
+        self.memo["body_nodes"] = result = tuple(nodes)
+        self.memo["parents"] = parents
+        return result, parents
 
     # ---- scope ---------------------------------------------------------------------------
 
@@ -286,6 +295,53 @@ class FunctionContext:
         return self.module.cls(fn.class_name) if fn is not None else None
 
 
+# Per node class: the fields libcst's own visit goes through, in its (source) order.
+_FIELD_ORDER: dict[type, tuple[str, ...]] = {}
+_IS_NODE: dict[type, bool] = {}
+
+
+class _FieldRecorder(cst.CSTVisitor):
+    """Records the fields, in order, that ``_visit_and_replace_children`` visits on one node."""
+
+    def __init__(self, node: cst.CSTNode):
+        self.node = node
+        self.fields: list[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if node is self.node:
+            self.fields.append(attribute)
+
+
+def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node.children`` without its cost: libcst's ``children`` (and every ``visit``) builds
+    a new copy of the node to find them. The fields and their order are libcst's own, read
+    once per node class from its visit."""
+    order = _FIELD_ORDER.get(type(node))
+    if order is None:
+        recorder = _FieldRecorder(node)
+        node._visit_and_replace_children(recorder)
+        order = _FIELD_ORDER[type(node)] = tuple(dict.fromkeys(recorder.fields))
+    out: list[cst.CSTNode] = []
+    for name in order:
+        value = getattr(node, name)
+        if isinstance(value, (tuple, list)):
+            out.extend(item for item in value if _is_node(item))
+        elif _is_node(value):
+            out.append(value)
+    return out
+
+
+def _is_node(value: object) -> bool:
+    kind = type(value)
+    known = _IS_NODE.get(kind)
+    if known is None:
+        known = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
+    return known
+
+
 class QuickVisitor(cst.CSTVisitor):
     """A ``CSTVisitor`` that visits exactly as libcst's does, with less dispatch: libcst
     formats and looks up a method name for every node and for every field of every node
@@ -328,26 +384,12 @@ class QuickVisitor(cst.CSTVisitor):
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
         return None
 
-
-class _BodyNodes(QuickVisitor):
-    """Collects nodes in visiting (source) order; nested defs and classes are skipped."""
-
-    def __init__(self) -> None:
-        self.nodes: list[cst.CSTNode] = []
-        self.parents: dict[int, cst.CSTNode] = {}
-        self._stack: list[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            self.parents[id(node)] = self._stack[-1]
-        self._stack.append(node)
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            return False
-        self.nodes.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
+    def walk(self, node: cst.CSTNode) -> None:
+        """``node.visit(self)``, without libcst building a copy of every node it visits."""
+        if self.on_visit(node):
+            for child in child_nodes(node):
+                self.walk(child)
+        self.on_leave(node)
 
 
 class ProjectContext:

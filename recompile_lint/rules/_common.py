@@ -67,7 +67,7 @@ class Reads(QuickVisitor):
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         for param in node.params.params:
             self.lambda_params.add(param.name.value)
-        node.body.visit(self)
+        self.walk(node.body)
         return False
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -75,49 +75,49 @@ class Reads(QuickVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         self.attributes.append(node)
-        node.value.visit(self)
+        self.walk(node.value)
         return False
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         self.subscripts.append(node)
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        self.walk(node.value)
         return False
 
     def visit_AugAssign(self, node: cst.AugAssign) -> bool:
         self.updates.append(node)
         self.visit_target(node.target, load=True)
-        node.value.visit(self)
+        self.walk(node.value)
         return False
 
     def visit_Assign(self, node: cst.Assign) -> bool:
         for target in node.targets:
             self.visit_target(target.target, load=False)
-        node.value.visit(self)
+        self.walk(node.value)
         return False
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
         self.visit_target(node.target, load=False)
         if node.value is not None:
-            node.value.visit(self)
+            self.walk(node.value)
         return False
 
     def visit_For(self, node: cst.For) -> bool:
         self.visit_target(node.target, load=False)
-        node.iter.visit(self)
-        node.body.visit(self)
+        self.walk(node.iter)
+        self.walk(node.body)
         if node.orelse is not None:
-            node.orelse.visit(self)
+            self.walk(node.orelse)
         return False
 
     def visit_CompFor(self, node: cst.CompFor) -> bool:
         self.visit_target(node.target, load=False)
-        node.iter.visit(self)
+        self.walk(node.iter)
         for cond in node.ifs:
-            cond.visit(self)
+            self.walk(cond)
         if node.inner_for_in is not None:
-            node.inner_for_in.visit(self)
+            self.walk(node.inner_for_in)
         return False
 
     def visit_AsName(self, node: cst.AsName) -> bool:
@@ -143,13 +143,13 @@ class Reads(QuickVisitor):
         elif isinstance(target, cst.Attribute):
             if load:
                 self.attributes.append(target)
-            target.value.visit(self)
+            self.walk(target.value)
         elif isinstance(target, cst.Subscript):
             if load:
                 self.subscripts.append(target)
-            target.value.visit(self)
+            self.walk(target.value)
             for element in target.slice:
-                element.visit(self)
+                self.walk(element)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self.visit_target(element.value, load)
@@ -167,7 +167,7 @@ def reads_of(target) -> Reads:
     if isinstance(node, cst.Lambda):
         reads.visit_Lambda(node)
     else:
-        node.body.visit(reads)
+        reads.walk(node.body)
     if memo is not None:
         memo["reads"] = reads
     return reads

@@ -11,6 +11,7 @@ from typing import Iterable, Iterator
 import libcst as cst
 
 from recompile_lint.callsites import Argument, CallSite, Loop, call_sites, names_of, primed_sites
+from recompile_lint.context import child_nodes
 from recompile_lint.facts import FunctionFacts, ModuleFacts, Param, dotted_name, span_of
 from recompile_lint.index import ProjectIndex
 from recompile_lint.regions import CompiledRegion
@@ -103,7 +104,7 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        for child in reversed(current.children):
+        for child in reversed(child_nodes(current)):
             if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 stack.append(child)
 

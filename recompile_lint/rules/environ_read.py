@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from recompile_lint.context import FunctionContext
+from recompile_lint.context import FunctionContext, child_nodes
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import constant_key, dotted, via, where
 from recompile_lint.rules.base import Rule
@@ -112,4 +112,4 @@ def _walk(node: cst.CSTNode):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))

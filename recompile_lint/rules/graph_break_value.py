@@ -4,7 +4,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from recompile_lint.context import FunctionContext
+from recompile_lint.context import FunctionContext, child_nodes
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import dotted, via
 from recompile_lint.rules.base import Rule
@@ -253,6 +253,6 @@ def _bound_names(node: cst.CSTNode) -> set[str]:
             current = stack.pop()
             if isinstance(current, cst.Name):
                 names.add(current.value)
-            stack.extend(current.children)
+            stack.extend(child_nodes(current))
     return names
 

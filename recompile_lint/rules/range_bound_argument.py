@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from recompile_lint.context import FunctionContext
+from recompile_lint.context import FunctionContext, child_nodes
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import dotted
 from recompile_lint.rules.base import Rule
@@ -92,4 +92,4 @@ def _names(node: cst.CSTNode):
             yield current
         if isinstance(current, (cst.Attribute, cst.Call, cst.Subscript)):
             continue
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))

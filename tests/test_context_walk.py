@@ -1,0 +1,110 @@
+"""The rules' walks over libcst trees go through the nodes exactly as libcst's own visit does.
+
+``context.child_nodes`` reads a node's children from its fields, in the order libcst's visit
+takes them (learnt per node class), instead of letting libcst build a copy of the node; these
+tests hold it to libcst's ``children`` and ``visit`` on every node of real code.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from recompile_lint.context import QuickVisitor, child_nodes
+
+REPO = Path(__file__).resolve().parent.parent
+# Code with every kind of statement and expression the rules meet: the fixtures, the
+# rules, and syntax that neither may use (match, walrus, star expressions, f-strings...).
+SOURCES = sorted(REPO.glob("fixtures/**/*.py")) + sorted((REPO / "recompile_lint" / "rules").glob("*.py"))
+EXTRA = '''
+import a.b as c, d
+from .e import (f as g, h)
+async def k(p, /, q: int = 1, *r, s, t=2, **u) -> "v":
+    global w
+    x = [y async for y in z if y if not y] ; x += 1
+    async with l as (m, n), o:
+        await m
+    async for i in j:
+        yield i
+    match x:
+        case [1, *rest] | {"k": _, **kw} if rest:
+            pass
+        case Point(x=0, y=yy) as pt:
+            del pt
+        case _:
+            raise ValueError("no") from None
+    try:
+        pass
+    except* (TypeError, KeyError) as e:
+        print(f"{e!r:>{width}} {x = }", *x, sep="", **kw)
+    else:
+        assert x, "y"
+    finally:
+        nonlocal_ = lambda a, *b, c=1, **d: (a, b, c, d)
+    while (n := len(x)) > 1:
+        x = x[1:-1:2], x[...], {**kw}, {1, 2}, {k: v for k, v in kw.items()}, (i for i in x)
+        continue
+    else:
+        break
+    return x if x else ~-x @ x ** 2 // 3 % 4 << 5 >> 6 & 7 | 8 ^ 9 and not x or x is not None
+class C(B, metaclass=M):
+    @decorated(1)
+    def method(self): ...
+    t: list[int] = []
+'''
+
+
+def modules() -> list[cst.Module]:
+    return [cst.parse_module(path.read_text(encoding="utf-8")) for path in SOURCES] + [cst.parse_module(EXTRA)]
+
+
+@pytest.fixture(scope="module")
+def trees() -> list[cst.Module]:
+    return modules()
+
+
+def test_child_nodes_are_libcsts_children_in_its_order(trees):
+    checked = set()
+    for module in trees:
+        stack: list[cst.CSTNode] = [module]
+        while stack:
+            node = stack.pop()
+            expected = list(node.children)
+            got = child_nodes(node)
+            assert [id(child) for child in got] == [id(child) for child in expected], type(node).__name__
+            checked.add(type(node))
+            stack.extend(expected)
+    # The corpus reaches far enough to mean something.
+    assert {cst.Match, cst.NamedExpr, cst.FormattedString, cst.TryStar, cst.Lambda, cst.ClassDef} <= checked
+    assert len(checked) > 120
+
+
+class Order(QuickVisitor):
+    """Every node visited and left, in order; calls and lambdas are not entered."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int]] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.events.append(("visit", id(node)))
+        return not isinstance(node, (cst.Call, cst.Lambda))
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.events.append(("leave", id(original_node)))
+
+
+def test_quick_visitor_walk_is_libcsts_visit(trees):
+    # libcst's visit takes about four frames per level of nesting (long ``+`` chains).
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20_000))
+    try:
+        for module in trees:
+            by_libcst, by_walk = Order(), Order()
+            module.visit(by_libcst)
+            by_walk.walk(module)
+            assert by_walk.events == by_libcst.events
+    finally:
+        sys.setrecursionlimit(limit)
