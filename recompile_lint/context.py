@@ -7,6 +7,7 @@ statement is parsed on its own and positions are shifted back to file coordinate
 from __future__ import annotations
 
 import builtins
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Union
 
@@ -295,8 +296,11 @@ class FunctionContext:
         return self.module.cls(fn.class_name) if fn is not None else None
 
 
-# Per node class: the fields libcst's own visit goes through, in its (source) order.
+# Per node class: the fields libcst's own visit goes through, in its (source) order. A few
+# classes visit a field only when it is not None (an f-string's ``format_spec``): those fields
+# are told apart, and there is an order per combination of them being None.
 _FIELD_ORDER: dict[type, tuple[str, ...]] = {}
+_NONE_DEPENDENT: dict[type, tuple[tuple[str, ...], dict[tuple[bool, ...], tuple[str, ...]]]] = {}
 _IS_NODE: dict[type, bool] = {}
 
 
@@ -318,12 +322,11 @@ class _FieldRecorder(cst.CSTVisitor):
 def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     """``node.children`` without its cost: libcst's ``children`` (and every ``visit``) builds
     a new copy of the node to find them. The fields and their order are libcst's own, read
-    once per node class from its visit."""
+    from its visit once per node class (and per combination of the fields it visits only
+    when they are not None)."""
     order = _FIELD_ORDER.get(type(node))
     if order is None:
-        recorder = _FieldRecorder(node)
-        node._visit_and_replace_children(recorder)
-        order = _FIELD_ORDER[type(node)] = tuple(dict.fromkeys(recorder.fields))
+        order = _field_order(node)
     out: list[cst.CSTNode] = []
     for name in order:
         value = getattr(node, name)
@@ -332,6 +335,32 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
         elif _is_node(value):
             out.append(value)
     return out
+
+
+def _field_order(node: cst.CSTNode) -> tuple[str, ...]:
+    kind = type(node)
+    known = _NONE_DEPENDENT.get(kind)
+    if known is not None:
+        fields, orders = known
+        pattern = tuple(getattr(node, name) is None for name in fields)
+        order = orders.get(pattern)
+        if order is None:
+            order = orders[pattern] = _recorded_order(node)
+        return order
+    order = _recorded_order(node)
+    # A field this node left unvisited because it is None may be visited when it is not.
+    unsure = tuple(f.name for f in dataclasses.fields(node) if f.name not in order and getattr(node, f.name) is None)
+    if unsure:
+        _NONE_DEPENDENT[kind] = (unsure, {(True,) * len(unsure): order})
+    else:
+        _FIELD_ORDER[kind] = order
+    return order
+
+
+def _recorded_order(node: cst.CSTNode) -> tuple[str, ...]:
+    recorder = _FieldRecorder(node)
+    node._visit_and_replace_children(recorder)
+    return tuple(dict.fromkeys(recorder.fields))
 
 
 def _is_node(value: object) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from recompile_lint import context
 from recompile_lint.context import QuickVisitor, child_nodes
 
 REPO = Path(__file__).resolve().parent.parent
@@ -20,6 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 # rules, and syntax that neither may use (match, walrus, star expressions, f-strings...).
 SOURCES = sorted(REPO.glob("fixtures/**/*.py")) + sorted((REPO / "recompile_lint" / "rules").glob("*.py"))
 EXTRA = '''
+plain = f"{a}"  # an f-string expression without a format spec comes first
 import a.b as c, d
 from .e import (f as g, h)
 async def k(p, /, q: int = 1, *r, s, t=2, **u) -> "v":
@@ -57,13 +59,16 @@ class C(B, metaclass=M):
 '''
 
 
-def modules() -> list[cst.Module]:
-    return [cst.parse_module(path.read_text(encoding="utf-8")) for path in SOURCES] + [cst.parse_module(EXTRA)]
-
-
 @pytest.fixture(scope="module")
 def trees() -> list[cst.Module]:
-    return modules()
+    return [cst.parse_module(EXTRA)] + [cst.parse_module(path.read_text(encoding="utf-8")) for path in SOURCES]
+
+
+@pytest.fixture(autouse=True)
+def nothing_learnt(monkeypatch):
+    # Each test learns the field orders from its own corpus, in its order.
+    for name in ("_FIELD_ORDER", "_NONE_DEPENDENT"):
+        monkeypatch.setattr(context, name, {})
 
 
 def test_child_nodes_are_libcsts_children_in_its_order(trees):
