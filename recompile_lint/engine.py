@@ -149,6 +149,7 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     check = syntax_checks_in_background(index, [p for p in given if p not in chosen])
     if check is not None:
         background.append(check)
+        index.parse_listeners.append(check.parsed)
     load_rules()
     from recompile_lint.context import CstCache, FunctionContext, ProjectContext
 
@@ -244,12 +245,12 @@ def syntax_checks_in_background(index: ProjectIndex, paths: Sequence[str]):
         return None
     paths = sorted(set(paths))
     try:
-        size = sum(os.path.getsize(p) for p in paths)
+        sizes = [os.path.getsize(p) for p in paths]
     except OSError:
         return None
-    if size < parallel.MIN_PARALLEL_BYTES:
+    if sum(sizes) < parallel.MIN_PARALLEL_BYTES:
         return None
-    return parallel.BackgroundSyntaxCheck(paths)
+    return parallel.BackgroundSyntaxCheck(paths, sizes)
 
 
 def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> Guarded:

@@ -604,6 +604,8 @@ class ProjectIndex:
         # Content digests of the files (``cache.RunCache.key`` computed them): what names a
         # file's text in a resident server's memory of text tests (``resident_tests``).
         self.digests: dict[str, str] = {}
+        # Told of each file as its facts are about to be parsed (``parallel.BackgroundSyntaxCheck``).
+        self.parse_listeners: list[Callable[[str], None]] = []
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -622,6 +624,8 @@ class ProjectIndex:
             text = self.text(path)
             facts = None
             if text is not None:
+                for listener in self.parse_listeners:
+                    listener(path)
                 try:
                     facts = self.store.parse(path, text)
                 except PARSE_ERRORS as exc:
@@ -656,6 +660,9 @@ class ProjectIndex:
         sources = [(path, text) for path, text, _ in todo]
         if not worth_parallel(sources, self.jobs):
             return  # facts() parses them one by one
+        for path, _, _ in todo:
+            for listener in self.parse_listeners:
+                listener(path)
         results = parse_in_parallel(sources, self.store.compile_functions, self.jobs)
         for path, _, key in todo:
             result = results[path]

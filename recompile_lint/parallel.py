@@ -185,12 +185,13 @@ def select_in_parallel(
 # ---- syntax checks in the background ---------------------------------------------------------
 
 
-def _check_chunk(paths: list[str]) -> list[tuple[str, FileError | None | bool]]:
+def _check_chunk(paths: list[str], skip: Callable[[str], bool] = lambda path: False) -> list[tuple[str, FileError | None | bool]]:
     """(path, error or None) per file; False where the file could not be read or decoded
-    here (the main process reads it and reports that itself)."""
+    here (the main process reads it and reports that itself), or ``skip`` says it need not
+    be checked."""
     out: list[tuple[str, FileError | None | bool]] = []
     for path in paths:
-        text = _read(path)
+        text = None if skip(path) else _read(path)
         out.append((path, False if text is None else syntax_error(path, text)))
     return out
 
@@ -213,24 +214,41 @@ class BackgroundSyntaxCheck:
     since. Files that could not be read are left out, and so are the worker's files when it
     failed: the caller checks those itself, so the outcome never depends on this. A plain
     process and a lock, not a pool: a pool's thread would make every later fork unsafe.
+
+    A file the analysis parses anyway needs no check: ``parsed(path)`` says so, and the
+    worker passes over such files from then on. The analysis parses the larger modules more
+    often (the ones regions reach), so the worker takes the smaller files first (``sizes``).
     """
 
-    def __init__(self, paths: Sequence[str]):
+    def __init__(self, paths: Sequence[str], sizes: Sequence[int] | None = None):
         self._process = None
         self._receive = None
+        if sizes is not None:
+            paths = [path for _, path in sorted(zip(sizes, paths))]
+        self._number = {path: number for number, path in enumerate(paths)}
         size = max(1, len(paths) // 64)
         self._chunks = [list(paths[i : i + size]) for i in range(0, len(paths), size)]
+        self._parsed = None
         try:
             context = _context()
             # [next chunk from the front, one past the next chunk from the back]
             self._bounds = context.Array("i", [0, len(self._chunks)])
+            # Per path (in ``paths`` order): 1 once the analysis has parsed it.
+            self._parsed = context.Array("b", len(paths), lock=False)
             self._receive, send = context.Pipe(duplex=False)
-            self._process = context.Process(target=_syntax_worker, args=(self._chunks, self._bounds, send, sys.getrecursionlimit()), daemon=True)
+            args = (self._chunks, self._bounds, self._parsed, self._number, send, sys.getrecursionlimit())
+            self._process = context.Process(target=_syntax_worker, args=args, daemon=True)
             self._process.start()
             send.close()
         except Exception:  # noqa: BLE001 - no worker: this process checks every chunk
             self.close()
             self._bounds = None
+
+    def parsed(self, path: str) -> None:
+        """The analysis parsed ``path`` (or will): the worker need not check it."""
+        number = self._number.get(path)
+        if number is not None and self._parsed is not None:
+            self._parsed[number] = 1
 
     def results(self, skip: Callable[[str], bool] = lambda path: False) -> dict[str, FileError | None]:
         out: dict[str, FileError | None] = {}
@@ -273,7 +291,7 @@ def _claim(bounds, back: bool) -> int | None:
         return bounds[0] - 1
 
 
-def _syntax_worker(chunks: list[list[str]], bounds, send, recursion_limit: int) -> None:
+def _syntax_worker(chunks: list[list[str]], bounds, parsed, numbers: dict[str, int], send, recursion_limit: int) -> None:
     _worker_setup(recursion_limit)
     try:
         os.nice(10)
@@ -281,6 +299,6 @@ def _syntax_worker(chunks: list[list[str]], bounds, send, recursion_limit: int) 
         pass
     found = []
     while (number := _claim(bounds, back=False)) is not None:
-        found.append(_check_chunk(chunks[number]))
+        found.append(_check_chunk(chunks[number], lambda path: parsed[numbers[path]] == 1))
     send.send(found)
     send.close()

@@ -155,14 +155,24 @@ def test_background_syntax_checks_report_what_one_process_reports(tmp_path, monk
     started = []
     original = parallel.BackgroundSyntaxCheck.__init__
 
-    def spy(self, paths):
+    def spy(self, paths, sizes=None):
         started.append(list(paths))
-        original(self, paths)
+        original(self, paths, sizes)
+
+    flagged = []
+    original_parsed = parallel.BackgroundSyntaxCheck.parsed
+
+    def parsed(self, path):
+        flagged.append(path)
+        original_parsed(self, path)
 
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(parallel.BackgroundSyntaxCheck, "__init__", spy)
+    monkeypatch.setattr(parallel.BackgroundSyntaxCheck, "parsed", parsed)
     workers = lint_tree(tmp_path / "two", jobs=2)
     assert started and any(p.endswith("broken.py") for p in started[0]), "no background check ran"
+    # The module the mutation scan parses is one the worker is told it need not check.
+    assert any(p.endswith("train.py") for p in flagged) and any(p.endswith("train.py") for p in started[0])
     relative = lambda result: ([(f.code, Path(f.path).name, f.line) for f in result.findings], [(Path(e.path).name, e.message, e.line) for e in result.errors])  # noqa: E731
     assert relative(workers) == relative(single)
     assert {Path(e.path).name for e in single.errors} == {"broken.py", "undecodable.py"}
@@ -286,3 +296,24 @@ def test_background_syntax_checks_are_shared_with_this_process(tmp_path, wait_fo
     expected = {p: syntax_error(p, Path(p).read_text(encoding="utf-8")) for p in paths if not p.endswith("m30.py")}
     assert results == expected
     assert sum(error is not None for error in results.values()) == 9
+
+
+def test_the_background_check_takes_small_files_first_and_passes_over_parsed_ones(tmp_path):
+    paths, sizes = [], []
+    for number in range(70):
+        path = tmp_path / f"m{number:02d}.py"
+        path.write_text("def f(:\n" if number == 3 else f"x = {number}\n" + "# padding\n" * (70 - number), encoding="utf-8")
+        paths.append(str(path))
+        sizes.append(path.stat().st_size)
+    check = parallel.BackgroundSyntaxCheck(paths, sizes)
+    try:
+        order = [path for chunk in check._chunks for path in chunk]
+        assert order == [path for _, path in sorted(zip(sizes, paths))]
+        assert order[0].endswith("m03.py") and order[-1].endswith("m00.py")
+    finally:
+        check.close()
+    # A file the analysis parses is passed over, as if it could not be read: no result.
+    checked = parallel._check_chunk(paths[:5], skip=lambda path: path.endswith("m03.py"))
+    assert [result for _, result in checked][3] is False
+    assert all(result is None for _, result in checked[:3] + checked[4:])
+    assert parallel._check_chunk(paths[3:4])[0][1] is not None
