@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import Callable, Mapping, Union
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -25,7 +25,7 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 # Snippets parsed before, by their text, with their positions: kept only by a resident server
 # (``server``), which parses between commands the snippets a command had to parse
 # (``new_snippets``). A tree depends on nothing but its text.
-resident_snippets: dict[str, tuple[cst.Module, dict]] | None = None
+resident_snippets: dict[str, tuple[cst.Module, Mapping]] | None = None
 new_snippets: list[str] = []
 
 
@@ -47,17 +47,17 @@ class ParsedStatement:
     """One parsed snippet. Positions cost a second pass over the tree, so they are resolved
     only when needed: to report, or to tell lambdas apart."""
 
-    def __init__(self, module: cst.Module, line_offset: int, positions: dict | None = None):
+    def __init__(self, module: cst.Module, line_offset: int, positions: Mapping | None = None):
         self.module = module
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self.line_offset = line_offset
-        self._positions: dict | None = positions
+        self._positions: Mapping | None = positions
         self._lambdas: dict[tuple[int, int], cst.Lambda] | None = None
 
     @property
-    def positions(self) -> dict:
+    def positions(self) -> Mapping:
         if self._positions is None:
-            self._positions = self.wrapper.resolve(PositionProvider)
+            self._positions = positions_of(self.wrapper)
         return self._positions
 
     def outer_def(self, name: str) -> cst.FunctionDef | None:
@@ -78,11 +78,18 @@ class ParsedStatement:
         return self._lambdas.get((line, column))
 
 
-def parse_snippet(snippet: str) -> tuple[cst.Module, dict] | None:
+def positions_of(wrapper: MetadataWrapper) -> Mapping[cst.CSTNode, CodeRange]:
+    """``wrapper.resolve(PositionProvider)``, without the walk over the whole tree that
+    ``resolve`` also makes, for the batchable providers asked for (none here): about half
+    the cost."""
+    return PositionProvider()._gen(wrapper)
+
+
+def parse_snippet(snippet: str) -> tuple[cst.Module, Mapping] | None:
     """A snippet's tree and positions, as a resident server keeps them (None: it does not parse)."""
     try:
         module = cst.parse_module(snippet)
-        return module, MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return module, positions_of(MetadataWrapper(module, unsafe_skip_copy=True))
     except (cst.ParserSyntaxError, RecursionError, ValueError):
         return None
 

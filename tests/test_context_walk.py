@@ -1,8 +1,10 @@
-"""The rules' walks over libcst trees go through the nodes exactly as libcst's own visit does.
+"""The rules' walks over libcst trees go through the nodes exactly as libcst's own visit does,
+and the positions they report are libcst's.
 
 ``context.child_nodes`` reads a node's children from its fields, in the order libcst's visit
 takes them (learnt per node class), instead of letting libcst build a copy of the node; these
-tests hold it to libcst's ``children`` and ``visit`` on every node of real code.
+tests hold it to libcst's ``children`` and ``visit`` on every node of real code, and
+``context.positions_of`` to ``MetadataWrapper.resolve(PositionProvider)``.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from recompile_lint import context
-from recompile_lint.context import QuickVisitor, child_nodes
+from recompile_lint.context import QuickVisitor, child_nodes, positions_of
 
 REPO = Path(__file__).resolve().parent.parent
 # Code with every kind of statement and expression the rules meet: the fixtures, the
@@ -101,15 +104,24 @@ class Order(QuickVisitor):
         self.events.append(("leave", id(original_node)))
 
 
-def test_quick_visitor_walk_is_libcsts_visit(trees):
-    # libcst's visit takes about four frames per level of nesting (long ``+`` chains).
+@pytest.fixture
+def deep_recursion():
+    # libcst's visit and codegen take about four frames per level of nesting (long ``+`` chains).
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20_000))
-    try:
-        for module in trees:
-            by_libcst, by_walk = Order(), Order()
-            module.visit(by_libcst)
-            by_walk.walk(module)
-            assert by_walk.events == by_libcst.events
-    finally:
-        sys.setrecursionlimit(limit)
+    yield
+    sys.setrecursionlimit(limit)
+
+
+def test_quick_visitor_walk_is_libcsts_visit(trees, deep_recursion):
+    for module in trees:
+        by_libcst, by_walk = Order(), Order()
+        module.visit(by_libcst)
+        by_walk.walk(module)
+        assert by_walk.events == by_libcst.events
+
+
+def test_positions_are_libcsts(trees, deep_recursion):
+    for module in trees[::3]:  # a third of the corpus: the other syntax repeats
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        assert dict(positions_of(wrapper)) == dict(wrapper.resolve(PositionProvider))
