@@ -210,6 +210,25 @@ class FunctionContext:
             nodes = self._walk_body()[0]
         return nodes  # type: ignore[return-value]
 
+    def nodes_of(self, *types: type) -> tuple[cst.CSTNode, ...]:
+        """The body nodes (``body_nodes``, in source order) that are instances of ``types``:
+        a class test per node class, where ``isinstance`` on libcst's abstract node classes
+        costs as much per node as the rest of a rule's loop."""
+        key = ("nodes_of", *types)
+        found = self.memo.get(key)
+        if found is None:
+            verdicts: dict[type, bool] = {}
+            picked = []
+            for node in self.body_nodes():
+                kind = type(node)
+                verdict = verdicts.get(kind)
+                if verdict is None:
+                    verdict = verdicts[kind] = issubclass(kind, types)
+                if verdict:
+                    picked.append(node)
+            found = self.memo[key] = tuple(picked)
+        return found  # type: ignore[return-value]
+
     def parents(self) -> dict[int, cst.CSTNode]:
         """``id(node)`` -> parent for the body nodes (and for the nested defs and classes
         directly in them), recorded in the same walk as ``body_nodes``: libcst's ``children``

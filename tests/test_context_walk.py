@@ -125,3 +125,23 @@ def test_positions_are_libcsts(trees, deep_recursion):
     for module in trees[::3]:  # a third of the corpus: the other syntax repeats
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         assert dict(positions_of(wrapper)) == dict(wrapper.resolve(PositionProvider))
+
+
+def test_nodes_of_is_an_isinstance_filter_of_the_body(monkeypatch):
+    from recompile_lint.config import Config
+    from recompile_lint.engine import lint_paths
+
+    contexts = []
+
+    class Recorded(context.FunctionContext):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            contexts.append(self)
+
+    monkeypatch.setattr(context, "FunctionContext", Recorded)
+    lint_paths([str(REPO / "fixtures" / "rcl2xx"), str(REPO / "fixtures" / "rcl1xx")], Config(cache=False))
+    assert len(contexts) > 20
+    kinds = [(cst.Call,), (cst.If, cst.While, cst.IfExp), (cst.BaseSmallStatement, cst.Name), (cst.BaseExpression,)]
+    for ctx in contexts:
+        for types in kinds:
+            assert ctx.nodes_of(*types) == tuple(node for node in ctx.body_nodes() if isinstance(node, types))

@@ -54,7 +54,7 @@ def forward(x):
     )
 
     def check_function(self, ctx: FunctionContext) -> None:
-        for node in ctx.body_nodes():
+        for node in ctx.nodes_of(cst.AugAssign, cst.Assign):
             if isinstance(node, cst.AugAssign):
                 self.check_update(ctx, node, node.target)
             elif (

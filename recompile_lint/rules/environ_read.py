@@ -60,12 +60,12 @@ def main(x):
 
     def check_function(self, ctx: FunctionContext) -> None:
         casts: set[int] = set()
-        for node in ctx.body_nodes():
-            if isinstance(node, cst.Call) and dotted(node.func) in NUMBER_CASTS and ctx.global_value(dotted(node.func)) is None:
+        for node in ctx.nodes_of(cst.Call):
+            if dotted(node.func) in NUMBER_CASTS and ctx.global_value(dotted(node.func)) is None:
                 for arg in node.args:
                     for inner in _walk(arg.value):
                         casts.add(id(inner))
-        for node in ctx.body_nodes():
+        for node in ctx.nodes_of(cst.Subscript, cst.Call):
             key = self.environ_key(ctx, node)
             if key is None:
                 continue

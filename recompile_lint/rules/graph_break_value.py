@@ -94,9 +94,9 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
 
     def check_function(self, ctx: FunctionContext) -> None:
         captured = self.captures_scalars(ctx)
-        returned = self.returned_directly(ctx.body_nodes())
-        for node in ctx.body_nodes():
-            if not isinstance(node, cst.Call) or id(node) in returned:
+        returned = self.returned_directly(ctx.nodes_of(cst.Return, cst.Expr))
+        for node in ctx.nodes_of(cst.Call):
+            if id(node) in returned:
                 continue
             what, fix = self.classify(ctx, node, captured)
             if not what:
@@ -228,8 +228,8 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
     @staticmethod
     def local_values(ctx: FunctionContext, name: str) -> list[cst.BaseExpression]:
         out: list[cst.BaseExpression] = []
-        for node in ctx.body_nodes():
-            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        for node in ctx.nodes_of(cst.Assign):
+            if len(node.targets) == 1:
                 target = node.targets[0].target
                 if isinstance(target, cst.Name) and target.value == name:
                     out.append(node.value)

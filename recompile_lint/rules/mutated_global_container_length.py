@@ -92,10 +92,9 @@ def step(x):
 
     def check_function(self, ctx: FunctionContext) -> None:
         parents = ctx.parents()
-        nodes = ctx.body_nodes()
         seen: set[str] = set()
-        for node in nodes:
-            if not isinstance(node, cst.Name) or node.value in seen:
+        for node in ctx.nodes_of(cst.Name):
+            if node.value in seen:
                 continue
             parent = parents.get(id(node))
             if isinstance(parent, cst.Attribute) and parent.attr is node:

@@ -65,8 +65,8 @@ def partial_sum(x, start: int, end: int):
         }
         if not params:
             return
-        for node in ctx.body_nodes():
-            if not (isinstance(node, cst.Call) and dotted(node.func) == "range" and ctx.global_value("range") is None):
+        for node in ctx.nodes_of(cst.Call):
+            if not (dotted(node.func) == "range" and ctx.global_value("range") is None):
                 continue
             used = [n.value for arg in node.args for n in _names(arg.value) if n.value in params]
             if not used:

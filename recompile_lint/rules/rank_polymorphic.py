@@ -115,8 +115,7 @@ def run():
     def check_function(self, ctx: FunctionContext) -> None:
         params = {p.name for p in ctx.function.params}
         reported: set[str] = set()
-        nodes = list(ctx.body_nodes())
-        for stmt, test in branch_tests(nodes):
+        for stmt, test in branch_tests(ctx.nodes_of(cst.If, cst.While, cst.IfExp)):
             for node in walk(test):
                 receiver = rank_receiver(node)
                 if receiver is None or receiver.value in reported or not ctx.is_local(receiver.value):
@@ -133,9 +132,7 @@ def run():
                     f"`x.reshape(-1, x.shape[-1])`) or compile one function per rank",
                     subject=Subject(kind="rank", module=ctx.module.module, name=receiver.value, value_kind="tensor"),
                 )
-        for node in nodes:
-            if not isinstance(node, cst.Call):
-                continue
+        for node in ctx.nodes_of(cst.Call):
             source = self.rank_source(ctx, node, params)
             if source is None or source in reported:
                 continue

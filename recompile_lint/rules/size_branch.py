@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Iterable
+
 import libcst as cst
 
 from recompile_lint.context import FunctionContext
@@ -76,9 +78,8 @@ def attend(q, k):
     def check_function(self, ctx: FunctionContext) -> None:
         if ctx.region.dynamic == "False":
             return
-        nodes = list(ctx.body_nodes())
-        size_names = self.size_locals(ctx, nodes)
-        for stmt, test in branch_tests(nodes):
+        size_names = self.size_locals(ctx, ctx.nodes_of(cst.Assign))
+        for stmt, test in branch_tests(ctx.nodes_of(cst.If, cst.While, cst.IfExp)):
             if raises_only(stmt):
                 continue
             found = None
@@ -104,7 +105,7 @@ def attend(q, k):
             )
 
     @staticmethod
-    def size_locals(ctx: FunctionContext, nodes: list[cst.CSTNode]) -> dict[str, str]:
+    def size_locals(ctx: FunctionContext, nodes: Iterable[cst.CSTNode]) -> dict[str, str]:
         """Locals assigned from sizes: ``n = x.shape[0]``, ``b, t, c = x.shape`` -> tensor name."""
         out: dict[str, str] = {}
         for node in nodes:

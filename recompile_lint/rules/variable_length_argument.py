@@ -110,7 +110,7 @@ def run(a, b):
         sites = sites_of(ctx.index, ctx.region)
         if not sites:
             return
-        nodes = list(ctx.body_nodes())
+        nodes = ctx.nodes_of(cst.Call, cst.Name, cst.For, cst.CompFor, cst.Assign)
         for param in params:
             if param.kind not in ("positional", "keyword") or not ctx.is_local(param.name):
                 continue

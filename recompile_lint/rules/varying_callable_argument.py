@@ -141,8 +141,8 @@ def train(x: torch.Tensor) -> None:
     def called_parameters(ctx: FunctionContext, names: set[str]) -> dict[str, cst.Call]:
         """Parameters the body calls (``fn(x)``), with the first such call."""
         found: dict[str, cst.Call] = {}
-        for node in ctx.body_nodes():
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in names:
+        for node in ctx.nodes_of(cst.Call):
+            if isinstance(node.func, cst.Name) and node.func.value in names:
                 found.setdefault(node.func.value, node)
         return found
 
