@@ -16,8 +16,10 @@ is its own project root; nothing under the installed packages is written to):
   regions reaching across modules), for N in ``--sizes``;
 - ``single``: one large file (``torch/nn/modules/module.py``) alone in a project.
 
-Per corpus, each tool runs in its own subprocess; wall time, CPU time (user + system) and peak
-resident memory come from ``os.wait4`` (CPU and memory include worker processes). Tools:
+Per corpus, each tool runs in its own subprocess, the tools taking turns (round 1 runs each
+tool once, then round 2...: load that changes during the benchmark weighs on all of them
+alike); wall time, CPU time (user + system) and peak resident memory come from ``os.wait4``
+(CPU and memory include worker processes). Tools:
 
 - ``ast-floor``: ``ast.parse`` of the same files in one process (the cost of reading Python);
 - ``rl``: ``recompile-lint --no-cache -j 1``; ``rl-j2``: ``-j 2``;
@@ -261,16 +263,19 @@ def measure_corpus(name: str, work: Path, repeat: int, torchfix: str | None, out
         tools.append(("torchfix", [torchfix, "-j", "1", target], False))
     elif torchfix:
         print(f"#   {name:<11} torchfix   skipped: {megabytes:.1f} MB is over --torchfix-max-mb {torchfix_max_mb}", flush=True)
-    for tool, cmd, clear_cache in tools:
-        m = Measurement(corpus=name, tool=tool, files=len(files), megabytes=megabytes)
-        if tool == "rl-warm":
-            run_process(cmd, directory)  # fill the cache once, then measure warm runs only
-        for _ in range(repeat):
+    # Interleaved: each round runs every tool once, so load that drifts during the benchmark
+    # weighs on all of them alike and the ratios stay fair. rl-cold empties the cache and
+    # fills it; rl-warm, next, runs on what it filled.
+    measured = [Measurement(corpus=name, tool=tool, files=len(files), megabytes=megabytes) for tool, _, _ in tools]
+    for round_ in range(repeat):
+        for (tool, cmd, clear_cache), m in zip(tools, measured):
             if clear_cache:
                 shutil.rmtree(cache, ignore_errors=True)
             m.runs.append(run_process(cmd, directory, ok_codes=(0, 1, 2) if tool != "torchfix" else tuple(range(256))))
+        print(f"#   {name:<11} round {round_ + 1}/{repeat}: " + "  ".join(f"{m.tool} {m.runs[-1].wall:.2f}s" for m in measured), flush=True)
+    for m in measured:
         out.append(m)
-        print(f"#   {name:<11} {tool:<10} wall {m.median('wall'):8.2f}s  cpu {m.median('cpu'):8.2f}s  peak {m.median('peak_mib'):7.0f} MiB {m.problem}", flush=True)
+        print(f"#   {name:<11} {m.tool:<10} wall {m.median('wall'):8.2f}s  cpu {m.median('cpu'):8.2f}s  peak {m.median('peak_mib'):7.0f} MiB {m.problem}", flush=True)
 
 
 def edited(text: str, i: int) -> str:
