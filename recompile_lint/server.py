@@ -213,18 +213,24 @@ def _keep_entries(entries: str, cache) -> Iterator[None]:
         yield
 
 
-def _keep_snippets(listing: str, context) -> Iterator[None]:
-    """Parse the snippets a command listed (``_command``), a step per snippet."""
+def _take_listing(listing: str) -> list[str]:
+    """The NUL-separated items of a listing a command left (``_tell_server``), which is
+    removed; none when it cannot be read."""
     try:
         with open(listing, "rb") as handle:
-            snippets = handle.read().decode("utf-8", "surrogatepass").split("\0")
+            return handle.read().decode("utf-8", "surrogatepass").split("\0")
     except OSError:
-        return
+        return []
     finally:
         try:
             os.unlink(listing)
         except OSError:
             pass
+
+
+def _keep_snippets(listing: str, context) -> Iterator[None]:
+    """Parse the snippets a command listed, a step per snippet."""
+    snippets = _take_listing(listing)
     kept = context.resident_snippets
     for snippet in snippets:
         if snippet and snippet not in kept:
@@ -237,17 +243,8 @@ def _keep_snippets(listing: str, context) -> Iterator[None]:
 
 
 def _keep_tests(listing: str, index) -> Iterator[None]:
-    """Keep the text tests' results a command listed (``_tell_server``), a step per thousand."""
-    try:
-        with open(listing, "rb") as handle:
-            fields = handle.read().decode("utf-8", "surrogatepass").split("\0")
-    except OSError:
-        return
-    finally:
-        try:
-            os.unlink(listing)
-        except OSError:
-            pass
+    """Keep the text tests' results a command listed, a step per thousand."""
+    fields = _take_listing(listing)
     kept = index.resident_tests
     for start in range(0, len(fields) - 3, 4000):
         if len(kept) >= RESIDENT_TESTS:
