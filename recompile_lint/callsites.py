@@ -368,7 +368,8 @@ def _display_rank(node: ast.AST) -> int:
 
 def collect_call_sites(index: ProjectIndex, names: frozenset[str]) -> list[CallSite]:
     """Calls, anywhere in the project, of a callee whose last name is one of ``names``."""
-    sites: list[CallSite] = []
+    by_path: dict[str, tuple[CallSite, ...]] = {}
+    todo: list[tuple[str, tuple[str, ...], str]] = []  # (path, names it mentions, cache key)
     cache = index.store.cache
     for path in index.paths:
         text = index.text(path)
@@ -382,15 +383,26 @@ def collect_call_sites(index: ProjectIndex, names: frozenset[str]) -> list[CallS
         key = f"{index.store.key(path, text)}\0calls\0{','.join(present)}"
         cached = cache.get_call_sites(key, path) if cache is not None else None
         if cached is not None:
-            sites.extend(cached)
-            continue
-        found = file_call_sites(index, path, text, set(present))
-        if found is None:
+            by_path[path] = cached
+        else:
+            todo.append((path, present, key))
+    found = None
+    if index.jobs != 1 and todo:
+        from recompile_lint.parallel import call_sites_in_parallel
+
+        # The files' facts first, here (a worker's parse would not reach this index).
+        index.prefetch(path for path, _, _ in todo)
+        for path, _, _ in todo:
+            index.facts(path)
+        found = call_sites_in_parallel(index, [(path, present) for path, present, _ in todo], index.jobs)
+    for path, present, key in todo:
+        sites = found[path] if found is not None else file_call_sites(index, path, index.text(path) or "", set(present))
+        if sites is None:
             continue
         if cache is not None:
-            cache.put_call_sites(key, path, found)
-        sites.extend(found)
-    return sites
+            cache.put_call_sites(key, path, sites)
+        by_path[path] = sites
+    return [site for path in index.paths if path in by_path for site in by_path[path]]
 
 
 def file_call_sites(index: ProjectIndex, path: str, text: str, names: set[str]) -> tuple[CallSite, ...] | None:

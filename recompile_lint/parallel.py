@@ -125,6 +125,47 @@ def parse_in_parallel(
     return {path: results[path] for path, _ in items}
 
 
+# The index the call-site workers read (they are forked with it: see call_sites_in_parallel).
+_forked_index = None
+
+
+def call_sites_in_parallel(index, files: Sequence[tuple[str, tuple[str, ...]]], jobs: int) -> dict[str, tuple | None] | None:
+    """``callsites.file_call_sites`` of each (path, names) in up to ``jobs`` workers; None
+    when that would not pay or cannot be done (the caller collects them itself).
+
+    The workers are forked from this process with ``index`` as it is, so each reads the
+    facts and text of its files from there: they must have been read and parsed already (a
+    worker's own reads would not reach this process). Only a fork start can do that.
+    """
+    global _forked_index
+    sizes = [(path, names, len(index.text(path) or "")) for path, names in files]
+    if effective_jobs(jobs) < 2 or len(files) < 2 or sum(size for _, _, size in sizes) < MIN_PARALLEL_BYTES:
+        return None
+    workers = min(effective_jobs(jobs), len(files))
+    chunks = [[(path, names) for path, names, _ in chunk] for chunk in make_chunks(sizes, workers * CHUNKS_PER_WORKER, size=lambda item: item[2])]
+    results: dict[str, tuple | None] = {}
+    _forked_index = index
+    try:
+        context = _context()
+        if context.get_start_method() != "fork":
+            return None
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=gc.disable) as pool:
+            for part in pool.map(_call_sites_chunk, chunks):
+                results.update(part)
+    except Exception:  # noqa: BLE001 - no usable pool: the caller collects them itself
+        return None
+    finally:
+        _forked_index = None
+    return results
+
+
+def _call_sites_chunk(files: list[tuple[str, tuple[str, ...]]]) -> dict[str, tuple | None]:
+    from recompile_lint.callsites import file_call_sites
+
+    index = _forked_index
+    return {path: file_call_sites(index, path, index.text(path) or "", set(names)) for path, names in files}
+
+
 def _read(path: str) -> str | None:
     """A worker's read of a file from disk; None where it cannot be read or decoded (the main
     process then reads it and records the error itself)."""

@@ -317,3 +317,33 @@ def test_the_background_check_takes_small_files_first_and_passes_over_parsed_one
     assert [result for _, result in checked][3] is False
     assert all(result is None for _, result in checked[:3] + checked[4:])
     assert parallel._check_chunk(paths[3:4])[0][1] is not None
+
+
+def test_call_sites_collected_in_workers_are_those_collected_here(tmp_path, monkeypatch):
+    import sys
+
+    from recompile_lint.callsites import file_call_sites, names_of
+    from recompile_lint.config import Config
+    from recompile_lint.engine import analyse
+    from recompile_lint.index import mentions
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from make_synthetic import generate
+
+    generate(tmp_path, 40)
+    files = sorted(str(p) for p in tmp_path.rglob("*.py"))
+    analysis = analyse(files, files, Config(select=("RCL",), cache=False, jobs=1), lambda: [])
+    index = analysis.index
+    names = set().union(*(names_of(region, index) for region in analysis.regions))
+    wanted = [(path, tuple(sorted(n for n in names if mentions(index.text(path) or "", n)))) for path in files]
+    wanted = [(path, present) for path, present in wanted if present]
+    for path, _ in wanted:
+        index.facts(path)
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    found = parallel.call_sites_in_parallel(index, wanted, 2)
+    if parallel._context().get_start_method() != "fork":
+        assert found is None  # only forked workers can read this process's index
+        return
+    here = {path: file_call_sites(index, path, index.text(path) or "", set(present)) for path, present in wanted}
+    assert found == here
+    assert sum(len(sites or ()) for sites in here.values()) > 10
