@@ -100,6 +100,15 @@ def load_entry(data: bytes) -> ModuleFacts | None:
     return facts if isinstance(facts, ModuleFacts) else None
 
 
+def load_call_sites(data: bytes) -> tuple | None:
+    """The call sites pickled in ``data``, or None when it is not a well-formed entry."""
+    try:
+        sites = _CallSitesUnpickler(io.BytesIO(data)).load()
+    except Exception:  # noqa: BLE001 - any damage to an entry means "not cached"
+        return None
+    return sites if isinstance(sites, tuple) else None
+
+
 def dump_entry(facts: ModuleFacts) -> bytes:
     """The bytes stored for ``facts`` (its lazily built lookup tables are left out)."""
     if facts._lookup:
@@ -157,10 +166,8 @@ class FactsCache:
             if kept is not None and getattr(kept, "path", None) == path:
                 self.hits += 1
                 return kept
-        try:
-            with open(entry, "rb") as handle:
-                data = handle.read()
-        except OSError:
+        data = _read(entry)
+        if data is None:
             self.misses += 1
             return None
         facts = load_entry(data)
@@ -183,12 +190,9 @@ class FactsCache:
             kept = resident.get(entry)
             if isinstance(kept, tuple):
                 return kept
-        try:
-            with open(entry, "rb") as handle:
-                sites = _CallSitesUnpickler(io.BytesIO(handle.read())).load()
-        except Exception:  # noqa: BLE001 - a missing or damaged entry means "not cached"
-            return None
-        if not isinstance(sites, tuple) or any(getattr(site, "path", None) != path for site in sites):
+        data = _read(entry)
+        sites = load_call_sites(data) if data is not None else None
+        if sites is None or any(getattr(site, "path", None) != path for site in sites):
             return None
         return sites
 
@@ -296,17 +300,15 @@ def resident_entries(entries: str, known: dict[str, Any]) -> Iterator[tuple[str,
         if os.path.basename(shard) == "calls":
             for calls in _subdirectories(shard):
                 for name in _files(calls):
-                    if name in known:
-                        continue
-                    sites = _read(name, _CallSitesUnpickler)
-                    if isinstance(sites, tuple):
+                    data = None if name in known else _read(name)
+                    sites = load_call_sites(data) if data is not None else None
+                    if sites is not None:
                         yield name, sites
             continue
         for name in _files(shard):
-            if name in known:
-                continue
-            facts = _read(name, _FactsUnpickler)
-            if facts is not None and type(facts).__name__ == "ModuleFacts":
+            data = None if name in known else _read(name)
+            facts = load_entry(data) if data is not None else None
+            if facts is not None:
                 yield name, facts
 
 
@@ -324,11 +326,11 @@ def _files(directory: str) -> list[str]:
         return []
 
 
-def _read(name: str, unpickler: type[pickle.Unpickler]) -> Any:
+def _read(name: str) -> bytes | None:
     try:
         with open(name, "rb") as handle:
-            return unpickler(io.BytesIO(handle.read())).load()
-    except Exception:  # noqa: BLE001 - a damaged entry is simply not kept
+            return handle.read()
+    except OSError:
         return None
 
 
