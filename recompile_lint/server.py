@@ -353,6 +353,8 @@ def _tell_server(notify_write: int) -> None:
     """What the server may keep for the next commands: the facts directories this command
     opened, and the snippets it parsed and the results of the text tests it ran (each listed
     in a file beside the socket)."""
+    import tempfile
+
     from recompile_lint import cache, context, index
 
     lines = [f"facts {entries}\n" for entries in sorted(cache.opened_directories)]
@@ -360,8 +362,6 @@ def _tell_server(notify_write: int) -> None:
     try:
         for kind, items in (("snippets", context.new_snippets), ("tests", tests)):
             if items:
-                import tempfile
-
                 fd, listing = tempfile.mkstemp(dir=_directory, prefix=f".{kind}-")
                 with os.fdopen(fd, "wb") as handle:
                     handle.write("\0".join(items).encode("utf-8", "surrogatepass"))
