@@ -164,8 +164,8 @@ class FunctionContext:
         self.depth = depth
         self._parsed = parsed
         self.reports: list[Report] = []
-        # Per-function results several rules share (body nodes, reads): computed once.
-        self.memo: dict[str, object] = {}
+        # Per-function results several rules share (body nodes, reads, nodes by class): computed once.
+        self.memo: dict[object, object] = {}
 
     @property
     def path(self) -> str:
