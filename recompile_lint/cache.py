@@ -91,22 +91,22 @@ class _CallSitesUnpickler(pickle.Unpickler):
 
 def load_entry(data: bytes) -> ModuleFacts | None:
     """The facts pickled in ``data``, or None when it is not a well-formed entry."""
-    try:
-        facts = _FactsUnpickler(io.BytesIO(data)).load()
-    except Exception:  # noqa: BLE001 - any damage to an entry means "not cached"
-        return None
     from recompile_lint.facts import ModuleFacts
 
-    return facts if isinstance(facts, ModuleFacts) else None
+    return _load(data, _FactsUnpickler, ModuleFacts)
 
 
 def load_call_sites(data: bytes) -> tuple | None:
     """The call sites pickled in ``data``, or None when it is not a well-formed entry."""
+    return _load(data, _CallSitesUnpickler, tuple)
+
+
+def _load(data: bytes, unpickler: type[pickle.Unpickler], kind: type) -> Any:
     try:
-        sites = _CallSitesUnpickler(io.BytesIO(data)).load()
+        value = unpickler(io.BytesIO(data)).load()
     except Exception:  # noqa: BLE001 - any damage to an entry means "not cached"
         return None
-    return sites if isinstance(sites, tuple) else None
+    return value if isinstance(value, kind) else None
 
 
 def dump_entry(facts: ModuleFacts) -> bytes:
