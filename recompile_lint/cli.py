@@ -21,6 +21,8 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # (never freed nor collected), and once one is, the interpreter's teardown may be skipped.
 _process_ends = False
 _retained: list = []
+# True in a resident server's child: a server already answers, none is to be started.
+_in_server = False
 
 
 def run() -> None:
@@ -149,13 +151,15 @@ def build_config(paths: Sequence[str], select, extend_select, ignore, exclude, e
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report here instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, output_format, output_file, statistics, exit_zero) -> None:
+@click.option("--start-server", is_flag=True, default=None, help="When no resident server answered this command, start one for the next ones (see `recompile-lint server`).")
+def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, output_format, output_file, statistics, exit_zero, start_server) -> None:
     """Lint PATHS (files or directories; default: the current directory)."""
     from recompile_lint.engine import lint_paths
 
     paths = tuple(paths) or (".",)
     try:
         config = build_config(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir)
+        config = config.with_overrides(start_server=start_server)
     except ConfigError as exc:
         click.echo(f"recompile-lint: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
@@ -191,11 +195,29 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
             sys.exit(EXIT_CLEAN)
         click.echo("recompile-lint: error: no Python files found in " + ", ".join(paths), err=True)
         sys.exit(EXIT_ERROR)
+    if config.start_server:
+        start_server_for_next_commands()
     if result.errors:
         sys.exit(EXIT_ERROR)
     if result.findings and not exit_zero:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
+
+
+def start_server_for_next_commands() -> None:
+    """``--start-server``: when this command ran here rather than in a resident server, start
+    one in the background (it does not delay this command), so that the next commands of
+    this installation skip the start-up. Not where servers are off (``RECOMPILE_LINT_NO_SERVER``)
+    or cannot run."""
+    from recompile_lint import client
+
+    if _in_server or not client.server_wanted(["check"]):
+        return
+    from recompile_lint import server as resident
+
+    pid, problem = resident.start(client.socket_path(), resident.IDLE_TIMEOUT, wait=0)
+    if pid is None:
+        click.echo(f"recompile-lint: warning: {problem}", err=True)
 
 
 @main.command("rules")

@@ -29,7 +29,7 @@ LOCAL_COMMANDS = frozenset({"server"})
 def run() -> None:
     """Entry point of the ``recompile-lint`` script and of ``python -m recompile_lint``."""
     argv = sys.argv[1:]
-    if _server_wanted(argv):
+    if server_wanted(argv):
         code = ask_server(sys.argv)
         if code is not None:
             sys.exit(code)
@@ -38,7 +38,7 @@ def run() -> None:
     run_here()
 
 
-def _server_wanted(argv: list[str]) -> bool:
+def server_wanted(argv: list[str]) -> bool:
     if os.name != "posix" or os.environ.get(NO_SERVER_VAR, "") not in ("", "0"):
         return False
     return not (argv and argv[0] in LOCAL_COMMANDS)

@@ -70,6 +70,8 @@ class Config:
     jobs: int = 1
     cache: bool = True
     cache_dir: str | None = None
+    # Start a resident server after a run that found none (``recompile-lint server``).
+    start_server: bool = False
     # Directory of the pyproject.toml the settings came from (None: defaults only).
     source: str | None = None
     verify: VerifyConfig = field(default_factory=VerifyConfig)
@@ -168,6 +170,10 @@ def parse_table(table: Mapping[str, Any], where: str) -> Config:
             if not isinstance(value, bool):
                 raise ConfigError(f"{at}: expected true or false, got {value!r}")
             changes["cache"] = value
+        elif key == "start-server":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{at}: expected true or false, got {value!r}")
+            changes["start_server"] = value
         elif key == "verify":
             changes["verify"] = _parse_verify(value, at)
         else:

@@ -393,7 +393,7 @@ def lint_paths(
     run_cache = facts_cache.run_cache(all_files[0] if all_files else root) if facts_cache is not None and reader is None else None
     key = None
     if run_cache is not None:
-        settings = repr((replace(config, jobs=1, cache=True, cache_dir=None), noqa, discovered.errors, discovered.excluded))
+        settings = repr((replace(config, jobs=1, cache=True, cache_dir=None, start_server=False), noqa, discovered.errors, discovered.excluded))
         key = run_cache.key(settings, sorted(given.items()), all_files)
         run_cache.save_table(all_files)
         cached = run_cache.get(key) if key is not None else None

@@ -398,6 +398,7 @@ def _run_cli() -> int:
     from recompile_lint import cli
 
     cli._process_ends = True
+    cli._in_server = True
     try:
         cli.main()
     except SystemExit as exc:
@@ -458,7 +459,10 @@ def log_path(path: str) -> str:
 
 
 def start(path: str, idle_timeout: float, wait: float = 30.0) -> tuple[int | None, str]:
-    """Start a server at ``path`` in the background: (its pid or None, what went wrong)."""
+    """Start a server at ``path`` in the background: (its pid or None, what went wrong).
+
+    It waits up to ``wait`` seconds for the server to answer; with ``wait`` 0 it returns the
+    new process's pid at once (a server that then fails to start says why in its log)."""
     import subprocess
 
     found = status(path)
@@ -479,6 +483,8 @@ def start(path: str, idle_timeout: float, wait: float = 30.0) -> tuple[int | Non
             )
     except OSError as exc:
         return None, f"cannot start the server: {exc.strerror or exc}"
+    if wait <= 0:
+        return process.pid, ""
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         found = status(path)

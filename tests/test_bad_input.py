@@ -249,8 +249,9 @@ def test_unreadable_file(project, monkeypatch):
         ("[tool.recompile-lint]\nmax-depth = 'deep'\n", "max-depth: expected a non-negative integer"),
         ("[tool.recompile-lint]\nignore = ['RCL999']\n", "unknown rule code or prefix rcl999"),
         ("[tool.recompile-lint]\ncache = 'yes'\n", "cache: expected true or false"),
+        ("[tool.recompile-lint]\nstart-server = 1\n", "start-server: expected true or false"),
     ],
-    ids=["unknown-key", "wrong-type-list", "wrong-type-int", "unknown-code", "wrong-type-bool"],
+    ids=["unknown-key", "wrong-type-list", "wrong-type-int", "unknown-code", "wrong-type-bool", "wrong-type-start-server"],
 )
 def test_invalid_config_section(project, table, problem):
     (project / "pyproject.toml").write_text(table, encoding="utf-8")

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "integrations.md"
 SNIPPET = re.compile(r"<!-- snippet: (?P<name>[\w-]+) -->\n```(?P<lang>\w*)\n(?P<body>.*?)\n```", re.S)
 SCHEMA = json.loads((REPO / "tests" / "data" / "sarif-2.1.0.json").read_text(encoding="utf-8"))
-EXPECTED = {"pre-commit", "pre-commit-verify", "flake8", "ruff", "github-actions", "github-annotations", "statistics"}
+EXPECTED = {"pre-commit", "pre-commit-verify", "pre-commit-server", "flake8", "ruff", "github-actions", "github-annotations", "statistics"}
 
 SOURCE = SEED_SOURCE
 
@@ -69,7 +69,7 @@ def test_every_integration_has_its_snippet() -> None:
     assert set(snippets()) == EXPECTED
 
 
-@pytest.mark.parametrize("name", ["pre-commit", "pre-commit-verify"])
+@pytest.mark.parametrize("name", ["pre-commit", "pre-commit-verify", "pre-commit-server"])
 def test_pre_commit_snippets_are_valid_configs_naming_our_hooks(name: str, tmp_path: Path) -> None:
     lang, body = snippets()[name]
     assert lang == "yaml"
@@ -84,6 +84,19 @@ def test_pre_commit_snippets_are_valid_configs_naming_our_hooks(name: str, tmp_p
         [verify] = [hook for hook in repo["hooks"] if hook["id"] == "recompile-lint-verify"]
         # torch is the user's choice, and it is pinned.
         assert any(re.fullmatch(r"torch==[\d.]+", dep) for dep in verify["additional_dependencies"])
+
+
+def test_pre_commit_server_snippet_passes_arguments_the_hook_takes(project: Path) -> None:
+    [repo] = yaml.safe_load(snippets()["pre-commit-server"][1])["repos"]
+    [hook] = repo["hooks"]
+    [manifest] = [h for h in load_manifest(str(REPO / ".pre-commit-hooks.yaml")) if h["id"] == hook["id"]]
+    # pre-commit runs the entry, then the args, then the changed files (servers off here).
+    env = {**os.environ, "RECOMPILE_LINT_NO_SERVER": "1"}
+    argv = [*shlex.split(manifest["entry"]), *hook["args"], os.path.join("src", "train.py")]
+    assert argv[0] == "recompile-lint"
+    result = subprocess.run([sys.executable, "-m", "recompile_lint", *argv[1:]], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    assert "RCL101" in result.stdout
 
 
 def test_flake8_snippet_reports_the_finding(project: Path) -> None:

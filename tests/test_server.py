@@ -191,6 +191,45 @@ def test_without_an_answering_server_the_command_runs_here(server_env, tmp_path)
     assert "server running" in server_status(server_env)
 
 
+def wait_until_running(env, timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        said = server_status(env)
+        if "server running" in said:
+            return said
+        time.sleep(0.2)
+    raise AssertionError("no server started")
+
+
+def test_start_server_leaves_a_server_that_answers_the_next_commands(server_env, tmp_path):
+    fixture = "fixtures/rcl1xx/global_int_counter.py"
+    here = lint(server_env, "--no-cache", fixture, server=False)
+    assert "server running" not in server_status(server_env)
+    first = lint(server_env, "--no-cache", "--start-server", fixture)
+    # The command itself ran here, with the same result.
+    assert (first.returncode, first.stdout, first.stderr) == (here.returncode, here.stdout, here.stderr)
+    wait_until_running(server_env)
+    before = served(server_env)
+    second = lint(server_env, "--no-cache", "--start-server", fixture)
+    assert (second.returncode, second.stdout, second.stderr) == (here.returncode, here.stdout, here.stderr)
+    assert served(server_env) == before + 2  # that server answered it (and this status query)
+    assert len(list(Path(server_env[client.DIR_VAR]).glob("*.sock"))) == 1
+
+
+def test_start_server_from_the_configuration_and_never_where_servers_are_off(server_env, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.recompile-lint]\nstart-server = true\n", encoding="utf-8")
+    (project / "good.py").write_text("import torch\n\n\n@torch.compile\ndef f(x):\n    return x + 1\n", encoding="utf-8")
+    off = lint(server_env, "--no-cache", "good.py", cwd=project, server=False)
+    assert off.returncode == 0, off.stderr
+    time.sleep(1)
+    assert "server running" not in server_status(server_env)
+    on = lint(server_env, "--no-cache", "good.py", cwd=project)
+    assert (on.returncode, on.stdout) == (off.returncode, off.stdout)
+    wait_until_running(server_env)
+
+
 def test_a_directory_others_can_enter_is_never_trusted(tmp_path):
     open_directory = tmp_path / "open"
     open_directory.mkdir()
