@@ -164,6 +164,10 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
         click.echo(f"recompile-lint: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
     _retained.clear()
+    if config.start_server and _server_to_start():
+        from recompile_lint import server as resident
+
+        resident.record_what_to_keep()
     try:
         result = lint_paths(paths, config, retain=_retained if _process_ends else None)
     except Exception as exc:  # noqa: BLE001 - an internal error must still be one clear line
@@ -195,7 +199,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
             sys.exit(EXIT_CLEAN)
         click.echo("recompile-lint: error: no Python files found in " + ", ".join(paths), err=True)
         sys.exit(EXIT_ERROR)
-    if config.start_server:
+    if config.start_server and _server_to_start():
         start_server_for_next_commands()
     if result.errors:
         sys.exit(EXIT_ERROR)
@@ -204,18 +208,22 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     sys.exit(EXIT_CLEAN)
 
 
-def start_server_for_next_commands() -> None:
-    """``--start-server``: when this command ran here rather than in a resident server, start
-    one in the background (it does not delay this command), so that the next commands of
-    this installation skip the start-up. Not where servers are off (``RECOMPILE_LINT_NO_SERVER``)
-    or cannot run."""
+def _server_to_start() -> bool:
+    """Whether ``--start-server`` may start one: this command runs here, not in a resident
+    server, and servers are not off (``RECOMPILE_LINT_NO_SERVER``) nor unable to run."""
     from recompile_lint import client
 
-    if _in_server or not client.server_wanted(["check"]):
-        return
+    return not _in_server and client.server_wanted(["check"])
+
+
+def start_server_for_next_commands() -> None:
+    """``--start-server``: start a resident server in the background (this command does not
+    wait for it), so that the next commands of this installation skip the start-up. It keeps
+    what this run read and parsed, as it would after a command of its own."""
+    from recompile_lint import client
     from recompile_lint import server as resident
 
-    pid, problem = resident.start(client.socket_path(), resident.IDLE_TIMEOUT, wait=0)
+    pid, problem = resident.start(client.socket_path(), resident.IDLE_TIMEOUT, wait=0, keep=True)
     if pid is None:
         click.echo(f"recompile-lint: warning: {problem}", err=True)
 

@@ -62,8 +62,10 @@ def preload() -> None:
         get_formatter(name)
 
 
-def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
-    """Listen at ``path`` until idle for ``idle_timeout`` seconds or told to stop."""
+def serve(path: str, idle_timeout: float = IDLE_TIMEOUT, learn: str | None = None) -> int:
+    """Listen at ``path`` until idle for ``idle_timeout`` seconds or told to stop. ``learn``:
+    a file in the socket's directory holding ``what_to_keep``'s lines from the run that
+    started this server, kept as a command's would be (the file is removed)."""
     from recompile_lint import cache, context, index
 
     directory = os.path.dirname(path)
@@ -112,6 +114,10 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
     children: set[int] = set()
     work: dict[str, Iterator[None]] = {}  # what commands told of, still to read or parse
     pending = b""
+    if learn is not None and os.path.dirname(learn) == directory:
+        for line in _take_listing(learn, "\n"):
+            if line:
+                _queue(line, work, directory)
     served = 0
     gc.freeze()
     try:
@@ -152,13 +158,7 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
                     pass
                 while b"\n" in pending:
                     line, pending = pending.split(b"\n", 1)
-                    kind, _, value = line.decode("utf-8", "replace").partition(" ")
-                    if kind == "facts" and os.path.isdir(value):
-                        work.setdefault(line.decode("utf-8", "replace"), _keep_entries(value, cache))
-                    elif kind == "snippets" and os.path.dirname(value) == directory:
-                        work.setdefault(line.decode("utf-8", "replace"), _keep_snippets(value, context))
-                    elif kind == "tests" and os.path.dirname(value) == directory:
-                        work.setdefault(line.decode("utf-8", "replace"), _keep_tests(value, index))
+                    _queue(line.decode("utf-8", "replace"), work, directory)
                 continue
             if work:
                 _work_some(work)
@@ -178,6 +178,20 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> int:
                 os.unlink(log)
         except OSError:
             pass
+
+
+def _queue(line: str, work: dict[str, Iterator[None]], directory: str) -> None:
+    """Queue what a ``kind value`` line of ``what_to_keep`` names (listings only from the
+    server's own directory)."""
+    from recompile_lint import cache, context, index
+
+    kind, _, value = line.partition(" ")
+    if kind == "facts" and os.path.isdir(value):
+        work.setdefault(line, _keep_entries(value, cache))
+    elif kind == "snippets" and os.path.dirname(value) == directory:
+        work.setdefault(line, _keep_snippets(value, context))
+    elif kind == "tests" and os.path.dirname(value) == directory:
+        work.setdefault(line, _keep_tests(value, index))
 
 
 def _reap(children: set[int]) -> None:
@@ -213,12 +227,12 @@ def _keep_entries(entries: str, cache) -> Iterator[None]:
         yield
 
 
-def _take_listing(listing: str) -> list[str]:
-    """The NUL-separated items of a listing a command left (``_tell_server``), which is
-    removed; none when it cannot be read."""
+def _take_listing(listing: str, separator: str = "\0") -> list[str]:
+    """The items of a listing a command left (``what_to_keep``), which is removed; none when
+    it cannot be read."""
     try:
         with open(listing, "rb") as handle:
-            return handle.read().decode("utf-8", "surrogatepass").split("\0")
+            return handle.read().decode("utf-8", "surrogatepass").split(separator)
     except OSError:
         return []
     finally:
@@ -350,25 +364,40 @@ def _command(request: dict, fds: list[int], notify_write: int, conn) -> None:
 
 
 def _tell_server(notify_write: int) -> None:
-    """What the server may keep for the next commands: the facts directories this command
-    opened, and the snippets it parsed and the results of the text tests it ran (each listed
-    in a file beside the socket)."""
+    """Tell the server what it may keep for the next commands (``what_to_keep``)."""
+    try:
+        os.write(notify_write, what_to_keep(_directory).encode())
+    except OSError:
+        pass
+
+
+def record_what_to_keep() -> None:
+    """Have this process's run record what a server keeps (a server's children always do)."""
+    from recompile_lint import context, index
+
+    if context.resident_snippets is None:
+        context.resident_snippets = {}
+    if index.resident_tests is None:
+        index.resident_tests = {}
+
+
+def what_to_keep(directory: str) -> str:
+    """What a server may keep after this process's run, as lines of ``kind value``: the facts
+    directories it opened, and the snippets it parsed and the results of the text tests it
+    ran (each listed in a file in ``directory``, the server's own). Raises OSError."""
     import tempfile
 
     from recompile_lint import cache, context, index
 
     lines = [f"facts {entries}\n" for entries in sorted(cache.opened_directories)]
     tests = ["\0".join((name, path, digest, "1" if result else "0")) for name, path, digest, result in index.new_tests]
-    try:
-        for kind, items in (("snippets", context.new_snippets), ("tests", tests)):
-            if items:
-                fd, listing = tempfile.mkstemp(dir=_directory, prefix=f".{kind}-")
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write("\0".join(items).encode("utf-8", "surrogatepass"))
-                lines.append(f"{kind} {listing}\n")
-        os.write(notify_write, "".join(lines).encode())
-    except OSError:
-        pass
+    for kind, items in (("snippets", context.new_snippets), ("tests", tests)):
+        if items:
+            fd, listing = tempfile.mkstemp(dir=directory, prefix=f".{kind}-")
+            with os.fdopen(fd, "wb") as handle:
+                handle.write("\0".join(items).encode("utf-8", "surrogatepass"))
+            lines.append(f"{kind} {listing}\n")
+    return "".join(lines)
 
 
 def _reopen_streams(streams: list) -> None:
@@ -458,22 +487,34 @@ def log_path(path: str) -> str:
     return path[: -len(".sock")] + ".log"
 
 
-def start(path: str, idle_timeout: float, wait: float = 30.0) -> tuple[int | None, str]:
+def start(path: str, idle_timeout: float, wait: float = 30.0, keep: bool = False) -> tuple[int | None, str]:
     """Start a server at ``path`` in the background: (its pid or None, what went wrong).
 
     It waits up to ``wait`` seconds for the server to answer; with ``wait`` 0 it returns the
-    new process's pid at once (a server that then fails to start says why in its log)."""
+    new process's pid at once (a server that then fails to start says why in its log). With
+    ``keep``, the server keeps what this process's run would have left it (``what_to_keep``:
+    this process must have called ``record_what_to_keep`` before the run)."""
     import subprocess
+    import tempfile
 
     found = status(path)
     if found is not None:
         return found["pid"], ""
     log = log_path(path)
+    learn: list[str] = []
     try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        directory = os.path.dirname(path)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        if not client.private_directory(directory):
+            return None, f"{directory} must be a directory only you can enter"
+        if keep:
+            fd, listing = tempfile.mkstemp(dir=directory, prefix=".learn-")
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:
+                handle.write(what_to_keep(directory))
+            learn.append(listing)
         with open(log, "ab") as handle:
             process = subprocess.Popen(
-                [sys.executable, "-m", "recompile_lint.server", path, str(idle_timeout)],
+                [sys.executable, "-m", "recompile_lint.server", path, str(idle_timeout), *learn],
                 stdin=subprocess.DEVNULL,
                 stdout=handle,
                 stderr=handle,
@@ -482,6 +523,11 @@ def start(path: str, idle_timeout: float, wait: float = 30.0) -> tuple[int | Non
                 cwd="/",
             )
     except OSError as exc:
+        for listing in learn:
+            for line in _take_listing(listing, "\n"):
+                kind, _, value = line.partition(" ")
+                if kind in ("snippets", "tests") and os.path.dirname(value) == directory:
+                    _take_listing(value)
         return None, f"cannot start the server: {exc.strerror or exc}"
     if wait <= 0:
         return process.pid, ""
@@ -502,4 +548,4 @@ def start(path: str, idle_timeout: float, wait: float = 30.0) -> tuple[int | Non
 
 
 if __name__ == "__main__":
-    sys.exit(serve(sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else IDLE_TIMEOUT))
+    sys.exit(serve(sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else IDLE_TIMEOUT, sys.argv[3] if len(sys.argv) > 3 else None))

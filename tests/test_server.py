@@ -203,14 +203,18 @@ def wait_until_running(env, timeout: float = 60) -> str:
 
 def test_start_server_leaves_a_server_that_answers_the_next_commands(server_env, tmp_path):
     fixture = "fixtures/rcl1xx/global_int_counter.py"
+    cache = str(tmp_path / "cache")
     here = lint(server_env, "--no-cache", fixture, server=False)
     assert "server running" not in server_status(server_env)
-    first = lint(server_env, "--no-cache", "--start-server", fixture)
+    first = lint(server_env, "--cache-dir", cache, "--start-server", fixture)
     # The command itself ran here, with the same result.
     assert (first.returncode, first.stdout, first.stderr) == (here.returncode, here.stdout, here.stderr)
-    wait_until_running(server_env)
+    assert "0 command(s) answered" in wait_until_running(server_env)
+    # Before any command of its own, it holds what that run read, parsed and tested.
+    wait_until_held(server_env)
+    assert not list(Path(server_env[client.DIR_VAR]).glob(".*-*"))  # every listing taken
     before = served(server_env)
-    second = lint(server_env, "--no-cache", "--start-server", fixture)
+    second = lint(server_env, "--cache-dir", cache, "--start-server", fixture)
     assert (second.returncode, second.stdout, second.stderr) == (here.returncode, here.stdout, here.stderr)
     assert served(server_env) == before + 2  # that server answered it (and this status query)
     assert len(list(Path(server_env[client.DIR_VAR]).glob("*.sock"))) == 1
