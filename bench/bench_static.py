@@ -34,7 +34,9 @@ constant changes; the rest of the project in a warm cache, and without a cache):
 compiles functions, one whose helpers other modules' regions reach. And a fixture of this
 repository, unchanged (a warm run is answered from the run cache). The same cases again as
 ``rl-server``: through a resident server of the benchmark's own (``recompile-lint server
-start``) that has answered a run over the whole project. ``python -c pass`` is the
+start``) that has answered a run over the whole project, and the two edits as
+``rl-started``: through the server a first ``--start-server`` run of the same command left
+(the pre-commit snippet's flow). ``python -c pass`` is the
 interpreter's own start-up, the floor of any command (an editable install of recompile-lint
 adds ~30 ms to it: its import finder; measure a regular ``pip install .`` for the figures
 users get).
@@ -342,6 +344,20 @@ def measure_changed_file(work: Path, repeat: int, out: list[Measurement]) -> Non
                     m.runs.append(run_process(cmd, cwd, env=served))
                 out.append(m)
                 print(f"#   {corpus:<26} {'rl-server':<12} wall {m.median('wall'):6.3f}s {m.problem}", flush=True)
+        # The pre-commit snippet's flow: no server until a run with --start-server (the first
+        # commit, an rl-warm row's cost) leaves one, with only what that run used.
+        for corpus, cmd, cwd, target in server_cases[:2]:
+            subprocess.run([*lint, "server", "stop"], env=served, capture_output=True, check=False)
+            started = [*cmd[:-1], "--start-server", cmd[-1]]
+            m = Measurement(corpus=corpus, tool="rl-started", files=1, megabytes=0.0)
+            (directory / target).write_text(edited(originals[target], 2 * repeat), encoding="utf-8")
+            run_process(started, cwd, env=served)
+            wait_for_server(lint, served)
+            for i in range(repeat):
+                (directory / target).write_text(edited(originals[target], 2 * repeat + 1 + i), encoding="utf-8")
+                m.runs.append(run_process(started, cwd, env=served))
+            out.append(m)
+            print(f"#   {corpus:<26} {'rl-started':<12} wall {m.median('wall'):6.3f}s {m.problem}", flush=True)
     finally:
         subprocess.run([*lint, "server", "stop"], env=served, capture_output=True, check=False)
         for path, text in originals.items():
@@ -409,7 +425,8 @@ def print_table(results: list[Measurement], torchfix: str | None) -> None:
     single = [m for m in results if m.corpus.startswith(("synth-1000 edit", "repo fixture", "start-up"))]
     if single:
         print()
-        print("one changed file: whole process wall | cpu seconds (median); rl-server: answered by a resident server (cpu: the client's only)")
+        print("one changed file: whole process wall | cpu seconds (median); rl-server: answered by a resident server (cpu: the client's only),")
+        print("  warmed by a run over the project; rl-started: by the server a first --start-server run of the same command left")
         for m in single:
             print(f"  {m.corpus:<24} {m.tool:<13} {m.median('wall'):6.3f} | {m.median('cpu'):6.3f}  peak {m.median('peak_mib'):5.0f} MiB {m.problem}")
     synth = [(int(c.split('-')[1]), by[(c, 'rl')]) for c in corpora if c.startswith("synth-") and (c, "rl") in by]
