@@ -131,8 +131,10 @@ def test_chunks_cover_every_file_once_and_balance_sizes():
     sources = [(f"f{i}.py", "x" * size) for i, size in enumerate([900, 10, 10, 300, 300, 300, 50, 50])]
     chunks = make_chunks(sources, 3)
     assert sorted(s for c in chunks for s in c) == sorted(sources)
-    totals = sorted(sum(len(t) for _, t in c) for c in chunks)
-    assert totals[-1] == 900  # the largest file alone; the rest spread over the others
+    totals = [sum(len(t) for _, t in c) for c in chunks]
+    assert totals[0] == 900  # the largest file alone, handed out first; the rest spread over the others
+    assert totals == sorted(totals, reverse=True)
+    assert totals == [900, 600, 420]
     assert make_chunks(sources[:2], 8) and len(make_chunks(sources[:2], 8)) == 2
 
 
