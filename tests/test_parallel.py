@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import textwrap
 from pathlib import Path
@@ -86,6 +87,20 @@ def test_fixture_facts_are_identical_in_workers():
     assert parse_in_parallel(sources, ("my.compile_wrapper",), jobs=2, min_bytes=0) == {
         p: parallel.parse_one(p, t, ("my.compile_wrapper",)) for p, t in sources
     }
+
+
+def test_a_worker_keeps_trees_up_to_its_bound_and_gives_the_same_facts(tmp_path, monkeypatch):
+    sources = [(p, t) for p, t in write_tree(tmp_path) if not p.endswith("broken.py")]
+    monkeypatch.setattr(parallel, "_kept_trees", [])
+    monkeypatch.setattr(parallel, "_kept_bytes", 0)
+    bound = sum(len(t) for _, t in sources[:2])
+    monkeypatch.setattr(parallel, "KEEP_TREES_BYTES", bound)
+    assert parallel._parse_chunk(sources, (), keep=True) == parallel._parse_chunk(sources, ())
+    assert len(parallel._kept_trees) >= 2 and parallel._kept_bytes <= bound
+    assert all(isinstance(tree, ast.Module) for tree in parallel._kept_trees)
+    parallel._parse_chunk(sources, (), keep=True)
+    assert parallel._kept_bytes <= bound  # across chunks too
+    assert len(parallel._kept_trees) < 2 * len(sources)
 
 
 def test_compile_functions_reach_the_workers(tmp_path):
