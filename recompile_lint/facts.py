@@ -49,14 +49,6 @@ class Param:
 
 
 @dataclass(frozen=True)
-class Call:
-    """A call inside a function, by the dotted text of its callee (``self.f``, ``ops.scale``)."""
-
-    callee: str
-    line: int
-
-
-@dataclass(frozen=True)
 class FunctionFacts:
     qualname: str  # within the module: ``Net.forward``, ``outer.inner``, ``<lambda:12:8>``
     name: str
@@ -74,7 +66,10 @@ class FunctionFacts:
     local_names: frozenset[str] = frozenset()
     global_decls: frozenset[str] = frozenset()
     nonlocal_decls: frozenset[str] = frozenset()
-    calls: tuple[Call, ...] = ()
+    # The dotted texts of the callees of its calls (``self.f``, ``ops.scale``), each once, in
+    # the order they first appear. Plain strings: a function has many, and an object each
+    # would cost ten times as much to send from a parse worker or read from the cache.
+    calls: tuple[str, ...] = ()
     # Local variable -> dotted text of the class it is built from (``teacher = Teacher(...)``).
     instances: tuple[tuple[str, str], ...] = ()
     identifiers: frozenset[str] = frozenset()  # every Name id and attribute name in the body
@@ -929,7 +924,7 @@ class _Collector(ast.NodeVisitor):
         func_text = dotted_name(node.func)
         scope = self.function_scope()
         if func_text and scope is not None:
-            scope[2]["calls"].append(Call(callee=func_text, line=node.lineno))
+            scope[2]["calls"][func_text] = None
         if isinstance(node.func, ast.Attribute) and node.func.attr in TRACKED_METHODS:
             receiver = dotted_name(node.func.value)
             if receiver:
@@ -1165,7 +1160,7 @@ class _Collector(ast.NodeVisitor):
             "locals": set(),
             "global_decls": set(),
             "nonlocal_decls": set(),
-            "calls": [],
+            "calls": {},
             "instances": {},
             "loop_sources": {},
             "identifiers": set(),

@@ -228,8 +228,8 @@ class RegionFinder:
             fn = facts.function(ref.qualname) if facts else None
             if facts is None or fn is None:
                 continue
-            for call in fn.calls:
-                callee = self.callee(call.callee, facts, fn)
+            for text in fn.calls:
+                callee = self.callee(text, facts, fn)
                 if callee is None or callee in seen:
                     continue
                 target = self.index.function(callee)
