@@ -410,6 +410,52 @@ def lint_paths(
     return result
 
 
+def lint_buffer(path: str, data: bytes, config: Config, *, noqa: bool = True, retain: list | None = None) -> LintResult:
+    """Lint ``data`` (an editor's unsaved buffer) as the file ``path``.
+
+    When ``path`` is a file, the buffer stands in for it and the rest of its project is read
+    from disk, as ``lint_paths([path])`` reads it. When there is no such file (a buffer not
+    saved yet), the buffer is linted alone, as a one-file project; findings and errors still
+    name ``path``.
+    """
+    absolute = os.path.abspath(path)
+    if os.path.isfile(absolute):
+
+        def reader(name: str) -> bytes:
+            return data if os.path.abspath(name) == absolute else read_bytes(name)
+
+        return lint_paths([path], config, reader=reader, noqa=noqa, retain=retain)
+    return lint_buffer_alone(path, data, config, noqa=noqa)
+
+
+def lint_buffer_alone(path: str, data: bytes, config: Config, *, noqa: bool = True) -> LintResult:
+    """Lint ``data`` as a one-file project (a copy in a temporary directory); findings and
+    errors name ``path`` (``-`` or ``stdin`` for standard input)."""
+    import tempfile
+
+    name = os.path.basename(path)
+    if not name.endswith((".py", ".pyi")):
+        name = "stdin.py"
+    with tempfile.TemporaryDirectory(prefix="recompile-lint-") as directory:
+        copy = os.path.join(directory, name)
+        with open(copy, "wb") as handle:
+            handle.write(data)
+        result = lint_paths([copy], replace(config, cache=False), project_files=[copy], noqa=noqa)
+    # Messages cite the temporary copy where they quote a line of it; name ``path`` instead.
+    spellings = sorted({copy, os.path.relpath(copy)}, key=len, reverse=True)
+
+    def rename(message: str) -> str:
+        for spelling in spellings:
+            message = message.replace(spelling, path)
+        return message
+
+    return replace(
+        result,
+        findings=tuple(replace(f, path=path, message=rename(f.message)) for f in result.findings),
+        errors=tuple(replace(e, path=path, message=rename(e.message)) for e in result.errors),
+    )
+
+
 @contextmanager
 def cyclic_gc_paused(keep: bool = False) -> Iterator[None]:
     """Run without the cyclic garbage collector (restored afterwards).

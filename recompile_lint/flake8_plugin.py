@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import ast
 import os
-import tempfile
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator, Sequence
 
 from recompile_lint import __version__
 from recompile_lint.config import Config, load_config
-from recompile_lint.engine import lint_paths, project_scope
+from recompile_lint.engine import lint_buffer_alone, lint_paths, project_scope
 from recompile_lint.models import Finding, Severity
 from recompile_lint.source import SourceError, decode_source, read_bytes
 
@@ -153,24 +152,8 @@ def _disk_text(path: str) -> str | None:
 
 def _lint_detached(filename: str, text: str) -> tuple[Finding, ...]:
     """Standard input (or a buffer with no file behind it): lint it as a one-file project."""
-    name = os.path.basename(filename)
-    if filename in STDIN_NAMES or not name.endswith((".py", ".pyi")):
-        name = "stdin.py"
-    with tempfile.TemporaryDirectory(prefix="recompile-lint-") as directory:
-        path = os.path.join(directory, name)
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        config = flake8_config(load_config([os.getcwd()]))
-        findings = _lint([path], config, [path]).findings
-    # Messages name the temporary copy where they cite a line of it; name what flake8 shows.
-    spellings = sorted({path, os.path.relpath(path)}, key=len, reverse=True)
-
-    def rename(message: str) -> str:
-        for spelling in spellings:
-            message = message.replace(spelling, filename)
-        return message
-
-    return tuple(replace(f, path=filename, message=rename(f.message)) for f in findings)
+    config = flake8_config(load_config([os.getcwd()]))
+    return lint_buffer_alone(filename, text.encode("utf-8"), config, noqa=False).findings
 
 
 def info_codes() -> list[str]:
