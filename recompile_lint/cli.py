@@ -152,10 +152,22 @@ def build_config(paths: Sequence[str], select, extend_select, ignore, exclude, e
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--start-server", is_flag=True, default=None, help="When no resident server answered this command, start one for the next ones (see `recompile-lint server`).")
-def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, output_format, output_file, statistics, exit_zero, start_server) -> None:
+@click.option("--stdin-filename", metavar="PATH", help="Lint standard input (an editor's unsaved buffer) as the file PATH; the rest of its project is read from disk. Give no PATHS, or -.")
+def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, output_format, output_file, statistics, exit_zero, start_server, stdin_filename) -> None:
     """Lint PATHS (files or directories; default: the current directory)."""
-    from recompile_lint.engine import lint_paths
+    from recompile_lint.engine import lint_buffer, lint_paths
 
+    buffer = None
+    if stdin_filename is not None:
+        if paths not in ((), ("-",)) or not stdin_filename:
+            click.echo("recompile-lint: error: --stdin-filename lints standard input as that file: give no PATHS (or -)", err=True)
+            sys.exit(EXIT_ERROR)
+        paths = (stdin_filename,)
+        try:
+            buffer = sys.stdin.buffer.read()
+        except (OSError, ValueError, AttributeError) as exc:
+            click.echo(f"recompile-lint: error: cannot read standard input: {exc}", err=True)
+            sys.exit(EXIT_ERROR)
     paths = tuple(paths) or (".",)
     try:
         config = build_config(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir)
@@ -169,7 +181,8 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
 
         resident.record_what_to_keep()
     try:
-        result = lint_paths(paths, config, retain=_retained if _process_ends else None)
+        retain = _retained if _process_ends else None
+        result = lint_paths(paths, config, retain=retain) if buffer is None else lint_buffer(paths[0], buffer, config, retain=retain)
     except Exception as exc:  # noqa: BLE001 - an internal error must still be one clear line
         click.echo(f"recompile-lint: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(EXIT_ERROR)

@@ -251,3 +251,54 @@ def test_the_script_ends_without_teardown_and_loses_no_output(project):
     # A usage error exits the ordinary way, with click's status and message.
     got = by_process("--no-such-option")
     assert got.returncode == 2 and "No such option" in got.stderr
+
+
+BUMPER = """\
+import clean
+
+
+def bump() -> None:
+    for i in range(10):
+        clean.SCALE = i
+"""
+
+
+def lint_stdin(buffer: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "recompile_lint", "--no-cache", *args], input=buffer, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_stdin_filename_lints_the_buffer_as_that_file_of_its_project(project):
+    (project / "src" / "bumper.py").write_text(BUMPER, encoding="utf-8")
+    on_disk = lint_stdin("", "src/clean.py", cwd=project)
+    assert on_disk.returncode == 1 and "src/clean.py:8:16: RCL101" in on_disk.stdout
+    # The same text through standard input: the same report, the other module read from disk.
+    same = lint_stdin(CLEAN, "--stdin-filename", "src/clean.py", cwd=project)
+    assert (same.returncode, same.stdout, same.stderr) == (on_disk.returncode, on_disk.stdout, on_disk.stderr)
+    assert lint_stdin(CLEAN, "--stdin-filename", "src/clean.py", "-", cwd=project).stdout == on_disk.stdout
+    # An unsaved edit is what gets linted; the file on disk is left as it is.
+    edited = lint_stdin(CLEAN.replace("x * SCALE", "x * 2"), "--stdin-filename", "src/clean.py", cwd=project)
+    assert edited.returncode == 0 and "Found 0 findings, 1 file checked." in edited.stdout
+    assert (project / "src" / "clean.py").read_text(encoding="utf-8") == CLEAN
+    # The buffer of another file changes what this file's findings depend on.
+    quiet = lint_stdin(BUMPER.replace("clean.SCALE = i", "print(i)"), "--stdin-filename", "src/bumper.py", cwd=project)
+    assert quiet.returncode == 0, quiet.stdout
+
+
+def test_stdin_filename_of_a_file_not_saved_yet_and_bad_buffers(project):
+    alone = lint_stdin(FLAGGED, "--stdin-filename", "src/new_module.py", "--format", "json", cwd=project)
+    assert alone.returncode == 1, alone.stderr
+    findings = json.loads(alone.stdout)
+    assert {f["path"] for f in findings} == {"src/new_module.py"} and {f["code"] for f in findings} >= {"RCL101"}
+    assert not (project / "src" / "new_module.py").exists()
+    broken = lint_stdin("def f(:\n", "--stdin-filename", "src/clean.py", cwd=project)
+    assert broken.returncode == 2 and "src/clean.py:1:" in broken.stdout and "syntax error" in broken.stdout
+    empty = lint_stdin("", "--stdin-filename", "src/clean.py", cwd=project)
+    assert empty.returncode == 0  # an empty buffer is an empty module
+    undecodable = subprocess.run(
+        [sys.executable, "-m", "recompile_lint", "--no-cache", "--stdin-filename", "src/clean.py"],
+        input=b"x = '\xff\xfe'\n", cwd=project, capture_output=True, timeout=300,
+    )
+    assert undecodable.returncode == 2 and b"src/clean.py" in undecodable.stdout + undecodable.stderr
+    assert b"Traceback" not in undecodable.stderr
+    both = lint_stdin(CLEAN, "--stdin-filename", "src/clean.py", "src/flagged.py", cwd=project)
+    assert both.returncode == 2 and "give no PATHS" in both.stderr and "Traceback" not in both.stderr

@@ -191,6 +191,20 @@ def test_without_an_answering_server_the_command_runs_here(server_env, tmp_path)
     assert "server running" in server_status(server_env)
 
 
+def test_a_buffer_on_standard_input_reaches_the_served_command(server_env, tmp_path):
+    fixture = "fixtures/rcl1xx/global_int_counter.py"
+    text = (REPO / fixture).read_text(encoding="utf-8")
+    start(server_env)
+    for buffer in (text, text.replace("step += 1", "pass")):
+        argv = [sys.executable, "-m", "recompile_lint", "--no-cache", "--stdin-filename", fixture]
+        here = subprocess.run(argv, input=buffer, cwd=REPO, env={**server_env, client.NO_SERVER_VAR: "1"}, capture_output=True, text=True, timeout=300)
+        before = served(server_env)
+        there = subprocess.run(argv, input=buffer, cwd=REPO, env=server_env, capture_output=True, text=True, timeout=300)
+        assert served(server_env) == before + 2
+        assert (there.returncode, there.stdout, there.stderr) == (here.returncode, here.stdout, here.stderr)
+    assert here.returncode == 0 and there.returncode == 0  # the edited buffer, not the file
+
+
 def wait_until_running(env, timeout: float = 60) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
