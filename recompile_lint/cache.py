@@ -26,7 +26,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from recompile_lint import __version__
 
@@ -63,6 +63,11 @@ def _schema_fingerprint() -> str:
         except OSError:
             digest.update(name.encode())
     return digest.hexdigest()
+
+
+def content_digest(data: bytes) -> str:
+    """The digest that names a file's content (the run cache's table, a server's memory)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 class _FactsUnpickler(pickle.Unpickler):
@@ -418,7 +423,7 @@ class RunCache:
                 data = handle.read()
         except OSError:
             return None
-        value = hashlib.blake2b(data, digest_size=16).hexdigest()
+        value = content_digest(data)
         import time
 
         table[path] = [*stamp, value, time.time_ns()]
@@ -434,6 +439,14 @@ class RunCache:
         keep = set(keep)
         table = {path: entry for path, entry in self._table.items() if path in keep}
         self._write(self.directory / FILE_TABLE, json.dumps(table, separators=(",", ":")).encode())
+
+    def buffer_digests(self, files: Sequence[str], buffers: Mapping[str, bytes]) -> None:
+        """``digests`` of a run over ``files`` in which ``buffers`` (path -> unsaved text)
+        stand in for some of them; files that cannot be read get none."""
+        for path in files:
+            value = content_digest(buffers[path]) if path in buffers else self.digest(path)
+            if value is not None:
+                self.digests[path] = value
 
     # ---- results --------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequence
 
 from recompile_lint.config import Config
 from recompile_lint.discovery import Discovered, discover, find_project_root, marked_project_root
@@ -370,11 +370,17 @@ def lint_paths(
     *,
     project_files: Sequence[str] | None = None,
     reader: Callable[[str], bytes] | None = None,
+    buffers: Mapping[str, bytes] | None = None,
     noqa: bool = True,
     retain: list | None = None,
 ) -> LintResult:
     """Lint ``paths`` (files or directories). Findings are reported only in those files, but
     the analysis sees the whole project around them (callers, helpers, mutation sites).
+
+    ``reader`` supplies file bytes; ``buffers`` (absolute path -> bytes: an editor's unsaved
+    text) stand in for those files, the others read from disk. Neither kind of run is kept in
+    the run cache, but with ``buffers`` the files' content digests still name them where a
+    resident server remembers what it tested.
 
     ``noqa=False`` leaves ``# noqa`` to the caller (flake8 applies its own). ``retain``: a list
     the analysis (index, facts, regions) is appended to, for a caller about to end its process.
@@ -390,9 +396,16 @@ def lint_paths(
     facts_cache = make_cache(config, root)
     # A run over exactly the same files, settings and linter code as a cached one has the
     # same result (an editor's unsaved buffers are not files: those runs are not cached).
-    run_cache = facts_cache.run_cache(all_files[0] if all_files else root) if facts_cache is not None and reader is None else None
+    if buffers:
+        if reader is not None:
+            raise ValueError("lint_paths takes a reader or buffers, not both")
+        reader = partial(_buffer_or_disk, buffers)
+    run_cache = facts_cache.run_cache(all_files[0] if all_files else root) if facts_cache is not None and (reader is None or buffers) else None
     key = None
-    if run_cache is not None:
+    if run_cache is not None and buffers:
+        run_cache.buffer_digests(all_files, buffers)
+        run_cache.save_table(all_files)
+    elif run_cache is not None:
         settings = repr((replace(config, jobs=1, cache=True, cache_dir=None, start_server=False), noqa, discovered.errors, discovered.excluded))
         key = run_cache.key(settings, sorted(given.items()), all_files)
         run_cache.save_table(all_files)
@@ -420,12 +433,13 @@ def lint_buffer(path: str, data: bytes, config: Config, *, noqa: bool = True, re
     """
     absolute = os.path.abspath(path)
     if os.path.isfile(absolute):
-
-        def reader(name: str) -> bytes:
-            return data if os.path.abspath(name) == absolute else read_bytes(name)
-
-        return lint_paths([path], config, reader=reader, noqa=noqa, retain=retain)
+        return lint_paths([path], config, buffers={absolute: data}, noqa=noqa, retain=retain)
     return lint_buffer_alone(path, data, config, noqa=noqa)
+
+
+def _buffer_or_disk(buffers: Mapping[str, bytes], path: str) -> bytes:
+    data = buffers.get(os.path.abspath(path))
+    return data if data is not None else read_bytes(path)
 
 
 def lint_buffer_alone(path: str, data: bytes, config: Config, *, noqa: bool = True) -> LintResult:

@@ -205,6 +205,23 @@ def test_a_buffer_on_standard_input_reaches_the_served_command(server_env, tmp_p
     assert here.returncode == 0 and there.returncode == 0  # the edited buffer, not the file
 
 
+def test_what_the_server_learns_from_a_buffer_never_stands_for_the_file(server_env, tmp_path):
+    fixture = "fixtures/rcl1xx/global_int_counter.py"
+    text = (REPO / fixture).read_text(encoding="utf-8")
+    cache = str(tmp_path / "cache")
+    start(server_env)
+    argv = [sys.executable, "-m", "recompile_lint", "--cache-dir", cache, "--stdin-filename", fixture]
+    quiet = subprocess.run(argv, input=text.replace("@torch.compile\n", ""), cwd=REPO, env=server_env, capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+    deadline = time.monotonic() + 60
+    while held(server_env)[2] == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert held(server_env)[2] > 0  # it keeps that run's text tests, by the buffer's digest
+    here = lint(server_env, "--no-cache", fixture, server=False)
+    there = lint(server_env, "--cache-dir", cache, fixture)
+    assert there.returncode == 1 and (there.stdout, there.stderr) == (here.stdout, here.stderr)
+
+
 def wait_until_running(env, timeout: float = 60) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
