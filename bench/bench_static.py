@@ -36,7 +36,9 @@ repository, unchanged (a warm run is answered from the run cache). The same case
 ``rl-server``: through a resident server of the benchmark's own (``recompile-lint server
 start``) that has answered a run over the whole project, and the two edits as
 ``rl-started``: through the server a first ``--start-server`` run of the same command left
-(the pre-commit snippet's flow). ``python -c pass`` is the
+(the pre-commit snippet's flow); and the editor's flow, ``synth-1000 buffer``: the edited
+module on standard input (``--stdin-filename``), the file on disk unchanged, without and
+through that server. ``python -c pass`` is the
 interpreter's own start-up, the floor of any command (an editable install of recompile-lint
 adds ~30 ms to it: its import finder; measure a regular ``pip install .`` for the figures
 users get).
@@ -114,12 +116,15 @@ class Measurement:
         return next((r.problem for r in self.runs if r.problem), "")
 
 
-def run_process(cmd: Sequence[str], cwd: Path, ok_codes: Sequence[int] = (0, 1, 2), env: dict[str, str] | None = None) -> Run:
-    """Run ``cmd``; resource usage of it and its (waited-for) children via wait4 (a resident
-    server's work is not among them: its rows are compared by wall time)."""
-    with tempfile.TemporaryFile() as err:
+def run_process(cmd: Sequence[str], cwd: Path, ok_codes: Sequence[int] = (0, 1, 2), env: dict[str, str] | None = None, stdin: bytes | None = None) -> Run:
+    """Run ``cmd`` (with ``stdin`` on its standard input); resource usage of it and its
+    (waited-for) children via wait4 (a resident server's work is not among them: its rows
+    are compared by wall time)."""
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as given:
+        given.write(stdin or b"")
+        given.seek(0)
         start = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), cwd=cwd, stdout=subprocess.DEVNULL, stderr=err, env=env or tool_environment())
+        proc = subprocess.Popen(list(cmd), cwd=cwd, stdin=given, stdout=subprocess.DEVNULL, stderr=err, env=env or tool_environment())
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -358,6 +363,17 @@ def measure_changed_file(work: Path, repeat: int, out: list[Measurement]) -> Non
                 m.runs.append(run_process(started, cwd, env=served))
             out.append(m)
             print(f"#   {corpus:<26} {'rl-started':<12} wall {m.median('wall'):6.3f}s {m.problem}", flush=True)
+        # The editor's flow: the unsaved buffer on standard input (the file on disk unchanged),
+        # without a server and through the one the runs above left.
+        (directory / compiling).write_text(originals[compiling], encoding="utf-8")
+        buffer_cmd = [*lint, "--cache-dir", str(cache), "--format", "json", "--stdin-filename", str(compiling)]
+        for tool, env in (("rl-warm", None), ("rl-started", served)):
+            m = Measurement(corpus="synth-1000 buffer, compiles", tool=tool, files=1, megabytes=0.0)
+            run_process(buffer_cmd, directory, env=env, stdin=edited(originals[compiling], 3 * repeat).encode())
+            for i in range(repeat):
+                m.runs.append(run_process(buffer_cmd, directory, env=env, stdin=edited(originals[compiling], 3 * repeat + 1 + i).encode()))
+            out.append(m)
+            print(f"#   {m.corpus:<26} {tool:<12} wall {m.median('wall'):6.3f}s {m.problem}", flush=True)
     finally:
         subprocess.run([*lint, "server", "stop"], env=served, capture_output=True, check=False)
         for path, text in originals.items():
@@ -422,7 +438,7 @@ def print_table(results: list[Measurement], torchfix: str | None) -> None:
         )
     if not torchfix:
         print("torchfix: n/a (not installed; pass --torchfix PATH or --install-torchfix)")
-    single = [m for m in results if m.corpus.startswith(("synth-1000 edit", "repo fixture", "start-up"))]
+    single = [m for m in results if m.corpus.startswith(("synth-1000 edit", "synth-1000 buffer", "repo fixture", "start-up"))]
     if single:
         print()
         print("one changed file: whole process wall | cpu seconds (median); rl-server: answered by a resident server (cpu: the client's only),")
