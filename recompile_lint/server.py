@@ -90,6 +90,10 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT, learn: str | None = Non
         sys.stderr.write(f"recompile-lint: error: cannot listen at {path}: {exc.strerror or exc}\n")
         return 2
     bound = os.stat(path).st_ino
+    try:
+        os.truncate(log_path(path), 0)  # what earlier servers said about failing to start is past
+    except OSError:
+        pass
     notify_read, notify_write = os.pipe()
     os.set_blocking(notify_read, False)
     os.set_blocking(notify_write, False)  # a command never waits on a full pipe: it skips telling
@@ -487,11 +491,30 @@ def log_path(path: str) -> str:
     return path[: -len(".sock")] + ".log"
 
 
+# A server that fails to start says why in its log; a start that does not wait for the
+# server (``--start-server``, on every command) does not try again for this many seconds.
+RETRY_AFTER_FAILURE = 600.0
+
+
+def _recent_failure(log: str) -> str | None:
+    """The last line of ``log`` when a server wrote it less than ``RETRY_AFTER_FAILURE``
+    seconds ago (a server that ends well removes an empty log), else None."""
+    try:
+        if time.time() - os.stat(log).st_mtime > RETRY_AFTER_FAILURE:
+            return None
+        with open(log, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().strip().splitlines()
+    except OSError:
+        return None
+    return lines[-1] if lines else None
+
+
 def start(path: str, idle_timeout: float, wait: float = 30.0, keep: bool = False) -> tuple[int | None, str]:
     """Start a server at ``path`` in the background: (its pid or None, what went wrong).
 
     It waits up to ``wait`` seconds for the server to answer; with ``wait`` 0 it returns the
-    new process's pid at once (a server that then fails to start says why in its log). With
+    new process's pid at once (a server that then fails to start says why in its log, and
+    such starts are not tried again for a while: ``RETRY_AFTER_FAILURE``). With
     ``keep``, the server keeps what this process's run would have left it (``what_to_keep``:
     this process must have called ``record_what_to_keep`` before the run)."""
     import subprocess
@@ -501,6 +524,10 @@ def start(path: str, idle_timeout: float, wait: float = 30.0, keep: bool = False
     if found is not None:
         return found["pid"], ""
     log = log_path(path)
+    if wait <= 0:
+        failed = _recent_failure(log)
+        if failed is not None:
+            return None, f"the server did not start: {failed} (see {log}; not tried again for {RETRY_AFTER_FAILURE / 60:g} minutes)"
     learn: list[str] = []
     try:
         directory = os.path.dirname(path)

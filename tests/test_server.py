@@ -251,6 +251,26 @@ def test_start_server_leaves_a_server_that_answers_the_next_commands(server_env,
     assert len(list(Path(server_env[client.DIR_VAR]).glob("*.sock"))) == 1
 
 
+def test_start_server_does_not_retry_a_server_that_just_failed(server_env):
+    fixture = "fixtures/rcl1xx/global_int_counter.py"
+    directory = Path(server_env[client.DIR_VAR])
+    log = Path(client.socket_path(str(directory))[: -len(".sock")] + ".log")
+    log.write_text("recompile-lint: error: cannot listen at /somewhere: File name too long\n", encoding="utf-8")
+    here = lint(server_env, "--no-cache", fixture, server=False)
+    got = lint(server_env, "--no-cache", "--start-server", fixture)
+    assert (got.returncode, got.stdout) == (here.returncode, here.stdout)
+    assert "warning: the server did not start: recompile-lint: error: cannot listen" in got.stderr and str(log) in got.stderr
+    time.sleep(1)
+    assert "server running" not in server_status(server_env)
+    # Once the failure is old, it tries again.
+    old = time.time() - 3600
+    os.utime(log, (old, old))
+    again = lint(server_env, "--no-cache", "--start-server", fixture)
+    assert "warning" not in again.stderr, again.stderr
+    wait_until_running(server_env)
+    assert log.read_text(encoding="utf-8") == ""  # the old failure is past
+
+
 def test_start_server_from_the_configuration_and_never_where_servers_are_off(server_env, tmp_path):
     project = tmp_path / "project"
     project.mkdir()
