@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from recompile_lint import __version__
 from recompile_lint.config import Config, load_config
@@ -108,9 +108,9 @@ class ProjectMemo:
 _MEMO = ProjectMemo()
 
 
-def _lint(paths: Sequence[str], config: Config, project_files: Sequence[str], reader: Callable[[str], bytes] | None = None):
+def _lint(paths: Sequence[str], config: Config, project_files: Sequence[str], buffers: dict[str, bytes] | None = None):
     # flake8 applies # noqa itself (and honours --disable-noqa).
-    return lint_paths(list(paths), config, project_files=list(project_files), reader=reader, noqa=False)
+    return lint_paths(list(paths), config, project_files=list(project_files), buffers=buffers, noqa=False)
 
 
 def findings_for(filename: str, lines: Sequence[str] | None = None) -> tuple[Finding, ...]:
@@ -128,13 +128,8 @@ def findings_for(filename: str, lines: Sequence[str] | None = None) -> tuple[Fin
     listing = list_project(filename, base)
 
     if buffer is not None and buffer != _disk_text(absolute):
-        data = buffer.encode("utf-8")
-
-        def reader(path: str) -> bytes:
-            return data if os.path.abspath(path) == absolute else read_bytes(path)
-
         files = sorted(set(listing.files) | {absolute})
-        return _lint([absolute], config, files, reader).findings
+        return _lint([absolute], config, files, {absolute: buffer.encode("utf-8")}).findings
 
     listing, findings = _MEMO.lookup(listing, config)
     if absolute in findings:
