@@ -601,8 +601,9 @@ class ProjectIndex:
         # Derived data rules share within a run (e.g. the ``ast`` trees of compile-site files).
         self.memo: dict[str, object] = {}
         self.syntax_checked: set[str] = set()  # files known to compile (checked elsewhere)
-        # Content digests of the files (``cache.RunCache.key`` computed them): what names a
-        # file's text in a resident server's memory of text tests (``resident_tests``).
+        # Content digests of the files (the run cache computed them: ``RunCache.key``, or
+        # ``RunCache.buffer_digests`` for unsaved buffers): what names a file's text in a
+        # resident server's memory of text tests (``resident_tests``).
         self.digests: dict[str, str] = {}
         # Told of each file as its facts are about to be parsed (``parallel.BackgroundSyntaxCheck``).
         self.parse_listeners: list[Callable[[str], None]] = []
