@@ -1,6 +1,6 @@
 """``python -m recompile_lint``: the same command as the ``recompile-lint`` script."""
 
-from recompile_lint.client import run
+from recompile_lint.frontends.main import run
 
 if __name__ == "__main__":
     run()

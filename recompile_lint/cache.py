@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 from recompile_lint import __version__
 
 if TYPE_CHECKING:
-    from recompile_lint.facts import ModuleFacts
+    from recompile_lint.analysis.facts import ModuleFacts
 
 CACHE_DIR_NAME = ".recompile-lint-cache"
 GITIGNORE_TEXT = "# Created by recompile-lint; safe to delete.\n*\n"
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This directory holds recompile-lint's cache; backup tools may skip it.\n"
-_FACTS_MODULE = "recompile_lint.facts"
+_FACTS_MODULE = "recompile_lint.analysis.facts"
 _ALLOWED_BUILTINS = frozenset({"frozenset", "set", "dict", "list", "tuple", "str", "int", "float", "bool", "bytes"})
 
 # Entries already read, by entry path: kept only by a resident server (``server``), which fills
@@ -56,8 +56,8 @@ def _schema_fingerprint() -> str:
     digest = hashlib.blake2b(digest_size=8)
     digest.update(__version__.encode())
     digest.update(f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}".encode())
-    here = Path(__file__).resolve().parent
-    for name in ("facts.py", "index.py", "callsites.py"):
+    here = Path(__file__).resolve().parent / "analysis"
+    for name in ("facts.py", "parsing.py", "index.py", "callsites.py"):
         try:
             digest.update((here / name).read_bytes())
         except OSError:
@@ -85,7 +85,7 @@ class _CallSitesUnpickler(pickle.Unpickler):
     """Builds only call-site records (and the facts ``Span`` they hold)."""
 
     def find_class(self, module: str, name: str) -> Any:
-        if module == "recompile_lint.callsites" and name in ("CallSite", "Argument", "Loop"):
+        if module == "recompile_lint.analysis.callsites" and name in ("CallSite", "Argument", "Loop"):
             return super().find_class(module, name)
         if module == _FACTS_MODULE and name == "Span":
             return super().find_class(module, name)
@@ -96,7 +96,7 @@ class _CallSitesUnpickler(pickle.Unpickler):
 
 def load_entry(data: bytes) -> ModuleFacts | None:
     """The facts pickled in ``data``, or None when it is not a well-formed entry."""
-    from recompile_lint.facts import ModuleFacts
+    from recompile_lint.analysis.facts import ModuleFacts
 
     return _load(data, _FactsUnpickler, ModuleFacts)
 
@@ -257,7 +257,7 @@ class FactsCache:
     def _module_of(self, path: str) -> tuple[str, bool]:
         found = self._modules.get(path)
         if found is None:
-            from recompile_lint.index import module_name_for
+            from recompile_lint.analysis.parsing import module_name_for
 
             module, is_package, _ = module_name_for(path)
             found = (module, is_package)

@@ -130,7 +130,7 @@ def _string_list(value: Any, where: str) -> tuple[str, ...]:
 
 def parse_table(table: Mapping[str, Any], where: str) -> Config:
     """Turn a ``[tool.recompile-lint]`` table into a Config; unknown keys are errors."""
-    from recompile_lint.rules import validate_codes
+    from recompile_lint.codes import validate_codes
 
     config = Config(source=None)
     changes: dict[str, Any] = {}

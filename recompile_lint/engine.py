@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequenc
 from recompile_lint.config import Config
 from recompile_lint.discovery import Discovered, discover, find_project_root, marked_project_root
 from recompile_lint.models import FileError, Finding, LintResult, Severity
-from recompile_lint.rules import matches_code
+from recompile_lint.codes import matches_code
 from recompile_lint.source import read_bytes
 from recompile_lint.suppress import is_suppressed
 
 if TYPE_CHECKING:
-    from recompile_lint.context import Report
-    from recompile_lint.facts import FunctionFacts, ModuleFacts
-    from recompile_lint.index import Guarded, ProjectIndex
-    from recompile_lint.regions import CompiledRegion
+    from recompile_lint.analysis.context import Report
+    from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts
+    from recompile_lint.analysis.index import Guarded, ProjectIndex
+    from recompile_lint.analysis.regions import CompiledRegion
     from recompile_lint.rules import Rule
 
     # The rule classes, or a function that imports and returns them.
@@ -103,7 +103,8 @@ def analyse(
     """Find regions over the project and run ``rules`` on them. ``reader`` supplies file bytes
     (an editor's unsaved buffer); by default files are read from disk. ``digests``: content
     digests of the files, where the run cache computed them."""
-    from recompile_lint.index import FactsStore, ProjectIndex, forget_package_layout
+    from recompile_lint.analysis.index import FactsStore, ProjectIndex
+    from recompile_lint.analysis.parsing import forget_package_layout
 
     forget_package_layout()  # a new run sees the packages as they are now
     store = FactsStore(config.compile_functions, facts_cache if facts_cache is not None else make_cache(config, root))
@@ -127,9 +128,9 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     worker processes are appended to ``background``. ``rules``: the rule classes, or a
     function that imports and returns them (with workers, that import runs while they test
     the files' text)."""
-    from recompile_lint.callsites import prime as prime_call_sites
-    from recompile_lint.index import calls_any, may_compile_text
-    from recompile_lint.regions import RegionFinder
+    from recompile_lint.analysis.callsites import prime as prime_call_sites
+    from recompile_lint.analysis.textscan import calls_any, may_compile_text
+    from recompile_lint.analysis.regions import RegionFinder
     from recompile_lint.rules import Rule
 
     loaded: list[Sequence[type[Rule]]] = []
@@ -151,7 +152,7 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
         background.append(check)
         index.parse_listeners.append(check.parsed)
     load_rules()
-    from recompile_lint.context import CstCache, FunctionContext, ProjectContext
+    from recompile_lint.analysis.context import CstCache, FunctionContext, ProjectContext
 
     rule_classes = loaded[0]
     index.prefetch(candidates)
@@ -239,7 +240,7 @@ def syntax_checks_in_background(index: ProjectIndex, paths: Sequence[str]):
     files come from a reader (an editor's buffers) rather than from disk."""
     if index.reader is not read_bytes or index.jobs == 1:
         return None
-    from recompile_lint import parallel
+    from recompile_lint.analysis import parallel
 
     if parallel.effective_jobs(index.jobs) < 2:
         return None
@@ -260,7 +261,7 @@ def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: 
     and modules are not values a rule follows; names imported from outside the project
     cannot be changed by a project file in a way the index records. With ``only``, just the
     functions in those files are considered."""
-    from recompile_lint.index import Guarded
+    from recompile_lint.analysis.index import Guarded
 
     guarded = Guarded(globals=set(), attributes=set())
     for facts, fn in reached_functions(index, regions, only):

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from recompile_lint import source
-from recompile_lint.cli import main
+from recompile_lint.frontends.cli import main
 
 # A file with one RCL101 finding, linted beside each bad input: its finding must survive.
 GOOD = """\
@@ -97,7 +97,7 @@ def test_syntax_error_reports_its_line(project):
 def test_only_what_ast_rejects_is_a_syntax_error(project):
     """Files no region needs are checked through their symbol table, which also rejects code
     that parses (a module-level ``nonlocal``); such code is not reported, real errors are."""
-    from recompile_lint.index import syntax_error
+    from recompile_lint.analysis.parsing import syntax_error
 
     parses = "nonlocal x\n\ndef f():\n    y = 1\n    global y\n"
     assert syntax_error("parses.py", parses) is None
@@ -370,7 +370,7 @@ def test_a_removed_working_directory_is_an_error_not_a_traceback(tmp_path):
 
     gone = tmp_path / "gone"
     gone.mkdir()
-    script = "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); from recompile_lint.client import run; sys.argv = ['recompile-lint', '.']; run()"
+    script = "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); from recompile_lint.frontends.main import run; sys.argv = ['recompile-lint', '.']; run()"
     env = {**os.environ, "RECOMPILE_LINT_NO_SERVER": "1"}
     got = subprocess.run([sys.executable, "-c", script, str(gone)], capture_output=True, text=True, env=env, timeout=120)
     assert got.returncode == 2, got.stderr

@@ -13,11 +13,12 @@ import pytest
 
 from recompile_lint import cache as cache_module
 from recompile_lint import engine as engine_module
-from recompile_lint import index as index_module
+from recompile_lint.analysis import index as index_module
 from recompile_lint.cache import CACHE_DIR_NAME, FactsCache, dump_entry, load_entry
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
-from recompile_lint.index import FactsStore, forget_package_layout
+from recompile_lint.analysis.index import FactsStore
+from recompile_lint.analysis.parsing import forget_package_layout
 
 TRAIN = """
 import torch
@@ -194,7 +195,7 @@ def test_entries_round_trip_without_lookup_tables(tmp_path):
 def test_cli_cache_options(tmp_path):
     from click.testing import CliRunner
 
-    from recompile_lint.cli import main
+    from recompile_lint.frontends.cli import main
 
     path = make_project(tmp_path)
     runner = CliRunner()
@@ -289,7 +290,7 @@ def test_unsaved_buffers_are_not_answered_from_the_run_cache(tmp_path):
 
 
 def test_call_sites_are_read_back_from_the_cache(tmp_path, monkeypatch):
-    from recompile_lint import callsites
+    from recompile_lint.analysis import callsites
 
     path = make_project(tmp_path, TRAIN + "\n\ndef main():\n    for size in (1, 2, 3):\n        scaled(torch.randn(size, 4))\n")
     config = Config(select=("RCL",), cache_dir=str(tmp_path / "c"))

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from recompile_lint import __version__
-from recompile_lint.cli import main
+from recompile_lint.frontends.cli import main
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
 

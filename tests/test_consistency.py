@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from recompile_lint import parallel
+from recompile_lint.analysis import parallel
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
 

@@ -16,8 +16,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from recompile_lint import context
-from recompile_lint.context import QuickVisitor, child_nodes, positions_of
+from recompile_lint.analysis import context
+from recompile_lint.analysis.context import QuickVisitor, child_nodes, positions_of
 
 REPO = Path(__file__).resolve().parent.parent
 # Code with every kind of statement and expression the rules meet: the fixtures, the

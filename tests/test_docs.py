@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import compare, expectations, lint_snippet
-from recompile_lint.cli import main
+from recompile_lint.frontends.cli import main
 from recompile_lint.config import Config
-from recompile_lint.docs import HEADINGS, PAGES_DIR
+from recompile_lint.report.pages import HEADINGS, PAGES_DIR
 from recompile_lint.rules import all_rules
 
 RULES = all_rules()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from recompile_lint import flake8_plugin
-from recompile_lint.flake8_plugin import RecompileLintPlugin, findings_for, info_codes
+from recompile_lint.frontends import flake8_plugin
+from recompile_lint.frontends.flake8_plugin import RecompileLintPlugin, findings_for, info_codes
 
 REPO = Path(__file__).resolve().parent.parent
 LOCATION = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+)\b")

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
-from recompile_lint.facts import DEEP_CODE_FRAMES
+from recompile_lint.analysis.facts import DEEP_CODE_FRAMES
 from recompile_lint.models import LintResult
 
 # The linter raises the recursion limit on first use (deeply nested valid code); raise it
@@ -315,7 +315,7 @@ def test_expression_text_is_what_ast_unparse_gives(source):
     expression of grammar-generated code the text must be the same."""
     import ast
 
-    from recompile_lint.facts import expression_text
+    from recompile_lint.analysis.facts import expression_text
 
     try:
         tree = ast.parse(source)
@@ -330,7 +330,7 @@ def test_expression_text_is_what_ast_unparse_gives(source):
 def test_expression_text_short_cuts():
     import ast
 
-    from recompile_lint.facts import expression_text
+    from recompile_lint.analysis.facts import expression_text
 
     for text in ("a", "a.b.c", "None", "True", "False", "0", "12345678901234567890", "x.y()", "-1", "1.5", "'s'", "a[b].c", "(a).b", "'''q\"'''"):
         node = ast.parse(text, mode="eval").body

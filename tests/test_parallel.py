@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from recompile_lint import parallel
-from recompile_lint.facts import ModuleFacts
-from recompile_lint.index import FactsStore, ProjectIndex
+from recompile_lint.analysis import parallel
+from recompile_lint.analysis.facts import ModuleFacts
+from recompile_lint.analysis.index import FactsStore, ProjectIndex
 from recompile_lint.models import FileError
-from recompile_lint.parallel import effective_jobs, make_chunks, parse_in_parallel, worth_parallel
+from recompile_lint.analysis.parallel import effective_jobs, make_chunks, parse_in_parallel, worth_parallel
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -238,7 +238,7 @@ def test_text_selection_in_workers_is_the_selection_of_one_process(monkeypatch):
     guarded value) is decided in workers with -j 2: the same files, in the same order."""
     from functools import partial
 
-    from recompile_lint.index import may_compile_text
+    from recompile_lint.analysis.textscan import may_compile_text
 
     paths = sorted(str(p) for p in FIXTURES.rglob("*.py"))
     test = partial(may_compile_text, extra_tokens=("maybe_compile",))
@@ -273,7 +273,7 @@ def test_files_workers_cannot_read_get_the_errors_of_one_process(tmp_path, monke
     this process exactly as a single-process run reports it, and the rest are tested."""
     from functools import partial
 
-    from recompile_lint.index import may_compile_text
+    from recompile_lint.analysis.textscan import may_compile_text
 
     sources = write_tree(tmp_path)
     (tmp_path / "latin.py").write_bytes(b"import torch\nname = '\xff'\ntorch.compile(f)\n")
@@ -292,7 +292,7 @@ def test_files_workers_cannot_read_get_the_errors_of_one_process(tmp_path, monke
 def test_background_syntax_checks_are_shared_with_this_process(tmp_path, wait_for_worker):
     """Asked at once, most chunks are checked in this process; asked late, all came from the
     worker: the results are the same, and those of a check made here."""
-    from recompile_lint.index import syntax_error
+    from recompile_lint.analysis.parsing import syntax_error
 
     paths = []
     for number in range(80):
@@ -339,10 +339,10 @@ def test_the_background_check_takes_small_files_first_and_passes_over_parsed_one
 def test_call_sites_collected_in_workers_are_those_collected_here(tmp_path, monkeypatch):
     import sys
 
-    from recompile_lint.callsites import file_call_sites, names_of
+    from recompile_lint.analysis.callsites import file_call_sites, names_of
     from recompile_lint.config import Config
     from recompile_lint.engine import analyse
-    from recompile_lint.index import mentions
+    from recompile_lint.analysis.textscan import mentions
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
     from make_synthetic import generate
@@ -357,7 +357,7 @@ def test_call_sites_collected_in_workers_are_those_collected_here(tmp_path, monk
     for path, _ in wanted:
         index.facts(path)
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
-    found = parallel.call_sites_in_parallel(index, wanted, 2)
+    found = parallel.call_sites_in_parallel(index, wanted, 2, file_call_sites)
     if parallel._context().get_start_method() != "fork":
         assert found is None  # only forked workers can read this process's index
         return

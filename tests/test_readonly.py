@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from recompile_lint.cli import main
+from recompile_lint.frontends.cli import main
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CACHE_DIR = ".recompile-lint-cache"

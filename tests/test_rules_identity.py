@@ -396,8 +396,8 @@ def test_trees_parents_and_node_lookup_agree_with_a_full_walk():
     import ast
     from pathlib import Path
 
-    from recompile_lint.facts import span_of
-    from recompile_lint.index import FactsStore, ProjectIndex
+    from recompile_lint.analysis.facts import span_of
+    from recompile_lint.analysis.index import FactsStore, ProjectIndex
     from recompile_lint.rules._identity import Trees
 
     root = Path(__file__).resolve().parent.parent / "fixtures"

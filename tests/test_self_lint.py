@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from recompile_lint.cli import main
+from recompile_lint.frontends.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 

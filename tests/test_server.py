@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from recompile_lint import client
+from recompile_lint.frontends import client
 
 pytestmark = pytest.mark.skipif(os.name != "posix" or not hasattr(socket, "send_fds"), reason="the server needs Unix sockets that pass descriptors")
 
@@ -135,7 +135,7 @@ def test_files_the_command_writes_get_the_callers_umask(server_env, tmp_path):
     modes = []
     for server in (False, True):
         report = tmp_path / f"report-{server}.json"
-        script = "import os, sys; os.umask(0o077); from recompile_lint.client import run; run()"
+        script = "import os, sys; os.umask(0o077); from recompile_lint.frontends.main import run; run()"
         env = {**server_env, **({} if server else {client.NO_SERVER_VAR: "1"})}
         got = subprocess.run(
             [sys.executable, "-c", script, "--no-cache", "--format", "json", "-o", str(report), "fixtures/rcl1xx/global_int_counter.py"],
@@ -340,7 +340,7 @@ def test_the_fingerprint_is_the_same_whichever_name_starts_the_interpreter():
     if len(names) < 2:
         pytest.skip("one name only for this interpreter")
     said = {
-        subprocess.run([str(name), "-c", "from recompile_lint import client; print(client.fingerprint())"], capture_output=True, text=True, check=True).stdout
+        subprocess.run([str(name), "-c", "from recompile_lint.frontends import client; print(client.fingerprint())"], capture_output=True, text=True, check=True).stdout
         for name in names
     }
     assert len(said) == 1, said

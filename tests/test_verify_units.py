@@ -236,7 +236,7 @@ def test_reports_show_the_verdict_and_json_carries_verification(tmp_path: Path) 
 
 
 def test_importing_the_command_does_not_import_torch() -> None:
-    code = "import sys, recompile_lint.cli, recompile_lint.verify.command; print('torch' in sys.modules)"
+    code = "import sys, recompile_lint.frontends.cli, recompile_lint.verify.command; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -263,7 +263,7 @@ def test_bad_options_exit_2_without_a_traceback(tmp_path: Path) -> None:
 
 
 def test_the_cli_group_offers_verify() -> None:
-    from recompile_lint.cli import main
+    from recompile_lint.frontends.cli import main
 
     result = CliRunner().invoke(main, ["verify", "--help"])
     assert result.exit_code == 0 and "--run" in result.output and "--backend" in result.output

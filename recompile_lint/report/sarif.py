@@ -36,7 +36,7 @@ def rule_help_uri(code: str) -> str:
 
 
 def _rule_descriptor(rule: Any) -> dict[str, Any]:
-    from recompile_lint.docs import rule_page
+    from recompile_lint.report.pages import rule_page
 
     descriptor: dict[str, Any] = {
         "id": rule.code,

@@ -9,20 +9,10 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
+from recompile_lint.codes import CODES, matches_code, validate_codes
 from recompile_lint.rules.base import Rule
 
 __all__ = ["Rule", "all_rules", "rule_by_code", "validate_codes", "matches_code", "CODES"]
-
-# Every rule code, so that settings can be checked without importing the rule modules (and
-# libcst with them): a run answered from the cache needs no rule. A test keeps it equal to
-# the codes of ``all_rules()``.
-CODES = (
-    "RCL101", "RCL102", "RCL103", "RCL104", "RCL105", "RCL106", "RCL107", "RCL108",
-    "RCL201", "RCL202", "RCL203", "RCL204", "RCL205", "RCL206",
-    "RCL301", "RCL302", "RCL303",
-    "RCL401", "RCL402", "RCL403", "RCL404",
-    "RCL901",
-)  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -49,21 +39,3 @@ def rule_by_code(code: str) -> type[Rule] | None:
         if rule.code == code:
             return rule
     return None
-
-
-def matches_code(code: str, patterns: tuple[str, ...]) -> bool:
-    """Whether ``code`` equals or starts with one of ``patterns`` (``RCL``, ``RCL1``, ``RCL101``)."""
-    return any(code.startswith(p.strip().upper()) for p in patterns if p.strip())
-
-
-def validate_codes(patterns: tuple[str, ...]) -> list[str]:
-    """The patterns that match no rule code (``ALL`` matches every code)."""
-    codes = CODES
-    bad = []
-    for pattern in patterns:
-        p = pattern.strip().upper()
-        if p == "ALL":
-            continue
-        if not p or not any(code.startswith(p) for code in codes):
-            bad.append(pattern)
-    return bad

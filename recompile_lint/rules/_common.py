@@ -7,8 +7,8 @@ from typing import Iterable, Sequence
 
 import libcst as cst
 
-from recompile_lint.context import QuickVisitor
-from recompile_lint.facts import Mutation
+from recompile_lint.analysis.context import QuickVisitor
+from recompile_lint.analysis.facts import Mutation
 
 RECOMPILE_LIMIT = 8
 

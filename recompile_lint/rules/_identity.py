@@ -12,8 +12,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterator
 
-from recompile_lint.facts import ModuleFacts, Span, dotted_name, span_of
-from recompile_lint.index import ProjectIndex
+from recompile_lint.analysis.facts import ModuleFacts, Span, dotted_name, span_of
+from recompile_lint.analysis.index import ProjectIndex
 
 # Library namespaces whose attributes are functions with a fixed identity (``torch.sin``).
 LIBRARY_ROOTS = frozenset({"torch", "math", "operator", "numpy", "builtins", "functools", "einops"})

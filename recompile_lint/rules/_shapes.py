@@ -10,11 +10,11 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from recompile_lint.callsites import Argument, CallSite, Loop, call_sites, names_of, primed_sites
-from recompile_lint.context import child_nodes
-from recompile_lint.facts import FunctionFacts, ModuleFacts, Param, dotted_name, span_of
-from recompile_lint.index import ProjectIndex
-from recompile_lint.regions import CompiledRegion
+from recompile_lint.analysis.callsites import Argument, CallSite, Loop, call_sites, names_of, primed_sites
+from recompile_lint.analysis.context import child_nodes
+from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Param, dotted_name, span_of
+from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.rules._common import place
 
 # Methods and functions whose arguments are a shape: their rank is the shape's length.

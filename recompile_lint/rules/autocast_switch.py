@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from recompile_lint.context import ProjectContext
+from recompile_lint.analysis.context import ProjectContext
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import places
 from recompile_lint.rules._shapes import module_of, site_function, split_by_state

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterable
 from recompile_lint.models import Boundedness, Severity
 
 if TYPE_CHECKING:
-    from recompile_lint.context import FunctionContext, ProjectContext
+    from recompile_lint.analysis.context import FunctionContext, ProjectContext
 
 
 class Rule:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from recompile_lint.context import ProjectContext
+from recompile_lint.analysis.context import ProjectContext
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT
 from recompile_lint.rules._identity import Trees, free_names, function_node, is_module_level, loop_info

@@ -3,9 +3,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from recompile_lint.context import ProjectContext
-from recompile_lint.facts import Span, dotted_name, span_of
-from recompile_lint.index import ProjectIndex
+from recompile_lint.analysis.context import ProjectContext
+from recompile_lint.analysis.facts import Span, dotted_name, span_of
+from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import places
 from recompile_lint.rules._shapes import module_of, sites_of

@@ -4,7 +4,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from recompile_lint.context import FunctionContext, child_nodes
+from recompile_lint.analysis.context import FunctionContext, child_nodes
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import dotted, via
 from recompile_lint.rules.base import Rule

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from recompile_lint.context import ProjectContext
+from recompile_lint.analysis.context import ProjectContext
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._shapes import entry_params, loader_loop, marks_unbacked, module_of, sites_of
 from recompile_lint.rules.base import Rule

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from recompile_lint.context import FunctionContext
+from recompile_lint.analysis.context import FunctionContext
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import BOUNDED_KINDS, UNBOUNDED_KINDS, cost, dotted, kinds_of, reads_of, via, where
 from recompile_lint.rules.base import Rule

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from recompile_lint.context import FunctionContext
-from recompile_lint.facts import LENGTH_METHODS, Mutation
+from recompile_lint.analysis.context import FunctionContext
+from recompile_lint.analysis.facts import LENGTH_METHODS, Mutation
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT, via, where
 from recompile_lint.rules.base import Rule

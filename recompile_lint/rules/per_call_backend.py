@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from recompile_lint.context import ProjectContext
-from recompile_lint.facts import CompileSite, ModuleFacts, dotted_name
+from recompile_lint.analysis.context import ProjectContext
+from recompile_lint.analysis.facts import CompileSite, ModuleFacts, dotted_name
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT
 from recompile_lint.rules._identity import PARTIAL_CALLEES, Trees, assignments, is_module_level, runs_once

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from recompile_lint.callsites import CallSite
-from recompile_lint.context import FunctionContext, ProjectContext
+from recompile_lint.analysis.callsites import CallSite
+from recompile_lint.analysis.context import FunctionContext, ProjectContext
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import dotted, places, via
 from recompile_lint.rules._shapes import (

@@ -4,7 +4,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from recompile_lint.context import FunctionContext
+from recompile_lint.analysis.context import FunctionContext
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import via
 from recompile_lint.rules._shapes import branch_tests, is_whole_shape, raises_only, size_receiver, walk

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from recompile_lint.callsites import Argument, CallSite
-from recompile_lint.context import ProjectContext
+from recompile_lint.analysis.callsites import Argument, CallSite
+from recompile_lint.analysis.context import ProjectContext
 from recompile_lint.models import Boundedness, Severity, Subject
-from recompile_lint.regions import CompiledRegion
+from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.rules._shapes import sites_of
 from recompile_lint.rules.base import Rule
 

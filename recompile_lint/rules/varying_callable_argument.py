@@ -4,8 +4,8 @@ import ast
 
 import libcst as cst
 
-from recompile_lint.callsites import call_sites
-from recompile_lint.context import FunctionContext
+from recompile_lint.analysis.callsites import call_sites
+from recompile_lint.analysis.context import FunctionContext
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT, display_path
 from recompile_lint.rules._identity import CallableResolver, Callee, Trees

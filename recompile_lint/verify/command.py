@@ -76,7 +76,7 @@ def verify(paths: tuple[str, ...], run_command: str | None, backend: str | None,
     if not torch_available():
         _fail(f"`recompile-lint verify` runs compiled probes and needs torch: {INSTALL_HINT}")
     try:
-        from recompile_lint.rules import validate_codes
+        from recompile_lint.codes import validate_codes
 
         config = load_config(paths, explicit=config_file)
         for option, values in (("--select", select), ("--extend-select", extend_select), ("--ignore", ignore)):

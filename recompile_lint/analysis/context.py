@@ -14,10 +14,10 @@ from typing import Callable, Mapping, Union
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from recompile_lint.facts import Binding, FunctionFacts, ModuleFacts, Mutation, Span
-from recompile_lint.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.facts import Binding, FunctionFacts, ModuleFacts, Mutation, Span
+from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.models import Boundedness, Severity, Subject
-from recompile_lint.regions import CompiledRegion
+from recompile_lint.analysis.regions import CompiledRegion
 
 FunctionNode = Union[cst.FunctionDef, cst.Lambda]
 BUILTIN_NAMES = frozenset(dir(builtins))

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from recompile_lint import client
+from recompile_lint.frontends import client
 
 
 @click.group("server")
@@ -25,7 +25,7 @@ def server() -> None:
 @click.option("--idle-timeout", type=click.FloatRange(min=1), default=30 * 60, show_default=True, help="Seconds without a command after which the server ends.")
 def start(idle_timeout: float) -> None:
     """Start the server in the background (nothing to do when one already runs)."""
-    from recompile_lint import server as resident
+    from recompile_lint.frontends import server as resident
 
     path = client.socket_path()
     pid, problem = resident.start(path, idle_timeout)
@@ -41,7 +41,7 @@ def stop() -> None:
     import glob
     import os
 
-    from recompile_lint import server as resident
+    from recompile_lint.frontends import server as resident
 
     said = [(path, resident.stop(path)) for path in sorted(glob.glob(os.path.join(client.server_directory(), "*.sock")))]
     stopped = sum(1 for _, done in said if done)
@@ -59,7 +59,7 @@ def stop() -> None:
 @server.command("status")
 def status() -> None:
     """Say whether a server runs, and what it holds. Exit status 1 when none runs."""
-    from recompile_lint import server as resident
+    from recompile_lint.frontends import server as resident
 
     found = resident.status(client.socket_path())
     if found is None:

@@ -19,8 +19,8 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Iterable, Sequence, TypeVar
 
-from recompile_lint.facts import ModuleFacts, collect_facts
-from recompile_lint.index import PARSE_ERRORS, module_name_for, parse_error, syntax_error
+from recompile_lint.analysis.facts import ModuleFacts, collect_facts
+from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, parse_error, syntax_error
 from recompile_lint.models import FileError
 
 # Below this much source, starting workers (~50 ms each with fork, more with spawn) and
@@ -147,26 +147,31 @@ def parse_in_parallel(
     return {path: results[path] for path, _ in items}
 
 
-# The index the call-site workers read (they are forked with it: see call_sites_in_parallel).
+# The index and the collecting function the call-site workers use (they are forked with them:
+# see call_sites_in_parallel).
 _forked_index = None
+_forked_collect: Callable | None = None
 
 
-def call_sites_in_parallel(index, files: Sequence[tuple[str, tuple[str, ...]]], jobs: int) -> dict[str, tuple | None] | None:
-    """``callsites.file_call_sites`` of each (path, names) in up to ``jobs`` workers; None
+def call_sites_in_parallel(
+    index, files: Sequence[tuple[str, tuple[str, ...]]], jobs: int, collect: Callable[[object, str, str, set[str]], tuple | None]
+) -> dict[str, tuple | None] | None:
+    """``collect(index, path, text, names)`` (``callsites.file_call_sites``) of each (path,
+    names) in up to ``jobs`` workers; None
     when that would not pay or cannot be done (the caller collects them itself).
 
     The workers are forked from this process with ``index`` as it is, so each reads the
     facts and text of its files from there: they must have been read and parsed already (a
     worker's own reads would not reach this process). Only a fork start can do that.
     """
-    global _forked_index
+    global _forked_index, _forked_collect
     sizes = [(path, names, len(index.text(path) or "")) for path, names in files]
     if effective_jobs(jobs) < 2 or len(files) < 2 or sum(size for _, _, size in sizes) < MIN_PARALLEL_BYTES:
         return None
     workers = min(effective_jobs(jobs), len(files))
     chunks = [[(path, names) for path, names, _ in chunk] for chunk in make_chunks(sizes, workers * CHUNKS_PER_WORKER, size=lambda item: item[2])]
     results: dict[str, tuple | None] = {}
-    _forked_index = index
+    _forked_index, _forked_collect = index, collect
     try:
         context = _context()
         if context.get_start_method() != "fork":
@@ -177,15 +182,13 @@ def call_sites_in_parallel(index, files: Sequence[tuple[str, tuple[str, ...]]], 
     except Exception:  # noqa: BLE001 - no usable pool: the caller collects them itself
         return None
     finally:
-        _forked_index = None
+        _forked_index = _forked_collect = None
     return results
 
 
 def _call_sites_chunk(files: list[tuple[str, tuple[str, ...]]]) -> dict[str, tuple | None]:
-    from recompile_lint.callsites import file_call_sites
-
-    index = _forked_index
-    return {path: file_call_sites(index, path, index.text(path) or "", set(names)) for path, names in files}
+    index, collect = _forked_index, _forked_collect
+    return {path: collect(index, path, index.text(path) or "", set(names)) for path, names in files}
 
 
 def _read(path: str) -> str | None:

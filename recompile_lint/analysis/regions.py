@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from recompile_lint.facts import CompileSite, FunctionFacts, ModuleFacts
-from recompile_lint.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.facts import CompileSite, FunctionFacts, ModuleFacts
+from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 
 # Decorators that stop Dynamo from tracing into a function (a graph break, no guards).
 DISABLE_DECORATORS = frozenset(

@@ -51,8 +51,26 @@ def run() -> None:
         raise
 
 
+def run_in_server() -> int:
+    """``main`` in a resident server's child, with its exit status returned instead of raised."""
+    global _process_ends, _in_server
+    _process_ends = True
+    _in_server = True
+    try:
+        main()
+    except SystemExit as exc:
+        status = exc.code
+        if status is None:
+            return 0
+        if isinstance(status, int):
+            return status
+        print(status, file=sys.stderr)
+        return 1
+    return 0
+
+
 # Subcommands imported only when used, so linting never pays for the verifier's imports.
-LAZY_COMMANDS = {"verify": ("recompile_lint.verify.command", "verify"), "server": ("recompile_lint.cli_server", "server")}
+LAZY_COMMANDS = {"verify": ("recompile_lint.verify.command", "verify"), "server": ("recompile_lint.frontends.cli_server", "server")}
 
 
 class DefaultGroup(click.Group):
@@ -124,7 +142,7 @@ def lint_options(func):
 
 def build_config(paths: Sequence[str], select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir) -> Config:
     """File settings, then command-line options on top (the command line wins)."""
-    from recompile_lint.rules import validate_codes
+    from recompile_lint.codes import validate_codes
 
     config = load_config(paths or ["."], explicit=config_file)
     for option, values in (("--select", select), ("--extend-select", extend_select), ("--ignore", ignore)):
@@ -177,7 +195,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
         sys.exit(EXIT_ERROR)
     _retained.clear()
     if config.start_server and _server_to_start():
-        from recompile_lint import server as resident
+        from recompile_lint.frontends import server as resident
 
         resident.record_what_to_keep()
     try:
@@ -224,7 +242,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
 def _server_to_start() -> bool:
     """Whether ``--start-server`` may start one: this command runs here, not in a resident
     server, and servers are not off (``RECOMPILE_LINT_NO_SERVER``) nor unable to run."""
-    from recompile_lint import client
+    from recompile_lint.frontends import client
 
     return not _in_server and client.server_wanted(["check"])
 
@@ -233,8 +251,8 @@ def start_server_for_next_commands() -> None:
     """``--start-server``: start a resident server in the background (this command does not
     wait for it), so that the next commands of this installation skip the start-up. It keeps
     what this run read and parsed, as it would after a command of its own."""
-    from recompile_lint import client
-    from recompile_lint import server as resident
+    from recompile_lint.frontends import client
+    from recompile_lint.frontends import server as resident
 
     pid, problem = resident.start(client.socket_path(), resident.IDLE_TIMEOUT, wait=0, keep=True)
     if pid is None:
@@ -255,7 +273,7 @@ def list_rules(show_all: bool) -> None:
 @click.argument("code")
 def show_rule(code: str) -> None:
     """Print the documentation page of rule CODE (e.g. RCL101)."""
-    from recompile_lint.docs import rule_page
+    from recompile_lint.report.pages import rule_page
 
     page = rule_page(code)
     if page is None:

@@ -4,14 +4,15 @@
 script (``client``) hands each command to it. The server does its imports (libcst, the rules,
 the report formats: 0.3-0.5 s of every fresh process) once, then answers each connection from a
 fork of itself: the child takes the caller's standard streams, arguments, working directory and
-environment and runs the command exactly as ``cli.run`` would, and the caller gets its exit
+environment and runs the command exactly as ``cli.run`` would (``resident`` starts the server with
+``cli.run_in_server`` as what it runs), and the caller gets its exit
 status. Nothing a command does reaches the server or the next command, except what the
 server keeps on purpose, between commands: the entries of the facts cache directories a run
 used (``cache.resident``), so the next run over that project unpickles nothing, and the libcst
 trees of the snippets a run parsed (``context.resident_snippets``). Cache entries are named by
 the content hash, path, module and facts schema of what they hold, a snippet's tree depends on
 its text alone, and so does the result of a text test that picks the files to parse, kept by
-the test, the path and the content digest the run cache computed (``index.resident_tests``):
+the test, the path and the content digest the run cache computed (``textscan.resident_tests``):
 nothing kept ever goes stale.
 
 Protocol (a Unix socket in a directory only its user can enter): the client sends a 4-byte
@@ -34,9 +35,9 @@ import socket
 import sys
 import time
 
-from typing import Iterator
+from typing import Callable, Iterator
 
-from recompile_lint import client
+from recompile_lint.frontends import client
 
 IDLE_TIMEOUT = 30 * 60
 # Cache entries and libcst trees kept in memory at most (beyond, all are dropped and the
@@ -51,8 +52,9 @@ _directory = ""  # where the socket is: commands leave their lists of snippets a
 
 def preload() -> None:
     """Everything a lint run imports, imported now, once."""
-    from recompile_lint import cli, engine, report, rules  # noqa: F401
-    from recompile_lint import context, regions, callsites, index, parallel, cache, facts  # noqa: F401
+    from recompile_lint import engine, report, rules  # noqa: F401
+    from recompile_lint.analysis import context, regions, callsites, index, parallel, facts, textscan
+    from recompile_lint import cache  # noqa: F401
     from recompile_lint.report import FORMAT_NAMES, get_formatter
     import libcst  # noqa: F401
     import libcst.metadata  # noqa: F401
@@ -62,11 +64,25 @@ def preload() -> None:
         get_formatter(name)
 
 
-def serve(path: str, idle_timeout: float = IDLE_TIMEOUT, learn: str | None = None) -> int:
-    """Listen at ``path`` until idle for ``idle_timeout`` seconds or told to stop. ``learn``:
-    a file in the socket's directory holding ``what_to_keep``'s lines from the run that
-    started this server, kept as a command's would be (the file is removed)."""
-    from recompile_lint import cache, context, index
+def _no_command() -> int:
+    print("recompile-lint: this server was started without a command to run", file=sys.stderr)
+    return 2
+
+
+# What a command's child runs (``cli.run_in_server``, given to ``serve``): its exit status.
+_run_command: Callable[[], int] = _no_command
+
+
+def serve(path: str, idle_timeout: float = IDLE_TIMEOUT, learn: str | None = None, command: Callable[[], int] | None = None) -> int:
+    """Listen at ``path`` until idle for ``idle_timeout`` seconds or told to stop, running each
+    command with ``command`` (in a forked child that has the caller's arguments and streams).
+    ``learn``: a file in the socket's directory holding ``what_to_keep``'s lines from the run
+    that started this server, kept as a command's would be (the file is removed)."""
+    global _run_command
+    if command is not None:
+        _run_command = command
+    from recompile_lint import cache
+    from recompile_lint.analysis import context, index, textscan
 
     directory = os.path.dirname(path)
     os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -112,7 +128,7 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT, learn: str | None = Non
     _directory = directory
     cache.resident = {}
     context.resident_snippets = {}
-    index.resident_tests = {}
+    textscan.resident_tests = {}
     started = time.time()
     last = time.monotonic()
     children: set[int] = set()
@@ -138,7 +154,7 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT, learn: str | None = Non
                     continue
                 info = {
                     "pid": os.getpid(), "started": started, "served": served, "socket": path, "idle_timeout": idle_timeout,
-                    "resident": len(cache.resident), "snippets": len(context.resident_snippets), "tests": len(index.resident_tests),
+                    "resident": len(cache.resident), "snippets": len(context.resident_snippets), "tests": len(textscan.resident_tests),
                 }
                 try:
                     child = os.fork()
@@ -187,7 +203,8 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT, learn: str | None = Non
 def _queue(line: str, work: dict[str, Iterator[None]], directory: str) -> None:
     """Queue what a ``kind value`` line of ``what_to_keep`` names (listings only from the
     server's own directory)."""
-    from recompile_lint import cache, context, index
+    from recompile_lint import cache
+    from recompile_lint.analysis import context, index, textscan
 
     kind, _, value = line.partition(" ")
     if kind == "facts" and os.path.isdir(value):
@@ -195,7 +212,7 @@ def _queue(line: str, work: dict[str, Iterator[None]], directory: str) -> None:
     elif kind == "snippets" and os.path.dirname(value) == directory:
         work.setdefault(line, _keep_snippets(value, context))
     elif kind == "tests" and os.path.dirname(value) == directory:
-        work.setdefault(line, _keep_tests(value, index))
+        work.setdefault(line, _keep_tests(value, textscan))
 
 
 def _reap(children: set[int]) -> None:
@@ -260,10 +277,10 @@ def _keep_snippets(listing: str, context) -> Iterator[None]:
             yield
 
 
-def _keep_tests(listing: str, index) -> Iterator[None]:
+def _keep_tests(listing: str, textscan) -> Iterator[None]:
     """Keep the text tests' results a command listed, a step per thousand."""
     fields = _take_listing(listing)
-    kept = index.resident_tests
+    kept = textscan.resident_tests
     for start in range(0, len(fields) - 3, 4000):
         if len(kept) >= RESIDENT_TESTS:
             kept.clear()
@@ -347,7 +364,7 @@ def _command(request: dict, fds: list[int], notify_write: int, conn) -> None:
         sys.modules["__main__"].__package__ = request.get("package")
         _reopen_streams(request.get("streams") or [])
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        code = _run_cli()
+        code = _run_command()
     except BaseException:  # noqa: BLE001 - report it as the command's failure
         import traceback
 
@@ -377,12 +394,12 @@ def _tell_server(notify_write: int) -> None:
 
 def record_what_to_keep() -> None:
     """Have this process's run record what a server keeps (a server's children always do)."""
-    from recompile_lint import context, index
+    from recompile_lint.analysis import context, index, textscan
 
     if context.resident_snippets is None:
         context.resident_snippets = {}
-    if index.resident_tests is None:
-        index.resident_tests = {}
+    if textscan.resident_tests is None:
+        textscan.resident_tests = {}
 
 
 def what_to_keep(directory: str) -> str:
@@ -391,10 +408,11 @@ def what_to_keep(directory: str) -> str:
     ran (each listed in a file in ``directory``, the server's own). Raises OSError."""
     import tempfile
 
-    from recompile_lint import cache, context, index
+    from recompile_lint import cache
+    from recompile_lint.analysis import context, index, textscan
 
     lines = [f"facts {entries}\n" for entries in sorted(cache.opened_directories)]
-    tests = ["\0".join((name, path, digest, "1" if result else "0")) for name, path, digest, result in index.new_tests]
+    tests = ["\0".join((name, path, digest, "1" if result else "0")) for name, path, digest, result in textscan.new_tests]
     for kind, items in (("snippets", context.new_snippets), ("tests", tests)):
         if items:
             fd, listing = tempfile.mkstemp(dir=directory, prefix=f".{kind}-")
@@ -424,25 +442,6 @@ def _reopen_streams(streams: list) -> None:
         opened.append(stream)
     sys.stdin, sys.stdout, sys.stderr = opened
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = opened
-
-
-def _run_cli() -> int:
-    """``cli.run``'s command, with its exit status returned instead of raised."""
-    from recompile_lint import cli
-
-    cli._process_ends = True
-    cli._in_server = True
-    try:
-        cli.main()
-    except SystemExit as exc:
-        status = exc.code
-        if status is None:
-            return 0
-        if isinstance(status, int):
-            return status
-        print(status, file=sys.stderr)
-        return 1
-    return 0
 
 
 # ---- the ``recompile-lint server`` commands -----------------------------------------------------
@@ -541,7 +540,7 @@ def start(path: str, idle_timeout: float, wait: float = 30.0, keep: bool = False
             learn.append(listing)
         with open(log, "ab") as handle:
             process = subprocess.Popen(
-                [sys.executable, "-m", "recompile_lint.server", path, str(idle_timeout), *learn],
+                [sys.executable, "-m", "recompile_lint.frontends.resident", path, str(idle_timeout), *learn],
                 stdin=subprocess.DEVNULL,
                 stdout=handle,
                 stderr=handle,
@@ -572,7 +571,3 @@ def start(path: str, idle_timeout: float, wait: float = 30.0, keep: bool = False
     except OSError:
         said = []
     return None, "the server did not start" + (f": {said[0]}" if said else "")
-
-
-if __name__ == "__main__":
-    sys.exit(serve(sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else IDLE_TIMEOUT, sys.argv[3] if len(sys.argv) > 3 else None))

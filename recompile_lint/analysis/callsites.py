@@ -11,9 +11,10 @@ import ast
 import sys
 from dataclasses import dataclass, replace
 
-from recompile_lint.facts import DEEP_CODE_FRAMES, ModuleFacts, Span, dotted_name, span_of
-from recompile_lint.index import ProjectIndex, mentions
-from recompile_lint.regions import CompiledRegion
+from recompile_lint.analysis.facts import DEEP_CODE_FRAMES, ModuleFacts, Span, dotted_name, span_of
+from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.textscan import mentions
+from recompile_lint.analysis.regions import CompiledRegion
 
 
 @dataclass(frozen=True)
@@ -388,13 +389,13 @@ def collect_call_sites(index: ProjectIndex, names: frozenset[str]) -> list[CallS
             todo.append((path, present, key))
     found = None
     if index.jobs != 1 and todo:
-        from recompile_lint.parallel import call_sites_in_parallel
+        from recompile_lint.analysis.parallel import call_sites_in_parallel
 
         # The files' facts first, here (a worker's parse would not reach this index).
         index.prefetch(path for path, _, _ in todo)
         for path, _, _ in todo:
             index.facts(path)
-        found = call_sites_in_parallel(index, [(path, present) for path, present, _ in todo], index.jobs)
+        found = call_sites_in_parallel(index, [(path, present) for path, present, _ in todo], index.jobs, file_call_sites)
     for path, present, key in todo:
         sites = found[path] if found is not None else file_call_sites(index, path, index.text(path) or "", set(present))
         if sites is None:

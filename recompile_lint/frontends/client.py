@@ -1,4 +1,4 @@
-"""The ``recompile-lint`` script: hand the command to a resident server when one runs, else run it.
+"""The client side of the resident server: find this installation's server and hand it a command.
 
 Starting the linter costs more than checking one file: importing libcst alone takes 0.3 s. A
 resident server (``recompile-lint server start``, see ``server``) has done its imports once
@@ -24,18 +24,6 @@ DIR_VAR = "RECOMPILE_LINT_SERVER_DIR"
 ANSWER_TIMEOUT = 30.0
 # Commands that never go to a server: managing the server itself.
 LOCAL_COMMANDS = frozenset({"server"})
-
-
-def run() -> None:
-    """Entry point of the ``recompile-lint`` script and of ``python -m recompile_lint``."""
-    argv = sys.argv[1:]
-    if server_wanted(argv):
-        code = ask_server(sys.argv)
-        if code is not None:
-            sys.exit(code)
-    from recompile_lint.cli import run as run_here
-
-    run_here()
 
 
 def server_wanted(argv: list[str]) -> bool:
@@ -73,7 +61,8 @@ def fingerprint() -> str:
     # The environment and the interpreter it runs, whichever of its names started it
     # (``python``, ``python3``: links to one program).
     digest.update(f"{__version__}\0{sys.prefix}\0{os.path.realpath(sys.executable)}\0{sys.version}\0".encode())
-    here = os.path.dirname(os.path.abspath(__file__))
+    # The whole package, not only this folder of it.
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for directory, subdirectories, files in os.walk(here):
         subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
         for name in sorted(files):

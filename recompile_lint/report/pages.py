@@ -9,7 +9,7 @@ from pathlib import Path
 
 from recompile_lint.rules import rule_by_code
 
-PAGES_DIR = Path(__file__).resolve().parent.parent / "rules"
+PAGES_DIR = Path(__file__).resolve().parent.parent.parent / "rules"
 
 # Fixed headings of every page, in order (a test holds the pages to them).
 HEADINGS = (

@@ -1,0 +1,502 @@
+"""The project index: module names, on-demand facts, and cross-module resolution.
+
+Files are read as text first; only files that can hold a compile site, that a region reaches,
+or that mention a name a region reads are parsed (with ``ast``, cached per content hash).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+import symtable
+from dataclasses import dataclass, fields, is_dataclass
+from functools import lru_cache, partial
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from recompile_lint.analysis.facts import LENGTH_METHODS, Binding, ClassFacts, FunctionFacts, ModuleFacts, Mutation, collect_facts
+from recompile_lint.analysis import textscan
+from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, parse_error, syntax_error
+from recompile_lint.analysis.textscan import may_mutate
+from recompile_lint.models import FileError
+from recompile_lint.source import SourceError, decode_source, read_bytes
+@dataclass
+class Guarded:
+    """Values regions read whose change elsewhere can make Dynamo recompile."""
+
+    globals: set[tuple[str, str]]  # (path of the module that holds it, name)
+    attributes: set[str]  # instance attributes the regions' classes initialise to scalars
+    environ: bool = False  # a region reads os.environ
+
+    def empty(self) -> bool:
+        return not self.globals and not self.attributes and not self.environ
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A function of the project: the file it is in and its qualname there."""
+
+    path: str
+    qualname: str
+
+
+class FactsStore:
+    """Where parsed facts come from: memory, then the cache, then a parse."""
+
+    def __init__(self, compile_functions: tuple[str, ...] = (), cache: "object | None" = None):
+        self.compile_functions = compile_functions
+        self.cache = cache  # an object with get(key) -> ModuleFacts|None and put(key, facts)
+        self._keys: dict[str, tuple[str, tuple[str, ...], str]] = {}
+        # ``ast`` trees of parsed files that hold compile sites, by path and text: the
+        # function-identity rules walk exactly those files again (``rules._identity.Trees``).
+        self.compile_site_trees: dict[str, tuple[str, ast.Module]] = {}
+
+    def key(self, path: str, text: str) -> str:
+        # Asked for the same text by the parse and by the call-site collection: hashed once.
+        known = self._keys.get(path)
+        if known is not None and known[0] is text and known[1] == self.compile_functions:
+            return known[2]
+        key = self._key(path, text)
+        self._keys[path] = (text, self.compile_functions, key)
+        return key
+
+    def _key(self, path: str, text: str) -> str:
+        # The module name is part of the facts, and it comes from the path.
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16)
+        digest.update(os.path.abspath(path).encode("utf-8", "surrogatepass"))
+        digest.update(repr(self.compile_functions).encode())
+        return digest.hexdigest()
+
+    def parse(self, path: str, text: str) -> ModuleFacts:
+        key = self.key(path, text)
+        if self.cache is not None:
+            cached = self.cache.get(key, path)
+            if cached is not None:
+                return cached
+        module, is_package, _ = module_name_for(path)
+        tree = ast.parse(text, filename=path)
+        facts = collect_facts(tree, path, module, is_package, text, self.compile_functions)
+        if facts.compile_sites:
+            self.compile_site_trees[path] = (text, tree)
+        if self.cache is not None:
+            self.cache.put(key, path, facts)
+        return facts
+
+
+class ProjectIndex:
+    """Every Python file of the project by module name; facts parsed on demand."""
+
+    def __init__(self, files: Iterable[str], store: FactsStore, reader: Callable[[str], bytes] | None = None, jobs: int = 1):
+        self.store = store
+        self.jobs = jobs  # worker processes for batches of parses (0: one per core)
+        self.reader = reader or read_bytes
+        self.paths: list[str] = sorted(dict.fromkeys(files))
+        self.by_module: dict[str, list[str]] = {}
+        self.sys_root: dict[str, str] = {}
+        self.module_names: dict[str, str] = {}
+        for path in self.paths:
+            module, _, root = module_name_for(path)
+            self.sys_root[path] = root
+            self.module_names[path] = module
+            if module:
+                self.by_module.setdefault(module, []).append(path)
+        self._text: dict[str, str | None] = {}
+        self._facts: dict[str, ModuleFacts | None] = {}
+        self.errors: dict[str, FileError] = {}
+        self._mutations: dict[tuple[str, str, str], list[Mutation]] | None = None
+        self._scanned: set[str] = set()
+        # Call sites of compiled objects, keyed by the names they are called by (callsites.py).
+        self.call_site_cache: dict[frozenset[str], list] = {}
+        self.primed_names: frozenset[str] = frozenset()  # names whose call sites are collected
+        self._classes: dict[tuple[str, str | None], tuple[ModuleFacts, ClassFacts] | None] = {}
+        self._mro: dict[tuple[str, str], list[tuple[ModuleFacts, ClassFacts]]] = {}
+        # Derived data rules share within a run (e.g. the ``ast`` trees of compile-site files).
+        self.memo: dict[str, object] = {}
+        self.syntax_checked: set[str] = set()  # files known to compile (checked elsewhere)
+        # Content digests of the files (the run cache computed them: ``RunCache.key``, or
+        # ``RunCache.buffer_digests`` for unsaved buffers): what names a file's text in a
+        # resident server's memory of text tests (``resident_tests``).
+        self.digests: dict[str, str] = {}
+        # Told of each file as its facts are about to be parsed (``parallel.BackgroundSyntaxCheck``).
+        self.parse_listeners: list[Callable[[str], None]] = []
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def text(self, path: str) -> str | None:
+        if path not in self._text:
+            try:
+                self._text[path] = decode_source(self.reader(path), path)
+            except SourceError as exc:
+                self.errors[path] = FileError(path=path, message=str(exc))
+                self._text[path] = None
+        return self._text[path]
+
+    def facts(self, path: str) -> ModuleFacts | None:
+        """Parsed facts of a file (None, with an error recorded, when it cannot be parsed)."""
+        if path not in self._facts:
+            text = self.text(path)
+            facts = None
+            if text is not None:
+                for listener in self.parse_listeners:
+                    listener(path)
+                try:
+                    facts = self.store.parse(path, text)
+                except PARSE_ERRORS as exc:
+                    self.errors[path] = parse_error(path, exc)
+            self._facts[path] = facts
+        return self._facts[path]
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """Parse the facts of ``paths`` now, in worker processes when the batch is worth it.
+
+        Files already parsed or cached are skipped; errors are recorded exactly as ``facts()``
+        records them, and results go to the cache as ``facts()`` would put them.
+        """
+        if self.jobs == 1:
+            return
+        from recompile_lint.analysis.parallel import parse_in_parallel, worth_parallel
+
+        todo: list[tuple[str, str, str]] = []
+        cache = self.store.cache
+        for path in paths:
+            if path in self._facts:
+                continue
+            text = self.text(path)
+            if text is None:
+                continue
+            key = self.store.key(path, text)
+            cached = cache.get(key, path) if cache is not None else None
+            if cached is not None:
+                self._facts[path] = cached
+                continue
+            todo.append((path, text, key))
+        sources = [(path, text) for path, text, _ in todo]
+        if not worth_parallel(sources, self.jobs):
+            return  # facts() parses them one by one
+        for path, _, _ in todo:
+            for listener in self.parse_listeners:
+                listener(path)
+        results = parse_in_parallel(sources, self.store.compile_functions, self.jobs)
+        for path, _, key in todo:
+            result = results[path]
+            if isinstance(result, FileError):
+                self.errors[path] = result
+                self._facts[path] = None
+            else:
+                self._facts[path] = result
+                if cache is not None:
+                    cache.put(key, path, result)
+
+    def check_syntax(self, path: str) -> None:
+        """Record a syntax error of a file no region needed (bad input must never pass)."""
+        if path in self._facts or path in self.errors or path in self.syntax_checked:
+            return
+        text = self.text(path)
+        if text is None:
+            return
+        error = syntax_error(path, text)
+        if error is not None:
+            self.errors[path] = error
+
+    def record_syntax_checks(self, results: dict[str, "FileError | None"]) -> None:
+        """Take syntax checks made elsewhere (``parallel.BackgroundSyntaxCheck``); a file
+        the analysis parsed keeps what its own parse recorded."""
+        for path, error in results.items():
+            if path in self._facts or path in self.errors:
+                continue
+            if error is None:
+                self.syntax_checked.add(path)
+            else:
+                self.errors[path] = error
+
+    def reparse(self, paths: Iterable[str]) -> None:
+        """Forget the facts of ``paths`` (after the store's settings changed)."""
+        for path in paths:
+            self._facts.pop(path, None)
+        self._mutations = None
+        self._classes.clear()
+        self._mro.clear()
+
+    def wrapper_functions(self) -> set[str]:
+        """Dotted names of project functions that compile their own parameter and so act as
+        ``torch.compile`` wrappers (``def maybe_compile(fn): return torch.compile(fn)``)."""
+        out = set()
+        for facts in self.parsed():
+            for fn in facts.functions:
+                if fn.compiles_param and not fn.parent and not fn.class_name:
+                    out.add(f"{facts.module}.{fn.qualname}" if facts.module else fn.qualname)
+        return out
+
+    def is_parsed(self, path: str) -> bool:
+        """Whether ``path`` was parsed (or failed to) in this run."""
+        return path in self._facts
+
+    def parsed(self) -> Iterator[ModuleFacts]:
+        for facts in self._facts.values():
+            if facts is not None:
+                yield facts
+
+    def select(self, paths: Iterable[str], test: Callable[[str, str], bool], meanwhile: Callable[[], None] | None = None) -> list[str]:
+        """The readable ``paths`` whose text passes ``test(path, text)``, in order.
+
+        With ``jobs`` above 1 and enough text on disk, worker processes read the files and
+        run the tests (``test`` must then pickle: a module-level function or a
+        ``functools.partial`` of one), and this process runs ``meanwhile`` while they do;
+        otherwise ``meanwhile`` runs first. Either way it runs once. A file the workers cannot
+        read is read here, so its error is recorded as a read here records it. In a resident
+        server, results it remembers for a file's digest (``resident_tests``) are not tested again.
+        """
+        paths = list(paths)
+        pending = [meanwhile] if meanwhile is not None else []
+
+        def run_meanwhile() -> None:
+            while pending:
+                pending.pop()()
+
+        name = textscan.text_test_name(test) if textscan.resident_tests is not None and self.digests else None
+        known: dict[str, bool] = {}
+        if name is not None:
+            for path in paths:
+                digest = self.digests.get(path)
+                result = textscan.resident_tests.get((name, path, digest)) if digest is not None else None  # type: ignore[union-attr]
+                if result is not None:
+                    known[path] = result
+        todo = [path for path in paths if path not in known] if known else paths
+        tested: dict[str, bool] = {}  # the files of ``todo`` that could be read
+        found = None
+        if self.jobs != 1 and self.reader is read_bytes:
+            from recompile_lint.analysis.parallel import select_in_parallel
+
+            found = select_in_parallel(todo, test, self.jobs, run_meanwhile)
+        if found is not None:
+            chosen, unread = found
+            for path in unread:
+                self.text(path)
+            missing = set(unread)
+            tested = {path: path in chosen for path in todo if path not in missing}
+        else:
+            run_meanwhile()
+            tested = {path: test(path, text) for path in todo if (text := self.text(path)) is not None}
+        if name is not None:
+            textscan.new_tests.extend((name, path, self.digests[path], result) for path, result in tested.items() if path in self.digests)
+        return [path for path in paths if known.get(path) or tested.get(path)]
+
+    # ---- modules -------------------------------------------------------------------------
+
+    def module_path(self, module: str, from_path: str | None = None) -> str | None:
+        """The file of ``module``, preferring the importer's own import root."""
+        candidates = self.by_module.get(module)
+        if not candidates:
+            return None
+        if len(candidates) == 1 or from_path is None:
+            return candidates[0]
+        root = self.sys_root.get(from_path) or module_name_for(from_path)[2]
+        for candidate in candidates:
+            if self.sys_root[candidate] == root:
+                return candidate
+        # Nearest by shared directory prefix: the sibling project, not one elsewhere in the tree.
+        return max(candidates, key=lambda c: len(os.path.commonpath([c, from_path])))
+
+    def module_facts(self, module: str, from_path: str | None = None) -> ModuleFacts | None:
+        path = self.module_path(module, from_path)
+        return self.facts(path) if path else None
+
+    def split_dotted(self, dotted: str, from_path: str | None) -> tuple[ModuleFacts, str] | None:
+        """Split ``pkg.mod.Name.attr`` into (facts of pkg.mod, "Name.attr") by the longest module."""
+        parts = dotted.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            facts = self.module_facts(".".join(parts[:i]), from_path)
+            if facts is not None:
+                return facts, ".".join(parts[i:])
+        return None
+
+    # ---- resolution ----------------------------------------------------------------------
+
+    def resolve_class(self, dotted: str, from_path: str | None) -> tuple[ModuleFacts, ClassFacts] | None:
+        """The project class an absolute (or module-local) dotted name denotes."""
+        key = (dotted, from_path)
+        if key not in self._classes:
+            self._classes[key] = None  # a cycle of re-exports resolves to nothing
+            self._classes[key] = self._resolve_class(dotted, from_path)
+        return self._classes[key]
+
+    def _resolve_class(self, dotted: str, from_path: str | None) -> tuple[ModuleFacts, ClassFacts] | None:
+        if not dotted:
+            return None
+        if from_path is not None:
+            facts = self.facts(from_path)
+            if facts is not None:
+                local = facts.cls(dotted)
+                if local is not None:
+                    return facts, local
+        split = self.split_dotted(dotted, from_path)
+        if split is None:
+            return None
+        facts, rest = split
+        cls = facts.cls(rest)
+        if cls is not None:
+            return facts, cls
+        # Re-exported through a package ``__init__``: follow the import once more.
+        head, _, tail = rest.partition(".")
+        target = facts.import_target(head)
+        if target and target != dotted:
+            return self.resolve_class(f"{target}.{tail}" if tail else target, facts.path)
+        return None
+
+    def mro(self, facts: ModuleFacts, cls: ClassFacts, limit: int = 12) -> list[tuple[ModuleFacts, ClassFacts]]:
+        """The class and its project base classes, nearest first."""
+        key = (facts.path, cls.qualname)
+        if key not in self._mro:
+            self._mro[key] = self._linearize(facts, cls, limit)
+        return self._mro[key]
+
+    def _linearize(self, facts: ModuleFacts, cls: ClassFacts, limit: int) -> list[tuple[ModuleFacts, ClassFacts]]:
+        out = [(facts, cls)]
+        seen = {(facts.path, cls.qualname)}
+        i = 0
+        while i < len(out) and len(out) < limit:
+            f, c = out[i]
+            for base in c.bases:
+                found = self.resolve_class(base, f.path)
+                if found is not None and (found[0].path, found[1].qualname) not in seen:
+                    seen.add((found[0].path, found[1].qualname))
+                    out.append(found)
+            i += 1
+        return out
+
+    def class_method(self, facts: ModuleFacts, cls: ClassFacts, name: str) -> FunctionRef | None:
+        for f, c in self.mro(facts, cls):
+            qual = c.method(name)
+            if qual is not None:
+                return FunctionRef(f.path, qual)
+        return None
+
+    def class_attr(self, facts: ModuleFacts, cls: ClassFacts, name: str):
+        """(facts, class, AttrInit) where the attribute is initialised, nearest class first."""
+        for f, c in self.mro(facts, cls):
+            init = c.attr(name)
+            if init is not None:
+                return f, c, init
+        return None
+
+    def is_buffer(self, facts: ModuleFacts, cls: ClassFacts, name: str) -> bool:
+        return any(name in c.buffers for _, c in self.mro(facts, cls))
+
+    def class_submodule(self, facts: ModuleFacts, cls: ClassFacts, name: str) -> tuple[ModuleFacts, ClassFacts] | None:
+        for f, c in self.mro(facts, cls):
+            ref = c.submodule(name)
+            if ref is not None:
+                return self.resolve_class(ref, f.path)
+        return None
+
+    def function(self, ref: FunctionRef) -> FunctionFacts | None:
+        facts = self.facts(ref.path)
+        return facts.function(ref.qualname) if facts else None
+
+    def resolve_function(self, dotted: str, from_path: str | None) -> FunctionRef | None:
+        """A module-level function (or class method) an absolute dotted name denotes."""
+        split = self.split_dotted(dotted, from_path)
+        if split is None:
+            return None
+        facts, rest = split
+        if facts.function(rest) is not None:
+            return FunctionRef(facts.path, rest)
+        head, _, tail = rest.partition(".")
+        target = facts.import_target(head)
+        if target and target != dotted and not tail:
+            return self.resolve_function(target, facts.path)
+        return None
+
+    def global_binding(self, facts: ModuleFacts, name: str) -> tuple[ModuleFacts, Binding] | None:
+        """The module-level binding ``name`` in ``facts``; follows ``from m import name``."""
+        binding = facts.binding(name)
+        target = facts.import_target(name)
+        if target is not None:
+            module, _, attr = target.rpartition(".")
+            if module:
+                other = self.module_facts(module, facts.path)
+                if other is not None and other.path != facts.path:
+                    found = other.binding(attr)
+                    if found is not None and found.kind != "imported":
+                        return other, found
+                    if found is not None:
+                        return self.global_binding(other, attr)
+            return None
+        if binding is not None:
+            return facts, binding
+        return None
+
+    def dynamic_sources(self, paths: Iterable[str]) -> frozenset[str]:
+        """Sources named in ``torch.compiler.config.dynamic_sources`` in the given files (a
+        setting elsewhere in the tree may belong to another program)."""
+        out: set[str] = set()
+        for path in set(paths):
+            facts = self.facts(path)
+            if facts is None:
+                continue
+            for setting in facts.config_settings:
+                if setting.key.endswith(".dynamic_sources"):
+                    try:
+                        value = ast.literal_eval(setting.value)
+                    except (ValueError, SyntaxError):
+                        continue
+                    if isinstance(value, str):
+                        out.update(v.strip() for v in value.split(",") if v.strip())
+        return frozenset(out)
+
+    # ---- mutations -----------------------------------------------------------------------
+
+    def scan_for_mutations(self, guarded: "Guarded") -> None:
+        """Parse every project file that can change a guarded value (facts hold its mutations).
+
+        A global of module ``m`` can only be changed in ``m`` itself or in a file that names
+        ``m`` (``import pkg.m``, ``from pkg import m``, ``from pkg.m import X``): both the value's
+        name and the module's last name must appear as words, and the value's name (or its
+        import alias) where a write can be (``writes_name``). ``os.environ`` writes are looked
+        for when a region reads the environment. Instance attributes can be set anywhere: a file
+        is selected where the attribute's name can be written (an assignment, ``del``,
+        ``setattr``...).
+        """
+        if guarded.empty():
+            return
+        owners = {path for path, _ in guarded.globals}
+        by_name: dict[str, set[str]] = {}
+        for path, name in guarded.globals:
+            by_name.setdefault(name, set()).add(self.module_last_name(path))
+        unscanned = [path for path in self.paths if path not in self._facts and path not in self._scanned]
+        selected = self.select(unscanned, partial(may_mutate, owners=frozenset(owners), by_name=by_name, guarded=guarded))
+        self._scanned.update(unscanned)
+        self.prefetch(selected)
+        for path in selected:
+            self.facts(path)
+        self._mutations = None
+
+    def module_last_name(self, path: str) -> str:
+        """The name other files import ``path`` by: its module's last component."""
+        module = self.module_names[path] if path in self.module_names else module_name_for(path)[0]
+        return module.rsplit(".", 1)[-1] if module else Path(path).name.rsplit(".", 1)[0]
+
+    def mutation_table(self) -> dict[tuple[str, str, str], list[Mutation]]:
+        """(kind, path of the module holding the value, name) -> mutations, over parsed files."""
+        if self._mutations is None:
+            table: dict[tuple[str, str, str], list[Mutation]] = {}
+            for facts in list(self.parsed()):
+                for mutation in facts.mutations:
+                    if mutation.kind == "instance-attribute":
+                        table.setdefault((mutation.kind, "", mutation.name), []).append(mutation)
+                        continue
+                    if mutation.kind == "environ":
+                        table.setdefault((mutation.kind, "", mutation.key), []).append(mutation)
+                        table.setdefault((mutation.kind, "", "*"), []).append(mutation)
+                        continue
+                    target = self.module_path(mutation.module, mutation.path)
+                    if target is None:
+                        continue
+                    table.setdefault((mutation.kind, target, mutation.name), []).append(mutation)
+            self._mutations = table
+        return self._mutations
+
+    def mutations(self, kind: str, path: str, name: str) -> list[Mutation]:
+        return self.mutation_table().get((kind, path, name), [])
