@@ -342,7 +342,7 @@ def _read(name: str) -> bytes | None:
 # ---- whole-run results ----------------------------------------------------------------------
 
 _MODELS_MODULE = "recompile_lint.models"
-_RUN_CLASSES = frozenset({"LintResult", "Finding", "FileError", "Subject", "Severity", "Boundedness"})
+_RUN_CLASSES = frozenset({"LintResult", "Finding", "FileError", "Subject", "Severity", "Boundedness", "Guard", "Location"})
 RUNS_KEPT = 32  # results of this many distinct runs (argument lists, configs) are kept
 FILE_TABLE = "file-digests.json"
 # A file modified this close to when its digest was recorded may change again within the same

@@ -332,7 +332,20 @@ def guard_module_values(index: ProjectIndex, guarded: Guarded, facts, names: Ite
 NOT_VALUES = frozenset({"function", "class", "module"})
 
 
-def to_finding(rule: type[Rule], report: Report, display: str) -> Finding:
+def shown_path(path: str, given: Mapping[str, str]) -> str:
+    """A path as findings show it: as the user named the file, else relative to the working
+    directory when it is below it, else as it is."""
+    absolute = os.path.abspath(path)
+    if absolute in given:
+        return given[absolute]
+    try:
+        relative = os.path.relpath(absolute)
+    except ValueError:
+        return path
+    return absolute if relative.startswith("..") else relative
+
+
+def to_finding(rule: type[Rule], report: Report, display: str, given: Mapping[str, str] | None = None) -> Finding:
     span = report.span
     return Finding(
         path=display,
@@ -348,6 +361,8 @@ def to_finding(rule: type[Rule], report: Report, display: str) -> Finding:
         region=report.region,
         function=report.function,
         subject=report.subject,
+        guard=report.guard,
+        evidence=tuple(dict.fromkeys(replace(location, path=shown_path(location.path, given or {})) for location in report.evidence)),
     )
 
 
@@ -512,7 +527,7 @@ def collect(analysis: Analysis, given: dict[str, str], discovered: Discovered, c
         if noqa and is_suppressed(rule.code, line_text):
             suppressed += 1
             continue
-        finding = to_finding(rule, report, display)
+        finding = to_finding(rule, report, display, given)
         key = (finding.path, finding.line, finding.column, finding.code)
         findings.setdefault(key, finding)
     errors = list(discovered.errors)

@@ -52,6 +52,56 @@ class Subject:
     examples: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Guard:
+    """A guard Dynamo installs, as Dynamo spells it.
+
+    ``kind``: ``CONSTANT_MATCH`` (a Python scalar's value), ``ID_MATCH`` (an object's or a
+    function's identity), ``TYPE_MATCH``, ``LENGTH_CHECK`` (a container's length),
+    ``DICT_KEYS``, ``TENSOR_MATCH`` (a tensor's rank, sizes, dtype or ``requires_grad``:
+    ``detail`` says which), ``GLOBAL_STATE`` (grad mode, autocast, default dtype: ``detail``),
+    ``BACKEND_MATCH``. ``source`` is the guarded value in Dynamo's spelling: ``G['step']``,
+    ``G['__import_pkg_dot_mod'].X``, ``L['self'].step``, ``len(L['xs'])``, ``L['x']``.
+    """
+
+    kind: str
+    source: str
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "source": self.source, "detail": self.detail}
+
+
+# Roles of a finding's locations: where the compiled object is made, where compiled code reads
+# the guarded value, the line Dynamo names when the guard fails (its first use in the trace),
+# where the value is changed, and the call that passes a varying value or runs the change.
+LOCATION_ROLES = ("compile-site", "read", "use", "write", "call")
+
+
+@dataclass(frozen=True)
+class Location:
+    """One place a finding involves, with its role and a note worded from that place."""
+
+    path: str
+    line: int
+    column: int
+    role: str
+    note: str = ""
+    end_line: int = 0
+    end_column: int = 0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line or self.line,
+            "end_column": self.end_column or self.column,
+            "role": self.role,
+            "note": self.note,
+        }
+
+
 @dataclass(frozen=True, order=True)
 class Finding:
     """One reported problem. Lines and columns are 1-based, as in the CLI output."""
@@ -71,6 +121,10 @@ class Finding:
     # Qualified name of the function the line is in (the region itself or an inlined callee).
     function: str = field(compare=False, default="")
     subject: Subject | None = field(compare=False, default=None)
+    # The guard whose failures the finding predicts (None where no single guard is blamed).
+    guard: Guard | None = field(compare=False, default=None)
+    # The other places involved: the compile site, the write or call that changes the value.
+    evidence: tuple[Location, ...] = field(compare=False, default=())
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON shape of a finding (documented in the README)."""
@@ -98,6 +152,8 @@ class Finding:
                 "value_kind": self.subject.value_kind,
                 "examples": list(self.subject.examples),
             }
+        data["guard"] = self.guard.to_dict() if self.guard is not None else None
+        data["evidence"] = [location.to_dict() for location in self.evidence]
         return data
 
 

@@ -16,7 +16,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from recompile_lint.analysis.facts import Binding, FunctionFacts, ModuleFacts, Mutation, Span
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
-from recompile_lint.models import Boundedness, Severity, Subject
+from recompile_lint.models import Boundedness, Guard, Location, Severity, Subject
 from recompile_lint.analysis.regions import CompiledRegion
 
 FunctionNode = Union[cst.FunctionDef, cst.Lambda]
@@ -41,6 +41,8 @@ class Report:
     subject: Subject | None = None
     region: str = ""
     function: str = ""
+    guard: Guard | None = None
+    evidence: tuple[Location, ...] = ()
 
 
 class ParsedStatement:
@@ -186,7 +188,17 @@ class FunctionContext:
         off = self._parsed.line_offset
         return Span(pos.start.line + off, pos.start.column + 1, pos.end.line + off, pos.end.column + 1)
 
-    def report(self, node: cst.CSTNode, message: str, *, severity: Severity | None = None, bounded: Boundedness | None = None, subject: Subject | None = None) -> None:
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        severity: Severity | None = None,
+        bounded: Boundedness | None = None,
+        subject: Subject | None = None,
+        guard: Guard | None = None,
+        evidence: tuple[Location, ...] = (),
+    ) -> None:
         self.reports.append(
             Report(
                 path=self.path,
@@ -197,6 +209,8 @@ class FunctionContext:
                 subject=subject,
                 region=self.region.name,
                 function=self.qualified_name,
+                guard=guard,
+                evidence=evidence + (self.region.site_location(),),
             )
         )
 
@@ -460,5 +474,20 @@ class ProjectContext:
         """Whether reports in ``path`` are kept: a rule may skip the work for other files."""
         return self.only is None or path in self.only
 
-    def report(self, path: str, span: Span, message: str, *, severity: Severity | None = None, bounded: Boundedness | None = None, subject: Subject | None = None, region: str = "", function: str = "") -> None:
-        self.reports.append(Report(path=path, span=span, message=message, severity=severity, bounded=bounded, subject=subject, region=region, function=function))
+    def report(
+        self,
+        path: str,
+        span: Span,
+        message: str,
+        *,
+        severity: Severity | None = None,
+        bounded: Boundedness | None = None,
+        subject: Subject | None = None,
+        region: str = "",
+        function: str = "",
+        guard: Guard | None = None,
+        evidence: tuple[Location, ...] = (),
+    ) -> None:
+        self.reports.append(
+            Report(path=path, span=span, message=message, severity=severity, bounded=bounded, subject=subject, region=region, function=function, guard=guard, evidence=evidence)
+        )

@@ -9,14 +9,12 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-import re
-import symtable
-from dataclasses import dataclass, fields, is_dataclass
-from functools import lru_cache, partial
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from recompile_lint.analysis.facts import LENGTH_METHODS, Binding, ClassFacts, FunctionFacts, ModuleFacts, Mutation, collect_facts
+from recompile_lint.analysis.facts import Binding, ClassFacts, FunctionFacts, ModuleFacts, Mutation, collect_facts
 from recompile_lint.analysis import textscan
 from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, parse_error, syntax_error
 from recompile_lint.analysis.textscan import may_mutate

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from recompile_lint.analysis.facts import CompileSite, FunctionFacts, ModuleFacts
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
+from recompile_lint.models import Location
 
 # Decorators that stop Dynamo from tracing into a function (a graph break, no guards).
 DISABLE_DECORATORS = frozenset(
@@ -32,6 +33,11 @@ class CompiledRegion:
     # (function, depth, caller) for the entry (depth 0, caller None) and every inlined callee.
     reached: tuple[tuple[FunctionRef, int, FunctionRef | None], ...]
     model_class: str = ""  # ``module.Class`` when an nn.Module instance was compiled
+
+    def site_location(self) -> Location:
+        """Where the compiled object is made, as a finding's location."""
+        span = self.site.span
+        return Location(self.site_path, span.line, span.column, "compile-site", f"`{self.name}` is compiled here", span.end_line, span.end_column)
 
     @property
     def dynamic(self) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import fields, is_dataclass
 from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Callable, Iterator
 

@@ -53,7 +53,7 @@ _directory = ""  # where the socket is: commands leave their lists of snippets a
 def preload() -> None:
     """Everything a lint run imports, imported now, once."""
     from recompile_lint import engine, report, rules  # noqa: F401
-    from recompile_lint.analysis import context, regions, callsites, index, parallel, facts, textscan
+    from recompile_lint.analysis import callsites, context, facts, index, parallel, regions, textscan  # noqa: F401
     from recompile_lint import cache  # noqa: F401
     from recompile_lint.report import FORMAT_NAMES, get_formatter
     import libcst  # noqa: F401

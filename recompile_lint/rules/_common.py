@@ -8,6 +8,7 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 from recompile_lint.analysis.context import QuickVisitor
+from recompile_lint.models import Location
 from recompile_lint.analysis.facts import Mutation
 
 RECOMPILE_LIMIT = 8
@@ -176,6 +177,31 @@ def reads_of(target) -> Reads:
 def where(mutations: Sequence[Mutation], limit: int = 2) -> str:
     """``train.py:20, train.py:31 (+2 more)``: where a value changes, relative to the cwd."""
     return places(((m.path, m.line) for m in sorted(mutations, key=lambda x: (x.path, x.line))), limit)
+
+
+def writes(mutations: Sequence[Mutation], what: str) -> tuple[Location, ...]:
+    """The places that change a guarded value, as a finding's locations."""
+    return tuple(
+        Location(m.path, m.line, m.column, "write", f"this changes {what}")
+        for m in sorted(mutations, key=lambda x: (x.path, x.line, x.column))
+    )
+
+
+def globals_source(ctx) -> str:
+    """How Dynamo spells the globals of the function ``ctx`` looks at: ``G`` for the compiled
+    entry's own module, ``G['__import_pkg_dot_mod']`` for another module's function it inlines."""
+    entry = ctx.index.facts(ctx.region.entry.path)
+    if entry is None or entry.module == ctx.module.module:
+        return "G"
+    return f"G['__import_{ctx.module.module.replace('.', '_dot_')}']"
+
+
+def global_source(ctx, chain: str) -> str:
+    """Dynamo's source of the global ``chain`` (``step``, ``ops.STEP``) read in ``ctx``'s function."""
+    head, _, rest = chain.partition(".")
+    base = globals_source(ctx)
+    text = f"G[{head!r}]" if base == "G" else f"{base}.{head}"
+    return f"{text}.{rest}" if rest else text
 
 
 def place(path: str, line: int) -> str:

@@ -4,8 +4,8 @@ import libcst as cst
 
 from recompile_lint.analysis.context import FunctionContext
 from recompile_lint.analysis.facts import Mutation
-from recompile_lint.models import Boundedness, Severity, Subject
-from recompile_lint.rules._common import kinds_of, reads_of, via, where
+from recompile_lint.models import Boundedness, Guard, Severity, Subject
+from recompile_lint.rules._common import kinds_of, reads_of, via, where, writes
 from recompile_lint.rules.base import Rule
 
 # Attributes every nn.Module has whose changes other rules (or nothing) cover.
@@ -113,6 +113,8 @@ model = torch.compile(Counter())
             f"Fix: `self.register_buffer(\"{attr}\", torch.zeros((), dtype=torch.long))` and update it in place "
             f"(`self.{attr}.add_(1)`), or pass the value to forward as a tensor",
             subject=Subject(kind="instance-attribute", module=owner_facts.module, owner=owner_cls.qualname, name=attr, value_kind=kind),
+            guard=Guard("CONSTANT_MATCH", f"L['self'].{attr}") if ctx.is_entry else None,
+            evidence=writes(mutations, f"`{owner_cls.name}.{attr}`"),
         )
 
     def check_per_instance(self, ctx: FunctionContext, node: cst.Attribute, attr: str, found) -> None:

@@ -3,8 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from recompile_lint.analysis.context import FunctionContext
-from recompile_lint.models import Boundedness, Severity, Subject
-from recompile_lint.rules._common import BOUNDED_KINDS, UNBOUNDED_KINDS, cost, dotted, kinds_of, reads_of, via, where
+from recompile_lint.models import Boundedness, Guard, Severity, Subject
+from recompile_lint.rules._common import BOUNDED_KINDS, UNBOUNDED_KINDS, cost, dotted, global_source, kinds_of, reads_of, via, where, writes
 from recompile_lint.rules.base import Rule
 
 
@@ -81,7 +81,7 @@ def train(x):
             value = ctx.global_value(node.value)
             if value is None or value.binding is None or value.binding.kind in ("module", "imported", "function", "class"):
                 continue
-            self.check_value(ctx, node, value.facts.path, value.facts.module, node.value, value.kind, seen)
+            self.check_value(ctx, node, value.facts.path, value.facts.module, node.value, value.kind, seen, global_source(ctx, node.value))
         for node in reads.attributes:
             # ``ops.STEP`` where ``ops`` is a project module: a global of that module.
             if id(node) in updated or not isinstance(node.value, (cst.Name, cst.Attribute)):
@@ -99,9 +99,9 @@ def train(x):
             kind = binding.kind
             if kind in ("unknown", "none"):
                 kind = next(iter(kinds_of(ctx.index.mutations("global", other.path, node.attr.value))), kind)
-            self.check_value(ctx, node, other.path, other.module, node.attr.value, kind, seen)
+            self.check_value(ctx, node, other.path, other.module, node.attr.value, kind, seen, global_source(ctx, f"{base}.{node.attr.value}"))
 
-    def check_value(self, ctx: FunctionContext, node: cst.CSTNode, path: str, module: str, name: str, kind: str, seen: set) -> None:
+    def check_value(self, ctx: FunctionContext, node: cst.CSTNode, path: str, module: str, name: str, kind: str, seen: set, source: str) -> None:
         if (path, name) in seen or kind not in UNBOUNDED_KINDS | BOUNDED_KINDS:
             return
         mutations = ctx.index.mutations("global", path, name)
@@ -125,4 +125,6 @@ def train(x):
             severity=Severity.ERROR if unbounded else Severity.WARNING,
             bounded=Boundedness.UNBOUNDED if unbounded else Boundedness.BOUNDED,
             subject=Subject(kind="global", module=module, name=name, value_kind=kind),
+            guard=Guard("ID_MATCH" if kind == "enum" else "CONSTANT_MATCH", source),
+            evidence=writes(mutations, f"`{name}`"),
         )

@@ -4,8 +4,8 @@ import libcst as cst
 
 from recompile_lint.analysis.context import FunctionContext, GlobalValue
 from recompile_lint.analysis.facts import Mutation
-from recompile_lint.models import Boundedness, Severity, Subject
-from recompile_lint.rules._common import BOUNDED_KINDS, UNBOUNDED_KINDS, constant_key, cost, kinds_of, reads_of, via, where
+from recompile_lint.models import Boundedness, Guard, Severity, Subject
+from recompile_lint.rules._common import BOUNDED_KINDS, UNBOUNDED_KINDS, constant_key, cost, kinds_of, reads_of, global_source, via, where, writes
 from recompile_lint.rules.base import Rule
 
 # Globals whose members are values a guard can hold: dicts, config objects, classes.
@@ -134,4 +134,6 @@ def sweep(x):
             severity=Severity.ERROR if unbounded else Severity.WARNING,
             bounded=Boundedness.UNBOUNDED if unbounded else Boundedness.BOUNDED,
             subject=Subject(kind=kind, module=owner_module, name=value.binding.name, key=key, value_kind=member_type),
+            guard=Guard("CONSTANT_MATCH", global_source(ctx, name) + (f"[{key!r}]" if kind == "item" else f".{key}")),
+            evidence=writes(mutations, f"`{text}`"),
         )
