@@ -81,6 +81,12 @@ class FunctionFacts:
     loop_sources: tuple[tuple[str, str], ...] = ()
     # Name of a parameter the function passes to torch.compile: the function is a wrapper.
     compiles_param: str = ""
+    # Where the body binds names and attribute chains, for the value flow (``valueflow``):
+    # (target, how, line, column, end_line, end_column) with the span of the value expression
+    # (``ast`` positions: columns are UTF-8 byte offsets). See ``FLOW_HOWS``.
+    flows: tuple[tuple[str, str, int, int, int, int], ...] = ()
+    # Spans of the ``return`` expressions (a lambda: its body), as in ``flows``.
+    returns: tuple[tuple[int, int, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,10 @@ class ClassFacts:
     buffers: frozenset[str] = frozenset()
     is_enum: bool = False
     elements: tuple[tuple[str, str], ...] = ()  # container attr -> dotted class of its elements
+    # Bindings of the class body (``_blocks = ["Block"]``, ``forward = _forward``), as
+    # ``FunctionFacts.flows``.
+    flows: tuple[tuple[str, str, int, int, int, int], ...] = ()
+    decorators: tuple[str, ...] = ()  # resolved dotted names, as ``FunctionFacts.decorators``
 
     def element(self, name: str) -> str | None:
         for key, cls in self.elements:
@@ -216,6 +226,17 @@ class ConfigSetting:
     function: str = ""
 
 
+# How a flow's target is bound to the value at its span (``FunctionFacts.flows``):
+#   "="         target = value (plain, annotated, walrus; a decorated ``def`` is not a flow)
+#   "0", "1.2"  target = value[0], value[1][2] (tuple unpacking; "*" marks a starred target)
+#   "iter"      target is an element of value (``for``, comprehensions); "iter.1": element[1]
+#   "with"      target = value.__enter__()
+#   "elem"      value is added to the container target (``append``, ``insert``, ``add``)
+#   "elem:KEY"  value is stored in target under the literal KEY (``t["k"] = v``, ``add_module``)
+#   "elem:"     value is stored under a key that is not a literal
+#   "elems"     every element of value is added (``extend``, ``update``, ``+=`` a display)
+FLOW_HOWS = ("=", "iter", "with", "elem", "elems")
+
 CONFIG_PREFIXES = ("torch._dynamo.config.", "torch.compiler.config.", "torch._inductor.config.")
 
 # Method calls worth remembering by receiver.
@@ -237,6 +258,9 @@ class ModuleFacts:
     config_settings: tuple[ConfigSetting, ...] = ()
     lines: int = 0
     _lookup: dict = field(default_factory=dict, compare=False, repr=False)
+    # Bindings of the module's top-level code (and of its ``if``/``try``/``with`` blocks), as
+    # ``FunctionFacts.flows``.
+    flows: tuple[tuple[str, str, int, int, int, int], ...] = ()
 
     def _table(self, name: str) -> dict:
         table = self._lookup.get(name)
