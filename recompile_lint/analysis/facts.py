@@ -228,7 +228,8 @@ class ConfigSetting:
 
 # How a flow's target is bound to the value at its span (``FunctionFacts.flows``):
 #   "="         target = value (plain, annotated, walrus; a decorated ``def`` is not a flow)
-#   "0", "1.2"  target = value[0], value[1][2] (tuple unpacking; "*" marks a starred target)
+#   "0", "1.2"  target = value[0], value[1][2] (tuple unpacking; "*" marks a starred target:
+#               any element)
 #   "iter"      target is an element of value (``for``, comprehensions); "iter.1": element[1]
 #   "with"      target = value.__enter__()
 #   "elem"      value is added to the container target (``append``, ``insert``, ``add``)
@@ -238,6 +239,9 @@ class ConfigSetting:
 FLOW_HOWS = ("=", "iter", "with", "elem", "elems")
 
 CONFIG_PREFIXES = ("torch._dynamo.config.", "torch.compiler.config.", "torch._inductor.config.")
+
+# Calls that put a value into their receiver (a container) or set an attribute: flows.
+FLOW_METHODS = frozenset({"append", "add", "appendleft", "insert", "extend", "update", "add_module", "register_module", "__setitem__"})
 
 # Method calls worth remembering by receiver.
 TRACKED_METHODS = frozenset({"train", "eval"})
@@ -387,7 +391,7 @@ class _Collector(ast.NodeVisitor):
         self.method_calls: list[MethodCall] = []
         self.config_settings: list[ConfigSetting] = []
         # Scope stack entries: ("module"|"class"|"function", qualname, data dict)
-        self.scopes: list[tuple[str, str, dict]] = [("module", "", {})]
+        self.scopes: list[tuple[str, str, dict]] = [("module", "", {"flows": []})]
         self.function_scopes: list[tuple[str, str, dict]] = []
         self.loop_vars: list[list[str]] = [[]]  # per scope: loop targets around the current node
         self.conditional_depth = 0  # module-level if/try nesting
@@ -823,12 +827,14 @@ class _Collector(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         for target in node.targets:
+            self.add_flows(target, node.value, "=")
             self.handle_target(target, node.value, "assign", node)
             self.visit_target_expressions(target)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             self.visit(node.value)
+            self.add_flows(node.target, node.value, "=")
         if self.scope[0] == "class" and isinstance(node.target, ast.Name) and node.value is None:
             kind = {"int": "int", "float": "float", "bool": "bool", "str": "str"}.get(dotted_name(node.annotation), "unknown")
             self.scope[2]["attrs"].setdefault(node.target.id, AttrInit(kind, node.lineno, class_level=True))
@@ -839,6 +845,9 @@ class _Collector(ast.NodeVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
+        if isinstance(node.op, ast.Add) and isinstance(node.value, (ast.List, ast.Tuple, ast.ListComp, ast.Name, ast.Attribute)):
+            # ``layers += [Block()]``: the container gains the value's elements.
+            self.add_flows(node.target, node.value, "elems")
         self.handle_target(node.target, node.value, "augassign", node)
         self.visit_target_expressions(node.target)
 
@@ -862,6 +871,7 @@ class _Collector(ast.NodeVisitor):
         names: list[str] = []
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.visit(node.iter)
+            self.add_flows(node.target, node.iter, "iter")
             self.handle_target(node.target, None, "loop", node)
             names = [n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)]
             scope = self.function_scope()
@@ -900,6 +910,7 @@ class _Collector(ast.NodeVisitor):
         for item in node.items:
             self.visit(item.context_expr)
             if item.optional_vars is not None:
+                self.add_flows(item.optional_vars, item.context_expr, "with")
                 self.handle_target(item.optional_vars, None, "assign", node)
         for stmt in node.body:
             self.visit(stmt)
@@ -942,6 +953,7 @@ class _Collector(ast.NodeVisitor):
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.visit(node.value)
+        self.add_flows(node.target, node.value, "=")
         self.handle_target(node.target, node.value, "assign", node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -969,6 +981,8 @@ class _Collector(ast.NodeVisitor):
             if receiver and self.resolve(receiver) not in ("re", "torch", "regex") and not self.resolve(receiver).startswith("torch."):
                 self.record_compile_site(node, "method", receiver, "name" if "." not in receiver else "attribute", node.keywords)
         # Length changes through methods: ``history.append(x)``, ``os.environ.update(...)``.
+        if isinstance(node.func, ast.Attribute) and node.func.attr in FLOW_METHODS or func_text == "setattr":
+            self.add_call_flows(node)
         if isinstance(node.func, ast.Attribute) and node.func.attr in LENGTH_METHODS:
             base = dotted_name(node.func.value)
             if base and "." not in base:
@@ -1103,6 +1117,73 @@ class _Collector(ast.NodeVisitor):
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.enter_function(node, self.lambda_qualname(node), "<lambda>", [])
 
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self.visit(node.iter)
+        self.add_flows(node.target, node.iter, "iter")
+        self.visit(node.target)
+        for test in node.ifs:
+            self.visit(test)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            scope = self.function_scope()
+            if scope is not None and scope is self.scope:
+                scope[2]["returns"].append(_position(node.value))
+            self.visit(node.value)
+
+    # ---- value flow ----------------------------------------------------------------------
+
+    def add_flows(self, target: ast.AST, value: ast.AST, how: str) -> None:
+        """Record what ``target`` is bound to (``FLOW_HOWS``) in the current scope's flows;
+        tuple targets bind each name to its position in the value (``0``, ``1.2``)."""
+        if isinstance(target, ast.Name):
+            self.scope[2]["flows"].append((target.id, how, *_position(value)))
+        elif isinstance(target, ast.Attribute):
+            text = dotted_name(target)
+            if text:
+                self.scope[2]["flows"].append((text, how, *_position(value)))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if how.startswith("elem"):
+                return
+            prefix = "" if how == "=" else how + "."
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Starred):
+                    self.add_flows(elt.value, value, f"{prefix}*")
+                else:
+                    self.add_flows(elt, value, f"{prefix}{i}")
+        elif isinstance(target, ast.Subscript) and how == "=":
+            base = dotted_name(target.value)
+            key = target.slice
+            if base:
+                literal = key.value if isinstance(key, ast.Constant) and isinstance(key.value, (str, int)) else None
+                self.scope[2]["flows"].append((base, f"elem:{literal}" if literal is not None else "elem:", *_position(value)))
+
+    def add_call_flows(self, node: ast.Call) -> None:
+        """Containers filled by method calls (``layers.append(Block())``, ``add_module``) and
+        ``setattr(obj, "name", value)``."""
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            method = func.attr
+            receiver = dotted_name(func.value)
+            if not receiver or not node.args:
+                return
+            flows = self.scope[2]["flows"]
+            if method in ("append", "add", "appendleft") and len(node.args) == 1:
+                flows.append((receiver, "elem", *_position(node.args[0])))
+            elif method == "insert" and len(node.args) == 2:
+                flows.append((receiver, "elem", *_position(node.args[1])))
+            elif method in ("extend", "update") and len(node.args) == 1:
+                flows.append((receiver, "elems", *_position(node.args[0])))
+            elif method in ("add_module", "register_module", "__setitem__") and len(node.args) == 2:
+                key = node.args[0]
+                literal = key.value if isinstance(key, ast.Constant) and isinstance(key.value, (str, int)) else None
+                flows.append((receiver, f"elem:{literal}" if literal is not None else "elem:", *_position(node.args[1])))
+        elif isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) == 3:
+            receiver = dotted_name(node.args[0])
+            name = node.args[1]
+            if receiver and isinstance(name, ast.Constant) and isinstance(name.value, str):
+                self.scope[2]["flows"].append((f"{receiver}.{name.value}", "=", *_position(node.args[2])))
+
     # ---- definitions ---------------------------------------------------------------------
 
     def params_of(self, args: ast.arguments) -> list[Param]:
@@ -1191,6 +1272,8 @@ class _Collector(ast.NodeVisitor):
             "module_chains": set(),
             "params": params,
             "defs": set(),
+            "flows": [],
+            "returns": [_position(node.body)] if isinstance(node, ast.Lambda) else [],
         }
         self.scopes.append(("function", qualname, data))
         self.function_scopes.append(self.scopes[-1])
@@ -1240,6 +1323,8 @@ class _Collector(ast.NodeVisitor):
                 identifiers=frozenset(data["identifiers"]),
                 module_chains=frozenset(data["module_chains"]),
                 compiles_param=compiles_param,
+                flows=tuple(data["flows"]),
+                returns=tuple(data["returns"]),
             )
         )
         if parent_fn is not None:
@@ -1262,7 +1347,7 @@ class _Collector(ast.NodeVisitor):
             self.record_binding(node.name, "class", node)
         elif self.scope[0] == "function":
             self.scope[2]["locals"].add(node.name)
-        data = {"attrs": {}, "submodules": {}, "buffers": set(), "elements": {}}
+        data = {"attrs": {}, "submodules": {}, "buffers": set(), "elements": {}, "flows": []}
         self.scopes.append(("class", qualname, data))
         self.loop_vars.append([])
         for stmt in node.body:
@@ -1284,6 +1369,8 @@ class _Collector(ast.NodeVisitor):
                 buffers=frozenset(data["buffers"]),
                 is_enum=is_enum,
                 elements=tuple(sorted(data["elements"].items())),
+                flows=tuple(data["flows"]),
+                decorators=tuple(self.resolve(text) for d in node.decorator_list if (text := dotted_name(d.func if isinstance(d, ast.Call) else d))),
             )
         )
 
@@ -1291,6 +1378,11 @@ class _Collector(ast.NodeVisitor):
         for stmt in node.body:
             self.top_stmt = stmt
             self.visit(stmt)
+
+
+def _position(node: ast.AST) -> tuple[int, int, int, int]:
+    """An expression's ``ast`` span (columns in UTF-8 bytes), as flows record it."""
+    return (node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0)  # type: ignore[attr-defined]
 
 
 def _declarations(body: list[ast.stmt], globals_: set[str], nonlocals: set[str]) -> None:
@@ -1339,5 +1431,6 @@ def collect_facts(tree: ast.Module, path: str, module: str, is_package: bool, te
         compile_sites=tuple(collector.compile_sites),
         method_calls=tuple(collector.method_calls),
         config_settings=tuple(collector.config_settings),
+        flows=tuple(collector.scopes[0][2]["flows"]),
         lines=len(lines),
     )

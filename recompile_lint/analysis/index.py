@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -388,6 +389,59 @@ class ProjectIndex:
             if ref is not None:
                 return self.resolve_class(ref, f.path)
         return None
+
+    def classes_named(self, name: str) -> list[tuple[ModuleFacts, ClassFacts]]:
+        """Every project class called ``name`` (``class Block``), wherever it is defined: what a
+        helper that selects modules by class name (``m.__class__.__name__ in names``) means.
+        Files are chosen by their text and parsed on demand."""
+        key = f"classes_named:{name}"
+        known = self.memo.get(key)
+        if known is None:
+            pattern = re.compile(rf"^[ \t]*class[ \t]+{re.escape(name)}\b", re.MULTILINE)
+            found: list[tuple[ModuleFacts, ClassFacts]] = []
+            for path in self.paths:
+                text = self.text(path)
+                if text is None or name not in text or pattern.search(text) is None:
+                    continue
+                facts = self.facts(path)
+                if facts is not None:
+                    found.extend((facts, cls) for cls in facts.classes if cls.name == name)
+            known = self.memo[key] = found
+        return known  # type: ignore[return-value]
+
+    def subclasses(self, facts: ModuleFacts, cls: ClassFacts, limit: int = 400) -> list[tuple[ModuleFacts, ClassFacts]]:
+        """Project classes that have ``cls`` among their bases, directly or not (files that
+        name a class's name are parsed to find them; at most ``limit``)."""
+        key = f"subclasses:{facts.path}:{cls.qualname}"
+        known = self.memo.get(key)
+        if known is not None:
+            return known  # type: ignore[return-value]
+        self.memo[key] = []  # a cycle of bases finds nothing more
+        out: list[tuple[ModuleFacts, ClassFacts]] = []
+        seen = {(facts.path, cls.qualname)}
+        todo = [cls.name]
+        names_done: set[str] = set()
+        while todo and len(out) < limit:
+            name = todo.pop()
+            if name in names_done:
+                continue
+            names_done.add(name)
+            for path in self.paths:
+                text = self.text(path)
+                if text is None or name not in text or "class" not in text or not textscan.mentions(text, name):
+                    continue
+                other = self.facts(path)
+                if other is None:
+                    continue
+                for candidate in other.classes:
+                    if (other.path, candidate.qualname) in seen or not any(base.rsplit(".", 1)[-1] == name for base in candidate.bases):
+                        continue
+                    if any(f.path == facts.path and c.qualname == cls.qualname for f, c in self.mro(other, candidate)[1:]):
+                        seen.add((other.path, candidate.qualname))
+                        out.append((other, candidate))
+                        todo.append(candidate.name)
+        self.memo[key] = out
+        return out
 
     def function(self, ref: FunctionRef) -> FunctionFacts | None:
         facts = self.facts(ref.path)

@@ -140,6 +140,89 @@ class Value:
         return self.ref == "torch" or self.ref.startswith("torch.")
 
 
+
+def unknown(reason: str, ref: str = "") -> Value:
+    """An unknown value and why (``UNKNOWN_REASONS``)."""
+    return Value("unknown", ref=ref, detail=reason)
+
+
+def literal(node: ast.Constant) -> Value:
+    """A constant's value: ``literal`` with ``kind:text`` as its detail."""
+    value = node.value
+    kind = "none" if value is None else type(value).__name__
+    text = repr(value)
+    return Value("literal", detail=f"{kind}:{text[:60]}")
+
+
+def literal_text(value: Value) -> str | int | None:
+    """The Python value of a str or int literal (``str:'gpt'`` -> ``gpt``), else None."""
+    if value.kind != "literal":
+        return None
+    kind, _, text = value.detail.partition(":")
+    if kind in ("str", "int"):
+        try:
+            out = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return None
+        return out if isinstance(out, (str, int)) else None
+    return None
+
+
+# torch modules (a dotted name under torch that is one of these is a module, not a callable).
+TORCH_MODULES = frozenset(
+    {
+        "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.modules",
+        "torch.nn.parallel", "torch.nn.attention", "torch.nn.attention.flex_attention", "torch.optim",
+        "torch.optim.lr_scheduler", "torch.distributed", "torch.distributed.fsdp", "torch.distributed.tensor",
+        "torch.utils", "torch.utils.data", "torch.utils.checkpoint", "torch.cuda", "torch.cuda.amp", "torch.amp",
+        "torch.autograd", "torch.fx", "torch.linalg", "torch.fft", "torch.special", "torch.compiler", "torch._dynamo",
+        "torch._inductor", "torch.export", "torch.jit", "torch.backends", "torch.testing", "torch.library", "torch.ops",
+        "torch.distributions", "torch.quantization", "torch.ao", "torch.func", "torch.sparse", "torch.nested",
+    }
+)
+# torch callables whose result is a tensor when called.
+TENSOR_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special"})
+# torch containers of modules, by their last name.
+TORCH_CONTAINERS = frozenset({"ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict"})
+# torch classes that wrap a module and run its forward (the value holds what it wraps).
+TORCH_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"})
+# Base classes too general to say what an annotated parameter holds.
+GENERIC_TORCH = frozenset(
+    {"torch.nn.Module", "torch.nn.modules.module.Module", "torch.optim.Optimizer", "torch.optim.optimizer.Optimizer", "torch.Tensor"}
+)
+# Methods of modules and tensors that return their receiver (``model.to(device)``).
+RETURNS_SELF = frozenset(
+    {"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval", "requires_grad_", "share_memory", "to_empty", "type", "apply"}
+)
+# Methods of modules that iterate over their submodules.
+MODULE_ITERATORS = frozenset({"children", "modules", "named_children", "named_modules"})
+# Builtins that return a container of their argument's elements.
+ELEMENT_COPIES = frozenset({"list", "tuple", "sorted", "reversed", "set", "frozenset", "iter"})
+# Calls that return (a copy of) their first argument.
+IDENTITY_CALLS = frozenset({"copy.copy", "copy.deepcopy", "typing.cast"})
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    """Where an expression is evaluated: a module, a function of it (or a class body), the
+    function's parameters bound by a call being followed, and how deep the query is."""
+
+    facts: ModuleFacts
+    fn: FunctionFacts | None
+    env: tuple[tuple[str, frozenset[Value]], ...] = ()
+    depth: int = 0
+    cls: ClassFacts | None = None  # a class body being evaluated
+
+    def bound(self, name: str) -> frozenset[Value] | None:
+        for key, values in self.env:
+            if key == name:
+                return values
+        return None
+
+
+EMPTY: frozenset[Value] = frozenset()
+
+
 class ValueFlow:
     """Answers value questions over a project index, memoising every answer."""
 
@@ -148,41 +231,1160 @@ class ValueFlow:
         self.max_depth = max_depth  # calls followed into callees (returns), and callers (parameters)
         self.max_callers = max_callers  # call sites looked at per parameter
         self.max_values = max_values  # values kept per answer (the rest: unknown "depth")
+        self._memo: dict[tuple, frozenset[Value]] = {}
+        self._active: set[tuple] = set()
+        self._snippets: dict[tuple[str, int, int, int, int], ast.expr | None] = {}
+        self._lines: dict[str, list[bytes]] = {}
+        self._trees: dict[str, ast.Module | None] = {}
+        self._callers: dict[tuple[str, str], list] = {}
+        self._mentions: dict[str, list[str]] = {}
+
+    # ---- public API ----------------------------------------------------------------------
 
     def values_of(self, expr: ast.expr | str, facts: ModuleFacts, scope: FunctionFacts | None) -> frozenset[Value]:
         """What ``expr`` may evaluate to in ``scope`` of ``facts``'s module."""
-        raise NotImplementedError
+        if isinstance(expr, str):
+            try:
+                node = ast.parse(expr.strip(), mode="eval").body
+            except SyntaxError:
+                return frozenset({unknown("dynamic")})
+        else:
+            node = expr
+        return self._eval(node, _Ctx(facts, scope))
 
     def attribute_values(self, owner: Value, attr: str) -> frozenset[Value]:
         """What ``owner.attr`` may hold: assignments to ``self.attr`` in the class's methods,
         class attributes, methods (bound on an instance), properties; a module's global or
         submodule; a torch object's attribute (a bound method of a torch instance)."""
-        raise NotImplementedError
+        return self._attribute(owner, attr, 0)
 
     def element_values(self, container: Value, key: str | int | None = None) -> frozenset[Value]:
         """The elements of a container value; with ``key`` (a literal index or dict key), the
         one at that key where the container is exact, else every element."""
-        raise NotImplementedError
+        return self._elements(container, key, 0)
 
     def call_values(self, callee: Value, facts: ModuleFacts, scope: FunctionFacts | None, call: ast.Call | None = None) -> frozenset[Value]:
         """What calling ``callee`` returns (with ``call``'s arguments bound to its parameters,
         evaluated in ``scope`` of ``facts``)."""
-        raise NotImplementedError
+        return self._call_value(callee, call, _Ctx(facts, scope))
 
     def callees(self, call: ast.Call | str, facts: ModuleFacts, scope: FunctionFacts | None) -> tuple[FunctionRef, ...]:
         """The project functions a call runs first: a function's or method's code, a class's
         ``__init__``, an nn.Module instance's ``forward``, an object's ``__call__``."""
-        raise NotImplementedError
+        if isinstance(call, str):
+            try:
+                node = ast.parse(call.strip(), mode="eval").body
+            except SyntaxError:
+                return ()
+            func = node.func if isinstance(node, ast.Call) else node
+        else:
+            func = call.func
+        out: list[FunctionRef] = []
+        for value in sorted(self._eval(func, _Ctx(facts, scope)), key=_order):
+            ref = self.code_of(value)
+            if ref is not None and ref not in out:
+                out.append(ref)
+        return tuple(out)
 
     def function_ref(self, value: Value) -> FunctionRef | None:
         """The project code object of a function, method, bound method, lambda or partial
         value; None for anything else."""
-        raise NotImplementedError
+        if value.kind == "partial" and value.elements:
+            return self.function_ref(value.elements[0])
+        if value.kind not in ("function", "method", "bound-method", "lambda") or not value.path:
+            return None
+        facts = self.index.facts(value.path)
+        if facts is None:
+            return None
+        qualname = value.ref[len(facts.module) + 1 :] if facts.module and value.ref.startswith(facts.module + ".") else value.ref
+        return FunctionRef(value.path, qualname) if facts.function(qualname) is not None else None
+
+    def code_of(self, value: Value) -> FunctionRef | None:
+        """What calling ``value`` runs first in the project: a function's code, an instance's
+        ``forward`` (nn.Module) or ``__call__``, a class's ``__init__``."""
+        ref = self.function_ref(value)
+        if ref is not None:
+            return ref
+        found = self.class_of(value)
+        if found is None:
+            return None
+        if value.kind == "class":
+            return self.index.class_method(found[0], found[1], "__init__")
+        return self.index.class_method(found[0], found[1], "forward") or self.index.class_method(found[0], found[1], "__call__")
 
     def class_of(self, value: Value) -> tuple[ModuleFacts, ClassFacts] | None:
         """The project class of an instance (or of a class value itself)."""
-        raise NotImplementedError
+        if value.kind not in ("instance", "class") or not value.path:
+            return None
+        facts = self.index.facts(value.path)
+        if facts is None:
+            return None
+        qualname = value.ref[len(facts.module) + 1 :] if facts.module and value.ref.startswith(facts.module + ".") else value.ref
+        cls = facts.cls(qualname)
+        return (facts, cls) if cls is not None else None
 
     def parameter_values(self, facts: ModuleFacts, scope: FunctionFacts, name: str) -> frozenset[Value]:
         """What parameter ``name`` of ``scope`` may hold (see the module docstring)."""
-        raise NotImplementedError
+        return self._parameter(_Ctx(facts, scope), name)
+
+    def callers(self, ref: FunctionRef) -> list[tuple[ModuleFacts, FunctionFacts | None, ast.Call, int]]:
+        """Call sites of a project function found in the project, confirmed by the callee's
+        value: (facts, enclosing function, call, how many leading parameters the call does
+        not pass: 1 for a method called on an instance or a class's ``__init__``). A
+        decorator application counts as a call with the decorated object as its argument."""
+        return self._find_callers(ref, 0)
+
+    # ---- values of project objects -------------------------------------------------------
+
+    def _module_value(self, module: str, path: str | None = None) -> Value:
+        if path is None:
+            path = self.index.module_path(module) or ""
+        return Value("module", ref=module, path=path)
+
+    @staticmethod
+    def _qualified(facts: ModuleFacts, qualname: str) -> str:
+        return f"{facts.module}.{qualname}" if facts.module else qualname
+
+    def _function_value(self, facts: ModuleFacts, fn: FunctionFacts) -> Value:
+        kind = "lambda" if fn.is_lambda else ("method" if _is_method(fn) else "function")
+        return Value(kind, ref=self._qualified(facts, fn.qualname), path=facts.path)
+
+    def _class_value(self, facts: ModuleFacts, cls: ClassFacts) -> Value:
+        return Value("class", ref=self._qualified(facts, cls.qualname), path=facts.path)
+
+    def _instance(self, facts: ModuleFacts, cls: ClassFacts, detail: str = "") -> Value:
+        return Value("instance", ref=self._qualified(facts, cls.qualname), path=facts.path, detail=detail)
+
+    @staticmethod
+    def _torch(dotted: str) -> Value:
+        """A dotted name under torch: a module, a class, or a callable."""
+        if dotted in TORCH_MODULES:
+            return Value("module", ref=dotted)
+        last = dotted.rsplit(".", 1)[-1]
+        if last[:1].isupper():
+            return Value("class", ref=dotted)
+        return Value("torch-callable", ref=dotted)
+
+    def _dotted(self, dotted: str, from_path: str | None, depth: int) -> frozenset[Value]:
+        """The values of an absolute dotted name (an import target)."""
+        if dotted == "torch" or dotted.startswith("torch."):
+            return frozenset({self._torch(dotted)})
+        parts = dotted.split(".")
+        for i in range(len(parts), 0, -1):
+            module = ".".join(parts[:i])
+            path = self.index.module_path(module, from_path)
+            if path is None:
+                continue
+            values = frozenset({self._module_value(module, path)})
+            for attr in parts[i:]:
+                values = self._union(self._attribute(v, attr, depth) for v in values)
+            return values
+        return frozenset({unknown("external", dotted)})
+
+    # ---- expressions ---------------------------------------------------------------------
+
+    def _eval(self, node: ast.AST, ctx: _Ctx) -> frozenset[Value]:
+        if isinstance(node, ast.Name):
+            return self._name(node.id, ctx)
+        if isinstance(node, ast.Attribute):
+            base = self._eval(node.value, ctx)
+            out = self._union(self._attribute(v, node.attr, ctx.depth) for v in base)
+            # ``pipe.unet = ...`` rebinds the attribute here too (flow-insensitive).
+            text = _dotted_text(node)
+            if text and not text.startswith("self.") and self._binds(ctx, text):
+                local = self._flow_values(ctx, text)
+                if local:
+                    out = self._union(({v for v in out if v.kind != "unknown"}, local))
+            return out
+        if isinstance(node, ast.Call):
+            return self._call(node, ctx)
+        if isinstance(node, ast.Constant):
+            return frozenset({literal(node)})
+        if isinstance(node, ast.Lambda):
+            fn = self._lambda_at(ctx.facts, node)
+            return frozenset({self._function_value(ctx.facts, fn) if fn is not None else unknown("unbound")})
+        if isinstance(node, ast.Subscript):
+            base = self._eval(node.value, ctx)
+            key = self._key(node.slice, ctx)
+            if isinstance(node.slice, ast.Slice):
+                return self._union(frozenset({Value("container", ref=v.ref, elements=tuple(self._elements(v, None, ctx.depth)))}) if v.kind == "container" else frozenset({v}) for v in base)
+            return self._union(self._elements(v, key, ctx.depth) for v in base)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            ref = {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set"}[type(node)]
+            return frozenset({self._display(ref, [e for e in node.elts], ctx)})
+        if isinstance(node, ast.Dict):
+            keys = [self._key(k, ctx) if k is not None else None for k in node.keys]
+            values = [self._eval(v, ctx) if k is not None else self._union(self._elements(c, None, ctx.depth) for c in self._eval(v, ctx)) for k, v in zip(node.keys, node.values)]
+            return frozenset({self._container("dict", values, keys)})
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            return frozenset({Value("container", ref="set" if isinstance(node, ast.SetComp) else "list", elements=tuple(sorted(self._eval(node.elt, ctx), key=_order)))})
+        if isinstance(node, ast.DictComp):
+            inner = tuple(sorted(self._eval(node.value, ctx), key=_order))
+            return frozenset({Value("container", ref="dict", elements=inner, keys=("",) * len(inner))})
+        if isinstance(node, ast.IfExp):
+            return self._union((self._eval(node.body, ctx), self._eval(node.orelse, ctx)))
+        if isinstance(node, ast.BoolOp):
+            return self._union(self._eval(v, ctx) for v in node.values)
+        if isinstance(node, ast.NamedExpr):
+            return self._eval(node.value, ctx)
+        if isinstance(node, ast.Starred):
+            return self._union(self._elements(v, None, ctx.depth) for v in self._eval(node.value, ctx))
+        if isinstance(node, ast.Await):
+            return self._eval(node.value, ctx)
+        if isinstance(node, (ast.JoinedStr,)):
+            return frozenset({Value("literal", detail="str:")})
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            left = self._eval(node.left, ctx) if isinstance(node, ast.BinOp) else EMPTY
+            if any(v.kind == "tensor" for v in left):
+                return frozenset({Value("tensor")})
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and any(v.kind == "container" for v in left):
+                right = self._eval(node.right, ctx)
+                elements = [e for v in left | right for e in self._elements(v, None, ctx.depth)]
+                return frozenset({Value("container", ref="list", elements=tuple(sorted(set(elements), key=_order)))})
+            return frozenset({unknown("dynamic")})
+        return frozenset({unknown("dynamic")})
+
+    def _key(self, node: ast.AST, ctx: _Ctx) -> str | int | None:
+        """A subscript key or dict key as a literal, when it is one (a name bound to one
+        literal counts)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, int):
+            return -node.operand.value
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            values = self._eval(node, ctx)
+            if len(values) == 1:
+                return literal_text(next(iter(values)))
+        return None
+
+    def _display(self, ref: str, elts: list[ast.expr], ctx: _Ctx) -> Value:
+        values: list[frozenset[Value]] = []
+        for elt in elts:
+            if isinstance(elt, ast.Starred):
+                # Positions after a starred element are not known.
+                inner = self._eval(elt, ctx)
+                return self._container(ref, values + [inner], None, exact=False)
+            values.append(self._eval(elt, ctx))
+        return self._container(ref, values, None)
+
+    def _container(self, ref: str, values: list[frozenset[Value]], keys: list | None, exact: bool = True) -> Value:
+        """A container of the given per-position values: exact when each position holds one
+        value (then positions and keys are kept), else the set of every candidate."""
+        if exact and all(len(v) == 1 for v in values) and (keys is None or all(k is not None for k in keys)):
+            elements = tuple(next(iter(v)) for v in values)
+            return Value("container", ref=ref, detail="exact", elements=elements, keys=tuple(str(k) for k in keys) if keys is not None else ())
+        pairs: dict[Value, str] = {}
+        for i, options in enumerate(values):
+            key = keys[i] if keys is not None and i < len(keys) and keys[i] is not None else ""
+            for v in sorted(options, key=_order):
+                pairs.setdefault(v, str(key))
+        elements = tuple(pairs)
+        return Value("container", ref=ref, elements=elements, keys=tuple(pairs.values()) if keys is not None else ())
+
+    # ---- names ---------------------------------------------------------------------------
+
+    def _name(self, name: str, ctx: _Ctx) -> frozenset[Value]:
+        bound = ctx.bound(name)
+        if bound is not None:
+            return bound
+        if ctx.cls is not None:
+            values = self._class_body_name(ctx, name)
+            if values:
+                return values
+        fn = ctx.fn
+        facts = ctx.facts
+        first = True
+        while fn is not None:
+            if name in fn.global_decls:
+                break
+            nested = facts.function(f"{fn.qualname}.{name}")
+            if nested is not None:
+                return frozenset({self._function_value(facts, nested)})
+            nested_cls = facts.cls(f"{fn.qualname}.{name}")
+            if nested_cls is not None:
+                return frozenset({self._class_value(facts, nested_cls)})
+            scope_ctx = ctx if first else _Ctx(facts, fn, (), ctx.depth)
+            if any(p.name == name for p in fn.params):
+                return self._parameter(scope_ctx, name)
+            if name in fn.local_names:
+                if self._binds(scope_ctx, name):
+                    # Empty inside a cycle (``model = torch.compile(model)``): the outer
+                    # query of the same name has the values.
+                    return self._flow_values(scope_ctx, name)
+                return frozenset({unknown("unbound")})
+            first = False
+            # A method does not see its class body's names: go to the enclosing function or module.
+            fn = facts.function(fn.parent) if fn.parent else None
+        return self._global(facts, name, ctx.depth)
+
+    def _class_body_name(self, ctx: _Ctx, name: str) -> frozenset[Value]:
+        cls = ctx.cls
+        assert cls is not None
+        facts = ctx.facts
+        qual = cls.method(name)
+        if qual is not None:
+            fn = facts.function(qual)
+            if fn is not None:
+                return frozenset({self._function_value(facts, fn)})
+        inner = facts.cls(f"{cls.qualname}.{name}")
+        if inner is not None:
+            return frozenset({self._class_value(facts, inner)})
+        flows = [f for f in cls.flows if f[0] == name]
+        if flows:
+            return self._union(self._flow(ctx, f) for f in flows)
+        return EMPTY
+
+    def _global(self, facts: ModuleFacts, name: str, depth: int) -> frozenset[Value]:
+        """A module-level name of ``facts``: a def, a class, an assignment, an import."""
+        key = ("global", facts.path, name)
+        return self._memoised(key, lambda: self._global_uncached(facts, name, depth))
+
+    def _global_uncached(self, facts: ModuleFacts, name: str, depth: int) -> frozenset[Value]:
+        out: set[Value] = set()
+        fn = facts.function(name)
+        if fn is not None:
+            out.add(self._function_value(facts, fn))
+        cls = facts.cls(name)
+        if cls is not None:
+            out.add(self._class_value(facts, cls))
+        ctx = _Ctx(facts, None, (), depth)
+        flows = [f for f in facts.flows if f[0] == name]
+        for flow in flows:
+            out.update(self._flow(ctx, flow))
+        out.update(self._added_elements(ctx, name, out, facts.flows))
+        target = facts.import_target(name)
+        if target is not None and not out:
+            if target == self._qualified(facts, name):
+                return frozenset({unknown("unbound", target)})
+            out.update(self._dotted(target, facts.path, depth))
+        if not out:
+            if name in BUILTINS:
+                return frozenset({unknown("external", f"builtins.{name}")})
+            return frozenset({unknown("unbound", self._qualified(facts, name))})
+        return self._cap(out)
+
+    @staticmethod
+    def _binds(ctx: _Ctx, target: str) -> bool:
+        """Whether the scope of ``ctx`` has a flow to ``target``."""
+        flows = ctx.fn.flows if ctx.fn is not None else ctx.facts.flows
+        return any(flow[0] == target for flow in flows)
+
+    def _flow_values(self, ctx: _Ctx, target: str) -> frozenset[Value]:
+        """What the flows of ``ctx``'s scope bind ``target`` to (memoised per scope)."""
+        fn = ctx.fn
+        flows = fn.flows if fn is not None else ctx.facts.flows
+        key = ("flow", ctx.facts.path, fn.qualname if fn is not None else "", ctx.env, target)
+
+        def compute() -> frozenset[Value]:
+            out: set[Value] = set()
+            for flow in flows:
+                if flow[0] == target and not flow[1].startswith("elem"):
+                    out.update(self._flow(ctx, flow))
+            out.update(self._added_elements(ctx, target, out, flows))
+            return self._cap(out)
+
+        return self._memoised(key, compute)
+
+    def _added_elements(self, ctx: _Ctx, target: str, values: set[Value], flows) -> set[Value]:
+        """Containers of ``target`` with the elements its scope adds (``append``, ``t[k] = v``,
+        ``extend``): replaces the container values in ``values`` (returned: the new ones)."""
+        added: list[tuple[str, Value]] = []
+        for flow in flows:
+            if flow[0] != target or not flow[1].startswith("elem"):
+                continue
+            if flow[1] == "elems":
+                for v in self._flow_value_expr(ctx, flow):
+                    added.extend(("", e) for e in self._elements(v, None, ctx.depth))
+            else:
+                key = flow[1].partition(":")[2]
+                added.extend((key, v) for v in self._flow_value_expr(ctx, flow))
+        if not added:
+            return set()
+        containers = [v for v in values if v.kind == "container"]
+        if not containers:
+            keyed = any(":" in f[1] for f in flows if f[0] == target and f[1].startswith("elem"))
+            containers = [Value("container", ref="dict" if keyed else "list")]
+        out = set()
+        for container in containers:
+            values.discard(container)
+            pairs = dict(zip(container.elements, container.keys or ("",) * len(container.elements)))
+            for key, v in added:
+                pairs.setdefault(v, key)
+            keyed = container.ref in ("dict", "torch.nn.ModuleDict") or any(pairs.values())
+            out.add(Value("container", ref=container.ref, elements=tuple(pairs), keys=tuple(pairs.values()) if keyed else ()))
+        return out
+
+    def _flow_value_expr(self, ctx: _Ctx, flow: tuple) -> frozenset[Value]:
+        node = self._snippet(ctx.facts, flow[2:6])
+        if node is None:
+            return frozenset({unknown("dynamic")})
+        return self._eval(node, ctx)
+
+    def _flow(self, ctx: _Ctx, flow: tuple) -> frozenset[Value]:
+        """The value one flow binds its target to."""
+        values = self._flow_value_expr(ctx, flow)
+        how = flow[1]
+        if how == "=":
+            return values
+        if how == "with":
+            return frozenset({unknown("external")})
+        out = values
+        for step in how.split("."):
+            if step == "iter":
+                out = self._union(self._iterate(v, ctx.depth) for v in out)
+            elif step == "*":
+                out = self._union(self._elements(v, None, ctx.depth) for v in out)
+            elif step.isdigit():
+                out = self._union(self._elements(v, int(step), ctx.depth) for v in out)
+            elif step == "with":
+                return frozenset({unknown("external")})
+        return out
+
+    def _iterate(self, value: Value, depth: int) -> frozenset[Value]:
+        """What iterating over ``value`` yields (a dict yields its keys)."""
+        if value.kind == "container" and value.ref in ("dict", "torch.nn.ModuleDict", "torch.nn.ParameterDict"):
+            return frozenset(Value("literal", detail=f"str:{k!r}") if k else Value("literal", detail="str:") for k in value.keys) or frozenset({Value("literal", detail="str:")})
+        return self._elements(value, None, depth)
+
+    # ---- parameters ----------------------------------------------------------------------
+
+    def _parameter(self, ctx: _Ctx, name: str) -> frozenset[Value]:
+        fn = ctx.fn
+        assert fn is not None
+        bound = ctx.bound(name)
+        if bound is not None:
+            return bound
+        key = ("param", ctx.facts.path, fn.qualname, name, ctx.depth)
+        return self._memoised(key, lambda: self._parameter_uncached(ctx, name))
+
+    def _parameter_uncached(self, ctx: _Ctx, name: str) -> frozenset[Value]:
+        facts, fn = ctx.facts, ctx.fn
+        assert fn is not None
+        params = fn.params
+        index = next(i for i, p in enumerate(params) if p.name == name)
+        param = params[index]
+        if param.kind in ("vararg", "kwarg"):
+            return frozenset({unknown("parameter")})
+        if _is_method(fn) and index == 0 and "staticmethod" not in fn.decorators:
+            cls = facts.cls(fn.class_name)
+            if cls is not None:
+                if "classmethod" in fn.decorators or fn.name in ("__new__", "__init_subclass__", "__class_getitem__"):
+                    return frozenset({self._class_value(facts, cls)})
+                return frozenset({self._instance(facts, cls, detail="self")})
+        out: set[Value] = set()
+        if param.annotation:
+            out.update(self._annotation(ctx, param.annotation))
+        if param.default and param.default != "None":
+            parent = facts.function(fn.parent) if fn.parent else None
+            out.update(self._eval_text(param.default, _Ctx(facts, parent, (), ctx.depth)))
+        if not any(_known(v) for v in out) and ctx.depth < self.max_depth:
+            out.update(self._caller_arguments(ctx, index))
+        known = {v for v in out if v.kind != "unknown"}
+        if known:
+            return self._cap(known)
+        return frozenset({unknown("parameter", f"{self._qualified(facts, fn.qualname)}.{name}")})
+
+    def _annotation(self, ctx: _Ctx, text: str) -> set[Value]:
+        """Instances of the classes an annotation names (``Optional``/``|`` unions too);
+        generic bases (``nn.Module``) say nothing."""
+        try:
+            node = ast.parse(text.strip("'\""), mode="eval").body
+        except SyntaxError:
+            return set()
+        names: list[ast.expr] = []
+        stack = [node]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, ast.BinOp) and isinstance(item.op, ast.BitOr):
+                stack.extend((item.left, item.right))
+            elif isinstance(item, ast.Subscript) and _dotted_text(item.value).rsplit(".", 1)[-1] in ("Optional", "Union"):
+                inner = item.slice
+                stack.extend(inner.elts if isinstance(inner, ast.Tuple) else [inner])
+            elif isinstance(item, (ast.Name, ast.Attribute)):
+                names.append(item)
+        out: set[Value] = set()
+        for item in names:
+            for value in self._eval(item, _Ctx(ctx.facts, None, (), ctx.depth)):
+                if value.kind == "class" and value.path:
+                    found = self.class_of(value)
+                    if found is not None:
+                        out.add(self._instance(*found))
+                elif value.kind == "class" and value.is_torch() and value.ref not in GENERIC_TORCH:
+                    out |= self._construct_torch(value.ref, None, ctx)
+        return out
+
+    def _caller_arguments(self, ctx: _Ctx, index: int) -> set[Value]:
+        """The values passed for parameter ``index`` of ``ctx.fn`` at its call sites."""
+        facts, fn = ctx.facts, ctx.fn
+        assert fn is not None
+        param = fn.params[index]
+        out: set[Value] = set()
+        for caller_facts, scope, call, skipped in self._find_callers(FunctionRef(facts.path, fn.qualname), ctx.depth + 1):
+            caller_ctx = _Ctx(caller_facts, scope, (), ctx.depth + 1)
+            arg = _argument(call, fn.params, index - skipped, param.name, skipped)
+            if arg is None:
+                continue
+            if isinstance(arg, ast.Starred):
+                out.add(unknown("dynamic"))
+                continue
+            out.update(self._eval(arg, caller_ctx))
+        return out
+
+    # ---- attributes ----------------------------------------------------------------------
+
+    def _attribute(self, owner: Value, attr: str, depth: int) -> frozenset[Value]:
+        key = ("attr", owner, attr)
+        return self._memoised(key, lambda: self._attribute_uncached(owner, attr, depth))
+
+    def _attribute_uncached(self, owner: Value, attr: str, depth: int) -> frozenset[Value]:
+        kind = owner.kind
+        if kind == "module":
+            return self._module_attribute(owner, attr, depth)
+        if kind == "instance":
+            return self._instance_attribute(owner, attr, depth)
+        if kind == "class":
+            if owner.path:
+                return self._class_attribute(owner, attr, depth)
+            return frozenset({self._torch(f"{owner.ref}.{attr}") if owner.is_torch() else unknown("external", f"{owner.ref}.{attr}")})
+        if kind == "torch-instance":
+            if attr == "module" and owner.elements:
+                return frozenset(owner.elements)
+            if attr in ("weight", "bias"):
+                return frozenset({Value("tensor")})
+            return frozenset({self._torch_method(owner, attr)})
+        if kind in ("function", "method", "lambda") and attr in ("__wrapped__", "__func__"):
+            return frozenset({owner})
+        if kind == "bound-method" and attr == "__func__" and owner.elements:
+            return frozenset({owner.elements[0]})
+        if kind == "bound-method" and attr == "__self__" and len(owner.elements) > 1:
+            return frozenset({owner.elements[1]})
+        if kind == "container" and owner.ref in ("torch.nn.ModuleDict",) and attr in owner.keys:
+            return frozenset(e for e, k in zip(owner.elements, owner.keys) if k == attr)
+        if kind == "container" and attr in ("children", "modules", "values", "parameters", "items", "keys", "named_children", "named_modules", "get", "__getitem__", "forward"):
+            return frozenset({Value("bound-method", ref=f"{owner.ref}.{attr}", elements=(Value("torch-callable", ref=f"{owner.ref}.{attr}"), owner))})
+        if kind == "partial" and attr == "func" and owner.elements:
+            return frozenset({owner.elements[0]})
+        if kind == "unknown":
+            return frozenset({unknown(owner.detail or "dynamic", f"{owner.ref}.{attr}" if owner.ref else "")})
+        return frozenset({unknown("dynamic")})
+
+    def _torch_method(self, owner: Value, attr: str) -> Value:
+        ref = f"{owner.ref}.{attr}"
+        return Value("bound-method", ref=ref, elements=(Value("torch-callable", ref=ref), owner))
+
+    def _module_attribute(self, owner: Value, attr: str, depth: int) -> frozenset[Value]:
+        if owner.is_torch() or not owner.path:
+            dotted = f"{owner.ref}.{attr}"
+            if owner.is_torch():
+                return frozenset({self._torch(dotted)})
+            return frozenset({unknown("external", dotted)})
+        facts = self.index.facts(owner.path)
+        if facts is None:
+            return frozenset({unknown("unbound", f"{owner.ref}.{attr}")})
+        values = self._global(facts, attr, depth)
+        if all(v.kind == "unknown" and v.detail == "unbound" for v in values):
+            sub = f"{owner.ref}.{attr}"
+            path = self.index.module_path(sub, owner.path)
+            if path is not None:
+                return frozenset({self._module_value(sub, path)})
+        return values
+
+    def _class_attribute(self, owner: Value, attr: str, depth: int) -> frozenset[Value]:
+        found = self.class_of(owner)
+        if found is None:
+            return frozenset({unknown("unbound", f"{owner.ref}.{attr}")})
+        for facts, cls in self.index.mro(*found):
+            qual = cls.method(attr)
+            if qual is not None:
+                fn = facts.function(qual)
+                if fn is None:
+                    continue
+                value = self._function_value(facts, fn)
+                if "classmethod" in fn.decorators:
+                    return frozenset({Value("bound-method", ref=value.ref, path=value.path, elements=(value, owner))})
+                return frozenset({Value("function", ref=value.ref, path=value.path) if "staticmethod" in fn.decorators else value})
+            inner = facts.cls(f"{cls.qualname}.{attr}")
+            if inner is not None:
+                return frozenset({self._class_value(facts, inner)})
+            flows = [f for f in cls.flows if f[0] == attr]
+            if flows:
+                ctx = _Ctx(facts, None, (), depth, cls)
+                return self._union(self._flow(ctx, f) for f in flows)
+        torch_base = self._torch_base(*found)
+        if torch_base:
+            return frozenset({self._torch(f"{torch_base}.{attr}")})
+        return frozenset({unknown("unbound", f"{owner.ref}.{attr}")})
+
+    def _torch_base(self, facts: ModuleFacts, cls: ClassFacts) -> str:
+        """The first torch base class among the class's bases (``torch.nn.Module``), else ""."""
+        for f, c in self.index.mro(facts, cls):
+            for base in c.bases:
+                full = f.resolve(base)
+                if full == "torch" or full.startswith("torch."):
+                    return full
+        return ""
+
+    def _instance_attribute(self, owner: Value, attr: str, depth: int) -> frozenset[Value]:
+        found = self.class_of(owner)
+        if found is None:
+            return frozenset({unknown("unbound", f"{owner.ref}.{attr}")})
+        out: set[Value] = set()
+        target = f"self.{attr}"
+        mro = self.index.mro(*found)
+        for facts, cls in mro:
+            for _, qual in cls.methods:
+                fn = facts.function(qual)
+                if fn is None or not any(flow[0] == target for flow in fn.flows):
+                    continue
+                ctx = _Ctx(facts, fn, (("self", frozenset({owner})),), depth)
+                out.update(self._flow_values(ctx, target))
+        # The class level: a method (bound to the instance), a property, a class attribute.
+        for facts, cls in mro:
+            qual = cls.method(attr)
+            if qual is not None:
+                fn = facts.function(qual)
+                if fn is None:
+                    continue
+                value = self._function_value(facts, fn)
+                if any(d.rsplit(".", 1)[-1] in ("property", "cached_property") for d in fn.decorators):
+                    if depth < self.max_depth:
+                        out.update(self._returns(FunctionRef(facts.path, qual), (("self", frozenset({owner})),), depth + 1))
+                    else:
+                        out.add(unknown("depth"))
+                elif "staticmethod" in fn.decorators:
+                    out.add(Value("function", ref=value.ref, path=value.path))
+                else:
+                    receiver = self._class_value(*found) if "classmethod" in fn.decorators else owner
+                    out.add(Value("bound-method", ref=value.ref, path=value.path, elements=(value, receiver)))
+                break
+            inner = facts.cls(f"{cls.qualname}.{attr}")
+            if inner is not None:
+                out.add(self._class_value(facts, inner))
+                break
+            flows = [f for f in cls.flows if f[0] == attr]
+            if flows:
+                ctx = _Ctx(facts, None, (), depth, cls)
+                for flow in flows:
+                    for value in self._flow(ctx, flow):
+                        if value.kind == "function" and value.path:
+                            # A function stored in the class body is a method of the instance.
+                            value = Value("bound-method", ref=value.ref, path=value.path, elements=(value, owner))
+                        out.add(value)
+                break
+        if not out:
+            torch_base = self._torch_base(*found)
+            if torch_base:
+                out.add(self._torch_method(owner, attr) if attr not in ("weight", "bias") else Value("tensor"))
+            else:
+                out.add(unknown("unbound", f"{owner.ref}.{attr}"))
+        return self._cap(out)
+
+    # ---- elements ------------------------------------------------------------------------
+
+    def _elements(self, container: Value, key: str | int | None, depth: int) -> frozenset[Value]:
+        if container.kind == "torch-instance" and container.elements:
+            return self._union(self._elements(e, key, depth) for e in container.elements)
+        if container.kind != "container":
+            if container.kind == "unknown":
+                return frozenset({container})
+            if container.kind == "tensor":
+                return frozenset({container})
+            if container.kind == "instance":
+                # A project subclass of a torch container: the elements its __init__ adds.
+                return frozenset({unknown("dynamic", f"{container.ref}[...]")})
+            return frozenset({unknown("dynamic")})
+        elements = container.elements
+        if key is not None and container.detail == "exact":
+            if container.keys:
+                picked = [e for e, k in zip(elements, container.keys) if k == str(key)]
+                if picked:
+                    return frozenset(picked)
+            elif isinstance(key, int) and -len(elements) <= key < len(elements):
+                return frozenset({elements[key]})
+        if key is not None and container.keys:
+            picked = [e for e, k in zip(elements, container.keys) if k == str(key)]
+            if picked:
+                return frozenset(picked)
+        if not elements:
+            return frozenset({unknown("dynamic", f"{container.ref}[...]")})
+        return frozenset(elements)
+
+    # ---- calls ---------------------------------------------------------------------------
+
+    def _call(self, node: ast.Call, ctx: _Ctx) -> frozenset[Value]:
+        func = node.func
+        # Builtins and standard helpers the value flow understands.
+        if isinstance(func, ast.Name) and ctx.bound(func.id) is None and not self._shadowed(func.id, ctx):
+            name = func.id
+            if name == "getattr" and len(node.args) >= 2:
+                attr = node.args[1]
+                if isinstance(attr, ast.Constant) and isinstance(attr.value, str):
+                    out = self._union(self._attribute(v, attr.value, ctx.depth) for v in self._eval(node.args[0], ctx))
+                    if len(node.args) > 2:
+                        out = self._union((out - {unknown("unbound")}, self._eval(node.args[2], ctx)))
+                    return out
+                return frozenset({unknown("dynamic")})
+            if name in ELEMENT_COPIES and node.args:
+                inner = self._union(self._iterate(v, ctx.depth) for v in self._eval(node.args[0], ctx))
+                return frozenset({Value("container", ref="list" if name != "tuple" else "tuple", elements=tuple(sorted(inner, key=_order)))})
+            if name == "next" and node.args:
+                return self._union(self._elements(v, None, ctx.depth) for v in self._eval(node.args[0], ctx))
+            if name == "enumerate" and node.args:
+                inner = self._union(self._iterate(v, ctx.depth) for v in self._eval(node.args[0], ctx))
+                return frozenset({Value("container", ref="list", elements=tuple(Value("container", ref="tuple", detail="exact", elements=(Value("literal", detail="int:"), e)) for e in sorted(inner, key=_order)))})
+            if name == "zip" and node.args:
+                columns = [self._union(self._iterate(v, ctx.depth) for v in self._eval(a, ctx)) for a in node.args]
+                row = self._container("tuple", columns, None)
+                return frozenset({Value("container", ref="list", elements=(row,))})
+            if name == "type" and len(node.args) == 1:
+                out = set()
+                for v in self._eval(node.args[0], ctx):
+                    found = self.class_of(v)
+                    out.add(self._class_value(*found) if found is not None and v.kind == "instance" else unknown("dynamic"))
+                return frozenset(out)
+            if name in ("super",):
+                return frozenset({unknown("dynamic", "super()")})
+        callees = self._eval(func, ctx)
+        out: set[Value] = set()
+        for callee in sorted(callees, key=_order):
+            out.update(self._call_value(callee, node, ctx))
+        return self._cap(out)
+
+    def _shadowed(self, name: str, ctx: _Ctx) -> bool:
+        """Whether a builtin's name is bound by the code (a local, or a module global)."""
+        fn = ctx.fn
+        while fn is not None:
+            if name in fn.local_names:
+                return True
+            fn = ctx.facts.function(fn.parent) if fn.parent else None
+        return ctx.facts.binding(name) is not None or ctx.facts.function(name) is not None
+
+    def _call_value(self, callee: Value, call: ast.Call | None, ctx: _Ctx) -> frozenset[Value]:
+        kind = callee.kind
+        if kind == "class":
+            if callee.path:
+                found = self.class_of(callee)
+                return frozenset({self._instance(*found)}) if found is not None else frozenset({unknown("unbound", callee.ref)})
+            if callee.is_torch():
+                return self._construct_torch(callee.ref, call, ctx)
+            return frozenset({unknown("external", callee.ref)})
+        if kind == "torch-callable":
+            return self._call_torch(callee.ref, call, ctx)
+        if kind in ("function", "method", "lambda", "bound-method"):
+            if kind == "bound-method" and callee.name in RETURNS_SELF and not callee.path and len(callee.elements) > 1:
+                return frozenset({callee.elements[1]})
+            if kind == "bound-method" and not callee.path and len(callee.elements) > 1:
+                return self._torch_bound_call(callee, call, ctx)
+            ref = self.function_ref(callee)
+            if ref is None:
+                return frozenset({unknown("call", callee.ref)})
+            if ctx.depth >= self.max_depth:
+                return frozenset({unknown("depth", callee.ref)})
+            env = self._bind(ref, callee, call, ctx)
+            return self._returns(ref, env, ctx.depth + 1)
+        if kind == "partial" and callee.elements:
+            return self._call_value(callee.elements[0], None, ctx)
+        if kind == "instance":
+            found = self.class_of(callee)
+            if found is not None:
+                ref = self.index.class_method(found[0], found[1], "__call__")
+                if ref is not None and ctx.depth < self.max_depth:
+                    return self._returns(ref, (("self", frozenset({callee})),), ctx.depth + 1)
+            return frozenset({unknown("call", callee.ref)})
+        if kind == "unknown":
+            if callee.ref in ("functools.partial", "partial") or callee.ref.endswith("functools.partial"):
+                return self._partial(call, ctx)
+            if callee.ref in IDENTITY_CALLS and call is not None and call.args:
+                return self._eval(call.args[0], ctx)
+            return frozenset({unknown(callee.detail if callee.detail in ("external", "parameter", "depth") else "call", f"{callee.ref}()" if callee.ref else "")})
+        return frozenset({unknown("call")})
+
+    def _partial(self, call: ast.Call | None, ctx: _Ctx) -> frozenset[Value]:
+        if call is None or not call.args:
+            return frozenset({unknown("dynamic")})
+        keywords = ", ".join(f"{kw.arg}={ast.unparse(kw.value)}" for kw in call.keywords if kw.arg)
+        out = set()
+        for target in self._eval(call.args[0], ctx):
+            out.add(Value("partial", ref=target.ref, path=target.path, detail=keywords, elements=(target,)))
+        return frozenset(out)
+
+    def _construct_torch(self, ref: str, call: ast.Call | None, ctx: _Ctx) -> frozenset[Value]:
+        last = ref.rsplit(".", 1)[-1]
+        canonical = f"torch.nn.{last}" if ref.startswith("torch.nn.") and last in TORCH_CONTAINERS else ref
+        if last in TORCH_CONTAINERS and ref.startswith("torch.nn"):
+            if call is None or not call.args:
+                return frozenset({Value("container", ref=canonical, detail="exact")})
+            if last in ("Sequential",) and not (len(call.args) == 1 and isinstance(call.args[0], ast.Starred)):
+                if len(call.args) == 1:
+                    only = self._eval(call.args[0], ctx)
+                    if any(v.kind == "container" and v.ref in ("dict", "collections.OrderedDict") for v in only):
+                        return frozenset(Value("container", ref=canonical, detail=v.detail, elements=v.elements, keys=v.keys) for v in only if v.kind == "container")
+                return frozenset({self._display(canonical, list(call.args), ctx)})
+            inner = self._eval(call.args[0], ctx)
+            out = set()
+            for v in inner:
+                if v.kind == "container":
+                    out.add(Value("container", ref=canonical, detail=v.detail, elements=v.elements, keys=v.keys))
+                else:
+                    out.add(Value("container", ref=canonical, elements=(v,)))
+            return frozenset(out)
+        if last in TORCH_WRAPPERS and call is not None and call.args:
+            wrapped = self._eval(call.args[0], ctx)
+            return frozenset({Value("torch-instance", ref=ref, elements=tuple(sorted(wrapped, key=_order)))})
+        return frozenset({Value("torch-instance", ref=ref)})
+
+    def _call_torch(self, ref: str, call: ast.Call | None, ctx: _Ctx) -> frozenset[Value]:
+        if ref in ("torch.compile", "torch.compiler.compile", "torch._dynamo.optimize"):
+            if call is not None and call.args and ref != "torch._dynamo.optimize":
+                return self._eval(call.args[0], ctx)
+            model = _keyword(call, "model") if call is not None else None
+            if model is not None:
+                return self._eval(model, ctx)
+            # ``torch.compile(**options)``: a decorator that compiles what it is applied to.
+            return frozenset({Value("torch-callable", ref="torch.compile")})
+        module, _, last = ref.rpartition(".")
+        if module in TENSOR_MODULES or last in ("Parameter", "Buffer"):
+            return frozenset({Value("tensor")})
+        return frozenset({unknown("external", f"{ref}()")})
+
+    def _torch_bound_call(self, callee: Value, call: ast.Call | None, ctx: _Ctx) -> frozenset[Value]:
+        """A method of a torch object or container called: iterators over submodules and
+        items, ``get``; anything else is unknown."""
+        method = callee.name
+        receiver = callee.elements[1]
+        if receiver.kind == "container":
+            if method in ("children", "modules", "values", "parameters"):
+                return frozenset({Value("container", ref="list", elements=receiver.elements)})
+            if method in ("named_children", "named_modules", "items"):
+                rows = tuple(Value("container", ref="tuple", detail="exact", elements=(Value("literal", detail=f"str:{k!r}" if k else "str:"), e)) for e, k in zip(receiver.elements, receiver.keys or ("",) * len(receiver.elements)))
+                return frozenset({Value("container", ref="list", elements=rows)})
+            if method == "keys":
+                return frozenset({Value("container", ref="list", elements=tuple(Value("literal", detail=f"str:{k!r}") for k in receiver.keys))})
+            if method in ("get", "__getitem__") and call is not None and call.args:
+                key = self._key(call.args[0], ctx)
+                out = self._elements(receiver, key, ctx.depth)
+                if len(call.args) > 1:
+                    out = self._union((out, self._eval(call.args[1], ctx)))
+                return out
+        if method in MODULE_ITERATORS and receiver.kind in ("instance", "torch-instance"):
+            named = method.startswith("named_")
+            parts = self._submodules(receiver, method.endswith("modules"), ctx.depth)
+            if named:
+                parts = frozenset(Value("container", ref="tuple", detail="exact", elements=(Value("literal", detail="str:"), p)) for p in parts)
+            return frozenset({Value("container", ref="list", elements=tuple(sorted(parts, key=_order)))})
+        return frozenset({unknown("external", f"{callee.ref}()")})
+
+    def _submodules(self, owner: Value, recursive: bool, depth: int) -> frozenset[Value]:
+        """The modules an instance holds as attributes (and, ``recursive``, theirs, and itself)."""
+        out: set[Value] = {owner} if recursive else set()
+        todo = [owner]
+        seen = {owner}
+        while todo and len(out) < self.max_values:
+            current = todo.pop()
+            found = self.class_of(current)
+            if found is None:
+                continue
+            for attr in self._self_attributes(*found):
+                for value in self._attribute(current, attr, depth):
+                    members = [value]
+                    if value.kind == "container":
+                        members = list(value.elements)
+                    for member in members:
+                        if member.kind in ("instance", "torch-instance") and member not in seen:
+                            seen.add(member)
+                            out.add(member)
+                            if recursive:
+                                todo.append(member)
+        return frozenset(out)
+
+    def _self_attributes(self, facts: ModuleFacts, cls: ClassFacts) -> list[str]:
+        names: dict[str, None] = {}
+        for f, c in self.index.mro(facts, cls):
+            for _, qual in c.methods:
+                fn = f.function(qual)
+                if fn is None:
+                    continue
+                for flow in fn.flows:
+                    if flow[0].startswith("self.") and flow[0].count(".") == 1:
+                        names.setdefault(flow[0][5:], None)
+        return list(names)
+
+    def _bind(self, ref: FunctionRef, callee: Value, call: ast.Call | None, ctx: _Ctx) -> tuple[tuple[str, frozenset[Value]], ...]:
+        """The callee's parameters bound to the call's arguments (evaluated in ``ctx``)."""
+        fn = self.index.function(ref)
+        if fn is None:
+            return ()
+        params = [p for p in fn.params if p.kind in ("positional", "keyword")]
+        env: dict[str, frozenset[Value]] = {}
+        skip = 0
+        if callee.kind == "bound-method" and len(callee.elements) > 1 and params and "staticmethod" not in fn.decorators:
+            env[params[0].name] = frozenset({callee.elements[1]})
+            skip = 1
+        if call is None:
+            return tuple(sorted(env.items()))
+        positional = [p for p in params if p.kind == "positional"][skip:]
+        for param, arg in zip(positional, call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            env[param.name] = self._eval(arg, ctx)
+        for kw in call.keywords:
+            if kw.arg and any(p.name == kw.arg for p in params):
+                env[kw.arg] = self._eval(kw.value, ctx)
+        return tuple(sorted(env.items(), key=lambda item: item[0]))
+
+    def _returns(self, ref: FunctionRef, env: tuple, depth: int) -> frozenset[Value]:
+        """What a project function returns, its parameters bound by ``env``."""
+        key = ("returns", ref, env)
+
+        def compute() -> frozenset[Value]:
+            facts = self.index.facts(ref.path)
+            fn = facts.function(ref.qualname) if facts is not None else None
+            if facts is None or fn is None:
+                return frozenset({unknown("unbound", ref.qualname)})
+            if not fn.returns:
+                return frozenset({Value("literal", detail="none:None")})
+            ctx = _Ctx(facts, fn, env, depth)
+            out: set[Value] = set()
+            for span in fn.returns:
+                node = self._snippet(facts, span)
+                out.update(self._eval(node, ctx) if node is not None else {unknown("dynamic")})
+            return self._cap(out)
+
+        return self._memoised(key, compute)
+
+    # ---- callers -------------------------------------------------------------------------
+
+    def _find_callers(self, ref: FunctionRef, depth: int) -> list[tuple[ModuleFacts, FunctionFacts | None, ast.Call, int]]:
+        key = (ref.path, ref.qualname)
+        if key in self._callers:
+            return self._callers[key]
+        self._callers[key] = []  # a recursive search finds nothing more
+        facts = self.index.facts(ref.path)
+        fn = facts.function(ref.qualname) if facts is not None else None
+        if facts is None or fn is None:
+            return []
+        target = self._function_value(facts, fn)
+        name = fn.name
+        offset = 0
+        if _is_method(fn) and "staticmethod" not in fn.decorators:
+            offset = 1
+        cls = facts.cls(fn.class_name) if fn.class_name else None
+        if fn.name == "__init__" and cls is not None:
+            name = cls.name
+            target = self._class_value(facts, cls)
+        names = {name}
+        parent = facts.function(fn.parent) if fn.parent else None
+        if parent is not None and not parent.class_name:
+            # A nested function its parent returns (a decorator factory's decorator) is
+            # called where the parent's result is: ``@factory(...)``, ``factory(...)(fn)``.
+            names.add(parent.name)
+        found: list[tuple[ModuleFacts, FunctionFacts | None, ast.Call, int]] = []
+        for path in sorted({p for n in names for p in self._mentioning(n)}):
+            tree = self._tree(path)
+            other = self.index.facts(path)
+            if tree is None or other is None:
+                continue
+            for call in [c for n in sorted(names) for c in _calls_named(tree, n)]:
+                scope = _scope_at(other, call.lineno, call.col_offset)
+                ctx = _Ctx(other, scope, (), depth)
+                values = self._eval(call.func, ctx)
+                skipped = -1
+                for value in values:
+                    if value.ref == target.ref and value.path == target.path and value.kind in ("class", "function", "lambda"):
+                        skipped = offset if value.kind == "class" else 0
+                    elif value.ref == target.ref and value.path == target.path and value.kind == "bound-method":
+                        skipped = offset
+                    elif value.ref == target.ref and value.path == target.path and value.kind == "method":
+                        skipped = 0
+                if skipped >= 0:
+                    found.append((other, scope, call, skipped))
+                    if len(found) >= self.max_callers:
+                        break
+            if len(found) >= self.max_callers:
+                break
+        self._callers[key] = found
+        return found
+
+    def _mentioning(self, name: str) -> list[str]:
+        """Project files whose text names ``name`` (where its calls can be)."""
+        from recompile_lint.analysis.textscan import mentions
+
+        known = self._mentions.get(name)
+        if known is None:
+            known = self._mentions[name] = [
+                path for path in self.index.paths if (text := self.index.text(path)) is not None and name in text and mentions(text, name)
+            ]
+        return known
+
+    def _tree(self, path: str) -> ast.Module | None:
+        if path not in self._trees:
+            text = self.index.text(path)
+            try:
+                self._trees[path] = ast.parse(text, filename=path) if text is not None else None
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._trees[path] = None
+        return self._trees[path]
+
+    # ---- plumbing ------------------------------------------------------------------------
+
+    def _snippet(self, facts: ModuleFacts, span) -> ast.expr | None:
+        """The expression at a flow's span, parsed from the file's text."""
+        key = (facts.path, *span)
+        if key in self._snippets:
+            return self._snippets[key]
+        node = None
+        lines = self._lines.get(facts.path)
+        if lines is None:
+            text = self.index.text(facts.path) or ""
+            lines = self._lines[facts.path] = [line.encode("utf-8", "surrogatepass") for line in text.split("\n")]
+        line, col, end_line, end_col = span
+        if 1 <= line <= end_line <= len(lines):
+            if line == end_line:
+                chunk = lines[line - 1][col:end_col]
+            else:
+                chunk = b"\n".join([lines[line - 1][col:]] + lines[line : end_line - 1] + [lines[end_line - 1][:end_col]])
+            try:
+                node = ast.parse(b"(" + chunk + b"\n)", mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                node = None
+            if node is not None:
+                _shift(node, line, col)
+        self._snippets[key] = node
+        return node
+
+    def _lambda_at(self, facts: ModuleFacts, node: ast.Lambda) -> FunctionFacts | None:
+        for fn in facts.functions:
+            if fn.is_lambda and fn.line == node.lineno and fn.qualname.endswith(f"<lambda:{node.lineno}:{node.col_offset}>"):
+                return fn
+        return None
+
+    def _eval_text(self, text: str, ctx: _Ctx) -> frozenset[Value]:
+        try:
+            node = ast.parse(text.strip(), mode="eval").body
+        except SyntaxError:
+            return frozenset({unknown("dynamic")})
+        return self._eval(node, ctx)
+
+    def _memoised(self, key: tuple, compute) -> frozenset[Value]:
+        known = self._memo.get(key)
+        if known is not None:
+            return known
+        if key in self._active:
+            return EMPTY  # a cycle: what the outer query finds is the answer
+        self._active.add(key)
+        try:
+            value = compute()
+        finally:
+            self._active.discard(key)
+        self._memo[key] = value
+        return value
+
+    def _union(self, parts) -> frozenset[Value]:
+        out: set[Value] = set()
+        for part in parts:
+            out.update(part)
+        return self._cap(out)
+
+    def _cap(self, values: set[Value] | frozenset[Value]) -> frozenset[Value]:
+        if len(values) <= self.max_values:
+            return frozenset(values)
+        kept = sorted(values, key=_order)[: self.max_values]
+        return frozenset(kept + [unknown("depth")])
+
+
+BUILTINS = frozenset(dir(__import__("builtins")))
+
+
+def _order(value: Value) -> tuple:
+    return (value.kind, value.ref, value.path, value.detail, len(value.elements))
+
+
+def _is_method(fn: FunctionFacts) -> bool:
+    """A function defined directly in a class body."""
+    return bool(fn.class_name) and fn.qualname == f"{fn.class_name}.{fn.name}" and not fn.is_lambda
+
+
+def _known(value: Value) -> bool:
+    """A value that says something (not unknown, not ``None``)."""
+    return value.kind != "unknown" and value.detail != "none:None"
+
+
+def _dotted_text(node: ast.AST) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def _argument(call: ast.Call, params, position: int, name: str, skipped: int) -> ast.expr | None:
+    """The argument expression a call passes for a parameter (by position or keyword)."""
+    value = _keyword(call, name)
+    if value is not None:
+        return value
+    positional = [p for p in params if p.kind == "positional"]
+    if position < 0 or position + skipped >= len(positional) or positional[position + skipped].name != name:
+        return None
+    if position < len(call.args):
+        arg = call.args[position]
+        if any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+            return ast.Starred(value=arg)
+        return arg
+    return None
+
+
+def _calls_named(tree: ast.Module, name: str) -> list[ast.Call]:
+    """Calls of ``name`` (``name(...)``, ``x.name(...)``) and decorator applications
+    (``@name``, ``@x.name``, ``@name(...)``), the latter as calls with the decorated object."""
+    out: list[ast.Call] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id == name) or (isinstance(func, ast.Attribute) and func.attr == name):
+                out.append(node)
+            elif isinstance(func, ast.Call):
+                inner = func.func
+                if (isinstance(inner, ast.Name) and inner.id == name) or (isinstance(inner, ast.Attribute) and inner.attr == name):
+                    out.append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for deco in node.decorator_list:
+                head = deco.func if isinstance(deco, ast.Call) else deco
+                if (isinstance(head, ast.Name) and head.id == name) or (isinstance(head, ast.Attribute) and head.attr == name):
+                    applied = ast.Call(func=deco, args=[ast.Name(id=node.name, ctx=ast.Load())], keywords=[])
+                    ast.copy_location(applied, deco)
+                    ast.copy_location(applied.args[0], deco)
+                    out.append(applied)
+    return out
+
+
+def _scope_at(facts: ModuleFacts, line: int, column: int) -> FunctionFacts | None:
+    """The innermost function of ``facts`` whose body holds ``line`` (None: module level)."""
+    best = None
+    for fn in facts.functions:
+        if fn.line < line <= fn.end_line:
+            if best is None or fn.line >= best.line:
+                best = fn
+    return best
+
+
+def _shift(node: ast.AST, line: int, col: int) -> None:
+    """Positions of a parsed snippet moved back to the file's (the snippet starts with "(")."""
+    for child in ast.walk(node):
+        if hasattr(child, "lineno"):
+            if child.lineno == 1:
+                child.col_offset += col - 1
+            if getattr(child, "end_lineno", None) == 1:
+                child.end_col_offset += col - 1
+            child.lineno += line - 1
+            if getattr(child, "end_lineno", None) is not None:
+                child.end_lineno += line - 1
