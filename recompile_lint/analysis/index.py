@@ -21,6 +21,11 @@ from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, parse
 from recompile_lint.analysis.textscan import may_mutate
 from recompile_lint.models import FileError
 from recompile_lint.source import SourceError, decode_source, read_bytes
+# ``class X(A, pkg.B[T], metaclass=M):`` -> the text between the parentheses; a base's last name.
+_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+_BASE_NAME = re.compile(r"(?:^|,)\s*(?:\w+\s*\.\s*)*(\w+)")
+
+
 @dataclass
 class Guarded:
     """Values regions read whose change elsewhere can make Dynamo recompile."""
@@ -410,26 +415,25 @@ class ProjectIndex:
         return known  # type: ignore[return-value]
 
     def subclasses(self, facts: ModuleFacts, cls: ClassFacts, limit: int = 400) -> list[tuple[ModuleFacts, ClassFacts]]:
-        """Project classes that have ``cls`` among their bases, directly or not (files that
-        name a class's name are parsed to find them; at most ``limit``)."""
+        """Project classes that have ``cls`` among their bases, directly or not, nearest first
+        (at most ``limit``). Files are chosen by a one-pass text index of ``class X(...)``
+        statements by the last names of their bases, and parsed on demand."""
         key = f"subclasses:{facts.path}:{cls.qualname}"
         known = self.memo.get(key)
         if known is not None:
             return known  # type: ignore[return-value]
         self.memo[key] = []  # a cycle of bases finds nothing more
+        by_base = self._classes_by_base()
         out: list[tuple[ModuleFacts, ClassFacts]] = []
         seen = {(facts.path, cls.qualname)}
         todo = [cls.name]
         names_done: set[str] = set()
         while todo and len(out) < limit:
-            name = todo.pop()
+            name = todo.pop(0)
             if name in names_done:
                 continue
             names_done.add(name)
-            for path in self.paths:
-                text = self.text(path)
-                if text is None or name not in text or "class" not in text or not textscan.mentions(text, name):
-                    continue
+            for path in sorted(by_base.get(name, ())):
                 other = self.facts(path)
                 if other is None:
                     continue
@@ -442,6 +446,21 @@ class ProjectIndex:
                         todo.append(candidate.name)
         self.memo[key] = out
         return out
+
+    def _classes_by_base(self) -> dict[str, set[str]]:
+        """Last name of a base class -> the files with a ``class X(..., base, ...)`` statement."""
+        known = self.memo.get("classes_by_base")
+        if known is None:
+            table: dict[str, set[str]] = {}
+            for path in self.paths:
+                text = self.text(path)
+                if text is None or "class" not in text:
+                    continue
+                for bases in _CLASS_BASES.findall(text):
+                    for base in _BASE_NAME.findall(bases):
+                        table.setdefault(base, set()).add(path)
+            known = self.memo["classes_by_base"] = table
+        return known  # type: ignore[return-value]
 
     def function(self, ref: FunctionRef) -> FunctionFacts | None:
         facts = self.facts(ref.path)

@@ -11,6 +11,7 @@ How it resolved is its form (``RESOLUTION_FORMS``); why it did not, its reason
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from recompile_lint.analysis.facts import CompileSite, FunctionFacts, ModuleFacts
@@ -93,7 +94,9 @@ UNRESOLVED_REASONS = {
     "not-torch": "`.compile()` of something that is not an nn.Module (`re`, another library's `compile`): not a compile site",
 }
 # When candidates disagree, the reason shown is the first of these that applies.
-_REASON_ORDER = ("disabled", "no-code", "external", "parameter", "call", "dynamic", "unbound", "depth", "not-torch")
+# An unknown candidate is more likely the real object than a stray one with no code (a
+# name rebound to something else later in the scope), so it names the reason first.
+_REASON_ORDER = ("disabled", "external", "parameter", "call", "dynamic", "unbound", "depth", "no-code", "not-torch")
 
 
 @dataclass(frozen=True)
@@ -211,6 +214,9 @@ class RegionFinder:
             for inner in value.elements:
                 self._classify(inner, site, facts, instance_form, container or "nn.Sequential", entries, library, reasons, depth + 1)
             return
+        if kind == "unknown":
+            reasons.append((value.detail or "dynamic", value.ref))
+            return
         if value.is_torch():
             entry = entry_for(value)
             if entry is None:
@@ -304,9 +310,18 @@ class RegionFinder:
             return False
         binding = facts.binding(head.id)
         target = facts.import_target(head.id)
-        if binding is None or binding.kind != "module" or target is None:
+        # ``import x`` / ``import x.y as z`` bind a module (at module level the binding says
+        # so; in a function, the import statement's text does).
+        if target is None:
+            return False
+        if not ((binding is not None and binding.kind == "module") or target == head.id or self._imports_module(facts, target, head.id)):
             return False
         return not (target == "torch" or target.startswith("torch.")) and self.index.module_path(target.split(".")[0], facts.path) is None and self.index.module_path(target, facts.path) is None
+
+    def _imports_module(self, facts: ModuleFacts, target: str, name: str) -> bool:
+        """Whether the file has ``import target as name`` (not ``from ... import``)."""
+        text = self.index.text(facts.path) or ""
+        return re.search(rf"^\s*import\s+{re.escape(target)}\s+as\s+{re.escape(name)}\b", text, re.MULTILINE) is not None
 
     def _is_wrapper_body(self, facts: ModuleFacts, site: CompileSite, scope: FunctionFacts | None) -> bool:
         """A wrapper's ``torch.compile(param)``, where calls of the wrapper are sites too."""
@@ -644,3 +659,47 @@ def _is_type_of(node: ast.expr, name: str) -> bool:
     if isinstance(node, ast.Attribute) and node.attr == "__class__":
         return isinstance(node.value, ast.Name) and node.value.id == name
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id == name
+
+
+def compile_site_files(index: ProjectIndex) -> list[str]:
+    """The project files that hold compile sites, parsed, as a lint run finds them: files
+    whose text may compile (or call a configured wrapper), then files that call the project's
+    own wrappers (functions that compile their parameter), which become configured wrappers of
+    the index's store."""
+    from functools import partial
+
+    from recompile_lint.analysis.textscan import calls_any, may_compile_text
+
+    store = index.store
+    wrappers = tuple(w.rsplit(".", 1)[-1] for w in store.compile_functions)
+    candidates = index.select(index.paths, partial(may_compile_text, extra_tokens=wrappers))
+    chosen = set(candidates)
+    index.prefetch(candidates)
+    for path in candidates:
+        index.facts(path)
+    found = sorted(index.wrapper_functions() - set(store.compile_functions))
+    if found:
+        store.compile_functions = store.compile_functions + tuple(found)
+        short = tuple(sorted({name.rsplit(".", 1)[-1] for name in found} - {"compile", "optimize"}))
+        index.reparse([p for p in index.paths if index.is_parsed(p) and any(name in (index.text(p) or "") for name in short)])
+        more = set(index.select([p for p in index.paths if p not in chosen], partial(calls_any, tokens=short))) if short else set()
+        candidates = [p for p in index.paths if p in chosen or p in more]
+        index.prefetch(candidates)
+        for path in candidates:
+            index.facts(path)
+    return [path for path in candidates if (facts := index.facts(path)) is not None and facts.compile_sites]
+
+
+def find_sites(index: ProjectIndex, paths: "set[str] | None" = None, max_depth: int = 6) -> list[SiteResolution]:
+    """Every compile site of the project (with ``paths``, of those files only), resolved,
+    sorted by file and position."""
+    finder = RegionFinder(index, max_depth)
+    out: list[SiteResolution] = []
+    for path in sorted(compile_site_files(index)):
+        if paths is not None and path not in paths:
+            continue
+        facts = index.facts(path)
+        if facts is not None:
+            out.extend(finder.resolve(facts))
+    out.sort(key=lambda r: (r.site_path, r.site.span.line, r.site.span.column))
+    return out

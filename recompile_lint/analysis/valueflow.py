@@ -55,6 +55,10 @@ candidate, the guard model should treat several values as "one of"):
 - flow-insensitive per scope: every binding of a name in a function counts at every point of
   it (``model = Net(); model = torch.compile(model)`` holds the ``Net`` instance throughout);
 - ``self.x`` is the union of every assignment in every method of the class and its bases;
+  in a method, ``self`` may be an instance of any subclass: an attribute the class leaves
+  unset (and torch's nn.Module does not provide) or sets to ``None`` is looked up on every
+  project subclass (their class bodies, methods and properties, and their other bases:
+  mixins);
 - a list grown by ``append`` holds any of its appended values at any index;
 - a parameter's values from call sites are the union over every call site found;
 - a subscript whose key is not a literal holds any element of the container.
@@ -70,10 +74,13 @@ index sees (``unbound``), results of calls whose callee is not known (``call``),
 from __future__ import annotations
 
 import ast
+import os
+import re
 from dataclasses import dataclass
 
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.textscan import mentions
 
 # What a value is. ``ref`` names it: a project object's qualified name (``pkg.mod.Class``,
 # ``pkg.mod.func``, ``pkg.mod.Class.method``, ``pkg.mod`` for a module), a torch object's
@@ -194,8 +201,20 @@ GENERIC_TORCH = frozenset(
 RETURNS_SELF = frozenset(
     {"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval", "requires_grad_", "share_memory", "to_empty", "type", "apply"}
 )
+# Attributes every nn.Module has (a subclass does not set them: torch does).
+NN_MODULE_ATTRIBUTES = frozenset(
+    {
+        "to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval", "training", "forward", "compile",
+        "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
+        "named_modules", "state_dict", "load_state_dict", "register_buffer", "register_parameter", "register_module",
+        "add_module", "apply", "zero_grad", "requires_grad_", "get_submodule", "get_parameter", "get_buffer", "__call__",
+        "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "type", "to_empty",
+    }
+)
 # Methods of modules that iterate over their submodules.
 MODULE_ITERATORS = frozenset({"children", "modules", "named_children", "named_modules"})
+# Methods of a container that the value flow follows (iteration, lookups).
+CONTAINER_METHODS = frozenset({"children", "modules", "values", "parameters", "items", "keys", "named_children", "named_modules", "get", "__getitem__", "forward", "copy"})
 # Builtins that return a container of their argument's elements.
 ELEMENT_COPIES = frozenset({"list", "tuple", "sorted", "reversed", "set", "frozenset", "iter"})
 # Calls that return (a copy of) their first argument.
@@ -221,6 +240,11 @@ class _Ctx:
 
 
 EMPTY: frozenset[Value] = frozenset()
+# A name a file calls (``name(``, ``.name(``) or decorates with (``@name``, ``@x.name``).
+CALLED_NAME = re.compile(r"\b(\w+)[ \t]*\(")
+DECORATED_NAME = re.compile(r"@\s*(?:\w+\s*\.\s*)*(\w+)")
+# Exact containers made per display at most (one per combination of its positions' values).
+MAX_COMBINATIONS = 8
 
 
 class ValueFlow:
@@ -231,6 +255,7 @@ class ValueFlow:
         self.max_depth = max_depth  # calls followed into callees (returns), and callers (parameters)
         self.max_callers = max_callers  # call sites looked at per parameter
         self.max_values = max_values  # values kept per answer (the rest: unknown "depth")
+        self.max_caller_files = 60  # files parsed per search for a function's call sites
         self._memo: dict[tuple, frozenset[Value]] = {}
         self._active: set[tuple] = set()
         self._snippets: dict[tuple[str, int, int, int, int], ast.expr | None] = {}
@@ -238,6 +263,9 @@ class ValueFlow:
         self._trees: dict[str, ast.Module | None] = {}
         self._callers: dict[tuple[str, str], list] = {}
         self._mentions: dict[str, list[str]] = {}
+        self._call_index: dict[str, dict[str, list[ast.Call]]] = {}
+        self._by_target: dict[tuple[str, str, str], dict[str, list[tuple]]] = {}
+        self._called: dict[str, frozenset[str]] = {}
 
     # ---- public API ----------------------------------------------------------------------
 
@@ -411,11 +439,11 @@ class ValueFlow:
             return self._union(self._elements(v, key, ctx.depth) for v in base)
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             ref = {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set"}[type(node)]
-            return frozenset({self._display(ref, [e for e in node.elts], ctx)})
+            return self._display(ref, list(node.elts), ctx)
         if isinstance(node, ast.Dict):
             keys = [self._key(k, ctx) if k is not None else None for k in node.keys]
             values = [self._eval(v, ctx) if k is not None else self._union(self._elements(c, None, ctx.depth) for c in self._eval(v, ctx)) for k, v in zip(node.keys, node.values)]
-            return frozenset({self._container("dict", values, keys)})
+            return self._container("dict", values, keys)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
             return frozenset({Value("container", ref="set" if isinstance(node, ast.SetComp) else "list", elements=tuple(sorted(self._eval(node.elt, ctx), key=_order)))})
         if isinstance(node, ast.DictComp):
@@ -457,7 +485,7 @@ class ValueFlow:
                 return literal_text(next(iter(values)))
         return None
 
-    def _display(self, ref: str, elts: list[ast.expr], ctx: _Ctx) -> Value:
+    def _display(self, ref: str, elts: list[ast.expr], ctx: _Ctx) -> frozenset[Value]:
         values: list[frozenset[Value]] = []
         for elt in elts:
             if isinstance(elt, ast.Starred):
@@ -467,19 +495,26 @@ class ValueFlow:
             values.append(self._eval(elt, ctx))
         return self._container(ref, values, None)
 
-    def _container(self, ref: str, values: list[frozenset[Value]], keys: list | None, exact: bool = True) -> Value:
-        """A container of the given per-position values: exact when each position holds one
-        value (then positions and keys are kept), else the set of every candidate."""
-        if exact and all(len(v) == 1 for v in values) and (keys is None or all(k is not None for k in keys)):
-            elements = tuple(next(iter(v)) for v in values)
-            return Value("container", ref=ref, detail="exact", elements=elements, keys=tuple(str(k) for k in keys) if keys is not None else ())
+    def _container(self, ref: str, values: list[frozenset[Value]], keys: list | None, exact: bool = True) -> frozenset[Value]:
+        """Containers of the given per-position values: exact ones (positions and keys kept),
+        one per combination of the positions' candidates while there are few combinations,
+        else one holding the set of every candidate."""
+        combinations = 1
+        for options in values:
+            combinations *= max(len(options), 1)
+        if exact and combinations <= MAX_COMBINATIONS and all(values) and (keys is None or all(k is not None for k in keys)):
+            rows: list[tuple[Value, ...]] = [()]
+            for options in values:
+                rows = [row + (v,) for row in rows for v in sorted(options, key=_order)]
+            key_texts = tuple(str(k) for k in keys) if keys is not None else ()
+            return frozenset(Value("container", ref=ref, detail="exact", elements=row, keys=key_texts) for row in rows)
         pairs: dict[Value, str] = {}
         for i, options in enumerate(values):
             key = keys[i] if keys is not None and i < len(keys) and keys[i] is not None else ""
             for v in sorted(options, key=_order):
                 pairs.setdefault(v, str(key))
         elements = tuple(pairs)
-        return Value("container", ref=ref, elements=elements, keys=tuple(pairs.values()) if keys is not None else ())
+        return frozenset({Value("container", ref=ref, elements=elements, keys=tuple(pairs.values()) if keys is not None else ())})
 
     # ---- names ---------------------------------------------------------------------------
 
@@ -529,7 +564,7 @@ class ValueFlow:
         inner = facts.cls(f"{cls.qualname}.{name}")
         if inner is not None:
             return frozenset({self._class_value(facts, inner)})
-        flows = [f for f in cls.flows if f[0] == name]
+        flows = self._targets(facts, cls).get(name)
         if flows:
             return self._union(self._flow(ctx, f) for f in flows)
         return EMPTY
@@ -548,10 +583,11 @@ class ValueFlow:
         if cls is not None:
             out.add(self._class_value(facts, cls))
         ctx = _Ctx(facts, None, (), depth)
-        flows = [f for f in facts.flows if f[0] == name]
+        flows = self._targets(facts, None).get(name, ())
         for flow in flows:
-            out.update(self._flow(ctx, flow))
-        out.update(self._added_elements(ctx, name, out, facts.flows))
+            if not flow[1].startswith("elem"):
+                out.update(self._flow(ctx, flow))
+        out.update(self._added_elements(ctx, out, flows))
         target = facts.import_target(name)
         if target is not None and not out:
             if target == self._qualified(facts, name):
@@ -563,34 +599,44 @@ class ValueFlow:
             return frozenset({unknown("unbound", self._qualified(facts, name))})
         return self._cap(out)
 
-    @staticmethod
-    def _binds(ctx: _Ctx, target: str) -> bool:
+    def _targets(self, facts: ModuleFacts, owner: FunctionFacts | ClassFacts | None) -> dict[str, list[tuple]]:
+        """The flows of a scope (a function, a class body, the module) by target, once."""
+        key = (facts.path, type(owner).__name__, owner.qualname if owner is not None else "")
+        known = self._by_target.get(key)
+        if known is None:
+            known = {}
+            for flow in owner.flows if owner is not None else facts.flows:
+                known.setdefault(flow[0], []).append(flow)
+            self._by_target[key] = known
+        return known
+
+    def _binds(self, ctx: _Ctx, target: str) -> bool:
         """Whether the scope of ``ctx`` has a flow to ``target``."""
-        flows = ctx.fn.flows if ctx.fn is not None else ctx.facts.flows
-        return any(flow[0] == target for flow in flows)
+        return target in self._targets(ctx.facts, ctx.fn)
 
     def _flow_values(self, ctx: _Ctx, target: str) -> frozenset[Value]:
         """What the flows of ``ctx``'s scope bind ``target`` to (memoised per scope)."""
         fn = ctx.fn
-        flows = fn.flows if fn is not None else ctx.facts.flows
+        flows = self._targets(ctx.facts, fn).get(target, ())
         key = ("flow", ctx.facts.path, fn.qualname if fn is not None else "", ctx.env, target)
 
         def compute() -> frozenset[Value]:
             out: set[Value] = set()
             for flow in flows:
-                if flow[0] == target and not flow[1].startswith("elem"):
+                if not flow[1].startswith("elem"):
                     out.update(self._flow(ctx, flow))
-            out.update(self._added_elements(ctx, target, out, flows))
+            out.update(self._added_elements(ctx, out, flows))
             return self._cap(out)
 
         return self._memoised(key, compute)
 
-    def _added_elements(self, ctx: _Ctx, target: str, values: set[Value], flows) -> set[Value]:
-        """Containers of ``target`` with the elements its scope adds (``append``, ``t[k] = v``,
-        ``extend``): replaces the container values in ``values`` (returned: the new ones)."""
+    def _added_elements(self, ctx: _Ctx, values: set[Value], flows) -> set[Value]:
+        """Containers of a target with the elements its scope adds (``append``, ``t[k] = v``,
+        ``extend``; ``flows``: the target's flows): replaces the container values in
+        ``values`` (returned: the new ones)."""
         added: list[tuple[str, Value]] = []
         for flow in flows:
-            if flow[0] != target or not flow[1].startswith("elem"):
+            if not flow[1].startswith("elem"):
                 continue
             if flow[1] == "elems":
                 for v in self._flow_value_expr(ctx, flow):
@@ -602,7 +648,7 @@ class ValueFlow:
             return set()
         containers = [v for v in values if v.kind == "container"]
         if not containers:
-            keyed = any(":" in f[1] for f in flows if f[0] == target and f[1].startswith("elem"))
+            keyed = any(":" in f[1] for f in flows if f[1].startswith("elem"))
             containers = [Value("container", ref="dict" if keyed else "list")]
         out = set()
         for container in containers:
@@ -760,8 +806,11 @@ class ValueFlow:
             return frozenset({owner.elements[1]})
         if kind == "container" and owner.ref in ("torch.nn.ModuleDict",) and attr in owner.keys:
             return frozenset(e for e, k in zip(owner.elements, owner.keys) if k == attr)
-        if kind == "container" and attr in ("children", "modules", "values", "parameters", "items", "keys", "named_children", "named_modules", "get", "__getitem__", "forward"):
+        if kind == "container" and (attr in CONTAINER_METHODS or (owner.ref.startswith("torch.nn.") and attr in RETURNS_SELF | MODULE_ITERATORS)):
             return frozenset({Value("bound-method", ref=f"{owner.ref}.{attr}", elements=(Value("torch-callable", ref=f"{owner.ref}.{attr}"), owner))})
+        if kind == "torch-callable":
+            # ``torch.ops.mylib.my_op``: a namespace of callables.
+            return frozenset({Value("torch-callable", ref=f"{owner.ref}.{attr}")})
         if kind == "partial" and attr == "func" and owner.elements:
             return frozenset({owner.elements[0]})
         if kind == "unknown":
@@ -806,7 +855,7 @@ class ValueFlow:
             inner = facts.cls(f"{cls.qualname}.{attr}")
             if inner is not None:
                 return frozenset({self._class_value(facts, inner)})
-            flows = [f for f in cls.flows if f[0] == attr]
+            flows = self._targets(facts, cls).get(attr)
             if flows:
                 ctx = _Ctx(facts, None, (), depth, cls)
                 return self._union(self._flow(ctx, f) for f in flows)
@@ -834,7 +883,7 @@ class ValueFlow:
         for facts, cls in mro:
             for _, qual in cls.methods:
                 fn = facts.function(qual)
-                if fn is None or not any(flow[0] == target for flow in fn.flows):
+                if fn is None or target not in self._targets(facts, fn):
                     continue
                 ctx = _Ctx(facts, fn, (("self", frozenset({owner})),), depth)
                 out.update(self._flow_values(ctx, target))
@@ -861,7 +910,7 @@ class ValueFlow:
             if inner is not None:
                 out.add(self._class_value(facts, inner))
                 break
-            flows = [f for f in cls.flows if f[0] == attr]
+            flows = self._targets(facts, cls).get(attr)
             if flows:
                 ctx = _Ctx(facts, None, (), depth, cls)
                 for flow in flows:
@@ -871,6 +920,14 @@ class ValueFlow:
                             value = Value("bound-method", ref=value.ref, path=value.path, elements=(value, owner))
                         out.add(value)
                 break
+        if owner.detail == "self" and all(v.kind == "literal" and v.detail.startswith("none:") for v in out) and not (not out and attr in NN_MODULE_ATTRIBUTES):
+            # ``self`` in a method of a base class may be an instance of any subclass: a class
+            # attribute the subclasses set (``model_class = Net``) is what it holds there.
+            # Mixins too: the attribute may come from another base of the subclass.
+            for facts, cls in self.index.subclasses(*found)[: self.max_values]:
+                for value in self._attribute(self._instance(facts, cls), attr, depth):
+                    if value.kind != "unknown":
+                        out.add(value)
         if not out:
             torch_base = self._torch_base(*found)
             if torch_base:
@@ -934,8 +991,8 @@ class ValueFlow:
                 return frozenset({Value("container", ref="list", elements=tuple(Value("container", ref="tuple", detail="exact", elements=(Value("literal", detail="int:"), e)) for e in sorted(inner, key=_order)))})
             if name == "zip" and node.args:
                 columns = [self._union(self._iterate(v, ctx.depth) for v in self._eval(a, ctx)) for a in node.args]
-                row = self._container("tuple", columns, None)
-                return frozenset({Value("container", ref="list", elements=(row,))})
+                rows = self._container("tuple", columns, None)
+                return frozenset({Value("container", ref="list", elements=tuple(sorted(rows, key=_order)))})
             if name == "type" and len(node.args) == 1:
                 out = set()
                 for v in self._eval(node.args[0], ctx):
@@ -1019,7 +1076,7 @@ class ValueFlow:
                     only = self._eval(call.args[0], ctx)
                     if any(v.kind == "container" and v.ref in ("dict", "collections.OrderedDict") for v in only):
                         return frozenset(Value("container", ref=canonical, detail=v.detail, elements=v.elements, keys=v.keys) for v in only if v.kind == "container")
-                return frozenset({self._display(canonical, list(call.args), ctx)})
+                return self._display(canonical, list(call.args), ctx)
             inner = self._eval(call.args[0], ctx)
             out = set()
             for v in inner:
@@ -1060,6 +1117,8 @@ class ValueFlow:
                 return frozenset({Value("container", ref="list", elements=rows)})
             if method == "keys":
                 return frozenset({Value("container", ref="list", elements=tuple(Value("literal", detail=f"str:{k!r}") for k in receiver.keys))})
+            if method == "copy":
+                return frozenset({receiver})
             if method in ("get", "__getitem__") and call is not None and call.args:
                 key = self._key(call.args[0], ctx)
                 out = self._elements(receiver, key, ctx.depth)
@@ -1084,16 +1143,23 @@ class ValueFlow:
             found = self.class_of(current)
             if found is None:
                 continue
+            # Plainly an instance of its class (``self`` of a base class would look up every
+            # subclass's attributes: its submodules are its own class's).
+            current = Value(current.kind, ref=current.ref, path=current.path)
             for attr in self._self_attributes(*found):
                 for value in self._attribute(current, attr, depth):
-                    members = [value]
-                    if value.kind == "container":
-                        members = list(value.elements)
+                    if value.kind == "container" and value.ref.startswith("torch.nn."):
+                        # A ModuleList is a child module itself; its elements are its children.
+                        members = [value] + (list(value.elements) if recursive else [])
+                    elif value.kind in ("instance", "torch-instance"):
+                        members = [value]
+                    else:
+                        continue
                     for member in members:
-                        if member.kind in ("instance", "torch-instance") and member not in seen:
+                        if member.kind in ("instance", "torch-instance", "container") and member not in seen:
                             seen.add(member)
                             out.add(member)
-                            if recursive:
+                            if recursive and member.kind != "container":
                                 todo.append(member)
         return frozenset(out)
 
@@ -1179,12 +1245,13 @@ class ValueFlow:
             # called where the parent's result is: ``@factory(...)``, ``factory(...)(fn)``.
             names.add(parent.name)
         found: list[tuple[ModuleFacts, FunctionFacts | None, ast.Call, int]] = []
-        for path in sorted({p for n in names for p in self._mentioning(n)}):
+        for path in self._caller_files(facts, cls, names):
             tree = self._tree(path)
             other = self.index.facts(path)
             if tree is None or other is None:
                 continue
-            for call in [c for n in sorted(names) for c in _calls_named(tree, n)]:
+            calls = self._calls_in(path, tree)
+            for call in [c for n in sorted(names) for c in calls.get(n, ())]:
                 scope = _scope_at(other, call.lineno, call.col_offset)
                 ctx = _Ctx(other, scope, (), depth)
                 values = self._eval(call.func, ctx)
@@ -1205,20 +1272,59 @@ class ValueFlow:
         self._callers[key] = found
         return found
 
-    def _mentioning(self, name: str) -> list[str]:
-        """Project files whose text names ``name`` (where its calls can be)."""
-        from recompile_lint.analysis.textscan import mentions
+    def _caller_files(self, facts: ModuleFacts, cls: ClassFacts | None, names: set[str]) -> list[str]:
+        """The files a search for calls of a function of ``facts`` (named ``names``, a method
+        of ``cls``) looks at: those that call one of the names and can reach the function by
+        name: its own file, files that name its module or import one of the names (or the
+        class), nearest directories first, at most ``max_caller_files``."""
+        module_name = facts.module.rsplit(".", 1)[-1] if facts.module else ""
+        words = set(names) | ({cls.name} if cls is not None else set())
+        out = []
+        for path in {p for n in names for p in self._mentioning(n)}:
+            if path == facts.path:
+                out.append(path)
+                continue
+            text = self.index.text(path) or ""
+            if (module_name and mentions(text, module_name)) or any(_imports_name(text, word) for word in words if word in text):
+                out.append(path)
+        here = os.path.dirname(facts.path)
+        out.sort(key=lambda p: (p != facts.path, -len(os.path.commonpath([here, os.path.dirname(p)])), p))
+        return out[: self.max_caller_files]
 
+    def _mentioning(self, name: str) -> list[str]:
+        """Project files whose text can call ``name`` or decorate with it (``name(``,
+        ``.name(``, ``@name``)."""
         known = self._mentions.get(name)
         if known is None:
-            known = self._mentions[name] = [
-                path for path in self.index.paths if (text := self.index.text(path)) is not None and name in text and mentions(text, name)
-            ]
+            known = []
+            for path in self.index.paths:
+                text = self.index.text(path)
+                if text is None or name not in text:
+                    continue
+                called = self._called.get(path)
+                if called is None:
+                    # The names a file calls or decorates with, once per file that has a name asked for.
+                    called = self._called[path] = frozenset(CALLED_NAME.findall(text)) | frozenset(DECORATED_NAME.findall(text))
+                if name in called:
+                    known.append(path)
+            self._mentions[name] = known
+        return known
+
+    def _calls_in(self, path: str, tree: ast.Module) -> dict[str, list[ast.Call]]:
+        """The calls of a file by the last name of their callee (``_calls_named``), once."""
+        known = self._call_index.get(path)
+        if known is None:
+            known = self._call_index[path] = _calls_by_name(tree)
         return known
 
     def _tree(self, path: str) -> ast.Module | None:
         if path not in self._trees:
             text = self.index.text(path)
+            kept = self.index.store.compile_site_trees.get(path)
+            if kept is not None and kept[0] is text:
+                # The parse of the facts kept the tree of a file with compile sites.
+                self._trees[path] = kept[1]
+                return kept[1]
             try:
                 self._trees[path] = ast.parse(text, filename=path) if text is not None else None
             except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -1343,27 +1449,39 @@ def _argument(call: ast.Call, params, position: int, name: str, skipped: int) ->
     return None
 
 
-def _calls_named(tree: ast.Module, name: str) -> list[ast.Call]:
-    """Calls of ``name`` (``name(...)``, ``x.name(...)``) and decorator applications
-    (``@name``, ``@x.name``, ``@name(...)``), the latter as calls with the decorated object."""
-    out: list[ast.Call] = []
+def _imports_name(text: str, name: str) -> bool:
+    """Whether ``text`` imports ``name`` (``from m import a, name``, also parenthesised)."""
+    return re.search(rf"\bimport\b[^\n]*\b{re.escape(name)}\b|\bimport\s*\([^)]*\b{re.escape(name)}\b", text) is not None
+
+
+def _last_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+def _calls_by_name(tree: ast.Module) -> dict[str, list[ast.Call]]:
+    """The calls of a tree by the last name of their callee: ``name(...)`` and
+    ``x.name(...)`` under ``name``; ``name(...)(...)`` (a factory's result applied) under
+    ``name`` too; decorator applications (``@name``, ``@x.name``, ``@name(...)``) as calls
+    with the decorated object as their argument."""
+    out: dict[str, list[ast.Call]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
-            if (isinstance(func, ast.Name) and func.id == name) or (isinstance(func, ast.Attribute) and func.attr == name):
-                out.append(node)
-            elif isinstance(func, ast.Call):
-                inner = func.func
-                if (isinstance(inner, ast.Name) and inner.id == name) or (isinstance(inner, ast.Attribute) and inner.attr == name):
-                    out.append(node)
+            name = _last_name(func) or (_last_name(func.func) if isinstance(func, ast.Call) else "")
+            if name:
+                out.setdefault(name, []).append(node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for deco in node.decorator_list:
-                head = deco.func if isinstance(deco, ast.Call) else deco
-                if (isinstance(head, ast.Name) and head.id == name) or (isinstance(head, ast.Attribute) and head.attr == name):
+                name = _last_name(deco.func if isinstance(deco, ast.Call) else deco)
+                if name:
                     applied = ast.Call(func=deco, args=[ast.Name(id=node.name, ctx=ast.Load())], keywords=[])
                     ast.copy_location(applied, deco)
                     ast.copy_location(applied.args[0], deco)
-                    out.append(applied)
+                    out.setdefault(name, []).append(applied)
     return out
 
 
