@@ -377,11 +377,22 @@ class RegionFinder:
                         name = literal_text(item)
                         if isinstance(name, str) and name:
                             names.add(name)
-        for name in sorted(names):
-            for cfacts, cls in self.index.classes_named(name):
-                classes.add(Value("class", ref=f"{cfacts.module}.{cls.qualname}" if cfacts.module else cls.qualname, path=cfacts.path))
+        if names:
+            # The named classes among what the name may hold (a model's own blocks) first;
+            # only when none is, every project class of that name.
+            own = [v for v in values if v.kind == "instance" and v.name in names]
+            if own:
+                return frozenset(own) if not classes else frozenset(own) | self._narrow_to(values, classes)
+            for name in sorted(names):
+                for cfacts, cls in self.index.classes_named(name):
+                    classes.add(Value("class", ref=f"{cfacts.module}.{cls.qualname}" if cfacts.module else cls.qualname, path=cfacts.path))
         if not classes:
             return None
+        return self._narrow_to(values, classes)
+
+    def _narrow_to(self, values: frozenset[Value], classes: set[Value]) -> frozenset[Value]:
+        """The values that are instances of ``classes``; a class none of them is gives its own
+        instance (what the test lets through, whatever the name held)."""
         out: set[Value] = set()
         for cls in classes:
             matching = [v for v in values if self._is_instance_of(v, cls)]

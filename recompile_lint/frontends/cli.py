@@ -70,7 +70,7 @@ def run_in_server() -> int:
 
 
 # Subcommands imported only when used, so linting never pays for the verifier's imports.
-LAZY_COMMANDS = {"verify": ("recompile_lint.verify.command", "verify"), "server": ("recompile_lint.frontends.cli_server", "server")}
+LAZY_COMMANDS = {"verify": ("recompile_lint.verify.command", "verify"), "server": ("recompile_lint.frontends.cli_server", "server"), "regions": ("recompile_lint.frontends.cli_regions", "regions")}
 
 
 class DefaultGroup(click.Group):
