@@ -32,7 +32,9 @@ Sources followed:
 - constructor calls (an ``instance`` of the project class, a ``torch-instance`` of a torch
   class); calls of project functions, methods, classmethods and staticmethods: the values of
   their ``return`` expressions, with the callee's parameters bound to the call's arguments,
-  followed across modules to ``max_depth`` calls;
+  followed across modules to ``max_depth`` calls; a ``from_*`` classmethod whose returns the
+  flow cannot follow builds an instance of its class; ``accelerator.prepare(...)`` and
+  Lightning Fabric's ``setup(...)`` return their arguments (``PASS_THROUGH``);
 - ``self.x = ...`` in any method of the class or its project base classes, class attributes,
   methods (a ``bound-method`` on an instance, a ``method`` on the class), properties (their
   return values);
@@ -1038,7 +1040,15 @@ class ValueFlow:
             if ctx.depth >= self.max_depth:
                 return frozenset({unknown("depth", callee.ref)})
             env = self._bind(ref, callee, call, ctx)
-            return self._returns(ref, env, ctx.depth + 1)
+            returned = self._returns(ref, env, ctx.depth + 1)
+            if kind == "bound-method" and callee.name.startswith("from_") and len(callee.elements) > 1 and callee.elements[1].kind == "class":
+                if not any(_known(v) for v in returned):
+                    # ``Net.from_pretrained(...)``: a classmethod constructor whose body the
+                    # flow cannot follow (a checkpoint, a config) builds an instance of its class.
+                    found = self.class_of(callee.elements[1])
+                    if found is not None:
+                        return frozenset({self._instance(*found)})
+            return returned
         if kind == "partial" and callee.elements:
             return self._call_value(callee.elements[0], None, ctx)
         if kind == "instance":
@@ -1053,6 +1063,12 @@ class ValueFlow:
                 return self._partial(call, ctx)
             if callee.ref in IDENTITY_CALLS and call is not None and call.args:
                 return self._eval(call.args[0], ctx)
+            if call is not None and call.args and _passes_through(callee.ref):
+                # ``accelerator.prepare(model, opt)``: the library hands back (wrappers of) its
+                # arguments, in order.
+                if len(call.args) == 1:
+                    return self._eval(call.args[0], ctx)
+                return self._container("tuple", [self._eval(a, ctx) for a in call.args], None)
             return frozenset({unknown(callee.detail if callee.detail in ("external", "parameter", "depth") else "call", f"{callee.ref}()" if callee.ref else "")})
         return frozenset({unknown("call")})
 
@@ -1403,6 +1419,23 @@ BUILTINS = frozenset(dir(__import__("builtins")))
 
 def _order(value: Value) -> tuple:
     return (value.kind, value.ref, value.path, value.detail, len(value.elements))
+
+
+# Methods of training libraries outside the project that return their arguments (wrapped for
+# distribution or mixed precision, forwarding to the same modules): (package, method name).
+PASS_THROUGH = frozenset(
+    {
+        ("accelerate", "prepare"), ("accelerate", "prepare_model"), ("lightning", "setup"),
+        ("lightning", "setup_module"), ("lightning_fabric", "setup"), ("lightning_fabric", "setup_module"),
+    }
+)
+
+
+def _passes_through(ref: str) -> bool:
+    """Whether an external call (``accelerate.Accelerator().prepare``) is in ``PASS_THROUGH``."""
+    package = ref.split(".", 1)[0]
+    method = ref.rsplit(".", 1)[-1]
+    return (package, method) in PASS_THROUGH
 
 
 def _is_method(fn: FunctionFacts) -> bool:
