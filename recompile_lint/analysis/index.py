@@ -73,14 +73,16 @@ class FactsStore:
         digest.update(repr(self.compile_functions).encode())
         return digest.hexdigest()
 
-    def parse(self, path: str, text: str) -> ModuleFacts:
+    def parse(self, path: str, text: str, tree: ast.Module | None = None) -> ModuleFacts:
+        """Facts of a file's text (``tree``: its ``ast`` tree, when the caller parsed it)."""
         key = self.key(path, text)
         if self.cache is not None:
             cached = self.cache.get(key, path)
             if cached is not None:
                 return cached
         module, is_package, _ = module_name_for(path)
-        tree = ast.parse(text, filename=path)
+        if tree is None:
+            tree = ast.parse(text, filename=path)
         facts = collect_facts(tree, path, module, is_package, text, self.compile_functions)
         if facts.compile_sites:
             self.compile_site_trees[path] = (text, tree)
@@ -151,6 +153,27 @@ class ProjectIndex:
                     self.errors[path] = parse_error(path, exc)
             self._facts[path] = facts
         return self._facts[path]
+
+    def facts_and_tree(self, path: str) -> tuple[ModuleFacts | None, ast.Module | None]:
+        """Facts of a file and its ``ast`` tree from one parse when its facts are not known
+        yet (the value flow reads the calls of files it parses for their facts)."""
+        if path in self._facts:
+            return self._facts[path], None
+        text = self.text(path)
+        if text is None:
+            return self.facts(path), None
+        try:
+            tree = ast.parse(text, filename=path)
+        except PARSE_ERRORS:
+            return self.facts(path), None  # records the error as a parse for facts would
+        for listener in self.parse_listeners:
+            listener(path)
+        try:
+            self._facts[path] = self.store.parse(path, text, tree)
+        except PARSE_ERRORS as exc:
+            self.errors[path] = parse_error(path, exc)
+            self._facts[path] = None
+        return self._facts[path], tree
 
     def prefetch(self, paths: Iterable[str]) -> None:
         """Parse the facts of ``paths`` now, in worker processes when the batch is worth it.
@@ -466,7 +489,7 @@ class ProjectIndex:
         facts = self.facts(ref.path)
         return facts.function(ref.qualname) if facts else None
 
-    def resolve_function(self, dotted: str, from_path: str | None) -> FunctionRef | None:
+    def resolve_function(self, dotted: str, from_path: str | None, _seen: frozenset[str] = frozenset()) -> FunctionRef | None:
         """A module-level function (or class method) an absolute dotted name denotes."""
         split = self.split_dotted(dotted, from_path)
         if split is None:
@@ -476,8 +499,9 @@ class ProjectIndex:
             return FunctionRef(facts.path, rest)
         head, _, tail = rest.partition(".")
         target = facts.import_target(head)
-        if target and target != dotted and not tail:
-            return self.resolve_function(target, facts.path)
+        # Re-exports can go round in a circle (``a`` imports it from ``b``, ``b`` from ``a``).
+        if target and target != dotted and not tail and target not in _seen:
+            return self.resolve_function(target, facts.path, _seen | {dotted})
         return None
 
     def global_binding(self, facts: ModuleFacts, name: str) -> tuple[ModuleFacts, Binding] | None:

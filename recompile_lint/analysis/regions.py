@@ -195,7 +195,7 @@ class RegionFinder:
             ref = self.index.class_method(found[0], found[1], "forward") or self.index.class_method(found[0], found[1], "__call__")
             model_class = f"{found[0].module}.{found[1].qualname}" if found[0].module else found[1].qualname
             if ref is None:
-                torch_base = self.flow._torch_base(*found)
+                torch_base = self.flow.torch_base(*found)
                 entry = entry_for(Value("torch-instance", ref=torch_base)) if torch_base else None
                 if entry is not None:
                     # A project subclass of a torch module that keeps torch's forward.
@@ -286,7 +286,7 @@ class RegionFinder:
             return None
         start = len(lines[span.line - 1][: span.column - 1].encode("utf-8", "surrogatepass"))
         end = len(lines[span.end_line - 1][: span.end_column - 1].encode("utf-8", "surrogatepass"))
-        node = self.flow._snippet(facts, (span.line, start, span.end_line, end))
+        node = self.flow.expression_at(facts, (span.line, start, span.end_line, end))
         if not isinstance(node, ast.Call):
             return None
         if site.form == "method":
@@ -341,7 +341,7 @@ class RegionFinder:
         while fn is not None:
             for flow in fn.flows:
                 if flow[0] == target.id and flow[1].startswith("iter"):
-                    node = self.flow._snippet(facts, flow[2:6])
+                    node = self.flow.expression_at(facts, flow[2:6])
                     return _strip_iterator(ast.unparse(node)) if node is not None else ""
             if target.id in fn.local_names:
                 return ""
@@ -354,7 +354,7 @@ class RegionFinder:
         ``type(m).__name__ == "Block"``); None when there is no such test."""
         if not isinstance(target, ast.Name):
             return None
-        tree = self.flow._tree(facts.path)
+        tree = self.flow.tree(facts.path)
         if tree is None:
             return None
         tests = _tests_around(tree, site.span.line, target.id)

@@ -6,7 +6,7 @@ values (``Value``), computed on demand from the per-file facts (``facts.Function
 ``returns``, ``ClassFacts.flows``, ``ModuleFacts.flows``: where each name is bound and to which
 expression, as source spans) and memoised per query.
 
-API (stable; everything else in this module is private)::
+API (stable; names starting with ``_`` are private)::
 
     flow = ValueFlow(index)
     flow.values_of(expr, facts, scope)        -> frozenset[Value]
@@ -17,11 +17,17 @@ API (stable; everything else in this module is private)::
     flow.function_ref(value)                  -> FunctionRef | None
     flow.class_of(value)                      -> tuple[ModuleFacts, ClassFacts] | None
     flow.parameter_values(facts, scope, name) -> frozenset[Value]
+    flow.callers(ref)                         -> list[(facts, scope, ast.Call, skipped)]
+    flow.code_of(value)                       -> FunctionRef | None
+    flow.torch_base(facts, cls)               -> str
+    flow.expression_at(facts, span)           -> ast.expr | None
+    flow.tree(path)                           -> ast.Module | None
 
 ``expr`` is an ``ast.expr`` or the source text of one (``"self._optimizer.step"``,
 ``"build_model(cfg)"``); ``scope`` is the ``FunctionFacts`` it appears in, ``None`` at module
-level (a class body's names are looked up with the class's module scope). An ``ast.expr`` must
-come from the file of ``facts`` (positions are not used, only its shape).
+level (a class body's names are looked up with the class's module scope). An ``ast.expr``
+comes from the file of ``facts``: its positions matter only for a lambda, which is found by
+its position among the file's functions.
 
 Sources followed:
 
@@ -76,6 +82,7 @@ index sees (``unbound``), results of calls whose callee is not known (``call``),
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 import re
 from dataclasses import dataclass
@@ -258,6 +265,9 @@ class ValueFlow:
         self.max_callers = max_callers  # call sites looked at per parameter
         self.max_values = max_values  # values kept per answer (the rest: unknown "depth")
         self.max_caller_files = 60  # files parsed per search for a function's call sites
+        # Call sites are searched for a parameter met this many calls deep at most: a
+        # parameter's callers' parameters' callers... each level reads more files.
+        self.max_caller_depth = 3
         self._memo: dict[tuple, frozenset[Value]] = {}
         self._active: set[tuple] = set()
         self._snippets: dict[tuple[str, int, int, int, int], ast.expr | None] = {}
@@ -265,7 +275,7 @@ class ValueFlow:
         self._trees: dict[str, ast.Module | None] = {}
         self._callers: dict[tuple[str, str], list] = {}
         self._mentions: dict[str, list[str]] = {}
-        self._call_index: dict[str, dict[str, list[ast.Call]]] = {}
+        self._call_index: dict[tuple[str, str], list[ast.Call]] = {}
         self._by_target: dict[tuple[str, str, str], dict[str, list[tuple]]] = {}
         self._called: dict[str, frozenset[str]] = {}
 
@@ -663,7 +673,7 @@ class ValueFlow:
         return out
 
     def _flow_value_expr(self, ctx: _Ctx, flow: tuple) -> frozenset[Value]:
-        node = self._snippet(ctx.facts, flow[2:6])
+        node = self.expression_at(ctx.facts, flow[2:6])
         if node is None:
             return frozenset({unknown("dynamic")})
         return self._eval(node, ctx)
@@ -725,7 +735,7 @@ class ValueFlow:
         if param.default and param.default != "None":
             parent = facts.function(fn.parent) if fn.parent else None
             out.update(self._eval_text(param.default, _Ctx(facts, parent, (), ctx.depth)))
-        if not any(_known(v) for v in out) and ctx.depth < self.max_depth:
+        if not any(_known(v) for v in out) and ctx.depth < self.max_caller_depth:
             out.update(self._caller_arguments(ctx, index))
         known = {v for v in out if v.kind != "unknown"}
         if known:
@@ -861,12 +871,12 @@ class ValueFlow:
             if flows:
                 ctx = _Ctx(facts, None, (), depth, cls)
                 return self._union(self._flow(ctx, f) for f in flows)
-        torch_base = self._torch_base(*found)
+        torch_base = self.torch_base(*found)
         if torch_base:
             return frozenset({self._torch(f"{torch_base}.{attr}")})
         return frozenset({unknown("unbound", f"{owner.ref}.{attr}")})
 
-    def _torch_base(self, facts: ModuleFacts, cls: ClassFacts) -> str:
+    def torch_base(self, facts: ModuleFacts, cls: ClassFacts) -> str:
         """The first torch base class among the class's bases (``torch.nn.Module``), else ""."""
         for f, c in self.index.mro(facts, cls):
             for base in c.bases:
@@ -931,7 +941,7 @@ class ValueFlow:
                     if value.kind != "unknown":
                         out.add(value)
         if not out:
-            torch_base = self._torch_base(*found)
+            torch_base = self.torch_base(*found)
             if torch_base:
                 out.add(self._torch_method(owner, attr) if attr not in ("weight", "bias") else Value("tensor"))
             else:
@@ -1228,7 +1238,7 @@ class ValueFlow:
             ctx = _Ctx(facts, fn, env, depth)
             out: set[Value] = set()
             for span in fn.returns:
-                node = self._snippet(facts, span)
+                node = self.expression_at(facts, span)
                 out.update(self._eval(node, ctx) if node is not None else {unknown("dynamic")})
             return self._cap(out)
 
@@ -1262,12 +1272,11 @@ class ValueFlow:
             names.add(parent.name)
         found: list[tuple[ModuleFacts, FunctionFacts | None, ast.Call, int]] = []
         for path in self._caller_files(facts, cls, names):
-            tree = self._tree(path)
+            tree = self.tree(path)
             other = self.index.facts(path)
             if tree is None or other is None:
                 continue
-            calls = self._calls_in(path, tree)
-            for call in [c for n in sorted(names) for c in calls.get(n, ())]:
+            for call in [c for n in sorted(names) for c in self._calls_named(path, tree, n)]:
                 scope = _scope_at(other, call.lineno, call.col_offset)
                 ctx = _Ctx(other, scope, (), depth)
                 values = self._eval(call.func, ctx)
@@ -1326,14 +1335,25 @@ class ValueFlow:
             self._mentions[name] = known
         return known
 
-    def _calls_in(self, path: str, tree: ast.Module) -> dict[str, list[ast.Call]]:
-        """The calls of a file by the last name of their callee (``_calls_named``), once."""
-        known = self._call_index.get(path)
+    def _calls_named(self, path: str, tree: ast.Module, name: str) -> list[ast.Call]:
+        """The calls of ``name`` in a file (``_calls_by_name``), looked for only in the
+        statements whose lines mention it."""
+        key = (path, name)
+        known = self._call_index.get(key)
         if known is None:
-            known = self._call_index[path] = _calls_by_name(tree)
+            text = self.index.text(path) or ""
+            lines = {number for number, line in enumerate(text.split("\n"), 1) if name in line}
+            known = self._call_index[key] = _calls_by_name(tree, lines).get(name, [])
         return known
 
-    def _tree(self, path: str) -> ast.Module | None:
+    def tree(self, path: str) -> ast.Module | None:
+        """The ``ast`` tree of a project file (None when it cannot be parsed), parsed once."""
+        if path not in self._trees and not self.index.is_parsed(path):
+            # Its facts are needed too: one parse gives both.
+            self._trees[path] = self.index.facts_and_tree(path)[1]
+            if self._trees[path] is not None:
+                return self._trees[path]
+            del self._trees[path]
         if path not in self._trees:
             text = self.index.text(path)
             kept = self.index.store.compile_site_trees.get(path)
@@ -1349,8 +1369,9 @@ class ValueFlow:
 
     # ---- plumbing ------------------------------------------------------------------------
 
-    def _snippet(self, facts: ModuleFacts, span) -> ast.expr | None:
-        """The expression at a flow's span, parsed from the file's text."""
+    def expression_at(self, facts: ModuleFacts, span: tuple[int, int, int, int]) -> ast.expr | None:
+        """The expression at a span of the file (a flow's: line, byte column, end line, end
+        byte column), parsed from its text with file positions; None when it does not parse."""
         key = (facts.path, *span)
         if key in self._snippets:
             return self._snippets[key]
@@ -1495,13 +1516,14 @@ def _last_name(node: ast.AST) -> str:
     return ""
 
 
-def _calls_by_name(tree: ast.Module) -> dict[str, list[ast.Call]]:
+def _calls_by_name(tree: ast.Module, lines: set[int]) -> dict[str, list[ast.Call]]:
     """The calls of a tree by the last name of their callee: ``name(...)`` and
     ``x.name(...)`` under ``name``; ``name(...)(...)`` (a factory's result applied) under
     ``name`` too; decorator applications (``@name``, ``@x.name``, ``@name(...)``) as calls
-    with the decorated object as their argument."""
+    with the decorated object as their argument. Only statements that span one of ``lines``
+    are looked into."""
     out: dict[str, list[ast.Call]] = {}
-    for node in ast.walk(tree):
+    for node in _nodes_on(tree, lines):
         if isinstance(node, ast.Call):
             func = node.func
             name = _last_name(func) or (_last_name(func.func) if isinstance(func, ast.Call) else "")
@@ -1516,6 +1538,23 @@ def _calls_by_name(tree: ast.Module) -> dict[str, list[ast.Call]]:
                     ast.copy_location(applied.args[0], deco)
                     out.setdefault(name, []).append(applied)
     return out
+
+
+def _nodes_on(tree: ast.Module, lines: set[int]):
+    """The nodes of the statements of ``tree`` that span one of ``lines`` (a statement that
+    spans none is skipped with everything in it)."""
+    ordered = sorted(lines)
+    stack: list[ast.AST] = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            start = min([d.lineno for d in getattr(node, "decorator_list", ())] + [node.lineno])
+            end = node.end_lineno or node.lineno
+            at = bisect.bisect_left(ordered, start)
+            if at == len(ordered) or ordered[at] > end:
+                continue
+        yield node
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
 def _scope_at(facts: ModuleFacts, line: int, column: int) -> FunctionFacts | None:
