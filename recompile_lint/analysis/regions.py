@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from recompile_lint.analysis.facts import CompileSite, FunctionFacts, ModuleFacts
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.library import LibraryRegion, entry_for
-from recompile_lint.analysis.valueflow import Value, ValueFlow, literal_text
+from recompile_lint.analysis.valueflow import GENERIC_TORCH, TORCH_WRAPPERS, Value, ValueFlow, literal_text
 from recompile_lint.models import Location
 # Decorators that stop Dynamo from tracing into a function (a graph break, no guards).
 DISABLE_DECORATORS = frozenset(
@@ -158,7 +158,9 @@ class RegionFinder:
             return SiteResolution(site, facts.path, reason="dynamic", wrapper_body=wrapper_body)
         if site.form == "method" and self._not_torch(facts, target):
             return SiteResolution(site, facts.path, reason="not-torch", detail=ast.unparse(target), wrapper_body=wrapper_body)
-        values = self.flow.values_of(target, facts, scope)
+        values = self._reaching_values(facts, scope, target)
+        if values is None:
+            values = self.flow.values_of(target, facts, scope)
         container = self._container(facts, scope, target)
         narrowed = self._narrow(facts, scope, site, target, values)
         by_name = narrowed is not None
@@ -196,7 +198,10 @@ class RegionFinder:
             model_class = f"{found[0].module}.{found[1].qualname}" if found[0].module else found[1].qualname
             if ref is None:
                 torch_base = self.flow.torch_base(*found)
-                entry = entry_for(Value("torch-instance", ref=torch_base)) if torch_base else None
+                # A subclass of a concrete torch module keeps its forward (``nn.Sequential``);
+                # one of ``nn.Module`` itself has none: an abstract base, another's ``self``.
+                concrete = torch_base and torch_base not in GENERIC_TORCH
+                entry = entry_for(Value("torch-instance", ref=torch_base)) if concrete else None
                 if entry is not None:
                     # A project subclass of a torch module that keeps torch's forward.
                     library.append(LibraryRegion(entry, torch_base, site, facts.path, model_class, instance_form if instance_form != "module" else "library", container))
@@ -205,10 +210,12 @@ class RegionFinder:
                 return
             entries.append((ref, instance_form, model_class, container))
             return
-        if kind == "torch-instance" and value.elements and depth < 3:
-            # A wrapper (DistributedDataParallel, ...) runs the forward of what it wraps.
-            for inner in value.elements:
-                self._classify(inner, site, facts, instance_form, container, entries, library, reasons, depth + 1)
+        if kind == "torch-instance" and value.name in TORCH_WRAPPERS:
+            # A wrapper (DistributedDataParallel, ...) runs the forward of what it wraps; one
+            # that wraps the compiled name itself (``model = DDP(model)``) adds nothing.
+            if depth < 3:
+                for inner in value.elements:
+                    self._classify(inner, site, facts, instance_form, container, entries, library, reasons, depth + 1)
             return
         if kind == "container" and value.ref == "torch.nn.Sequential" and value.elements and depth < 3:
             for inner in value.elements:
@@ -299,6 +306,31 @@ class RegionFinder:
             if kw.arg in ("model", "fn", "func", "module"):
                 return kw.value
         return None
+
+    def _reaching_values(self, facts: ModuleFacts, scope: FunctionFacts | None, target: ast.expr) -> frozenset[Value] | None:
+        """What a compiled name (or ``self.x`` chain) holds at the site, from the assignments
+        of its scope that reach it (``model = torch.compile(model); model = DDP(model)``
+        compiles the model, not the wrapper made after). None when the scope's assignments do
+        not decide it (the value comes in from a parameter, another method, a tuple
+        assignment...): the caller then uses every binding of the scope."""
+        name = _chain(target)
+        tree = self.flow.tree(facts.path)
+        if not name or tree is None:
+            return None
+        body = _body_of(tree, scope)
+        if body is None:
+            return None
+        found = _reaching(body, name, target.lineno, set())
+        if found is None or ENTRY in found:
+            return None
+        out: set[Value] = set()
+        for item in found:
+            expr, path = item if isinstance(item, tuple) else (item, ())
+            values = self.flow.values_of(expr, facts, scope)
+            for position in path:
+                values = frozenset(e for v in values for e in self.flow.element_values(v, position))
+            out.update(values)
+        return frozenset(out)
 
     def _not_torch(self, facts: ModuleFacts, receiver: ast.expr) -> bool:
         """``x.compile()`` where ``x`` starts from an imported module that is neither torch nor
@@ -714,3 +746,189 @@ def find_sites(index: ProjectIndex, paths: "set[str] | None" = None, max_depth: 
             out.extend(finder.resolve(facts))
     out.sort(key=lambda r: (r.site_path, r.site.span.line, r.site.span.column))
     return out
+
+
+# The value a name has on entry to its scope (a parameter, a global, another method's
+# assignment): in a set of reaching definitions, it means the scope's own do not decide.
+ENTRY: ast.expr = ast.Constant(value=None)
+
+
+class _GiveUp(Exception):
+    """A binding the reaching-definitions walk does not follow (tuple targets, loops over
+    the name, ``with ... as`` the name, ``global``)."""
+
+
+def _chain(node: ast.expr) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _body_of(tree: ast.Module, scope: FunctionFacts | None) -> list[ast.stmt] | None:
+    """The statements of the function ``scope`` (the module's at module level)."""
+    if scope is None:
+        return tree.body
+    if scope.is_lambda:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == scope.line and node.name == scope.name:
+            return node.body
+    return None
+
+
+def _reaching(body: list[ast.stmt], name: str, line: int, defs: set) -> set | None:
+    """The value expressions of the assignments to ``name`` that reach ``line`` (``ENTRY``
+    for the value it had on entry), or None when a binding is beyond this walk."""
+    try:
+        out, reached = _walk(body, name, line, {ENTRY})
+    except _GiveUp:
+        return None
+    return out if reached else None
+
+
+def _walk(body: list[ast.stmt], name: str, line: int, defs: set) -> tuple[set, bool]:
+    """(definitions after ``body``, or at ``line`` when it is in ``body``; whether it is)."""
+    for stmt in body:
+        end = stmt.end_lineno or stmt.lineno
+        if stmt.lineno <= line <= end:
+            return _into(stmt, name, line, defs)
+        defs = _transfer(stmt, name, defs)
+    return defs, False
+
+
+def _into(stmt: ast.stmt, name: str, line: int, defs: set) -> tuple[set, bool]:
+    """The definitions reaching ``line`` inside the compound statement ``stmt``."""
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt.target, name):
+            raise _GiveUp
+        # A later iteration sees what the body assigned in the earlier ones.
+        looped = defs | _transfer_all(stmt.body + stmt.orelse, name, defs)
+        for block in (stmt.body, stmt.orelse):
+            found, reached = _walk(block, name, line, looped)
+            if reached:
+                return found, True
+        return defs, True
+    if isinstance(stmt, ast.If):
+        for block in (stmt.body, stmt.orelse):
+            found, reached = _walk(block, name, line, defs)
+            if reached:
+                return found, True
+        return defs, True
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        if any(item.optional_vars is not None and _binds(item.optional_vars, name) for item in stmt.items):
+            raise _GiveUp
+        found, reached = _walk(stmt.body, name, line, defs)
+        return (found, True) if reached else (defs, True)
+    if isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, ast.TryStar)):
+        blocks = [stmt.body] + [h.body for h in stmt.handlers] + [stmt.orelse, stmt.finalbody]
+        anywhere = defs | _transfer_all([s for b in blocks for s in b], name, defs)
+        for block in blocks:
+            found, reached = _walk(block, name, line, anywhere)
+            if reached:
+                return found, True
+        return defs, True
+    # The site's own statement: its right-hand side sees what reached it.
+    return defs, True
+
+
+def _transfer(stmt: ast.stmt, name: str, defs: set) -> set:
+    """The definitions after ``stmt``."""
+    if isinstance(stmt, ast.Assign):
+        if any(_dotted(t) == name for t in stmt.targets):
+            return {stmt.value}
+        for target in stmt.targets:
+            position = _position_in(target, name)
+            if position:
+                return {(stmt.value, position)}
+        if any(_is_prefix(_dotted(t), name) for t in stmt.targets):
+            return {ENTRY}  # ``model = Net()`` before ``model.forward``: the new object's own
+        if any(_binds(t, name) for t in stmt.targets):
+            raise _GiveUp
+        return defs
+    if isinstance(stmt, ast.AnnAssign):
+        if _dotted(stmt.target) == name:
+            return {stmt.value} if stmt.value is not None else defs
+        if _is_prefix(_dotted(stmt.target), name):
+            return {ENTRY}
+        return defs
+    if isinstance(stmt, ast.AugAssign):
+        if _dotted(stmt.target) == name:
+            raise _GiveUp
+        return defs
+    if isinstance(stmt, ast.If):
+        return _walk(stmt.body, name, 0, defs)[0] | _walk(stmt.orelse, name, 0, defs)[0]
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt.target, name):
+            raise _GiveUp
+        return defs | _walk(stmt.body, name, 0, defs)[0] | _walk(stmt.orelse, name, 0, defs)[0]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        if any(item.optional_vars is not None and _binds(item.optional_vars, name) for item in stmt.items):
+            raise _GiveUp
+        return _walk(stmt.body, name, 0, defs)[0]
+    if isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, ast.TryStar)):
+        return defs | _transfer_all(stmt.body + [s for h in stmt.handlers for s in h.body] + stmt.orelse + stmt.finalbody, name, defs)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if stmt.name == name:
+            raise _GiveUp
+        return defs
+    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Delete)) or (hasattr(ast, "Match") and isinstance(stmt, ast.Match)):
+        if name.split(".")[0] in {a.asname or a.name.split(".")[0] for a in getattr(stmt, "names", ()) if not isinstance(a, str)} | set(n for n in getattr(stmt, "names", ()) if isinstance(n, str)):
+            raise _GiveUp
+        if hasattr(ast, "Match") and isinstance(stmt, ast.Match) and name in ast.unparse(stmt):
+            raise _GiveUp
+        if isinstance(stmt, ast.Delete) and any(_dotted(t) == name for t in stmt.targets):
+            raise _GiveUp
+        return defs
+    if any(isinstance(node, ast.NamedExpr) and _binds(node.target, name) for node in ast.walk(stmt)):
+        raise _GiveUp
+    return defs
+
+
+def _transfer_all(body: list[ast.stmt], name: str, defs: set) -> set:
+    """Every assignment to ``name`` in ``body`` (whatever order they run in)."""
+    out: set = set()
+    for stmt in body:
+        out |= _transfer(stmt, name, set()) - {ENTRY}
+    return out
+
+
+def _dotted(node: ast.AST) -> str:
+    return _chain(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+
+
+def _position_in(target: ast.AST, name: str) -> tuple[int, ...]:
+    """Where a tuple target binds ``name`` (``a, (b, model) = ...`` -> (1, 1)); () when it
+    does not, or binds it through a starred element."""
+    if not isinstance(target, (ast.Tuple, ast.List)):
+        return ()
+    for i, elt in enumerate(target.elts):
+        if isinstance(elt, ast.Starred):
+            if _binds(elt, name):
+                return ()
+            continue
+        if _dotted(elt) == name:
+            return (i,)
+        inner = _position_in(elt, name)
+        if inner:
+            return (i, *inner)
+    return ()
+
+
+def _is_prefix(text: str, name: str) -> bool:
+    """``model`` for ``model.forward``: rebinding it replaces the object the chain reads."""
+    return bool(text) and name.startswith(text + ".")
+
+
+def _binds(target: ast.AST, name: str) -> bool:
+    """Whether an assignment target binds ``name`` (also inside tuples and stars)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_binds(t, name) for t in target.elts)
+    if isinstance(target, ast.Starred):
+        return _binds(target.value, name)
+    text = _dotted(target)
+    return text == name or (bool(text) and name.startswith(text + "."))

@@ -40,7 +40,8 @@ Sources followed:
   their ``return`` expressions, with the callee's parameters bound to the call's arguments,
   followed across modules to ``max_depth`` calls; a ``from_*`` classmethod whose returns the
   flow cannot follow builds an instance of its class; ``accelerator.prepare(...)`` and
-  Lightning Fabric's ``setup(...)`` return their arguments (``PASS_THROUGH``);
+  Lightning Fabric's ``setup(...)`` return their arguments (``PASS_THROUGH``), and so do
+  torch's ``parallelize_module``, ``fully_shard`` and the like (``TORCH_RETURNS_MODULE``);
 - ``self.x = ...`` in any method of the class or its project base classes, class attributes,
   methods (a ``bound-method`` on an instance, a ``method`` on the class), properties (their
   return values);
@@ -64,9 +65,9 @@ candidate, the guard model should treat several values as "one of"):
   it (``model = Net(); model = torch.compile(model)`` holds the ``Net`` instance throughout);
 - ``self.x`` is the union of every assignment in every method of the class and its bases;
   in a method, ``self`` may be an instance of any subclass: an attribute the class leaves
-  unset (and torch's nn.Module does not provide) or sets to ``None`` is looked up on every
-  project subclass (their class bodies, methods and properties, and their other bases:
-  mixins);
+  unset (and torch's nn.Module does not provide) or sets to ``None`` or an empty container is
+  looked up on every project subclass (their class bodies, methods and properties, and their
+  other bases: mixins);
 - a list grown by ``append`` holds any of its appended values at any index;
 - a parameter's values from call sites are the union over every call site found;
 - a subscript whose key is not a literal holds any element of the container.
@@ -202,6 +203,9 @@ TENSOR_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "tor
 TORCH_CONTAINERS = frozenset({"ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict"})
 # torch classes that wrap a module and run its forward (the value holds what it wraps).
 TORCH_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"})
+# torch functions that change a module in place (or wrap it and run its forward) and return
+# it: ``parallelize_module(model, ...)``, ``fully_shard(model)``.
+TORCH_RETURNS_MODULE = frozenset({"parallelize_module", "fully_shard", "replicate", "checkpoint_wrapper", "offload_wrapper", "quantize_dynamic"})
 # Base classes too general to say what an annotated parameter holds.
 GENERIC_TORCH = frozenset(
     {"torch.nn.Module", "torch.nn.modules.module.Module", "torch.optim.Optimizer", "torch.optim.optimizer.Optimizer", "torch.Tensor"}
@@ -270,6 +274,9 @@ class ValueFlow:
         self.max_caller_depth = 3
         self._memo: dict[tuple, frozenset[Value]] = {}
         self._active: set[tuple] = set()
+        self._stack: list[tuple] = []  # the queries in progress, outermost first
+        # Queries in progress whose answer used a cut cycle -> stack index of the cycle's start.
+        self._tainted: dict[tuple, int] = {}
         self._snippets: dict[tuple[str, int, int, int, int], ast.expr | None] = {}
         self._lines: dict[str, list[bytes]] = {}
         self._trees: dict[str, ast.Module | None] = {}
@@ -583,7 +590,7 @@ class ValueFlow:
 
     def _global(self, facts: ModuleFacts, name: str, depth: int) -> frozenset[Value]:
         """A module-level name of ``facts``: a def, a class, an assignment, an import."""
-        key = ("global", facts.path, name)
+        key = ("global", facts.path, name, depth)
         return self._memoised(key, lambda: self._global_uncached(facts, name, depth))
 
     def _global_uncached(self, facts: ModuleFacts, name: str, depth: int) -> frozenset[Value]:
@@ -630,7 +637,7 @@ class ValueFlow:
         """What the flows of ``ctx``'s scope bind ``target`` to (memoised per scope)."""
         fn = ctx.fn
         flows = self._targets(ctx.facts, fn).get(target, ())
-        key = ("flow", ctx.facts.path, fn.qualname if fn is not None else "", ctx.env, target)
+        key = ("flow", ctx.facts.path, fn.qualname if fn is not None else "", ctx.env, target, ctx.depth)
 
         def compute() -> frozenset[Value]:
             out: set[Value] = set()
@@ -791,7 +798,7 @@ class ValueFlow:
     # ---- attributes ----------------------------------------------------------------------
 
     def _attribute(self, owner: Value, attr: str, depth: int) -> frozenset[Value]:
-        key = ("attr", owner, attr)
+        key = ("attr", owner, attr, depth)
         return self._memoised(key, lambda: self._attribute_uncached(owner, attr, depth))
 
     def _attribute_uncached(self, owner: Value, attr: str, depth: int) -> frozenset[Value]:
@@ -932,7 +939,7 @@ class ValueFlow:
                             value = Value("bound-method", ref=value.ref, path=value.path, elements=(value, owner))
                         out.add(value)
                 break
-        if owner.detail == "self" and all(v.kind == "literal" and v.detail.startswith("none:") for v in out) and not (not out and attr in NN_MODULE_ATTRIBUTES):
+        if owner.detail == "self" and all(_placeholder(v) for v in out) and not (not out and attr in NN_MODULE_ATTRIBUTES):
             # ``self`` in a method of a base class may be an instance of any subclass: a class
             # attribute the subclasses set (``model_class = Net``) is what it holds there.
             # Mixins too: the attribute may come from another base of the subclass.
@@ -1126,6 +1133,9 @@ class ValueFlow:
             # ``torch.compile(**options)``: a decorator that compiles what it is applied to.
             return frozenset({Value("torch-callable", ref="torch.compile")})
         module, _, last = ref.rpartition(".")
+        if last in TORCH_RETURNS_MODULE and call is not None and call.args:
+            # Applied to a module in place (or wrapping it): it returns that module.
+            return self._eval(call.args[0], ctx)
         if module in TENSOR_MODULES or last in ("Parameter", "Buffer"):
             return frozenset({Value("tensor")})
         return frozenset({unknown("external", f"{ref}()")})
@@ -1226,7 +1236,7 @@ class ValueFlow:
 
     def _returns(self, ref: FunctionRef, env: tuple, depth: int) -> frozenset[Value]:
         """What a project function returns, its parameters bound by ``env``."""
-        key = ("returns", ref, env)
+        key = ("returns", ref, env, depth)
 
         def compute() -> frozenset[Value]:
             facts = self.index.facts(ref.path)
@@ -1409,17 +1419,34 @@ class ValueFlow:
         return self._eval(node, ctx)
 
     def _memoised(self, key: tuple, compute) -> frozenset[Value]:
+        """``compute()`` once per key. A query that comes back to itself (``model =
+        torch.compile(model)``) is cut with no values there; the answers computed inside the
+        cycle are incomplete, so they are not kept: only the query the cycle started from
+        is, and the answers do not depend on the order of the queries."""
         known = self._memo.get(key)
         if known is not None:
             return known
         if key in self._active:
-            return EMPTY  # a cycle: what the outer query finds is the answer
+            # The queries from that one up to here depend on the cut (marked on the way back).
+            start = self._stack.index(key)
+            if start < len(self._stack) - 1:
+                top = self._stack[-1]
+                self._tainted[top] = min(self._tainted.get(top, start), start)
+            return EMPTY
         self._active.add(key)
+        self._stack.append(key)
         try:
             value = compute()
         finally:
             self._active.discard(key)
-        self._memo[key] = value
+            self._stack.pop()
+        start = self._tainted.pop(key, None)
+        if start is None:
+            self._memo[key] = value
+        elif start < len(self._stack) - 1:
+            # The enclosing query used this incomplete answer, and is inside the cycle too.
+            parent = self._stack[-1]
+            self._tainted[parent] = min(self._tainted.get(parent, start), start)
         return value
 
     def _union(self, parts) -> frozenset[Value]:
@@ -1462,6 +1489,13 @@ def _passes_through(ref: str) -> bool:
 def _is_method(fn: FunctionFacts) -> bool:
     """A function defined directly in a class body."""
     return bool(fn.class_name) and fn.qualname == f"{fn.class_name}.{fn.name}" and not fn.is_lambda
+
+
+def _placeholder(value: Value) -> bool:
+    """``None`` or an empty container: what a base class sets for its subclasses to fill."""
+    if value.kind == "literal":
+        return value.detail.startswith("none:")
+    return value.kind == "container" and not value.elements
 
 
 def _known(value: Value) -> bool:
