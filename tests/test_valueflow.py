@@ -345,3 +345,16 @@ def test_flows_recorded_by_the_facts_pass():
     ]
     assert len(init.returns) == 1
     assert [(target, how) for target, how, *_ in facts.cls("A").flows] == [("size", "=")]
+
+
+def test_answers_do_not_depend_on_the_order_of_questions(project):
+    """Cycles (``model = torch.compile(model)``) are cut: what was computed inside one must
+    not be kept as the answer of a later, different question."""
+    questions = ["model", "orig", "net", "layer", "child", "block", "by_key", "by_get", "via_getattr", "bound", "from_cls", "blocks"]
+    files = [str(p) for p in project.rglob("*.py")]
+
+    def ask(order: list[str]) -> dict[str, frozenset[Value]]:
+        flow = ValueFlow(ProjectIndex(files, FactsStore()))
+        return {q: values(flow, project, q) for q in order}
+
+    assert ask(questions) == ask(list(reversed(questions)))

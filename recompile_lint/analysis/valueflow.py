@@ -56,7 +56,8 @@ Sources followed:
 - parameters: ``self`` (an instance of the enclosing class), ``cls``, the annotation (a
   project or torch class), the default, and, when nothing else is known, the arguments passed
   at the function's call sites in the project (found by name, confirmed by the callee's value,
-  ``max_callers`` of them).
+  ``max_callers`` of them). A call followed with its arguments bound skips the branches of
+  ``if isinstance(param, C):`` that those arguments cannot take.
 
 Where it over-approximates (a superset of what can happen; the region finder reports every
 candidate, the guard model should treat several values as "one of"):
@@ -244,6 +245,9 @@ class _Ctx:
     env: tuple[tuple[str, frozenset[Value]], ...] = ()
     depth: int = 0
     cls: ClassFacts | None = None  # a class body being evaluated
+    # The nodes evaluated carry their file's positions: a name's value at its line can be
+    # told from the assignments that reach it (not for source text parsed on its own).
+    positions: bool = True
 
     def bound(self, name: str) -> frozenset[Value] | None:
         for key, values in self.env:
@@ -285,6 +289,9 @@ class ValueFlow:
         self._call_index: dict[tuple[str, str], list[ast.Call]] = {}
         self._by_target: dict[tuple[str, str, str], dict[str, list[tuple]]] = {}
         self._called: dict[str, frozenset[str]] = {}
+        self._dead_ranges: dict[tuple, list[tuple[int, int]]] = {}
+        self._reaching_defs: dict[tuple, tuple | None] = {}
+        self._bodies: dict[tuple[str, str], list[ast.stmt] | None] = {}
 
     # ---- public API ----------------------------------------------------------------------
 
@@ -295,9 +302,8 @@ class ValueFlow:
                 node = ast.parse(expr.strip(), mode="eval").body
             except SyntaxError:
                 return frozenset({unknown("dynamic")})
-        else:
-            node = expr
-        return self._eval(node, _Ctx(facts, scope))
+            return self._eval(node, _Ctx(facts, scope, positions=False))
+        return self._eval(expr, _Ctx(facts, scope))
 
     def attribute_values(self, owner: Value, attr: str) -> frozenset[Value]:
         """What ``owner.attr`` may hold: assignments to ``self.attr`` in the class's methods,
@@ -324,10 +330,12 @@ class ValueFlow:
             except SyntaxError:
                 return ()
             func = node.func if isinstance(node, ast.Call) else node
+            ctx = _Ctx(facts, scope, positions=False)
         else:
             func = call.func
+            ctx = _Ctx(facts, scope)
         out: list[FunctionRef] = []
-        for value in sorted(self._eval(func, _Ctx(facts, scope)), key=_order):
+        for value in sorted(self._eval(func, ctx), key=_order):
             ref = self.code_of(value)
             if ref is not None and ref not in out:
                 out.append(ref)
@@ -432,8 +440,14 @@ class ValueFlow:
 
     def _eval(self, node: ast.AST, ctx: _Ctx) -> frozenset[Value]:
         if isinstance(node, ast.Name):
-            return self._name(node.id, ctx)
+            return self._name(node.id, ctx, node.lineno if ctx.positions else 0)
         if isinstance(node, ast.Attribute):
+            if ctx.positions:
+                # ``self.model`` / ``pipe.unet`` rebound earlier in the same function.
+                text = _dotted_text(node)
+                reaching = self._reaching(ctx, text, node.lineno) if text and "." in text else None
+                if reaching is not None:
+                    return reaching
             base = self._eval(node.value, ctx)
             out = self._union(self._attribute(v, node.attr, ctx.depth) for v in base)
             # ``pipe.unet = ...`` rebinds the attribute here too (flow-insensitive).
@@ -537,10 +551,14 @@ class ValueFlow:
 
     # ---- names ---------------------------------------------------------------------------
 
-    def _name(self, name: str, ctx: _Ctx) -> frozenset[Value]:
+    def _name(self, name: str, ctx: _Ctx, line: int = 0) -> frozenset[Value]:
         bound = ctx.bound(name)
-        if bound is not None:
+        if bound is not None and not (line and ctx.fn is not None and name in ctx.fn.local_names and self._binds(ctx, name)):
             return bound
+        if line:
+            reaching = self._reaching(ctx, name, line)
+            if reaching is not None:
+                return reaching
         if ctx.cls is not None:
             values = self._class_body_name(ctx, name)
             if values:
@@ -618,6 +636,44 @@ class ValueFlow:
             return frozenset({unknown("unbound", self._qualified(facts, name))})
         return self._cap(out)
 
+    def _reaching(self, ctx: _Ctx, name: str, line: int) -> frozenset[Value] | None:
+        """What ``name`` (or an attribute chain) holds at ``line`` of ``ctx``'s function (or
+        module), from the assignments of that scope that reach the line in statement order;
+        None when they do not decide it (the value comes from outside the scope, or a binding
+        the walk does not follow): the caller then uses every binding of the scope."""
+        if ctx.cls is not None or not self._binds(ctx, name):
+            return None
+        fn = ctx.fn
+        key = (ctx.facts.path, fn.qualname if fn is not None else "", name, line)
+        if key not in self._reaching_defs:
+            body = self._body(ctx.facts, fn)
+            found = _reaching(body, name, line) if body is not None else None
+            self._reaching_defs[key] = None if found is None or ENTRY in found else tuple(found)
+        defs = self._reaching_defs[key]
+        if defs is None:
+            return None
+
+        def compute() -> frozenset[Value]:
+            out: set[Value] = set()
+            for item in defs:
+                expr, path = item if isinstance(item, tuple) else (item, ())
+                values = self._eval(expr, ctx)
+                for position in path:
+                    values = self._union(self._elements(v, position, ctx.depth) for v in values)
+                out.update(values)
+            return self._cap(out)
+
+        # In a loop an assignment can reach itself (``xs = xs + [x]``): a cycle like any other.
+        return self._memoised(("reach", *key, ctx.env, ctx.depth), compute)
+
+    def _body(self, facts: ModuleFacts, fn: FunctionFacts | None) -> list[ast.stmt] | None:
+        """The statements of a function (of the module when ``fn`` is None), found once."""
+        key = (facts.path, fn.qualname if fn is not None else "")
+        if key not in self._bodies:
+            tree = self.tree(facts.path)
+            self._bodies[key] = _body_of(tree, fn) if tree is not None else None
+        return self._bodies[key]
+
     def _targets(self, facts: ModuleFacts, owner: FunctionFacts | ClassFacts | None) -> dict[str, list[tuple]]:
         """The flows of a scope (a function, a class body, the module) by target, once."""
         key = (facts.path, type(owner).__name__, owner.qualname if owner is not None else "")
@@ -640,14 +696,83 @@ class ValueFlow:
         key = ("flow", ctx.facts.path, fn.qualname if fn is not None else "", ctx.env, target, ctx.depth)
 
         def compute() -> frozenset[Value]:
+            live = [flow for flow in flows if not self._dead(ctx, flow[2])]
             out: set[Value] = set()
-            for flow in flows:
+            for flow in live:
                 if not flow[1].startswith("elem"):
                     out.update(self._flow(ctx, flow))
-            out.update(self._added_elements(ctx, out, flows))
+            out.update(self._added_elements(ctx, out, live))
             return self._cap(out)
 
         return self._memoised(key, compute)
+
+    def _dead(self, ctx: _Ctx, line: int) -> bool:
+        """Whether ``line`` of ``ctx``'s function cannot run for the parameters the call being
+        followed binds: it sits under ``if isinstance(param, C):`` and no value bound to the
+        parameter is a ``C`` (or in the ``else`` when every one is)."""
+        if not ctx.env or ctx.fn is None:
+            return False
+        key = (ctx.facts.path, ctx.fn.qualname, ctx.env)
+        ranges = self._dead_ranges.get(key)
+        if ranges is None:
+            ranges = self._dead_ranges[key] = self._branches_not_taken(ctx)
+        return any(start <= line <= end for start, end in ranges)
+
+    def _branches_not_taken(self, ctx: _Ctx) -> list[tuple[int, int]]:
+        fn = ctx.fn
+        assert fn is not None
+        body = self._body(ctx.facts, fn)
+        if body is None:
+            return []
+        out: list[tuple[int, int]] = []
+        stack: list[ast.AST] = list(body)
+        while stack:
+            stmt = stack.pop()
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(stmt, ast.If):
+                taken = self._isinstance_test(stmt.test, ctx)
+                if taken is False and stmt.body:
+                    out.append((stmt.body[0].lineno, stmt.body[-1].end_lineno or stmt.body[-1].lineno))
+                elif taken is True and stmt.orelse:
+                    out.append((stmt.orelse[0].lineno, stmt.orelse[-1].end_lineno or stmt.orelse[-1].lineno))
+            stack.extend(child for child in ast.iter_child_nodes(stmt) if isinstance(child, ast.stmt))
+        return out
+
+    def _isinstance_test(self, test: ast.expr, ctx: _Ctx) -> bool | None:
+        """True/False when ``isinstance(param, C)`` (or its ``not``) is decided for every value
+        the call binds to ``param``; None when it is not such a test or not decided."""
+        negate = False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            negate, test = True, test.operand
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2 and isinstance(test.args[0], ast.Name)):
+            return None
+        bound = ctx.bound(test.args[0].id)
+        if not bound or any(v.kind not in ("instance", "torch-instance", "container") for v in bound):
+            return None
+        classes = self._eval(test.args[1], _Ctx(ctx.facts, ctx.fn, (), ctx.depth))
+        members = [c for v in classes for c in (v.elements if v.kind == "container" else (v,))]
+        if not members or any(c.kind != "class" for c in members):
+            return None
+        matches = [any(self.is_instance(v, c) for c in members) for v in bound]
+        if all(matches):
+            return not negate
+        if not any(matches):
+            return negate
+        return None
+
+    def is_instance(self, value: Value, cls: Value) -> bool:
+        """Whether ``value`` is an instance of the class value ``cls`` (project classes by
+        their bases, torch classes by name)."""
+        if value.kind in ("torch-instance", "container"):
+            return value.ref == cls.ref or (cls.ref in GENERIC_TORCH and value.ref.startswith("torch.nn."))
+        found = self.class_of(value) if value.kind == "instance" else None
+        if found is None:
+            return False
+        if any(self._qualified(f, c.qualname) == cls.ref for f, c in self.index.mro(*found)):
+            return True
+        # A torch base class among the project bases (``isinstance(model, nn.Module)``).
+        return bool(cls.is_torch()) and any(f.resolve(b) == cls.ref for f, c in self.index.mro(*found) for b in c.bases)
 
     def _added_elements(self, ctx: _Ctx, values: set[Value], flows) -> set[Value]:
         """Containers of a target with the elements its scope adds (``append``, ``t[k] = v``,
@@ -1248,6 +1373,8 @@ class ValueFlow:
             ctx = _Ctx(facts, fn, env, depth)
             out: set[Value] = set()
             for span in fn.returns:
+                if self._dead(ctx, span[0]):
+                    continue
                 node = self.expression_at(facts, span)
                 out.update(self._eval(node, ctx) if node is not None else {unknown("dynamic")})
             return self._cap(out)
@@ -1416,7 +1543,7 @@ class ValueFlow:
             node = ast.parse(text.strip(), mode="eval").body
         except SyntaxError:
             return frozenset({unknown("dynamic")})
-        return self._eval(node, ctx)
+        return self._eval(node, _Ctx(ctx.facts, ctx.fn, ctx.env, ctx.depth, ctx.cls, positions=False))
 
     def _memoised(self, key: tuple, compute) -> frozenset[Value]:
         """``compute()`` once per key. A query that comes back to itself (``model =
@@ -1612,3 +1739,189 @@ def _shift(node: ast.AST, line: int, col: int) -> None:
             child.lineno += line - 1
             if getattr(child, "end_lineno", None) is not None:
                 child.end_lineno += line - 1
+
+
+# The value a name has on entry to its scope (a parameter, a global, another method's
+# assignment): in a set of reaching definitions, it means the scope's own do not decide.
+ENTRY: ast.expr = ast.Constant(value=None)
+
+
+class _GiveUp(Exception):
+    """A binding the reaching-definitions walk does not follow (tuple targets, loops over
+    the name, ``with ... as`` the name, ``global``)."""
+
+
+def _chain(node: ast.expr) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _body_of(tree: ast.Module, scope: FunctionFacts | None) -> list[ast.stmt] | None:
+    """The statements of the function ``scope`` (the module's at module level)."""
+    if scope is None:
+        return tree.body
+    if scope.is_lambda:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == scope.line and node.name == scope.name:
+            return node.body
+    return None
+
+
+def _reaching(body: list[ast.stmt], name: str, line: int) -> set | None:
+    """The value expressions of the assignments to ``name`` that reach ``line`` (``ENTRY``
+    for the value it had on entry), or None when a binding is beyond this walk."""
+    try:
+        out, reached = _walk(body, name, line, {ENTRY})
+    except _GiveUp:
+        return None
+    return out if reached else None
+
+
+def _walk(body: list[ast.stmt], name: str, line: int, defs: set) -> tuple[set, bool]:
+    """(definitions after ``body``, or at ``line`` when it is in ``body``; whether it is)."""
+    for stmt in body:
+        end = stmt.end_lineno or stmt.lineno
+        if stmt.lineno <= line <= end:
+            return _into(stmt, name, line, defs)
+        defs = _transfer(stmt, name, defs)
+    return defs, False
+
+
+def _into(stmt: ast.stmt, name: str, line: int, defs: set) -> tuple[set, bool]:
+    """The definitions reaching ``line`` inside the compound statement ``stmt``."""
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt.target, name):
+            raise _GiveUp
+        # A later iteration sees what the body assigned in the earlier ones.
+        looped = defs | _transfer_all(stmt.body + stmt.orelse, name, defs)
+        for block in (stmt.body, stmt.orelse):
+            found, reached = _walk(block, name, line, looped)
+            if reached:
+                return found, True
+        return defs, True
+    if isinstance(stmt, ast.If):
+        for block in (stmt.body, stmt.orelse):
+            found, reached = _walk(block, name, line, defs)
+            if reached:
+                return found, True
+        return defs, True
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        if any(item.optional_vars is not None and _binds(item.optional_vars, name) for item in stmt.items):
+            raise _GiveUp
+        found, reached = _walk(stmt.body, name, line, defs)
+        return (found, True) if reached else (defs, True)
+    if isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, ast.TryStar)):
+        blocks = [stmt.body] + [h.body for h in stmt.handlers] + [stmt.orelse, stmt.finalbody]
+        anywhere = defs | _transfer_all([s for b in blocks for s in b], name, defs)
+        for block in blocks:
+            found, reached = _walk(block, name, line, anywhere)
+            if reached:
+                return found, True
+        return defs, True
+    # The site's own statement: its right-hand side sees what reached it.
+    return defs, True
+
+
+def _transfer(stmt: ast.stmt, name: str, defs: set) -> set:
+    """The definitions after ``stmt``."""
+    if isinstance(stmt, ast.Assign):
+        if any(_target_text(t) == name for t in stmt.targets):
+            return {stmt.value}
+        for target in stmt.targets:
+            position = _position_in(target, name)
+            if position:
+                return {(stmt.value, position)}
+        if any(_is_prefix(_target_text(t), name) for t in stmt.targets):
+            return {ENTRY}  # ``model = Net()`` before ``model.forward``: the new object's own
+        if any(_binds(t, name) for t in stmt.targets):
+            raise _GiveUp
+        return defs
+    if isinstance(stmt, ast.AnnAssign):
+        if _target_text(stmt.target) == name:
+            return {stmt.value} if stmt.value is not None else defs
+        if _is_prefix(_target_text(stmt.target), name):
+            return {ENTRY}
+        return defs
+    if isinstance(stmt, ast.AugAssign):
+        if _target_text(stmt.target) == name:
+            raise _GiveUp
+        return defs
+    if isinstance(stmt, ast.If):
+        return _walk(stmt.body, name, 0, defs)[0] | _walk(stmt.orelse, name, 0, defs)[0]
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt.target, name):
+            raise _GiveUp
+        return defs | _walk(stmt.body, name, 0, defs)[0] | _walk(stmt.orelse, name, 0, defs)[0]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        if any(item.optional_vars is not None and _binds(item.optional_vars, name) for item in stmt.items):
+            raise _GiveUp
+        return _walk(stmt.body, name, 0, defs)[0]
+    if isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, ast.TryStar)):
+        return defs | _transfer_all(stmt.body + [s for h in stmt.handlers for s in h.body] + stmt.orelse + stmt.finalbody, name, defs)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if stmt.name == name:
+            raise _GiveUp
+        return defs
+    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Delete)) or (hasattr(ast, "Match") and isinstance(stmt, ast.Match)):
+        if name.split(".")[0] in {a.asname or a.name.split(".")[0] for a in getattr(stmt, "names", ()) if not isinstance(a, str)} | set(n for n in getattr(stmt, "names", ()) if isinstance(n, str)):
+            raise _GiveUp
+        if hasattr(ast, "Match") and isinstance(stmt, ast.Match) and name in ast.unparse(stmt):
+            raise _GiveUp
+        if isinstance(stmt, ast.Delete) and any(_target_text(t) == name for t in stmt.targets):
+            raise _GiveUp
+        return defs
+    if any(isinstance(node, ast.NamedExpr) and _binds(node.target, name) for node in ast.walk(stmt)):
+        raise _GiveUp
+    return defs
+
+
+def _transfer_all(body: list[ast.stmt], name: str, defs: set) -> set:
+    """Every assignment to ``name`` in ``body`` (whatever order they run in)."""
+    out: set = set()
+    for stmt in body:
+        out |= _transfer(stmt, name, set()) - {ENTRY}
+    return out
+
+
+def _target_text(node: ast.AST) -> str:
+    return _chain(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+
+
+def _position_in(target: ast.AST, name: str) -> tuple[int, ...]:
+    """Where a tuple target binds ``name`` (``a, (b, model) = ...`` -> (1, 1)); () when it
+    does not, or binds it through a starred element."""
+    if not isinstance(target, (ast.Tuple, ast.List)):
+        return ()
+    for i, elt in enumerate(target.elts):
+        if isinstance(elt, ast.Starred):
+            if _binds(elt, name):
+                return ()
+            continue
+        if _target_text(elt) == name:
+            return (i,)
+        inner = _position_in(elt, name)
+        if inner:
+            return (i, *inner)
+    return ()
+
+
+def _is_prefix(text: str, name: str) -> bool:
+    """``model`` for ``model.forward``: rebinding it replaces the object the chain reads."""
+    return bool(text) and name.startswith(text + ".")
+
+
+def _binds(target: ast.AST, name: str) -> bool:
+    """Whether an assignment target binds ``name`` (also inside tuples and stars)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_binds(t, name) for t in target.elts)
+    if isinstance(target, ast.Starred):
+        return _binds(target.value, name)
+    text = _target_text(target)
+    return text == name or (bool(text) and name.startswith(text + "."))
