@@ -70,7 +70,11 @@ def run_in_server() -> int:
 
 
 # Subcommands imported only when used, so linting never pays for the verifier's imports.
-LAZY_COMMANDS = {"verify": ("recompile_lint.verify.command", "verify"), "server": ("recompile_lint.frontends.cli_server", "server")}
+LAZY_COMMANDS = {
+    "verify": ("recompile_lint.verify.command", "verify"),
+    "server": ("recompile_lint.frontends.cli_server", "server"),
+    "lsp": ("recompile_lint.frontends.lsp", "lsp"),
+}
 
 
 class DefaultGroup(click.Group):
@@ -128,6 +132,7 @@ def main() -> None:
     recompile-lint rule RCL101      show a rule's documentation
     recompile-lint verify [PATHS]   confirm findings with compiled probes (needs torch)
     recompile-lint server start     keep a resident server for fast runs
+    recompile-lint lsp              language server for editors (needs the lsp extra)
     """
     try:
         os.getcwd()
