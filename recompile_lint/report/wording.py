@@ -30,6 +30,9 @@ ROLE_NOTES = {
     "primary": "reported here in a whole-project run",
 }
 
+# A headline longer than this loses its bracketed lists of places to the explanation.
+TITLE_LENGTH = 100
+
 # ``train.py:23`` or ``/abs/pkg/ops.py:13`` in a message.
 _PLACE = r"[^\s,;:()`'\"]+\.pyi?:\d+"
 # `` at a.py:3, b.py:9 (+2 more)`` after a verb: a list of places, as ``_common.places`` writes it.
@@ -58,6 +61,11 @@ def split_message(message: str, evidence: Iterable[Location] = ()) -> Wording:
     title, explanation = _first_clause(body)
     shown = {f"{loc.path}:{loc.line}" for loc in evidence}
     title = _drop_shown_places(title, shown)
+    if len(title) > TITLE_LENGTH:
+        # Lists of places in brackets make a headline long; they lead the explanation instead.
+        title, seen = _pop_place_groups(title)
+        if seen:
+            explanation = f"Where: {'; '.join(seen)}. {explanation}".strip()
     return Wording(title=title.strip(), explanation=explanation.strip(), fix=fix.strip())
 
 
@@ -110,6 +118,34 @@ def _drop_shown_places(title: str, shown: set[str]) -> str:
         return match.group(0)
 
     return _AT_PLACES.sub(replace, title)
+
+
+def _pop_place_groups(title: str) -> tuple[str, list[str]]:
+    """``title`` without its top-level ``(...)`` groups that name a place, and their contents."""
+    spans: list[tuple[int, int]] = []
+    depth, code, start = 0, False, 0
+    for i, char in enumerate(title):
+        if char == "`":
+            code = not code
+        elif code:
+            continue
+        elif char == "(":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+            if depth == 0 and re.search(_PLACE, title[start : i + 1]):
+                spans.append((start, i + 1))
+    if not spans:
+        return title, []
+    pieces, last = [], 0
+    for begin, end in spans:
+        pieces.append(title[last:begin])
+        last = end
+    pieces.append(title[last:])
+    text = re.sub(r" +(?=[,;:]|$)", "", re.sub(r" {2,}", " ", "".join(pieces)))
+    return text.strip(), [title[begin + 1 : end - 1] for begin, end in spans]
 
 
 def _normal(place: str) -> str:
