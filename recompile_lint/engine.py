@@ -452,7 +452,7 @@ def reported_at(finding: Finding, at: Location) -> Finding:
     from recompile_lint.report.wording import reported_elsewhere
 
     primary = Location(
-        finding.path, finding.line, finding.column, "primary", finding.title or finding.message, finding.end_line, finding.end_column
+        shown_path(finding.path), finding.line, finding.column, "primary", finding.title or finding.message, finding.end_line, finding.end_column
     )
     title = reported_elsewhere(finding.title or finding.message, at, primary, finding.function, finding.region)
     parts = [title + "."]
