@@ -95,7 +95,7 @@ def test_only_the_changed_file_named_reports_the_finding_at_the_write(project: P
     assert (finding.path, finding.line, finding.column, finding.code) == ("train.py", 8, 9, "RCL101")
     assert finding.title == "this changes `STEP`, which compiled `model.scale` reads at model.py:8"
     assert finding.message.startswith(finding.title + ". Every new value fails the guard")
-    assert finding.message.endswith(finding.fix) and finding.fix.startswith("keep it in a 0-d tensor")
+    assert finding.message.endswith(finding.fix) and finding.fix.startswith("Keep it in a 0-d tensor")
     # The primary location comes first among the related ones, then the compile site.
     primary = finding.evidence[0]
     assert (primary.path, primary.line, primary.column, primary.role) == ("model.py", 8, 16, "primary")

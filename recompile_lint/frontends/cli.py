@@ -276,6 +276,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     except Exception as exc:  # noqa: BLE001 - an internal error must still be one clear line
         click.echo(f"recompile-lint: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(EXIT_ERROR)
+    color = use_color(output_file)
     if statistics:
         from recompile_lint.report.text import format_statistics
 
@@ -291,7 +292,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
                 sources = {shown_path(paths[0]) if os.path.isfile(paths[0]) else paths[0]: decode_source(buffer, paths[0])}
             except SourceError:
                 sources = None
-        rendered = render(output_format, result, color=use_color(output_file), sources=sources)
+        rendered = render(output_format, result, color=color, sources=sources)
     if output_format not in ("full", "concise", "text") or statistics:
         for error in result.errors:
             where = f"{error.path}:{error.line}:{error.column}" if error.line else error.path
@@ -304,7 +305,9 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
             click.echo(f"recompile-lint: error: cannot write {output_file}: {exc.strerror or exc}", err=True)
             sys.exit(EXIT_ERROR)
     else:
-        click.echo(rendered, nl=False)
+        # click would strip the escape codes from a stream that is not a terminal; the choice
+        # is made above (FORCE_COLOR keeps them for a CI log).
+        click.echo(rendered, nl=False, color=color)
     if result.files_checked == 0 and not result.errors:
         if result.excluded:
             # Every named file is excluded by the configuration: nothing to do, not an error.

@@ -66,7 +66,8 @@ def split_message(message: str, evidence: Iterable[Location] = ()) -> Wording:
         title, seen = _pop_place_groups(title)
         if seen:
             explanation = f"Where: {'; '.join(seen)}. {explanation}".strip()
-    return Wording(title=title.strip(), explanation=explanation.strip(), fix=fix.strip())
+    fix = fix.strip()
+    return Wording(title=title.strip(), explanation=explanation.strip(), fix=fix[:1].upper() + fix[1:])
 
 
 def _cut_fix(message: str) -> tuple[str, str]:
