@@ -212,3 +212,18 @@ def test_headlines_are_short_and_every_fixture_finding_has_a_fix() -> None:
     assert statistics.median(titles) <= 100
     assert all(f.fix for f in result.findings), [f.message for f in result.findings if not f.fix]
     assert all(f.title and not f.title.endswith((":", ",", ";")) for f in result.findings)
+
+
+def test_the_frame_of_a_buffer_on_standard_input_quotes_the_buffer(project: Path) -> None:
+    edited = SEED_SOURCE.replace("return x * step", "return x * step  # edited, not saved")
+    result = CliRunner().invoke(main, ["--no-cache", "--stdin-filename", "seed.py", "-"], input=edited)
+    assert result.exit_code == 1, result.output
+    assert "8 |     return x * step  # edited, not saved" in result.stdout.splitlines()
+
+
+def test_ci_runs_exactly_the_readmes_test_command() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    development = readme.split("## Development", 1)[1].split("```sh\n", 1)[1].split("\n```", 1)[0].strip()
+    ci = [line for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
+    assert ci[-1] == development
+    assert development.endswith("&& python -m pytest")

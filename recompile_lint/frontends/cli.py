@@ -284,12 +284,12 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     else:
         sources = None
         if buffer is not None:
-            from recompile_lint.engine import shown_path
             from recompile_lint.source import SourceError, decode_source
 
             try:
                 # The frame quotes the buffer being linted, not the file on disk.
-                sources = {shown_path(paths[0]) if os.path.isfile(paths[0]) else paths[0]: decode_source(buffer, paths[0])}
+                text = decode_source(buffer, paths[0])
+                sources = {paths[0]: text, os.path.normpath(paths[0]): text}
             except SourceError:
                 sources = None
         rendered = render(output_format, result, color=color, sources=sources)
