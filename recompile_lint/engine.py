@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import gc
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -345,14 +346,48 @@ def report_scope(index: ProjectIndex, regions: Sequence[CompiledRegion], given: 
     """The files outside ``given`` whose functions rules must check too, because a finding
     there can have a location in ``given`` (where a commit changed the code): functions of
     a region compiled in a given file (the compile site), and functions that read a value a
-    given file can change (a module they read is given, or a given file's text can write one
-    of the names they read). A text test, so it may choose too much, never too little for
-    those two kinds of location: the rules decide.
+    given file can change. The second is a text test, as the mutation scan's
+    (``textscan.may_mutate``): a module-level value of module ``m`` changes in ``m`` itself
+    (``global x``, an assignment at the start of a line) or in a file that names ``m`` and can
+    write the name; an attribute that the function's class initialises to a Python value
+    (``self.step = 0``) wherever its name can be written. These are the values
+    ``guarded_names`` follows. It may choose too much, never too little, for those two kinds
+    of location: the rules decide.
     """
-    from recompile_lint.analysis.textscan import WORD, writes_attribute, writes_name
+    from recompile_lint.analysis.textscan import WORD, writes_attribute, writes_global
+
+    texts = {path: index.text(path) or "" for path in sorted(given)}
+    words = {path: frozenset(WORD.findall(text)) for path, text in texts.items()}
+    every_word = frozenset().union(*words.values()) if words else frozenset()
+
+    def owner_of(facts: ModuleFacts, name: str) -> str | None:
+        """The file holding the module-level value ``name`` read in ``facts``' module."""
+        binding = facts.binding(name)
+        if binding is None or binding.kind in NOT_VALUES:
+            return None
+        if binding.kind != "imported":
+            return facts.path
+        found = index.global_binding(facts, name)
+        return found[0].path if found is not None and found[1].kind not in NOT_VALUES else None
+
+    def changes(facts: ModuleFacts, name: str, attributes: set[str]) -> bool:
+        """Whether a given file's text can change the value ``name`` read in ``facts``' module
+        (``attributes``: those the function's class initialises to a Python value)."""
+        owner = owner_of(facts, name)
+        for path, text in texts.items():
+            if name not in words[path]:
+                continue
+            if owner is None:
+                if name in attributes and writes_attribute(text, frozenset({name})):
+                    return True
+            elif owner == path:
+                if re.search(rf"^[ \t]*(?:global\b[^\n]*\b{name}\b|{name}\s*(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=))", text, re.M):
+                    return True
+            elif index.module_last_name(owner) in words[path] and writes_global(text, name):
+                return True
+        return False
 
     out: set[str] = set()
-    candidates: list[tuple[str, frozenset[str]]] = []
     for region in regions:
         compiled_here = region.site_path in given
         for ref, _, _ in region.reached:
@@ -365,20 +400,16 @@ def report_scope(index: ProjectIndex, regions: Sequence[CompiledRegion], given: 
             fn = facts.function(ref.qualname) if facts is not None else None
             if facts is None or fn is None:
                 continue
-            if any(path in given for path in read_modules(index, facts, fn)):
-                out.add(ref.path)
+            read = (fn.identifiers - fn.local_names) & every_word
+            if not read:
                 continue
-            candidates.append((ref.path, frozenset(fn.identifiers - fn.local_names)))
-    if not candidates:
-        return out
-    names = frozenset().union(*(free for _, free in candidates))
-    written: set[str] = set()
-    for path in sorted(given):
-        text = index.text(path) or ""
-        for word in names.intersection(WORD.findall(text)) - written:
-            if writes_name(text, word) or writes_attribute(text, frozenset({word})):
-                written.add(word)
-    out.update(path for path, free in candidates if not free.isdisjoint(written))
+            attributes: set[str] = set()
+            cls = facts.cls(fn.class_name) if fn.class_name else None
+            if cls is not None:
+                for _, found in index.mro(facts, cls):
+                    attributes.update(attr for attr, init in found.attrs if init.kind not in ("tensor", "object", "function"))
+            if any(changes(facts, name, attributes) for name in sorted(read)):
+                out.add(ref.path)
     return out
 
 
