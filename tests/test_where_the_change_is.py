@@ -171,3 +171,25 @@ def test_flake8_on_the_changed_file_reports_it_there(project: Path) -> None:
     everything = run_flake8(project, ".")
     steps = [line for line in everything.stdout.splitlines() if "STEP" in line]
     assert len(steps) == 1 and steps[0].startswith("./model.py:8:16: RCL101 global `STEP`")
+
+
+def test_only_functions_whose_values_a_named_file_can_change_are_checked_again(project: Path) -> None:
+    from recompile_lint.engine import analyse, report_scope
+
+    # other.py sets an attribute named like Net's layer (not a value Dynamo guards) and
+    # writes a global named like model.py's, without naming model: nothing to check again.
+    (project / "other.py").write_text(
+        "STEP = 0\n\n\nclass Other:\n    def __init__(self) -> None:\n        self.lin = None\n\n\n"
+        "def bump() -> None:\n    global STEP\n    STEP += 1\n",
+        encoding="utf-8",
+    )
+    (project / "bump.py").write_text("import net\n\n\ndef bump(model: net.Net) -> None:\n    model.step += 1\n", encoding="utf-8")
+    files = sorted(str(p.resolve()) for p in project.glob("*.py"))
+    analysis = analyse(files, files, CONFIG, [])
+    named = {str((project / name).resolve()) for name in ("other.py",)}
+    assert report_scope(analysis.index, analysis.regions, named) == set()
+    # train.py names model and writes model.STEP; bump.py writes the attribute Net initialises.
+    assert report_scope(analysis.index, analysis.regions, {str((project / "train.py").resolve())}) == {str((project / "model.py").resolve())}
+    assert report_scope(analysis.index, analysis.regions, {str((project / "bump.py").resolve())}) == {str((project / "net.py").resolve())}
+    # loop.py compiles Net: the functions its region reaches are checked.
+    assert report_scope(analysis.index, analysis.regions, {str((project / "loop.py").resolve())}) == {str((project / "net.py").resolve())}
