@@ -23,6 +23,8 @@ TENSOR_FACTORIES = frozenset(
     }
 )
 TENSOR_METHODS = frozenset({"to", "clone", "detach", "cuda", "cpu", "float", "half", "long", "contiguous", "view", "reshape", "requires_grad_"})
+# nn.Module methods that return the module itself.
+SELF_RETURNING_METHODS = frozenset({"eval", "train", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty"})
 LENGTH_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "popitem", "setdefault", "update", "add", "discard", "appendleft", "popleft", "extendleft"}
 )
@@ -214,6 +216,7 @@ class MethodCall:
     span: Span
     function: str  # enclosing function qualname ("" at module level)
     args: tuple[str, ...] = ()  # source text of positional arguments
+    loop_lines: tuple[int, ...] = ()  # lines of the loops around the call in its function
 
 
 @dataclass(frozen=True)
@@ -229,7 +232,11 @@ class ConfigSetting:
 CONFIG_PREFIXES = ("torch._dynamo.config.", "torch.compiler.config.", "torch._inductor.config.")
 
 # Method calls worth remembering by receiver.
-TRACKED_METHODS = frozenset({"train", "eval"})
+# ``train``/``eval`` toggle ``training``; hooks registered on a module run inside its compiled
+# call; ``apply(fn)`` calls ``fn`` on every submodule where it is called.
+TRACKED_METHODS = frozenset(
+    {"train", "eval", "apply", "register_forward_pre_hook", "register_forward_hook", "register_module_forward_pre_hook", "register_module_forward_hook"}
+)
 
 
 @dataclass(frozen=True)
@@ -326,6 +333,14 @@ def literal_text(node: ast.AST | None) -> str:
         text = repr(node.value)
         return text if len(text) <= 80 else ""
     return ""
+
+
+def initial_text(node: ast.AST | None, kind: str) -> str:
+    """What a binding starts from, when it is one known value: a literal or an enum member."""
+    text = literal_text(node)
+    if not text and kind == "enum" and isinstance(node, ast.Attribute):
+        return expression_text(node)
+    return text
 
 
 def value_text(node: ast.AST | None) -> str:
@@ -541,9 +556,15 @@ class _Collector(ast.NodeVisitor):
             if full in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"):
                 return "tensor", ""
             if isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_METHODS:
-                inner, _ = self.kind_of(node.func.value)
+                inner, inner_ref = self.kind_of(node.func.value)
                 if inner == "tensor":
                     return "tensor", ""
+                if inner == "object" and node.func.attr in SELF_RETURNING_METHODS:
+                    return inner, inner_ref  # ``Net().to(device)``: the module itself
+            if isinstance(node.func, ast.Attribute) and node.func.attr in SELF_RETURNING_METHODS and isinstance(node.func.value, ast.Call):
+                inner, inner_ref = self.kind_of(node.func.value)
+                if inner == "object":
+                    return inner, inner_ref  # ``Net().eval()``, ``Net().requires_grad_(False)``
             if full in ("int", "len", "round", "abs") or full == "math.floor" or full == "math.ceil":
                 return ("int" if full != "abs" else self.kind_of(node.args[0])[0] if node.args else "int"), ""
             if full in ("float", "math.sqrt", "math.exp", "math.log"):
@@ -658,10 +679,10 @@ class _Collector(ast.NodeVisitor):
                     if op == "augassign" and isinstance(value, (ast.List, ast.Tuple)):
                         self.add_mutation(kind="length", module=self.module, name=name, line=target.lineno, column=target.col_offset + 1, op=op)
                 elif mutated and op == "loop":
-                    self.record_binding(name, value_kind if value_kind != "unknown" else "int", stmt, class_ref, items, literal_text(value))
+                    self.record_binding(name, value_kind if value_kind != "unknown" else "int", stmt, class_ref, items, initial_text(value, value_kind))
                     self.add_mutation(kind="global", module=self.module, name=name, line=target.lineno, column=target.col_offset + 1, value_kind=value_kind, op=op)
                 else:
-                    self.record_binding(name, value_kind, stmt, class_ref, items, literal_text(value))
+                    self.record_binding(name, value_kind, stmt, class_ref, items, initial_text(value, value_kind))
             elif scope_kind == "function":
                 if name in data["global_decls"]:
                     op = self.rebinding_op(name, value, op, target)
@@ -673,7 +694,7 @@ class _Collector(ast.NodeVisitor):
                     if value_kind == "object" and class_ref:
                         data["instances"][name] = class_ref
             elif scope_kind == "class":
-                data["attrs"].setdefault(name, AttrInit(value_kind, target.lineno, class_level=True, value=literal_text(value)))
+                data["attrs"].setdefault(name, AttrInit(value_kind, target.lineno, class_level=True, value=initial_text(value, value_kind)))
                 if value_kind == "object" and class_ref:
                     data["submodules"].setdefault(name, class_ref)
             return
@@ -776,14 +797,14 @@ class _Collector(ast.NodeVisitor):
                 owner = f"{self.module}.{cls[1]}" if self.module else cls[1]
                 if self.enclosing_function_name().endswith(".__init__") and op == "assign" and self.scopes[-1][0] == "function" and self.scopes[-2][0] == "class":
                     from_param = isinstance(value, ast.Name) and any(p.name == value.id for p in self.scopes[-1][2]["params"])
-                    cls[2]["attrs"].setdefault(attr, AttrInit(value_kind, line, from_param=from_param, value=literal_text(value)))
+                    cls[2]["attrs"].setdefault(attr, AttrInit(value_kind, line, from_param=from_param, value=initial_text(value, value_kind)))
                     if value_kind == "object" and class_ref:
                         cls[2]["submodules"].setdefault(attr, class_ref)
                     element = self.element_class(value)
                     if element:
                         cls[2]["elements"].setdefault(attr, element)
                     return
-                cls[2]["attrs"].setdefault(attr, AttrInit(value_kind, line, value=literal_text(value) if op == "assign" else ""))
+                cls[2]["attrs"].setdefault(attr, AttrInit(value_kind, line, value=initial_text(value, value_kind) if op == "assign" else ""))
                 self.add_mutation(kind="instance-attribute", module=self.module, name=attr, owner=owner, line=line, column=col, value_kind=value_kind, op=op)
                 return
             imported = self.imports.get(name)
@@ -884,7 +905,10 @@ class _Collector(ast.NodeVisitor):
         names: list[str] = []
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.visit(node.iter)
+            # The target is rebound on every iteration: its writes are inside the loop.
+            self.loop_lines[-1].append(node.lineno)
             self.handle_target(node.target, None, "loop", node)
+            self.loop_lines[-1].pop()
             names = [n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)]
             scope = self.function_scope()
             if scope is not None and isinstance(node.target, ast.Name) and dotted_name(node.iter):
@@ -990,11 +1014,14 @@ class _Collector(ast.NodeVisitor):
                 scope[2]["loop_calls"][key] = None
             elif self.scope[0] == "module":
                 self.toplevel_loop_calls[key] = None
-        if isinstance(node.func, ast.Attribute) and node.func.attr in TRACKED_METHODS:
+        if isinstance(node.func, ast.Attribute) and (node.func.attr in TRACKED_METHODS or (node.func.attr.startswith("register_") and "hook" in node.func.attr)):
             receiver = dotted_name(node.func.value)
             if receiver:
                 self.method_calls.append(
-                    MethodCall(receiver, node.func.attr, span_of(node, self.lines), self.enclosing_function_name(), tuple(ast.unparse(a) for a in node.args))
+                    MethodCall(
+                        receiver, node.func.attr, span_of(node, self.lines), self.enclosing_function_name(),
+                        tuple(ast.unparse(a) for a in node.args), tuple(self.loop_lines[-1]),
+                    )
                 )
         form = self.is_compile_callee(node.func)
         if form == "call" or form == "wrapper":
@@ -1077,7 +1104,7 @@ class _Collector(ast.NodeVisitor):
                 options=tuple(options),
                 option_kinds=tuple(kinds),
                 loop_vars=tuple(v for vs in self.loop_vars for v in vs),
-                in_loop=bool(self.loop_vars[-1]),
+                in_loop=bool(self.loop_vars[-1]) or bool(self.loop_lines[-1]),
             )
         )
 
