@@ -59,7 +59,7 @@ def fit(loader):
             facts = ctx.index.facts(region.site_path)
             if facts is None or not receivers:
                 continue
-            calls = [c for c in facts.method_calls if c.receiver in receivers]
+            calls = [c for c in facts.method_calls if c.receiver in receivers and c.method in ("train", "eval")]
             modes = {("eval" if c.method == "eval" or c.args[:1] == ("False",) else "train") for c in calls}
             if modes != {"train", "eval"}:
                 continue
