@@ -151,7 +151,7 @@ def test_a_session_publishes_diagnostics_where_the_change_is_and_follows_edits(p
         assert diagnostic["range"]["start"] == {"line": 7, "character": 8}
         assert diagnostic["range"]["end"] == {"line": 7, "character": 16}  # `ops.STEP`
         assert diagnostic["code"] == "RCL101" and diagnostic["severity"] == 1 and diagnostic["source"] == "recompile-lint"
-        assert diagnostic["message"].startswith("this changes `STEP`, which compiled `ops.scale` reads at ops.py:8")
+        assert diagnostic["message"].startswith("this assignment changes `STEP` in the loop that calls `ops.scale`; compiled `ops.scale` reads it at ops.py:8")
         assert "help: Keep it in a 0-d tensor" in diagnostic["message"]
         assert diagnostic["codeDescription"]["href"].endswith("/rules/RCL101.md")
         related = {(r["location"]["uri"], r["location"]["range"]["start"]["line"], r["message"].split(":")[0]) for r in diagnostic["relatedInformation"]}

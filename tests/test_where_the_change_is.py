@@ -93,7 +93,7 @@ def test_only_the_changed_file_named_reports_the_finding_at_the_write(project: P
     result = lint_paths(["train.py"], CONFIG, relocate=True)
     [finding] = result.findings
     assert (finding.path, finding.line, finding.column, finding.code) == ("train.py", 8, 9, "RCL101")
-    assert finding.title == "this changes `STEP`, which compiled `model.scale` reads at model.py:8"
+    assert finding.title == "this assignment changes `STEP` in the loop that calls `model.scale`; compiled `model.scale` reads it at model.py:8"
     assert finding.message.startswith(finding.title + ". Every new value fails the guard")
     assert finding.message.endswith(finding.fix) and finding.fix.startswith("Keep it in a 0-d tensor")
     # The primary location comes first among the related ones, then the compile site.
@@ -128,7 +128,7 @@ def test_the_compile_site_and_the_write_in_the_named_file_report_once_at_the_wri
     result = lint_paths(["loop.py"], CONFIG, relocate=True)
     [finding] = result.findings
     assert (finding.path, finding.line, finding.code) == ("loop.py", 12, "RCL104")
-    assert finding.title == "this changes `Net.step`, which compiled `net.Net.forward` reads at net.py:11"
+    assert finding.title == "this update changes `Net.step` in the loop that calls `forward`; compiled `net.Net.forward` reads it at net.py:11"
     assert [(loc.path, loc.line, loc.role) for loc in finding.evidence] == [("net.py", 11, "primary"), ("loop.py", 6, "compile-site")]
 
 
@@ -152,10 +152,10 @@ def test_the_command_line_reports_it_in_the_named_file(project: Path) -> None:
     result = CliRunner().invoke(main, ["--no-cache", "train.py"])
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
-    assert lines[0] == "train.py:8:9: RCL101 [error, unbounded] this changes `STEP`, which compiled `model.scale` reads at model.py:8"
-    assert "  ::: model.py:8:16: finding: global `STEP` (int) is read in compiled `model.scale` and reassigned" in lines
+    assert lines[0] == "train.py:8:9: RCL101 [error, unbounded] this assignment changes `STEP` in the loop that calls `model.scale`; compiled `model.scale` reads it at model.py:8"
+    assert "  ::: model.py:8:16: finding: global `STEP` (int) is read in compiled `model.scale` and changed" in lines
     concise = CliRunner().invoke(main, ["--no-cache", "--output-format", "concise", "train.py"])
-    assert concise.stdout.startswith("train.py:8:9: RCL101 [error] this changes `STEP`")
+    assert concise.stdout.startswith("train.py:8:9: RCL101 [error] this assignment changes `STEP`")
 
 
 def run_flake8(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -165,7 +165,7 @@ def run_flake8(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_flake8_on_the_changed_file_reports_it_there(project: Path) -> None:
     only = run_flake8(project, "train.py")
     assert only.returncode == 1, only.stderr
-    assert only.stdout.startswith("train.py:8:9: RCL101 this changes `STEP`, which compiled `model.scale` reads at model.py:8.")
+    assert only.stdout.startswith("train.py:8:9: RCL101 this assignment changes `STEP` in the loop that calls `model.scale`; compiled `model.scale` reads it at model.py:8.")
     assert len(only.stdout.splitlines()) == 1
     # Over the whole project flake8 names every file: once, at the read.
     everything = run_flake8(project, ".")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 from recompile_lint.models import Location
 
@@ -59,11 +59,16 @@ def split_message(message: str, evidence: Iterable[Location] = ()) -> Wording:
     """
     body, fix = _cut_fix(message.strip())
     title, explanation = _first_clause(body)
+    evidence = tuple(evidence)
     shown = {f"{loc.path}:{loc.line}" for loc in evidence}
     title = _drop_shown_places(title, shown)
+    # A bracketed detail that a related location's note already says (``(in the loop that
+    # calls `poly`)`` beside ``this update changes `step` in the loop that calls `poly` ``).
+    notes = [loc.note for loc in evidence if loc.note]
+    title, _ = _pop_groups(title, lambda group: any(group in note for note in notes))
     if len(title) > TITLE_LENGTH:
         # Lists of places in brackets make a headline long; they lead the explanation instead.
-        title, seen = _pop_place_groups(title)
+        title, seen = _pop_groups(title, lambda group: re.search(_PLACE, group) is not None)
         if seen:
             explanation = f"Where: {'; '.join(seen)}. {explanation}".strip()
     fix = fix.strip()
@@ -121,8 +126,9 @@ def _drop_shown_places(title: str, shown: set[str]) -> str:
     return _AT_PLACES.sub(replace, title)
 
 
-def _pop_place_groups(title: str) -> tuple[str, list[str]]:
-    """``title`` without its top-level ``(...)`` groups that name a place, and their contents."""
+def _pop_groups(title: str, drop: Callable[[str], bool]) -> tuple[str, list[str]]:
+    """``title`` without its top-level ``(...)`` groups whose contents ``drop`` accepts, and
+    those contents."""
     spans: list[tuple[int, int]] = []
     depth, code, start = 0, False, 0
     for i, char in enumerate(title):
@@ -136,7 +142,7 @@ def _pop_place_groups(title: str) -> tuple[str, list[str]]:
             depth += 1
         elif char == ")" and depth:
             depth -= 1
-            if depth == 0 and re.search(_PLACE, title[start : i + 1]):
+            if depth == 0 and drop(title[start + 1 : i]):
                 spans.append((start, i + 1))
     if not spans:
         return title, []
@@ -183,9 +189,9 @@ def reported_elsewhere(title: str, at: Location, primary: Location, function: st
     """The headline of a finding reported at ``at`` (a location in a named file) instead of
     at ``primary`` (where the finding is analysed), worded from ``at``.
 
-    A write reads ``this changes `STEP`, which `pkg.ops.scale` (inlined into compiled
-    `pkg.model.step`) reads at pkg/ops.py:13``; any other location says what it is and what
-    the finding at the primary location is.
+    A write reads ``this assignment changes `STEP` in the loop that calls `step`;
+    `pkg.ops.scale` (inlined into compiled `pkg.model.step`) reads it at pkg/ops.py:13``; any
+    other location says what it is and what the finding at the primary location is.
     """
     note = note_of(at)
     if at.role == "write":
@@ -193,5 +199,5 @@ def reported_elsewhere(title: str, at: Location, primary: Location, function: st
             reader = f"`{function}` (inlined into compiled `{region}`)"
         else:
             reader = f"compiled `{function or region}`" if (function or region) else "compiled code"
-        return f"{note}, which {reader} reads at {place_of(primary)}"
+        return f"{note}; {reader} reads it at {place_of(primary)}"
     return f"{note}: at {place_of(primary)}, {title}"
