@@ -118,6 +118,7 @@ class PredictedGuard:
     specialized: str = ""
     initial: str = ""  # the literal it starts from, when known
     module_attribute: bool = False  # read through an nn.Module instance
+    choices: int | None = None  # how many values it can take at most (an enum's members)
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,7 @@ class Sym:
     initial: str = ""
     specialized: str = ""
     dotted: str = ""  # resolved dotted name (builtins, torch callables)
+    choices: int | None = None
 
 
 UNKNOWN = Sym()
@@ -223,6 +225,7 @@ class GuardWalker:
         self.entry_facts = index.facts(region.entry.path)
         self.stack: list[FunctionRef] = []
         self.dynamic_false = (region.site.option("dynamic") or "").strip() == "False"
+        self.dynamic_true = (region.site.option("dynamic") or "").strip() == "True"
 
     # ---- entry ---------------------------------------------------------------------------
 
@@ -264,7 +267,15 @@ class GuardWalker:
         elif param.kind == "kwarg":
             kind = "dict"
         storage = Storage("parameter", path=self.region.entry.path, name=param.name, owner=self.region.entry.qualname)
-        return Sym(source=local_source(param.name), kind=kind or "unknown", storage=storage, initial=param.default if param.default_kind in SCALAR_KINDS else "")
+        cls = None
+        if not kind and param.annotation and self.entry_facts is not None:
+            # An argument annotated with a project class: its attributes are that class's.
+            annotation = param.annotation.strip("'\"").split("[", 1)[0]
+            found = self.index.resolve_class(self.entry_facts.resolve(annotation), self.entry_facts.path)
+            if found is not None and not found[1].is_enum:
+                kind = "module" if is_module_class(self.index, *found) else "object"
+                cls = (found[0].path, found[1].qualname)
+        return Sym(source=local_source(param.name), kind=kind or "unknown", storage=storage, cls=cls, initial=param.default if param.default_kind in SCALAR_KINDS else "")
 
     def enclosing_class(self, facts: ModuleFacts, fn: FunctionFacts) -> tuple[ModuleFacts, ClassFacts] | None:
         if not fn.class_name:
@@ -452,7 +463,9 @@ class GuardWalker:
         if isinstance(node, ast.Subscript):
             base = self.expr(frame, node.value, passthrough=True)
             # An int indexing a Python list or tuple must be concrete (a tensor index need not).
-            indexes_python = base.kind in ("list", "tuple") or (base.kind == "unknown" and base.storage is not None and base.storage.kind in ("global", "member"))
+            indexes_python = base.kind in ("list", "tuple") or (
+                base.kind == "unknown" and base.storage is not None and base.storage.kind in ("global", "member", "attribute")
+            )
             key = self.expr(frame, node.slice, specializing="an index into a Python list" if indexes_python else "")
             return self.subscript(frame, base, node.slice, key, node)
         if isinstance(node, ast.Call):
@@ -485,6 +498,16 @@ class GuardWalker:
             return value
         if isinstance(node, ast.Starred):
             return self._expr(frame, node.value, specializing)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)) and isinstance(node.comparators[0], ast.Constant) and isinstance(node.comparators[0].value, int) and not isinstance(node.comparators[0].value, bool):
+            # ``if op == 3``: a dispatch on the int's value keeps a graph per value, even once
+            # the int is symbolic (each value takes its own branch).
+            self.expr(frame, node.left, specializing=specializing or "a dispatch on its value")
+            return Sym(kind="bool")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and (isinstance(node.left, (ast.List, ast.Tuple)) or isinstance(node.right, (ast.List, ast.Tuple))):
+            # ``[1] * n``: the list's length, hence the rank of a shape built from it.
+            self.expr(frame, node.left, specializing="the length of a Python list")
+            self.expr(frame, node.right, specializing="the length of a Python list")
+            return Sym(kind="list")
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 self.expr(frame, child, specializing=specializing)
@@ -564,7 +587,16 @@ class GuardWalker:
                 kinds.add("int")
             if len(kinds) == 1:
                 kind = kinds.pop()
-        return Sym(source=source, kind=kind, storage=storage, initial=binding.value)
+        choices = self.enum_members(facts, binding.value) if kind == "enum" else None
+        return Sym(source=source, kind=kind, storage=storage, initial=binding.value, choices=choices)
+
+    def enum_members(self, facts: ModuleFacts, member: str) -> int | None:
+        """How many members the enum of ``member`` (``Phase.WARMUP``) has."""
+        cls_text = member.rpartition(".")[0]
+        found = self.index.resolve_class(facts.resolve(cls_text), facts.path) if cls_text else None
+        if found is None or not found[1].is_enum:
+            return None
+        return len([name for name, init in found[1].attrs if init.class_level]) or None
 
     def attribute(self, frame: _Frame, base: Sym, attr: str) -> Sym:
         source = f"{base.source}.{attr}" if base.source else None
@@ -668,6 +700,11 @@ class GuardWalker:
                 module_rooted=base.module_rooted or sub_module,
             )
         init = self.index.class_attr(facts, cls, attr)
+        if base.storage is not None and base.storage.kind == "parameter":
+            # An attribute of an argument object: a member of the argument.
+            storage = replace(base.storage, members=base.storage.members + (f".{attr}",))
+            ainit = init[2] if init is not None else None
+            return Sym(source=source, kind=ainit.kind if ainit else "unknown", storage=storage, initial=ainit.value if ainit else "", module_rooted=base.module_rooted)
         if base.storage is not None and base.storage.kind in ("global", "member") and not module:
             # An attribute of a module-level object (a config instance): a member of that global.
             storage = replace(base.storage, kind="member", members=base.storage.members + (f".{attr}",))
@@ -933,6 +970,8 @@ class GuardWalker:
                 reason = "module attribute"
             elif self.dynamic_false and root == "parameter":
                 reason = "dynamic=False"
+            elif self.dynamic_true and root == "parameter" and sym.kind in ("int", "float"):
+                return  # dynamic=True: a symbolic input from the first call, one graph
             elif guard.source.startswith("G["):
                 reason = "global"
             elif sym.module_rooted:
@@ -949,6 +988,7 @@ class GuardWalker:
             specialized=reason,
             initial=sym.initial,
             module_attribute=sym.module_rooted,
+            choices=sym.choices,
         )
 
 

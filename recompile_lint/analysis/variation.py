@@ -21,9 +21,11 @@ variable or a value read from data is unbounded; literals count one value each.
 from __future__ import annotations
 
 import ast
+import re
+import textwrap
 from dataclasses import dataclass, field
 
-from recompile_lint.analysis.callsites import CallSite, call_sites, names_of
+from recompile_lint.analysis.callsites import CallSite, call_sites, collect_call_sites, names_of
 from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Mutation
 from recompile_lint.analysis.guards import PredictedGuard, Storage
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
@@ -89,6 +91,7 @@ class Variation:
         self._aliases: dict[int, set[tuple[FunctionRef, str]]] = {}
         self._methods: dict[str, list[FunctionRef]] | None = None
         self._passed: list[tuple[str, FunctionRef, str]] | None = None
+        self._function_sites: dict[FunctionRef, list[CallSite]] = {}
 
     # ---- entry ---------------------------------------------------------------------------
 
@@ -318,6 +321,33 @@ class Variation:
                         return found
         return ""
 
+    def runs_repeatedly(self, ref: FunctionRef, depth: int = 0, seen: set[FunctionRef] | None = None) -> str:
+        """Why the code of ``ref`` runs more than once in a run ("" when nothing says so): it is
+        called in a loop, from several places, or by a framework every step; a function only
+        called once, by functions themselves called once, runs once (``main()`` at the bottom
+        of a script, a test calling a helper)."""
+        seen = seen if seen is not None else set()
+        if ref in seen or depth > CALLER_DEPTH:
+            return ""
+        seen.add(ref)
+        facts = self.index.facts(ref.path)
+        fn = facts.function(ref.qualname) if facts is not None else None
+        if fn is None:
+            return ""
+        if _is_callback(fn):
+            return f"`{fn.qualname}` is called by a training framework every step"
+        callers = self.callers(ref)
+        if any(loops for _, _, loops in callers):
+            return f"`{fn.qualname}` is called in a loop"
+        if len(callers) > 1:
+            return f"`{fn.qualname}` is called from {len(callers)} places"
+        for caller, _, _ in callers:
+            if caller is not None:
+                found = self.runs_repeatedly(caller, depth + 1, seen)
+                if found:
+                    return found
+        return ""
+
     def values_written(self, mutation: Mutation) -> set[str] | None:
         """The literal values a write can store (None: any number of values)."""
         if mutation.op in ("augassign", "loop", "delete", "call"):
@@ -479,10 +509,11 @@ class Variation:
             cls = index.resolve_class(owner, facts.path) if owner else None
             if cls is not None:
                 return index.class_method(*cls, method)
-        if rest and "." not in rest and rest not in COMMON_METHODS:
-            # ``module.set_active(name)`` on a receiver of unknown class: the one project
-            # method of that name, when there is exactly one.
-            return self.unique_method(rest)
+        method = callee.rsplit(".", 1)[-1]
+        if rest and method not in COMMON_METHODS:
+            # ``module.set_active(name)``, ``self.model.use_adapter(t)`` on a receiver of
+            # unknown class: the one project method of that name, when there is exactly one.
+            return self.unique_method(method)
         return None
 
     def unique_method(self, name: str) -> FunctionRef | None:
@@ -546,62 +577,181 @@ class Variation:
     # ---- arguments -----------------------------------------------------------------------
 
     def parameter_evidence(self, guard: PredictedGuard) -> Evidence | None:
-        storage = guard.storage
+        """Different values at the region's call sites for the guarded argument (or its
+        length, or a member of it), followed into the callers' own arguments."""
         fn = self.index.function(guard.region.entry)
         if fn is None:
             return None
-        sites = call_sites(self.index, guard.region)
-        if not sites:
-            return None
-        position = _param_position(fn, storage.name, method=bool(fn.class_name))
-        values: set[str] = set()
-        unbounded = False
-        locations: list[Location] = []
-        kinds: set[str] = set()
-        why = ""
-        for site in sites:
+        acc = _Arguments()
+        position = _param_position(fn, guard.storage.name, method=bool(fn.class_name))
+        for site in call_sites(self.index, guard.region):
             site_facts = self.index.facts(site.path)
             caller = site_facts.function(site.function) if site_facts is not None and site.function else None
             if site_facts is None or not self.may_name(guard.region, site_facts, caller, site.callee):
                 continue
-            argument = _argument(site, storage.name, position)
-            if argument is None:
-                continue
-            kind = argument.kind
-            if storage.length:
-                if argument.grown or (argument.loop_names and argument.kind in ("subscript", "call", "list", "name")):
-                    unbounded = True
-                    why = why or "a list that grows between calls"
-                elif argument.length is not None:
-                    values.add(str(argument.length))
-                else:
-                    continue
-                kinds.add(kind)
-                locations.append(Location(site.path, argument.line or site.span.line, site.span.column, "call", "passes a container of another length"))
-                continue
-            if storage.members:
-                # ``cfg.window`` of an object built per call: a constructor whose keyword varies.
-                if kind == "call" and argument.loop_names:
-                    unbounded = True
-                    why = why or "an object built per call from the loop variable"
-                    locations.append(Location(site.path, argument.line or site.span.line, site.span.column, "call", "passes an object built per iteration"))
-                continue
-            if argument.loop_var or argument.loop_names:
-                unbounded = True
-                why = why or "a loop variable"
-                kinds.add("int" if not argument.origin else kind)
-                locations.append(Location(site.path, argument.line or site.span.line, site.span.column, "call", "passes a different value each iteration"))
-            elif kind in ("int", "str", "float", "bool", "none"):
-                values.add(argument.text)
-                kinds.add(kind)
-                locations.append(Location(site.path, argument.line or site.span.line, site.span.column, "call", f"passes {argument.text}"))
-        if not locations:
+            argument = _argument(site, guard.storage.name, position)
+            if argument is not None:
+                self.argument_values(site, argument, guard.storage, acc, 0)
+        if not acc.locations:
             return None
-        if unbounded:
-            return Evidence(tuple(locations), UNBOUNDED, why, kinds=frozenset(kinds))
-        if len(values) <= 1:
+        if acc.unbounded:
+            return Evidence(tuple(dict.fromkeys(acc.locations)), UNBOUNDED, acc.why or "different values", kinds=frozenset(acc.kinds))
+        if len(acc.values) <= 1:
             return None
-        return Evidence(tuple(locations), len(values), f"{len(values)} different values at its call sites", kinds=frozenset(kinds))
+        return Evidence(tuple(dict.fromkeys(acc.locations)), len(acc.values), acc.why or f"{len(acc.values)} different values at its call sites", kinds=frozenset(acc.kinds))
+
+    def argument_values(self, site: CallSite, argument, storage: Storage, acc: "_Arguments", depth: int) -> None:
+        """Add what ``argument`` (at ``site``) can pass for ``storage`` to ``acc``."""
+        kind = argument.kind
+        here = Location(site.path, argument.line or site.span.line, site.span.column, "call", "")
+        loop = next((loop for loop in reversed(site.loops) if argument.text in loop.targets), None) if kind == "name" else None
+        if storage.length:
+            if argument.grown or (argument.loop_names and kind in ("subscript", "call", "list", "name")):
+                acc.add_unbounded(replace_note(here, "passes a container that grows between calls"), "a container that grows between calls")
+            elif argument.length is not None:
+                acc.add_value(str(argument.length), kind, replace_note(here, f"passes {argument.length} item(s)"))
+            return
+        if storage.members:
+            # ``cfg.window`` of an object built per call, from the loop variable: the member
+            # changes when the constructor (or the factory that builds it) is given it.
+            built = argument.text if kind == "call" else argument.origin if kind == "name" else ""
+            targets = {t for loop in site.loops for t in loop.targets}
+            if built and targets & _words(built) and self.sets_member(site, built, storage.members[0].lstrip(".")):
+                acc.add_unbounded(replace_note(here, "passes an object built anew each iteration"), "an object built per call from the loop variable")
+            return
+        if loop is not None or argument.loop_var or argument.loop_names:
+            count = loop.count if loop is not None and len(argument.loop_names) <= 1 else None
+            if count is not None and count <= 8:
+                acc.add_count(count, "int", replace_note(here, f"passes each of {count} values"), f"each of the {count} values of a loop")
+            else:
+                acc.add_unbounded(replace_note(here, "passes a different value each iteration"), "a loop variable")
+            return
+        if kind in ("int", "str", "float", "bool", "none"):
+            acc.add_value(argument.text, kind, replace_note(here, f"passes {argument.text}"))
+            return
+        if kind == "name" and depth < CALLER_DEPTH:
+            # A parameter of the calling function: what its own callers pass.
+            facts = self.index.facts(site.path)
+            caller = facts.function(site.function) if facts is not None and site.function else None
+            if caller is None or argument.text not in {p.name for p in caller.params}:
+                return
+            ref = FunctionRef(site.path, caller.qualname)
+            position = _param_position(caller, argument.text, method=bool(caller.class_name))
+            for outer in self.function_call_sites(ref):
+                outer_argument = _argument(outer, argument.text, position)
+                if outer_argument is not None:
+                    before = len(acc.locations)
+                    self.argument_values(outer, outer_argument, storage, acc, depth + 1)
+                    if len(acc.locations) > before:
+                        acc.locations.insert(before, replace_note(here, f"passes `{argument.text}` on, from `{caller.qualname}`'s callers"))
+
+    def sets_member(self, site: CallSite, built: str, member: str) -> bool:
+        """Whether the call ``built`` (``TaskConfig(name=n, scale=s)``,
+        ``AttentionConfig.for_context(c)``) gives the object's ``member``: as a keyword or a
+        positional argument of the constructor, or in what a factory it calls returns."""
+        try:
+            node = ast.parse(built, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+        if not isinstance(node, ast.Call):
+            return True
+        if any(kw.arg == member or kw.arg is None for kw in node.keywords):
+            return True
+        facts = self.index.facts(site.path)
+        callee = _dotted(node.func)
+        if facts is None or not callee:
+            return True
+        cls = self.index.resolve_class(facts.resolve(callee), facts.path)
+        if cls is not None:
+            # Positional arguments fill the fields in order (a dataclass's ``__init__``).
+            fields = [name for name, init in cls[1].attrs if init.class_level]
+            return member in fields[: len(node.args)]
+        caller = facts.function(site.function) if site.function else None
+        ref = self.resolve_callee(facts, caller, callee)
+        fn = self.index.function(ref) if ref is not None else None
+        if fn is None:
+            return True
+        # A factory: look at the constructor calls it returns.
+        tree_facts = self.index.facts(ref.path)  # type: ignore[union-attr]
+        text = self.index.text(ref.path) or ""  # type: ignore[union-attr]
+        body = "\n".join(text.split("\n")[fn.line - 1 : fn.end_line])
+        try:
+            tree = ast.parse(textwrap.dedent(body))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+        returns = [n.value for n in ast.walk(tree) if isinstance(n, ast.Return) and isinstance(n.value, ast.Call)]
+        if not returns or tree_facts is None:
+            return True
+        return any(any(kw.arg == member or kw.arg is None for kw in call.keywords) or call.args for call in returns)
+
+    def function_call_sites(self, ref: FunctionRef) -> list[CallSite]:
+        """The project's calls of a project function or method (``model(x)`` for a module's
+        ``forward``), found by the names it is called by and kept where they resolve to it."""
+        if ref in self._function_sites:
+            return self._function_sites[ref]
+        self._function_sites[ref] = []
+        facts = self.index.facts(ref.path)
+        fn = facts.function(ref.qualname) if facts is not None else None
+        if facts is None or fn is None:
+            return []
+        names = {fn.name}
+        owner = f"{facts.module}.{fn.class_name}" if fn.class_name else ""
+        if fn.class_name and fn.name in ("forward", "__call__"):
+            for other in list(self.index.parsed()):
+                for function in other.functions:
+                    for var, cls_text in function.instances:
+                        found = self.index.resolve_class(cls_text, other.path)
+                        if found is not None and f"{found[0].module}.{found[1].qualname}" == owner:
+                            names.add(var)
+        sites = []
+        for site in collect_call_sites(self.index, frozenset(names)):
+            site_facts = self.index.facts(site.path)
+            caller = site_facts.function(site.function) if site_facts is not None and site.function else None
+            if site_facts is None:
+                continue
+            target = self.resolve_callee(site_facts, caller, site.callee)
+            if target is None and caller is not None and "." not in site.callee:
+                for var, cls_text in caller.instances:
+                    if var == site.callee:
+                        found = self.index.resolve_class(cls_text, site.path)
+                        target = self.index.class_method(*found, "forward") if found is not None else None
+            if target == ref:
+                sites.append(site)
+        self._function_sites[ref] = sites
+        return sites
+
+
+@dataclass
+class _Arguments:
+    locations: list[Location] = field(default_factory=list)
+    values: set[str] = field(default_factory=set)
+    unbounded: bool = False
+    kinds: set[str] = field(default_factory=set)
+    why: str = ""
+
+    def add_unbounded(self, location: Location, why: str) -> None:
+        self.unbounded = True
+        self.locations.append(location)
+        self.why = self.why or why
+
+    def add_value(self, value: str, kind: str, location: Location) -> None:
+        self.values.add(value)
+        self.kinds.add(kind)
+        self.locations.append(location)
+
+    def add_count(self, count: int, kind: str, location: Location, why: str) -> None:
+        self.values.update(f"<{location.path}:{location.line}:{i}>" for i in range(count))
+        self.kinds.add(kind)
+        self.locations.append(location)
+        self.why = self.why or why
+
+
+def replace_note(location: Location, note: str) -> Location:
+    return Location(location.path, location.line, location.column, location.role, note, location.end_line, location.end_column)
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
 
 
 def _values_of(node: ast.expr) -> set[str] | None:

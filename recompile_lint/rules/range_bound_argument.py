@@ -55,10 +55,9 @@ def report(x):
     )
 
     def claims(self, risk: Risk) -> bool:
-        """An argument the compiled code needs as a concrete int: a ``range()`` bound (or a
-        ``math`` function's argument, a split size), that its callers vary."""
+        """An argument the compiled code uses as a ``range()`` bound, that its callers vary."""
         guard = risk.guard
-        return guard.storage.kind == "parameter" and not guard.storage.length and not guard.storage.members and guard.specialized not in ("", "dynamic=False")
+        return guard.storage.kind == "parameter" and not guard.storage.length and not guard.storage.members and guard.specialized == "a range() bound"
 
     def check_risk(self, risk: Risk, ctx: ProjectContext) -> None:
         name = risk.guard.storage.name
