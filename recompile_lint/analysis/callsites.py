@@ -251,6 +251,28 @@ class _CallCollector(ast.NodeVisitor):
 
     visit_AsyncFor = visit_For
 
+    def visit_comprehension_loops(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
+        """``[model(x) for x in batches]``: the element runs once per item, like a loop body."""
+        added = 0
+        for gen in node.generators:
+            self.visit(gen.iter)
+            targets = tuple(n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name))
+            self.loops.append(Loop(targets, ast.unparse(gen.iter), "", (), gen.iter.id if isinstance(gen.iter, ast.Name) else "", (), self.iterations(gen.iter)))
+            added += 1
+            for cond in gen.ifs:
+                self.visit(cond)
+        if isinstance(node, ast.DictComp):
+            self.visit(node.key)
+            self.visit(node.value)
+        else:
+            self.visit(node.elt)
+        del self.loops[len(self.loops) - added :]
+
+    visit_ListComp = visit_comprehension_loops
+    visit_SetComp = visit_comprehension_loops
+    visit_GeneratorExp = visit_comprehension_loops
+    visit_DictComp = visit_comprehension_loops
+
     def visit_Call(self, node: ast.Call) -> None:
         callee = dotted_name(node.func)
         if callee and callee.rsplit(".", 1)[-1] in self.names:

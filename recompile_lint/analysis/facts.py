@@ -1047,6 +1047,12 @@ class _Collector(ast.NodeVisitor):
                         self.add_mutation(kind="item", module=ref[0], name=ref[1], key="", line=node.lineno, column=node.col_offset + 1, op="call")
             elif base and self.resolve(base) == "os.environ":
                 self.add_mutation(kind="environ", module="os", name="environ", key="", line=node.lineno, column=node.col_offset + 1, op="call")
+            elif base and base.count(".") == 1:
+                # ``self.items.append(x)``: an instance attribute's container grows.
+                head, attr = base.split(".")
+                cls = self.class_scope()
+                owner = (f"{self.module}.{cls[1]}" if self.module else cls[1]) if head == "self" and cls is not None else self.receiver_owner(head)
+                self.add_mutation(kind="length", module=self.module, name=attr, owner=owner, key="instance", line=node.lineno, column=node.col_offset + 1, op="call")
         if func_text and self.resolve(func_text) in ("os.putenv", "os.unsetenv"):
             key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else ""
             self.add_mutation(kind="environ", module="os", name="environ", key=str(key), line=node.lineno, column=node.col_offset + 1, op="call")

@@ -56,6 +56,11 @@ SPECIALIZING_CALLS = frozenset(
 )  # fmt: skip
 SPECIALIZING_METHODS = frozenset({"unfold", "chunk", "split", "tensor_split"})
 ENVIRON = "os.environ"
+# Calls that consume a whole container: Dynamo unrolls it, guarding its length.
+UNROLLING_CALLS = frozenset(
+    {"sum", "zip", "enumerate", "sorted", "reversed", "list", "tuple", "max", "min", "any", "all", "map", "torch.stack", "torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack", "torch.dstack"}
+)
+CONTAINER_METHODS = frozenset({"items", "keys", "values", "append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault"})
 # Decorators that wrap a function in a context manager's ``decorate_context``: compiling the
 # decorated bound method traces the wrapper, and ``self`` is reached as ``L['fn'].__self__``.
 WRAPPING_DECORATORS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.autocast", "torch.amp.autocast"})
@@ -368,14 +373,14 @@ class GuardWalker:
             self.statements(frame, stmt.body)
             self.statements(frame, stmt.orelse)
         elif isinstance(stmt, ast.While):
-            self.expr(frame, stmt.test)
+            self.test(frame, stmt.test)
             self.statements(frame, stmt.body)
             self.statements(frame, stmt.orelse)
         elif isinstance(stmt, ast.If):
             if _is_type_checking(stmt.test):
                 self.statements(frame, stmt.orelse)
                 return
-            self.expr(frame, stmt.test)
+            self.test(frame, stmt.test)
             self.statements(frame, stmt.body)
             self.statements(frame, stmt.orelse)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
@@ -407,6 +412,26 @@ class GuardWalker:
             for case in stmt.cases:
                 self.statements(frame, case.body)
 
+    def test(self, frame: _Frame, node: ast.expr) -> None:
+        """A branch condition: a container tested for truth guards its length."""
+        inner = node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) else node
+        if isinstance(inner, (ast.Name, ast.Attribute, ast.Subscript)):
+            sym = self.expr(frame, inner, passthrough=True)
+            if self.is_container(sym):
+                self.length_guard(frame, sym, inner)
+                return
+            self.use(frame, sym, inner)
+            return
+        self.expr(frame, node)
+
+    @staticmethod
+    def is_container(sym: Sym) -> bool:
+        """A list, tuple or dict Dynamo unrolls (an argument of unknown kind may be one: its
+        callers tell)."""
+        if sym.source is None or sym.storage is None:
+            return False
+        return sym.kind in ("list", "tuple", "dict", "set") or (sym.kind == "unknown" and sym.storage.kind == "parameter" and not sym.storage.members)
+
     def bind(self, frame: _Frame, target: ast.expr, value: Sym) -> None:
         if isinstance(target, ast.Name):
             frame.env[target.id] = value
@@ -435,9 +460,10 @@ class GuardWalker:
         if container.kind == "modules" and container.element is not None:
             source = f"{container.source}._modules['0']" if container.source else None
             return Sym(source=source, kind="module", cls=container.element, module_rooted=True)
-        self.use(frame, container, node)
-        if container.kind in ("list", "tuple", "dict") and container.source and container.storage is not None:
+        if self.is_container(container):
             self.length_guard(frame, container, node)
+        else:
+            self.use(frame, container, node)
         return UNKNOWN
 
     # ---- expressions ---------------------------------------------------------------------
@@ -775,6 +801,10 @@ class GuardWalker:
 
     def subscript(self, frame: _Frame, base: Sym, key_node: ast.expr, key: Sym, node: ast.expr) -> Sym:
         literal = key_node.value if isinstance(key_node, ast.Constant) and isinstance(key_node.value, (str, int, bytes)) else None
+        if base.kind in ("list", "tuple") and base.source and base.storage is not None and not isinstance(literal, str):
+            # Indexing a list checks its length first.
+            self.length_guard(frame, base, node)
+            return UNKNOWN
         if base.kind == "environ" and isinstance(literal, str):
             source = f"{base.source}._data[{literal.encode()!r}]" if base.source else None
             return Sym(source=source, kind="str", storage=Storage("environ", name=literal))
@@ -809,8 +839,10 @@ class GuardWalker:
         name = self.callee_name(frame, node.func)
         if name == "len" and node.args:
             value = self.expr(frame, node.args[0], passthrough=True)
-            if value.source and value.storage is not None and value.kind in ("list", "tuple", "dict", "unknown", "set"):
-                return self.length_guard(frame, value, node, emit=False)
+            if self.is_container(value) or (value.kind == "unknown" and value.source and value.storage is not None):
+                # The length is guarded as such (LENGTH_CHECK), and the int it gives is a constant.
+                self.length_guard(frame, value, node)
+                return Sym(kind="int")
             self.use(frame, value, node.args[0])
             return Sym(kind="int")
         if name in ("getattr", "hasattr") and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
@@ -832,6 +864,18 @@ class GuardWalker:
         if environ is not None:
             return environ
         special = specializing or ("an argument of " + name.rsplit(".", 1)[-1] + "()" if name in SPECIALIZING_CALLS else "")
+        if name in UNROLLING_CALLS and node.args:
+            first = node.args[0].value if isinstance(node.args[0], ast.Starred) else node.args[0]
+            container = self.expr(frame, first, passthrough=True)
+            if self.is_container(container):
+                self.length_guard(frame, container, first)
+            else:
+                self.use(frame, container, first, special)
+            for arg in node.args[1:]:
+                self.expr(frame, arg.value if isinstance(arg, ast.Starred) else arg)
+            for kw in node.keywords:
+                self.expr(frame, kw.value)
+            return Sym(kind="tensor") if name.startswith("torch.") else UNKNOWN
         func = node.func
         # ``super().forward(x)``: the parent class's method with the same self.
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and dotted_name(func.value.func) == "super":
@@ -848,6 +892,12 @@ class GuardWalker:
             receiver = self.expr(frame, func.value, passthrough=True)
             if receiver.kind in ("module", "object", "class", "modref", "external", "modules", "environ") or (receiver.kind == "unknown" and receiver.storage is not None and receiver.storage.kind in ("global", "member")):
                 callee = self.attribute(frame, receiver, func.attr)
+            elif self.is_container(receiver) and func.attr in CONTAINER_METHODS:
+                # ``d.items()``, ``history.append(x)``: the container is unrolled (and, for a
+                # global, changed by the compiled code itself: a write the evidence finds).
+                self.length_guard(frame, receiver, func.value)
+                self.uses(frame, node.args, node.keywords)
+                return UNKNOWN
             else:
                 # A method of a tensor, a string, a container: the receiver is what is used.
                 self.use(frame, receiver, func.value, special)

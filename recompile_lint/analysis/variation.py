@@ -609,7 +609,12 @@ class Variation:
             if argument.grown or (argument.loop_names and kind in ("subscript", "call", "list", "name")):
                 acc.add_unbounded(replace_note(here, "passes a container that grows between calls"), "a container that grows between calls")
             elif argument.length is not None:
-                acc.add_value(str(argument.length), kind, replace_note(here, f"passes {argument.length} item(s)"))
+                acc.add_value(_container_shape(argument.text, argument.length), kind, replace_note(here, f"passes {argument.length} item(s)"))
+            elif kind == "attribute":
+                # ``memory.items``: an object's list that one of its methods grows between calls.
+                grown = self.grown_attribute(site, argument.text)
+                if grown:
+                    acc.add_unbounded(replace_note(here, "passes a container that grows between calls"), grown)
             return
         if storage.members:
             # ``cfg.window`` of an object built per call, from the loop variable: the member
@@ -684,6 +689,33 @@ class Variation:
             return True
         return any(any(kw.arg == member or kw.arg is None for kw in call.keywords) or call.args for call in returns)
 
+    def grown_attribute(self, site: CallSite, text: str) -> str:
+        """Why ``obj.attr`` (passed at ``site``) grows between calls of the region called
+        there ("" if nothing says it does): a write to its length that runs between calls."""
+        head, _, attr = text.rpartition(".")
+        facts = self.index.facts(site.path)
+        caller = facts.function(site.function) if facts is not None and site.function else None
+        if facts is None or "." in head or not attr:
+            return ""
+        owner = ""
+        if head == "self" and caller is not None and caller.class_name:
+            owner = f"{facts.module}.{caller.class_name}"
+        elif caller is not None:
+            for var, cls_text in caller.instances:
+                if var == head:
+                    found = self.index.resolve_class(cls_text, facts.path)
+                    owner = f"{found[0].module}.{found[1].qualname}" if found is not None else ""
+        if not owner:
+            return ""
+        for mutation in self.index.mutations("length", "", attr):
+            if mutation.owner == owner:
+                for region in self.regions:
+                    if site.callee.rsplit(".", 1)[-1] in self.names(region):
+                        when = self.runs_between_calls(region, mutation)
+                        if when is not None:
+                            return f"`{text}` grows {when[1]}"
+        return ""
+
     def function_call_sites(self, ref: FunctionRef) -> list[CallSite]:
         """The project's calls of a project function or method (``model(x)`` for a module's
         ``forward``), found by the names it is called by and kept where they resolve to it."""
@@ -744,6 +776,18 @@ class _Arguments:
         self.kinds.add(kind)
         self.locations.append(location)
         self.why = self.why or why
+
+
+def _container_shape(text: str, length: int) -> str:
+    """What a container display passes, for counting distinct values: its length, and for a
+    dict its keys (same length, other keys: another guard value)."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return str(length)
+    if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) for k in node.keys):
+        return repr(tuple(k.value for k in node.keys))  # type: ignore[union-attr]
+    return str(length)
 
 
 def replace_note(location: Location, note: str) -> Location:
