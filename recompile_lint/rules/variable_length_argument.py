@@ -3,7 +3,7 @@ from __future__ import annotations
 from recompile_lint.analysis.context import ProjectContext
 from recompile_lint.analysis.risks import Risk
 from recompile_lint.models import Boundedness, Severity
-from recompile_lint.rules._risk import changes, logged, reader, report
+from recompile_lint.rules._risk import logged, reader, report
 from recompile_lint.rules.base import Rule
 
 class VariableLengthArgument(Rule):
@@ -98,6 +98,6 @@ def run(a, b):
             risk,
             f"argument `{name}` ({risk.guard.value_kind}) of {reader(risk, ctx.index)} is unrolled, so Dynamo guards "
             f"`{logged(risk.guard.guard.source)}`, and its callers pass {risk.evidence.why}",
-            f"pass one stacked tensor (`torch.stack(...)`, padded to a fixed length with a mask) instead of a "
-            f"Python container, or keep its length fixed",
+            "pass one stacked tensor (`torch.stack(...)`, padded to a fixed length with a mask) instead of a "
+            "Python container, or keep its length fixed",
         )
