@@ -296,7 +296,11 @@ class _CallCollector(ast.NodeVisitor):
         arg = self._argument(node, loop_names)
         mentioned = tuple(sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in loop_names}))
         shape = _factory_shape(node, self.facts) if arg.kind == "call" else ()
-        grown = isinstance(node, ast.Name) and bool(self.loops) and node.id in self.grown[-1]
+        grown = bool(self.loops) and (
+            (isinstance(node, ast.Name) and node.id in self.grown[-1])
+            # ``torch.tensor(rewards)``, ``torch.stack(frames)``: built from a list that grows.
+            or (isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id in self.grown[-1] for a in node.args))
+        )
         if mentioned or shape or grown:
             arg = replace(arg, loop_names=mentioned, shape=shape, grown=grown)
         return arg

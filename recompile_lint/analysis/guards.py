@@ -476,7 +476,7 @@ class GuardWalker:
         if not passthrough:
             self.use(frame, sym, node, specializing)
             return replace(sym, read=None) if sym.read is not None else sym
-        if sym.read is None and sym.source is not None and (sym.kind in SCALAR_KINDS or sym.kind == "unknown") and sym.storage is not None:
+        if sym.read is None and sym.source is not None and (sym.kind in SCALAR_KINDS or sym.kind in ("unknown", "size")) and sym.storage is not None:
             sym = replace(sym, read=self.location(frame, node, "read"))
         return sym
 
@@ -626,6 +626,8 @@ class GuardWalker:
 
     def attribute(self, frame: _Frame, base: Sym, attr: str) -> Sym:
         source = f"{base.source}.{attr}" if base.source else None
+        if attr == "shape" and base.kind in ("tensor", "unknown") and base.storage is not None and base.storage.kind == "parameter" and not base.storage.members:
+            return Sym(source=base.source, kind="shape", storage=base.storage)
         if attr in TENSOR_ATTRIBUTES and base.kind in ("tensor", "unknown") and base.storage is not None and base.storage.kind == "parameter":
             return Sym(kind="tensor-meta")
         if base.kind in ("tensor", "tensor-meta"):
@@ -801,6 +803,12 @@ class GuardWalker:
 
     def subscript(self, frame: _Frame, base: Sym, key_node: ast.expr, key: Sym, node: ast.expr) -> Sym:
         literal = key_node.value if isinstance(key_node, ast.Constant) and isinstance(key_node.value, (str, int, bytes)) else None
+        if isinstance(key_node, ast.UnaryOp) and isinstance(key_node.op, ast.USub) and isinstance(key_node.operand, ast.Constant) and isinstance(key_node.operand.value, int):
+            literal = -key_node.operand.value
+        if base.kind == "shape":
+            # ``x.shape[0]``: one of the argument's sizes (a guard on the tensor where it must
+            # be concrete).
+            return Sym(source=base.source, kind="size", storage=replace(base.storage, members=(f".shape[{literal}]",)) if isinstance(literal, int) and base.storage else None)  # type: ignore[arg-type]
         if base.kind in ("list", "tuple") and base.source and base.storage is not None and not isinstance(literal, str):
             # Indexing a list checks its length first.
             self.length_guard(frame, base, node)
@@ -892,6 +900,8 @@ class GuardWalker:
             receiver = self.expr(frame, func.value, passthrough=True)
             if receiver.kind in ("module", "object", "class", "modref", "external", "modules", "environ") or (receiver.kind == "unknown" and receiver.storage is not None and receiver.storage.kind in ("global", "member")):
                 callee = self.attribute(frame, receiver, func.attr)
+            elif func.attr == "size" and len(node.args) == 1 and receiver.kind in ("tensor", "unknown") and receiver.storage is not None and receiver.storage.kind == "parameter" and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, int):
+                return Sym(source=receiver.source, kind="size", storage=replace(receiver.storage, members=(f".shape[{node.args[0].value}]",)))
             elif self.is_container(receiver) and func.attr in CONTAINER_METHODS:
                 # ``d.items()``, ``history.append(x)``: the container is unrolled (and, for a
                 # global, changed by the compiled code itself: a write the evidence finds).
@@ -974,6 +984,13 @@ class GuardWalker:
     def use(self, frame: _Frame, sym: Sym, node: ast.AST, specializing: str = "") -> None:
         """``sym`` is used by the trace: a guard on it, when it is a Python value Dynamo guards."""
         if sym.source is None or sym.storage is None:
+            return
+        if sym.kind == "size":
+            if specializing:
+                # A size that must be concrete: the tensor's guard keeps that size.
+                here = self.location(frame, node, "read")
+                index = sym.storage.members[0][len(".shape[") : -1] if sym.storage.members else ""
+                self.add(frame, Guard("TENSOR_MATCH", sym.source, f"size {index}"), sym, sym.read or here, None, specializing)
             return
         if sym.kind not in SCALAR_KINDS and sym.kind != "unknown":
             return

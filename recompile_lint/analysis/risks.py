@@ -96,6 +96,8 @@ def graphs(guard: PredictedGuard, evidence: Evidence, kind: str) -> int | None:
     """Graphs the region ends up with for this guard (None: it reaches recompile_limit)."""
     values = evidence.values
     reason = guard.specialized
+    if guard.guard.kind == "TENSOR_MATCH":
+        return values if values is not None and values <= RECOMPILE_LIMIT else None
     if guard.guard.kind in ("ID_MATCH", "LENGTH_CHECK") and kind != "enum":
         return values if values is not None and values <= RECOMPILE_LIMIT else None
     if kind == "bool":
@@ -116,7 +118,7 @@ def graphs(guard: PredictedGuard, evidence: Evidence, kind: str) -> int | None:
 
 
 def assess(guard: PredictedGuard, evidence: Evidence) -> Risk | None:
-    kind = value_kind(guard, evidence)
+    kind = value_kind(guard, evidence) if guard.guard.kind != "TENSOR_MATCH" else "size"
     if kind in ("tensor", "list", "dict", "object", "module", "function", "class") and guard.guard.kind == "CONSTANT_MATCH":
         return None
     if guard.storage.kind == "parameter" and not guard.specialized and kind in ("unknown", "none") and guard.guard.kind == "CONSTANT_MATCH":

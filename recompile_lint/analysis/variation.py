@@ -90,7 +90,7 @@ class Variation:
         self._hooks: set[FunctionRef] | None = None
         self._aliases: dict[int, set[tuple[FunctionRef, str]]] = {}
         self._methods: dict[str, list[FunctionRef]] | None = None
-        self._passed: list[tuple[str, FunctionRef, str]] | None = None
+        self._passed: list[tuple[str, FunctionRef, str, str, str]] | None = None
         self._function_sites: dict[FunctionRef, list[CallSite]] = {}
 
     # ---- entry ---------------------------------------------------------------------------
@@ -413,18 +413,38 @@ class Variation:
         key = id(region)
         if key not in self._aliases:
             names = self.names(region)
-            self._aliases[key] = {(ref, param) for name, ref, param in self.passed_names() if name in names}
+            site = region.site
+            found: set[tuple[FunctionRef, str]] = set()
+            # The name is the compiled object where it was compiled (that file, and that
+            # function when it is a local), then wherever an alias hands it on.
+            holders = {(region.site_path, site.function)} if site.function and site.form != "decorator" else None
+            for _ in range(CALLER_DEPTH):
+                added = False
+                for name, ref, param, path, fn in self.passed_names():
+                    if (ref, param) in found:
+                        continue
+                    home = name in names and (
+                        (path, fn) in holders if holders is not None else self.may_name(region, self.index.facts(path), self.index.function(FunctionRef(path, fn)) if fn else None, name)  # type: ignore[arg-type]
+                    )
+                    handed = (FunctionRef(path, fn), name) in found if fn else False
+                    if home or handed:
+                        found.add((ref, param))
+                        added = True
+                if not added:
+                    break
+            self._aliases[key] = found
         return self._aliases[key]
 
-    def passed_names(self) -> list[tuple[str, FunctionRef, str]]:
-        """(name, function, parameter) for each argument, named like a compiled object, that a
-        call of a project function passes: one walk of the files that mention such a name."""
+    def passed_names(self) -> list[tuple[str, FunctionRef, str, str, str]]:
+        """(name, function, parameter, file, calling function) for each argument named like
+        a compiled object (or like a parameter that receives one) that a call of a project
+        function passes: one walk of the files that mention such a name."""
         if self._passed is not None:
             return self._passed
         wanted: set[str] = set()
         for region in self.regions:
             wanted |= self.names(region)
-        found: list[tuple[str, FunctionRef, str]] = []
+        found: list[tuple[str, FunctionRef, str, str, str]] = []
         self._passed = found
         if not wanted:
             return found
@@ -452,9 +472,9 @@ class Variation:
                     params = params[1:]
                 for i, name in passed:
                     if i < len(params):
-                        found.append((name, target, params[i].name))  # type: ignore[arg-type]
+                        found.append((name, target, params[i].name, facts.path, fn))  # type: ignore[arg-type]
                 for param, name in passed_kw:
-                    found.append((name, target, param))  # type: ignore[arg-type]
+                    found.append((name, target, param, facts.path, fn))  # type: ignore[arg-type]
         return found
 
     def may_name(self, region: CompiledRegion, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> bool:
@@ -615,6 +635,15 @@ class Variation:
                 grown = self.grown_attribute(site, argument.text)
                 if grown:
                     acc.add_unbounded(replace_note(here, "passes a container that grows between calls"), grown)
+            return
+        if storage.members and storage.members[0].startswith(".shape["):
+            # A size of a tensor argument: tensors sized by the loop, grown, or sliced per call.
+            if argument.grown:
+                acc.add_unbounded(replace_note(here, "passes a tensor built from a list that grows between calls"), "tensors of a different size each time (built from a list that grows)")
+            elif argument.loop_names and (argument.shape or kind in ("subscript", "call")):
+                acc.add_unbounded(replace_note(here, "passes a tensor sized by the loop"), "tensors sized by a loop variable")
+            elif argument.shape:
+                acc.add_value(repr(argument.shape), kind, replace_note(here, f"passes a tensor of shape ({', '.join(argument.shape)})"))
             return
         if storage.members:
             # ``cfg.window`` of an object built per call, from the loop variable: the member
