@@ -94,7 +94,9 @@ class Storage:
     def describe(self) -> str:
         """``step``, ``CFG['scale']``, ``Model.step``, ``argument n``: for messages."""
         base = self.name
-        if self.kind == "attribute":
+        if self.kind == "attribute" and self.owner == HOOKED:
+            base = f"<hooked module>.{self.name}"
+        elif self.kind == "attribute":
             base = f"{self.owner.rsplit('.', 1)[-1]}.{self.name}"
         elif self.kind == "parameter":
             base = f"argument `{self.name}{''.join(self.members)}`"
@@ -254,7 +256,22 @@ class GuardWalker:
         for param in params:
             env[param.name] = self.parameter_sym(fn, param)
         self.call(self.region.entry, facts, fn, env, 0)
+        if owner is not None and is_module_class(self.index, *owner):
+            self.walk_hooks()
         return list(self.guards.values())
+
+    def walk_hooks(self) -> None:
+        """Forward hooks registered on modules run inside the compiled module's call (Dynamo
+        inlines them): their reads of the hooked module are guarded. Which submodule a hook
+        sits on is not known here, so those guards have no source."""
+        for ref in forward_hooks(self.index):
+            facts = self.index.facts(ref.path)
+            fn = self.index.function(ref)
+            if facts is None or fn is None or not fn.params:
+                continue
+            env = {p.name: UNKNOWN for p in fn.params}
+            env[fn.params[0].name] = Sym(source="", kind="hooked", module_rooted=True)
+            self.call(ref, facts, fn, env, 1)
 
     def parameter_sym(self, fn: FunctionFacts, param) -> Sym:
         kind = {"int": "int", "float": "float", "bool": "bool", "str": "str"}.get(param.annotation, "")
@@ -625,6 +642,10 @@ class GuardWalker:
         return len([name for name, init in found[1].attrs if init.class_level]) or None
 
     def attribute(self, frame: _Frame, base: Sym, attr: str) -> Sym:
+        if base.kind == "hooked":
+            # An attribute of a module a hook is registered on (its path from the compiled
+            # module is not known: no source).
+            return Sym(source="", kind="unknown", storage=Storage("attribute", name=attr, owner=HOOKED), module_rooted=True)
         source = f"{base.source}.{attr}" if base.source else None
         if attr == "shape" and base.kind in ("tensor", "unknown") and base.storage is not None and base.storage.kind == "parameter" and not base.storage.members:
             return Sym(source=base.source, kind="shape", storage=base.storage)
@@ -996,6 +1017,8 @@ class GuardWalker:
             return
         if sym.kind == "unknown" and sym.storage.kind == "closure":
             return
+        if sym.source == "" and sym.storage.owner != HOOKED:
+            return
         here = self.location(frame, node, "read")
         read = sym.read or here
         use = replace(here, role="use") if sym.read is not None and (here.path, here.line) != (read.path, read.line) else None
@@ -1060,6 +1083,32 @@ class GuardWalker:
 
 
 _BUILTINS = frozenset({"len", "range", "int", "float", "str", "bool", "min", "max", "abs", "sum", "getattr", "hasattr", "setattr", "isinstance", "print", "enumerate", "zip", "list", "tuple", "dict", "set", "sorted", "reversed", "round", "super"})
+
+
+# The owner of an attribute read on a module through a forward hook.
+HOOKED = "<hooked module>"
+HOOK_REGISTRATIONS = frozenset({"register_forward_pre_hook", "register_forward_hook"})
+
+
+def forward_hooks(index: ProjectIndex) -> list[FunctionRef]:
+    """Project functions registered as forward (pre-)hooks on some module."""
+    found: list[FunctionRef] = []
+    for facts in list(index.parsed()):
+        for call in facts.method_calls:
+            if call.method not in HOOK_REGISTRATIONS or not call.args:
+                continue
+            name = call.args[0]
+            if not name.isidentifier():
+                continue
+            ref = None
+            if facts.function(name) is not None:
+                ref = FunctionRef(facts.path, name)
+            else:
+                target = facts.import_target(name)
+                ref = index.resolve_function(target, facts.path) if target else None
+            if ref is not None and ref not in found:
+                found.append(ref)
+    return found
 
 
 def _load(target: ast.expr) -> ast.expr:

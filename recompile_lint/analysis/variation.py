@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from recompile_lint.analysis.callsites import CallSite, call_sites, collect_call_sites, names_of
 from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Mutation
-from recompile_lint.analysis.guards import PredictedGuard, Storage
+from recompile_lint.analysis.guards import HOOKED, PredictedGuard, Storage, forward_hooks
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.models import Location
@@ -182,6 +182,10 @@ class Variation:
 
     def attribute_writes(self, storage: Storage, guard: PredictedGuard) -> list[Mutation]:
         index = self.index
+        if storage.owner == HOOKED:
+            # Read through a forward hook: the hook's own writes to the module it sits on.
+            hooks = set(forward_hooks(index))
+            return [m for m in index.mutations("instance-attribute", "", storage.name) if m.function and FunctionRef(m.path, m.function) in hooks]
         if not storage.owner:
             return []
         found = index.resolve_class(storage.owner, storage.path)
@@ -203,7 +207,58 @@ class Variation:
                 out.append(mutation)
         if storage.name == "training":
             out.extend(self.train_eval_calls(guard))
+        out.extend(self.setattr_writes(storage.name))
         return out
+
+    def setattr_writes(self, attr: str) -> list[Mutation]:
+        """``setattr(obj, name, v)`` where the function's parameter ``name`` is given ``attr``
+        by a caller, a ``partial`` or an ``apply(partial(f, "attr", ...))``."""
+        out = []
+        for mutation in self.index.mutations("instance-attribute", "", ""):
+            if not mutation.key.startswith("param:"):
+                continue
+            param = mutation.key[len("param:") :]
+            facts = self.index.facts(mutation.path)
+            fn = facts.function(mutation.function) if facts is not None and mutation.function else None
+            if fn is None:
+                continue
+            position = next((i for i, p in enumerate(p for p in fn.params if p.kind == "positional") if p.name == param), None)
+            if position is not None and attr in self.literal_arguments(FunctionRef(mutation.path, fn.qualname), position, param):
+                out.append(Mutation(
+                    mutation.kind, mutation.module, attr, mutation.line, mutation.column, owner=mutation.owner,
+                    value_kind=mutation.value_kind, op=mutation.op, function=mutation.function, path=mutation.path,
+                    loop_lines=mutation.loop_lines, value=mutation.value,
+                ))
+        return out
+
+    def literal_arguments(self, ref: FunctionRef, position: int, name: str) -> set[str]:
+        """The string literals callers pass ``ref`` for its parameter ``name`` (at
+        ``position``): in calls, and in ``partial(ref, ...)`` anywhere (``apply(partial(...))``)."""
+        found: set[str] = set()
+        fn_name = ref.qualname.rsplit(".", 1)[-1]
+        for facts in list(self.index.parsed()):
+            text = self.index.text(facts.path) or ""
+            if fn_name not in text:
+                continue
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Call):
+                    continue
+                args, keywords = node.args, node.keywords
+                callee = _dotted(node.func)
+                if callee.rsplit(".", 1)[-1] == "partial" and node.args:
+                    callee, args = _dotted(node.args[0]), node.args[1:]
+                if callee.rsplit(".", 1)[-1] != fn_name:
+                    continue
+                if position < len(args) and isinstance(args[position], ast.Constant) and isinstance(args[position].value, str):
+                    found.add(args[position].value)
+                for kw in keywords:
+                    if kw.arg == name and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                        found.add(kw.value.value)
+        return found
 
     def unknown_receiver_may_be(self, mutation: Mutation, class_module: str) -> bool:
         """A write to ``<something>.attr`` whose receiver's class is unknown: it may be the
