@@ -1047,9 +1047,24 @@ class _Collector(ast.NodeVisitor):
                         self.add_mutation(kind="item", module=ref[0], name=ref[1], key="", line=node.lineno, column=node.col_offset + 1, op="call")
             elif base and self.resolve(base) == "os.environ":
                 self.add_mutation(kind="environ", module="os", name="environ", key="", line=node.lineno, column=node.col_offset + 1, op="call")
+            elif base and base.count(".") == 1:
+                # ``self.items.append(x)``: an instance attribute's container grows.
+                head, attr = base.split(".")
+                cls = self.class_scope()
+                owner = (f"{self.module}.{cls[1]}" if self.module else cls[1]) if head == "self" and cls is not None else self.receiver_owner(head)
+                self.add_mutation(kind="length", module=self.module, name=attr, owner=owner, key="instance", line=node.lineno, column=node.col_offset + 1, op="call")
         if func_text and self.resolve(func_text) in ("os.putenv", "os.unsetenv"):
             key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else ""
             self.add_mutation(kind="environ", module="os", name="environ", key=str(key), line=node.lineno, column=node.col_offset + 1, op="call")
+        if func_text == "setattr" and len(node.args) >= 3 and isinstance(node.args[1], ast.Name):
+            # ``setattr(module, name, value)`` with ``name`` a parameter: which attribute it sets
+            # is decided by the callers (``apply(partial(_set, "dilation", d))``).
+            scope = self.function_scope()
+            if scope is not None and any(p.name == node.args[1].id for p in scope[2]["params"]):
+                previous, self.written = self.written, value_text(node.args[2])
+                owner = self.receiver_owner(dotted_name(node.args[0])) if dotted_name(node.args[0]) else ""
+                self.add_mutation(kind="instance-attribute", module=self.module, name="", key=f"param:{node.args[1].id}", owner=owner, line=node.lineno, column=node.col_offset + 1, value_kind="unknown", op="assign")
+                self.written = previous
         if func_text == "setattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
             fake = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Store(), lineno=node.lineno, col_offset=node.col_offset)
             previous, self.written = self.written, value_text(node.args[2]) if len(node.args) > 2 else ""

@@ -56,6 +56,11 @@ SPECIALIZING_CALLS = frozenset(
 )  # fmt: skip
 SPECIALIZING_METHODS = frozenset({"unfold", "chunk", "split", "tensor_split"})
 ENVIRON = "os.environ"
+# Calls that consume a whole container: Dynamo unrolls it, guarding its length.
+UNROLLING_CALLS = frozenset(
+    {"sum", "zip", "enumerate", "sorted", "reversed", "list", "tuple", "max", "min", "any", "all", "map", "torch.stack", "torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack", "torch.dstack"}
+)
+CONTAINER_METHODS = frozenset({"items", "keys", "values", "append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault"})
 # Decorators that wrap a function in a context manager's ``decorate_context``: compiling the
 # decorated bound method traces the wrapper, and ``self`` is reached as ``L['fn'].__self__``.
 WRAPPING_DECORATORS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.autocast", "torch.amp.autocast"})
@@ -89,7 +94,9 @@ class Storage:
     def describe(self) -> str:
         """``step``, ``CFG['scale']``, ``Model.step``, ``argument n``: for messages."""
         base = self.name
-        if self.kind == "attribute":
+        if self.kind == "attribute" and self.owner == HOOKED:
+            base = f"<hooked module>.{self.name}"
+        elif self.kind == "attribute":
             base = f"{self.owner.rsplit('.', 1)[-1]}.{self.name}"
         elif self.kind == "parameter":
             base = f"argument `{self.name}{''.join(self.members)}`"
@@ -118,6 +125,7 @@ class PredictedGuard:
     specialized: str = ""
     initial: str = ""  # the literal it starts from, when known
     module_attribute: bool = False  # read through an nn.Module instance
+    choices: int | None = None  # how many values it can take at most (an enum's members)
 
 
 @dataclass(frozen=True)
@@ -137,6 +145,7 @@ class Sym:
     initial: str = ""
     specialized: str = ""
     dotted: str = ""  # resolved dotted name (builtins, torch callables)
+    choices: int | None = None
 
 
 UNKNOWN = Sym()
@@ -223,6 +232,7 @@ class GuardWalker:
         self.entry_facts = index.facts(region.entry.path)
         self.stack: list[FunctionRef] = []
         self.dynamic_false = (region.site.option("dynamic") or "").strip() == "False"
+        self.dynamic_true = (region.site.option("dynamic") or "").strip() == "True"
 
     # ---- entry ---------------------------------------------------------------------------
 
@@ -246,7 +256,22 @@ class GuardWalker:
         for param in params:
             env[param.name] = self.parameter_sym(fn, param)
         self.call(self.region.entry, facts, fn, env, 0)
+        if owner is not None and is_module_class(self.index, *owner):
+            self.walk_hooks()
         return list(self.guards.values())
+
+    def walk_hooks(self) -> None:
+        """Forward hooks registered on modules run inside the compiled module's call (Dynamo
+        inlines them): their reads of the hooked module are guarded. Which submodule a hook
+        sits on is not known here, so those guards have no source."""
+        for ref in forward_hooks(self.index):
+            facts = self.index.facts(ref.path)
+            fn = self.index.function(ref)
+            if facts is None or fn is None or not fn.params:
+                continue
+            env = {p.name: UNKNOWN for p in fn.params}
+            env[fn.params[0].name] = Sym(source="", kind="hooked", module_rooted=True)
+            self.call(ref, facts, fn, env, 1)
 
     def parameter_sym(self, fn: FunctionFacts, param) -> Sym:
         kind = {"int": "int", "float": "float", "bool": "bool", "str": "str"}.get(param.annotation, "")
@@ -264,7 +289,15 @@ class GuardWalker:
         elif param.kind == "kwarg":
             kind = "dict"
         storage = Storage("parameter", path=self.region.entry.path, name=param.name, owner=self.region.entry.qualname)
-        return Sym(source=local_source(param.name), kind=kind or "unknown", storage=storage, initial=param.default if param.default_kind in SCALAR_KINDS else "")
+        cls = None
+        if not kind and param.annotation and self.entry_facts is not None:
+            # An argument annotated with a project class: its attributes are that class's.
+            annotation = param.annotation.strip("'\"").split("[", 1)[0]
+            found = self.index.resolve_class(self.entry_facts.resolve(annotation), self.entry_facts.path)
+            if found is not None and not found[1].is_enum:
+                kind = "module" if is_module_class(self.index, *found) else "object"
+                cls = (found[0].path, found[1].qualname)
+        return Sym(source=local_source(param.name), kind=kind or "unknown", storage=storage, cls=cls, initial=param.default if param.default_kind in SCALAR_KINDS else "")
 
     def enclosing_class(self, facts: ModuleFacts, fn: FunctionFacts) -> tuple[ModuleFacts, ClassFacts] | None:
         if not fn.class_name:
@@ -357,14 +390,14 @@ class GuardWalker:
             self.statements(frame, stmt.body)
             self.statements(frame, stmt.orelse)
         elif isinstance(stmt, ast.While):
-            self.expr(frame, stmt.test)
+            self.test(frame, stmt.test)
             self.statements(frame, stmt.body)
             self.statements(frame, stmt.orelse)
         elif isinstance(stmt, ast.If):
             if _is_type_checking(stmt.test):
                 self.statements(frame, stmt.orelse)
                 return
-            self.expr(frame, stmt.test)
+            self.test(frame, stmt.test)
             self.statements(frame, stmt.body)
             self.statements(frame, stmt.orelse)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
@@ -396,6 +429,26 @@ class GuardWalker:
             for case in stmt.cases:
                 self.statements(frame, case.body)
 
+    def test(self, frame: _Frame, node: ast.expr) -> None:
+        """A branch condition: a container tested for truth guards its length."""
+        inner = node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) else node
+        if isinstance(inner, (ast.Name, ast.Attribute, ast.Subscript)):
+            sym = self.expr(frame, inner, passthrough=True)
+            if self.is_container(sym):
+                self.length_guard(frame, sym, inner)
+                return
+            self.use(frame, sym, inner)
+            return
+        self.expr(frame, node)
+
+    @staticmethod
+    def is_container(sym: Sym) -> bool:
+        """A list, tuple or dict Dynamo unrolls (an argument of unknown kind may be one: its
+        callers tell)."""
+        if sym.source is None or sym.storage is None:
+            return False
+        return sym.kind in ("list", "tuple", "dict", "set") or (sym.kind == "unknown" and sym.storage.kind == "parameter" and not sym.storage.members)
+
     def bind(self, frame: _Frame, target: ast.expr, value: Sym) -> None:
         if isinstance(target, ast.Name):
             frame.env[target.id] = value
@@ -424,9 +477,10 @@ class GuardWalker:
         if container.kind == "modules" and container.element is not None:
             source = f"{container.source}._modules['0']" if container.source else None
             return Sym(source=source, kind="module", cls=container.element, module_rooted=True)
-        self.use(frame, container, node)
-        if container.kind in ("list", "tuple", "dict") and container.source and container.storage is not None:
+        if self.is_container(container):
             self.length_guard(frame, container, node)
+        else:
+            self.use(frame, container, node)
         return UNKNOWN
 
     # ---- expressions ---------------------------------------------------------------------
@@ -439,7 +493,7 @@ class GuardWalker:
         if not passthrough:
             self.use(frame, sym, node, specializing)
             return replace(sym, read=None) if sym.read is not None else sym
-        if sym.read is None and sym.source is not None and (sym.kind in SCALAR_KINDS or sym.kind == "unknown") and sym.storage is not None:
+        if sym.read is None and sym.source is not None and (sym.kind in SCALAR_KINDS or sym.kind in ("unknown", "size")) and sym.storage is not None:
             sym = replace(sym, read=self.location(frame, node, "read"))
         return sym
 
@@ -452,7 +506,9 @@ class GuardWalker:
         if isinstance(node, ast.Subscript):
             base = self.expr(frame, node.value, passthrough=True)
             # An int indexing a Python list or tuple must be concrete (a tensor index need not).
-            indexes_python = base.kind in ("list", "tuple") or (base.kind == "unknown" and base.storage is not None and base.storage.kind in ("global", "member"))
+            indexes_python = base.kind in ("list", "tuple") or (
+                base.kind == "unknown" and base.storage is not None and base.storage.kind in ("global", "member", "attribute")
+            )
             key = self.expr(frame, node.slice, specializing="an index into a Python list" if indexes_python else "")
             return self.subscript(frame, base, node.slice, key, node)
         if isinstance(node, ast.Call):
@@ -485,6 +541,16 @@ class GuardWalker:
             return value
         if isinstance(node, ast.Starred):
             return self._expr(frame, node.value, specializing)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)) and isinstance(node.comparators[0], ast.Constant) and isinstance(node.comparators[0].value, int) and not isinstance(node.comparators[0].value, bool):
+            # ``if op == 3``: a dispatch on the int's value keeps a graph per value, even once
+            # the int is symbolic (each value takes its own branch).
+            self.expr(frame, node.left, specializing=specializing or "a dispatch on its value")
+            return Sym(kind="bool")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and (isinstance(node.left, (ast.List, ast.Tuple)) or isinstance(node.right, (ast.List, ast.Tuple))):
+            # ``[1] * n``: the list's length, hence the rank of a shape built from it.
+            self.expr(frame, node.left, specializing="the length of a Python list")
+            self.expr(frame, node.right, specializing="the length of a Python list")
+            return Sym(kind="list")
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 self.expr(frame, child, specializing=specializing)
@@ -564,10 +630,25 @@ class GuardWalker:
                 kinds.add("int")
             if len(kinds) == 1:
                 kind = kinds.pop()
-        return Sym(source=source, kind=kind, storage=storage, initial=binding.value)
+        choices = self.enum_members(facts, binding.value) if kind == "enum" else None
+        return Sym(source=source, kind=kind, storage=storage, initial=binding.value, choices=choices)
+
+    def enum_members(self, facts: ModuleFacts, member: str) -> int | None:
+        """How many members the enum of ``member`` (``Phase.WARMUP``) has."""
+        cls_text = member.rpartition(".")[0]
+        found = self.index.resolve_class(facts.resolve(cls_text), facts.path) if cls_text else None
+        if found is None or not found[1].is_enum:
+            return None
+        return len([name for name, init in found[1].attrs if init.class_level]) or None
 
     def attribute(self, frame: _Frame, base: Sym, attr: str) -> Sym:
+        if base.kind == "hooked":
+            # An attribute of a module a hook is registered on (its path from the compiled
+            # module is not known: no source).
+            return Sym(source="", kind="unknown", storage=Storage("attribute", name=attr, owner=HOOKED), module_rooted=True)
         source = f"{base.source}.{attr}" if base.source else None
+        if attr == "shape" and base.kind in ("tensor", "unknown") and base.storage is not None and base.storage.kind == "parameter" and not base.storage.members:
+            return Sym(source=base.source, kind="shape", storage=base.storage)
         if attr in TENSOR_ATTRIBUTES and base.kind in ("tensor", "unknown") and base.storage is not None and base.storage.kind == "parameter":
             return Sym(kind="tensor-meta")
         if base.kind in ("tensor", "tensor-meta"):
@@ -668,6 +749,11 @@ class GuardWalker:
                 module_rooted=base.module_rooted or sub_module,
             )
         init = self.index.class_attr(facts, cls, attr)
+        if base.storage is not None and base.storage.kind == "parameter":
+            # An attribute of an argument object: a member of the argument.
+            storage = replace(base.storage, members=base.storage.members + (f".{attr}",))
+            ainit = init[2] if init is not None else None
+            return Sym(source=source, kind=ainit.kind if ainit else "unknown", storage=storage, initial=ainit.value if ainit else "", module_rooted=base.module_rooted)
         if base.storage is not None and base.storage.kind in ("global", "member") and not module:
             # An attribute of a module-level object (a config instance): a member of that global.
             storage = replace(base.storage, kind="member", members=base.storage.members + (f".{attr}",))
@@ -738,6 +824,16 @@ class GuardWalker:
 
     def subscript(self, frame: _Frame, base: Sym, key_node: ast.expr, key: Sym, node: ast.expr) -> Sym:
         literal = key_node.value if isinstance(key_node, ast.Constant) and isinstance(key_node.value, (str, int, bytes)) else None
+        if isinstance(key_node, ast.UnaryOp) and isinstance(key_node.op, ast.USub) and isinstance(key_node.operand, ast.Constant) and isinstance(key_node.operand.value, int):
+            literal = -key_node.operand.value
+        if base.kind == "shape":
+            # ``x.shape[0]``: one of the argument's sizes (a guard on the tensor where it must
+            # be concrete).
+            return Sym(source=base.source, kind="size", storage=replace(base.storage, members=(f".shape[{literal}]",)) if isinstance(literal, int) and base.storage else None)  # type: ignore[arg-type]
+        if base.kind in ("list", "tuple") and base.source and base.storage is not None and not isinstance(literal, str):
+            # Indexing a list checks its length first.
+            self.length_guard(frame, base, node)
+            return UNKNOWN
         if base.kind == "environ" and isinstance(literal, str):
             source = f"{base.source}._data[{literal.encode()!r}]" if base.source else None
             return Sym(source=source, kind="str", storage=Storage("environ", name=literal))
@@ -772,8 +868,10 @@ class GuardWalker:
         name = self.callee_name(frame, node.func)
         if name == "len" and node.args:
             value = self.expr(frame, node.args[0], passthrough=True)
-            if value.source and value.storage is not None and value.kind in ("list", "tuple", "dict", "unknown", "set"):
-                return self.length_guard(frame, value, node, emit=False)
+            if self.is_container(value) or (value.kind == "unknown" and value.source and value.storage is not None):
+                # The length is guarded as such (LENGTH_CHECK), and the int it gives is a constant.
+                self.length_guard(frame, value, node)
+                return Sym(kind="int")
             self.use(frame, value, node.args[0])
             return Sym(kind="int")
         if name in ("getattr", "hasattr") and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
@@ -795,6 +893,18 @@ class GuardWalker:
         if environ is not None:
             return environ
         special = specializing or ("an argument of " + name.rsplit(".", 1)[-1] + "()" if name in SPECIALIZING_CALLS else "")
+        if name in UNROLLING_CALLS and node.args:
+            first = node.args[0].value if isinstance(node.args[0], ast.Starred) else node.args[0]
+            container = self.expr(frame, first, passthrough=True)
+            if self.is_container(container):
+                self.length_guard(frame, container, first)
+            else:
+                self.use(frame, container, first, special)
+            for arg in node.args[1:]:
+                self.expr(frame, arg.value if isinstance(arg, ast.Starred) else arg)
+            for kw in node.keywords:
+                self.expr(frame, kw.value)
+            return Sym(kind="tensor") if name.startswith("torch.") else UNKNOWN
         func = node.func
         # ``super().forward(x)``: the parent class's method with the same self.
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and dotted_name(func.value.func) == "super":
@@ -811,6 +921,14 @@ class GuardWalker:
             receiver = self.expr(frame, func.value, passthrough=True)
             if receiver.kind in ("module", "object", "class", "modref", "external", "modules", "environ") or (receiver.kind == "unknown" and receiver.storage is not None and receiver.storage.kind in ("global", "member")):
                 callee = self.attribute(frame, receiver, func.attr)
+            elif func.attr == "size" and len(node.args) == 1 and receiver.kind in ("tensor", "unknown") and receiver.storage is not None and receiver.storage.kind == "parameter" and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, int):
+                return Sym(source=receiver.source, kind="size", storage=replace(receiver.storage, members=(f".shape[{node.args[0].value}]",)))
+            elif self.is_container(receiver) and func.attr in CONTAINER_METHODS:
+                # ``d.items()``, ``history.append(x)``: the container is unrolled (and, for a
+                # global, changed by the compiled code itself: a write the evidence finds).
+                self.length_guard(frame, receiver, func.value)
+                self.uses(frame, node.args, node.keywords)
+                return UNKNOWN
             else:
                 # A method of a tensor, a string, a container: the receiver is what is used.
                 self.use(frame, receiver, func.value, special)
@@ -888,9 +1006,18 @@ class GuardWalker:
         """``sym`` is used by the trace: a guard on it, when it is a Python value Dynamo guards."""
         if sym.source is None or sym.storage is None:
             return
+        if sym.kind == "size":
+            if specializing:
+                # A size that must be concrete: the tensor's guard keeps that size.
+                here = self.location(frame, node, "read")
+                index = sym.storage.members[0][len(".shape[") : -1] if sym.storage.members else ""
+                self.add(frame, Guard("TENSOR_MATCH", sym.source, f"size {index}"), sym, sym.read or here, None, specializing)
+            return
         if sym.kind not in SCALAR_KINDS and sym.kind != "unknown":
             return
         if sym.kind == "unknown" and sym.storage.kind == "closure":
+            return
+        if sym.source == "" and sym.storage.owner != HOOKED:
             return
         here = self.location(frame, node, "read")
         read = sym.read or here
@@ -933,6 +1060,8 @@ class GuardWalker:
                 reason = "module attribute"
             elif self.dynamic_false and root == "parameter":
                 reason = "dynamic=False"
+            elif self.dynamic_true and root == "parameter" and sym.kind in ("int", "float"):
+                return  # dynamic=True: a symbolic input from the first call, one graph
             elif guard.source.startswith("G["):
                 reason = "global"
             elif sym.module_rooted:
@@ -949,10 +1078,37 @@ class GuardWalker:
             specialized=reason,
             initial=sym.initial,
             module_attribute=sym.module_rooted,
+            choices=sym.choices,
         )
 
 
 _BUILTINS = frozenset({"len", "range", "int", "float", "str", "bool", "min", "max", "abs", "sum", "getattr", "hasattr", "setattr", "isinstance", "print", "enumerate", "zip", "list", "tuple", "dict", "set", "sorted", "reversed", "round", "super"})
+
+
+# The owner of an attribute read on a module through a forward hook.
+HOOKED = "<hooked module>"
+HOOK_REGISTRATIONS = frozenset({"register_forward_pre_hook", "register_forward_hook"})
+
+
+def forward_hooks(index: ProjectIndex) -> list[FunctionRef]:
+    """Project functions registered as forward (pre-)hooks on some module."""
+    found: list[FunctionRef] = []
+    for facts in list(index.parsed()):
+        for call in facts.method_calls:
+            if call.method not in HOOK_REGISTRATIONS or not call.args:
+                continue
+            name = call.args[0]
+            if not name.isidentifier():
+                continue
+            ref = None
+            if facts.function(name) is not None:
+                ref = FunctionRef(facts.path, name)
+            else:
+                target = facts.import_target(name)
+                ref = index.resolve_function(target, facts.path) if target else None
+            if ref is not None and ref not in found:
+                found.append(ref)
+    return found
 
 
 def _load(target: ast.expr) -> ast.expr:

@@ -96,29 +96,33 @@ def graphs(guard: PredictedGuard, evidence: Evidence, kind: str) -> int | None:
     """Graphs the region ends up with for this guard (None: it reaches recompile_limit)."""
     values = evidence.values
     reason = guard.specialized
+    if guard.guard.kind == "TENSOR_MATCH":
+        return values if values is not None and values <= RECOMPILE_LIMIT else None
     if guard.guard.kind in ("ID_MATCH", "LENGTH_CHECK") and kind != "enum":
         return values if values is not None and values <= RECOMPILE_LIMIT else None
     if kind == "bool":
         return 2
     if kind == "enum":
+        if guard.choices is not None:
+            values = min(values, guard.choices) if values is not None else guard.choices
         return values if values is not None and values <= RECOMPILE_LIMIT else None
     constant = reason in ALWAYS_CONSTANT or (reason != "" and kind in ("int", "float", "unknown")) or kind in ("str", "bytes")
     if kind == "float" and reason in ALWAYS_CONSTANT:
         return 2  # the second compile makes it an input
     if not constant:
         # An int or float that automatic dynamic shapes turn into an input after one recompile.
-        return 2 if kind in ("int", "float") else None if kind == "unknown" and values is None else 2
+        return 2 if kind in ("int", "float") or values is not None else None
     if values is None or values > RECOMPILE_LIMIT:
         return None
     return values
 
 
 def assess(guard: PredictedGuard, evidence: Evidence) -> Risk | None:
-    kind = value_kind(guard, evidence)
+    kind = value_kind(guard, evidence) if guard.guard.kind != "TENSOR_MATCH" else "size"
     if kind in ("tensor", "list", "dict", "object", "module", "function", "class") and guard.guard.kind == "CONSTANT_MATCH":
         return None
-    if guard.storage.kind == "parameter" and not guard.specialized and kind in ("int", "float") and guard.guard.kind == "CONSTANT_MATCH":
-        return None  # one recompile, then automatic dynamic shapes make it an input
+    if guard.storage.kind == "parameter" and not guard.specialized and kind in ("unknown", "none") and guard.guard.kind == "CONSTANT_MATCH":
+        return None  # a value of unknown kind is not assumed to be a str
     count = graphs(guard, evidence, kind)
     if count is not None and count < 2:
         return None

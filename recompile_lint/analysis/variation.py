@@ -21,11 +21,13 @@ variable or a value read from data is unbounded; literals count one value each.
 from __future__ import annotations
 
 import ast
+import re
+import textwrap
 from dataclasses import dataclass, field
 
-from recompile_lint.analysis.callsites import CallSite, call_sites, names_of
+from recompile_lint.analysis.callsites import CallSite, call_sites, collect_call_sites, names_of
 from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Mutation
-from recompile_lint.analysis.guards import PredictedGuard, Storage
+from recompile_lint.analysis.guards import HOOKED, PredictedGuard, Storage, forward_hooks
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.models import Location
@@ -88,7 +90,8 @@ class Variation:
         self._hooks: set[FunctionRef] | None = None
         self._aliases: dict[int, set[tuple[FunctionRef, str]]] = {}
         self._methods: dict[str, list[FunctionRef]] | None = None
-        self._passed: list[tuple[str, FunctionRef, str]] | None = None
+        self._passed: list[tuple[str, FunctionRef, str, str, str]] | None = None
+        self._function_sites: dict[FunctionRef, list[CallSite]] = {}
 
     # ---- entry ---------------------------------------------------------------------------
 
@@ -179,6 +182,10 @@ class Variation:
 
     def attribute_writes(self, storage: Storage, guard: PredictedGuard) -> list[Mutation]:
         index = self.index
+        if storage.owner == HOOKED:
+            # Read through a forward hook: the hook's own writes to the module it sits on.
+            hooks = set(forward_hooks(index))
+            return [m for m in index.mutations("instance-attribute", "", storage.name) if m.function and FunctionRef(m.path, m.function) in hooks]
         if not storage.owner:
             return []
         found = index.resolve_class(storage.owner, storage.path)
@@ -200,7 +207,58 @@ class Variation:
                 out.append(mutation)
         if storage.name == "training":
             out.extend(self.train_eval_calls(guard))
+        out.extend(self.setattr_writes(storage.name))
         return out
+
+    def setattr_writes(self, attr: str) -> list[Mutation]:
+        """``setattr(obj, name, v)`` where the function's parameter ``name`` is given ``attr``
+        by a caller, a ``partial`` or an ``apply(partial(f, "attr", ...))``."""
+        out = []
+        for mutation in self.index.mutations("instance-attribute", "", ""):
+            if not mutation.key.startswith("param:"):
+                continue
+            param = mutation.key[len("param:") :]
+            facts = self.index.facts(mutation.path)
+            fn = facts.function(mutation.function) if facts is not None and mutation.function else None
+            if fn is None:
+                continue
+            position = next((i for i, p in enumerate(p for p in fn.params if p.kind == "positional") if p.name == param), None)
+            if position is not None and attr in self.literal_arguments(FunctionRef(mutation.path, fn.qualname), position, param):
+                out.append(Mutation(
+                    mutation.kind, mutation.module, attr, mutation.line, mutation.column, owner=mutation.owner,
+                    value_kind=mutation.value_kind, op=mutation.op, function=mutation.function, path=mutation.path,
+                    loop_lines=mutation.loop_lines, value=mutation.value,
+                ))
+        return out
+
+    def literal_arguments(self, ref: FunctionRef, position: int, name: str) -> set[str]:
+        """The string literals callers pass ``ref`` for its parameter ``name`` (at
+        ``position``): in calls, and in ``partial(ref, ...)`` anywhere (``apply(partial(...))``)."""
+        found: set[str] = set()
+        fn_name = ref.qualname.rsplit(".", 1)[-1]
+        for facts in list(self.index.parsed()):
+            text = self.index.text(facts.path) or ""
+            if fn_name not in text:
+                continue
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Call):
+                    continue
+                args, keywords = node.args, node.keywords
+                callee = _dotted(node.func)
+                if callee.rsplit(".", 1)[-1] == "partial" and node.args:
+                    callee, args = _dotted(node.args[0]), node.args[1:]
+                if callee.rsplit(".", 1)[-1] != fn_name:
+                    continue
+                if position < len(args) and isinstance(args[position], ast.Constant) and isinstance(args[position].value, str):
+                    found.add(args[position].value)
+                for kw in keywords:
+                    if kw.arg == name and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                        found.add(kw.value.value)
+        return found
 
     def unknown_receiver_may_be(self, mutation: Mutation, class_module: str) -> bool:
         """A write to ``<something>.attr`` whose receiver's class is unknown: it may be the
@@ -318,6 +376,33 @@ class Variation:
                         return found
         return ""
 
+    def runs_repeatedly(self, ref: FunctionRef, depth: int = 0, seen: set[FunctionRef] | None = None) -> str:
+        """Why the code of ``ref`` runs more than once in a run ("" when nothing says so): it is
+        called in a loop, from several places, or by a framework every step; a function only
+        called once, by functions themselves called once, runs once (``main()`` at the bottom
+        of a script, a test calling a helper)."""
+        seen = seen if seen is not None else set()
+        if ref in seen or depth > CALLER_DEPTH:
+            return ""
+        seen.add(ref)
+        facts = self.index.facts(ref.path)
+        fn = facts.function(ref.qualname) if facts is not None else None
+        if fn is None:
+            return ""
+        if _is_callback(fn):
+            return f"`{fn.qualname}` is called by a training framework every step"
+        callers = self.callers(ref)
+        if any(loops for _, _, loops in callers):
+            return f"`{fn.qualname}` is called in a loop"
+        if len(callers) > 1:
+            return f"`{fn.qualname}` is called from {len(callers)} places"
+        for caller, _, _ in callers:
+            if caller is not None:
+                found = self.runs_repeatedly(caller, depth + 1, seen)
+                if found:
+                    return found
+        return ""
+
     def values_written(self, mutation: Mutation) -> set[str] | None:
         """The literal values a write can store (None: any number of values)."""
         if mutation.op in ("augassign", "loop", "delete", "call"):
@@ -383,18 +468,38 @@ class Variation:
         key = id(region)
         if key not in self._aliases:
             names = self.names(region)
-            self._aliases[key] = {(ref, param) for name, ref, param in self.passed_names() if name in names}
+            site = region.site
+            found: set[tuple[FunctionRef, str]] = set()
+            # The name is the compiled object where it was compiled (that file, and that
+            # function when it is a local), then wherever an alias hands it on.
+            holders = {(region.site_path, site.function)} if site.function and site.form != "decorator" else None
+            for _ in range(CALLER_DEPTH):
+                added = False
+                for name, ref, param, path, fn in self.passed_names():
+                    if (ref, param) in found:
+                        continue
+                    home = name in names and (
+                        (path, fn) in holders if holders is not None else self.may_name(region, self.index.facts(path), self.index.function(FunctionRef(path, fn)) if fn else None, name)  # type: ignore[arg-type]
+                    )
+                    handed = (FunctionRef(path, fn), name) in found if fn else False
+                    if home or handed:
+                        found.add((ref, param))
+                        added = True
+                if not added:
+                    break
+            self._aliases[key] = found
         return self._aliases[key]
 
-    def passed_names(self) -> list[tuple[str, FunctionRef, str]]:
-        """(name, function, parameter) for each argument, named like a compiled object, that a
-        call of a project function passes: one walk of the files that mention such a name."""
+    def passed_names(self) -> list[tuple[str, FunctionRef, str, str, str]]:
+        """(name, function, parameter, file, calling function) for each argument named like
+        a compiled object (or like a parameter that receives one) that a call of a project
+        function passes: one walk of the files that mention such a name."""
         if self._passed is not None:
             return self._passed
         wanted: set[str] = set()
         for region in self.regions:
             wanted |= self.names(region)
-        found: list[tuple[str, FunctionRef, str]] = []
+        found: list[tuple[str, FunctionRef, str, str, str]] = []
         self._passed = found
         if not wanted:
             return found
@@ -422,9 +527,9 @@ class Variation:
                     params = params[1:]
                 for i, name in passed:
                     if i < len(params):
-                        found.append((name, target, params[i].name))  # type: ignore[arg-type]
+                        found.append((name, target, params[i].name, facts.path, fn))  # type: ignore[arg-type]
                 for param, name in passed_kw:
-                    found.append((name, target, param))  # type: ignore[arg-type]
+                    found.append((name, target, param, facts.path, fn))  # type: ignore[arg-type]
         return found
 
     def may_name(self, region: CompiledRegion, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> bool:
@@ -479,10 +584,11 @@ class Variation:
             cls = index.resolve_class(owner, facts.path) if owner else None
             if cls is not None:
                 return index.class_method(*cls, method)
-        if rest and "." not in rest and rest not in COMMON_METHODS:
-            # ``module.set_active(name)`` on a receiver of unknown class: the one project
-            # method of that name, when there is exactly one.
-            return self.unique_method(rest)
+        method = callee.rsplit(".", 1)[-1]
+        if rest and method not in COMMON_METHODS:
+            # ``module.set_active(name)``, ``self.model.use_adapter(t)`` on a receiver of
+            # unknown class: the one project method of that name, when there is exactly one.
+            return self.unique_method(method)
         return None
 
     def unique_method(self, name: str) -> FunctionRef | None:
@@ -546,62 +652,234 @@ class Variation:
     # ---- arguments -----------------------------------------------------------------------
 
     def parameter_evidence(self, guard: PredictedGuard) -> Evidence | None:
-        storage = guard.storage
+        """Different values at the region's call sites for the guarded argument (or its
+        length, or a member of it), followed into the callers' own arguments."""
         fn = self.index.function(guard.region.entry)
         if fn is None:
             return None
-        sites = call_sites(self.index, guard.region)
-        if not sites:
-            return None
-        position = _param_position(fn, storage.name, method=bool(fn.class_name))
-        values: set[str] = set()
-        unbounded = False
-        locations: list[Location] = []
-        kinds: set[str] = set()
-        why = ""
-        for site in sites:
+        acc = _Arguments()
+        position = _param_position(fn, guard.storage.name, method=bool(fn.class_name))
+        for site in call_sites(self.index, guard.region):
             site_facts = self.index.facts(site.path)
             caller = site_facts.function(site.function) if site_facts is not None and site.function else None
             if site_facts is None or not self.may_name(guard.region, site_facts, caller, site.callee):
                 continue
-            argument = _argument(site, storage.name, position)
-            if argument is None:
-                continue
-            kind = argument.kind
-            if storage.length:
-                if argument.grown or (argument.loop_names and argument.kind in ("subscript", "call", "list", "name")):
-                    unbounded = True
-                    why = why or "a list that grows between calls"
-                elif argument.length is not None:
-                    values.add(str(argument.length))
-                else:
-                    continue
-                kinds.add(kind)
-                locations.append(Location(site.path, argument.line or site.span.line, site.span.column, "call", "passes a container of another length"))
-                continue
-            if storage.members:
-                # ``cfg.window`` of an object built per call: a constructor whose keyword varies.
-                if kind == "call" and argument.loop_names:
-                    unbounded = True
-                    why = why or "an object built per call from the loop variable"
-                    locations.append(Location(site.path, argument.line or site.span.line, site.span.column, "call", "passes an object built per iteration"))
-                continue
-            if argument.loop_var or argument.loop_names:
-                unbounded = True
-                why = why or "a loop variable"
-                kinds.add("int" if not argument.origin else kind)
-                locations.append(Location(site.path, argument.line or site.span.line, site.span.column, "call", "passes a different value each iteration"))
-            elif kind in ("int", "str", "float", "bool", "none"):
-                values.add(argument.text)
-                kinds.add(kind)
-                locations.append(Location(site.path, argument.line or site.span.line, site.span.column, "call", f"passes {argument.text}"))
-        if not locations:
+            argument = _argument(site, guard.storage.name, position)
+            if argument is not None:
+                self.argument_values(site, argument, guard.storage, acc, 0)
+        if not acc.locations:
             return None
-        if unbounded:
-            return Evidence(tuple(locations), UNBOUNDED, why, kinds=frozenset(kinds))
-        if len(values) <= 1:
+        if acc.unbounded:
+            return Evidence(tuple(dict.fromkeys(acc.locations)), UNBOUNDED, acc.why or "different values", kinds=frozenset(acc.kinds))
+        if len(acc.values) <= 1:
             return None
-        return Evidence(tuple(locations), len(values), f"{len(values)} different values at its call sites", kinds=frozenset(kinds))
+        return Evidence(tuple(dict.fromkeys(acc.locations)), len(acc.values), acc.why or f"{len(acc.values)} different values at its call sites", kinds=frozenset(acc.kinds))
+
+    def argument_values(self, site: CallSite, argument, storage: Storage, acc: "_Arguments", depth: int) -> None:
+        """Add what ``argument`` (at ``site``) can pass for ``storage`` to ``acc``."""
+        kind = argument.kind
+        here = Location(site.path, argument.line or site.span.line, site.span.column, "call", "")
+        loop = next((loop for loop in reversed(site.loops) if argument.text in loop.targets), None) if kind == "name" else None
+        if storage.length:
+            if argument.grown or (argument.loop_names and kind in ("subscript", "call", "list", "name")):
+                acc.add_unbounded(replace_note(here, "passes a container that grows between calls"), "a container that grows between calls")
+            elif argument.length is not None:
+                acc.add_value(_container_shape(argument.text, argument.length), kind, replace_note(here, f"passes {argument.length} item(s)"))
+            elif kind == "attribute":
+                # ``memory.items``: an object's list that one of its methods grows between calls.
+                grown = self.grown_attribute(site, argument.text)
+                if grown:
+                    acc.add_unbounded(replace_note(here, "passes a container that grows between calls"), grown)
+            return
+        if storage.members and storage.members[0].startswith(".shape["):
+            # A size of a tensor argument: tensors sized by the loop, grown, or sliced per call.
+            if argument.grown:
+                acc.add_unbounded(replace_note(here, "passes a tensor built from a list that grows between calls"), "tensors of a different size each time (built from a list that grows)")
+            elif argument.loop_names and (argument.shape or kind in ("subscript", "call")):
+                acc.add_unbounded(replace_note(here, "passes a tensor sized by the loop"), "tensors sized by a loop variable")
+            elif argument.shape:
+                acc.add_value(repr(argument.shape), kind, replace_note(here, f"passes a tensor of shape ({', '.join(argument.shape)})"))
+            return
+        if storage.members:
+            # ``cfg.window`` of an object built per call, from the loop variable: the member
+            # changes when the constructor (or the factory that builds it) is given it.
+            built = argument.text if kind == "call" else argument.origin if kind == "name" else ""
+            targets = {t for loop in site.loops for t in loop.targets}
+            if built and targets & _words(built) and self.sets_member(site, built, storage.members[0].lstrip(".")):
+                acc.add_unbounded(replace_note(here, "passes an object built anew each iteration"), "an object built per call from the loop variable")
+            return
+        if loop is not None or argument.loop_var or argument.loop_names:
+            count = loop.count if loop is not None and len(argument.loop_names) <= 1 else None
+            if count is not None and count <= 8:
+                acc.add_count(count, "int", replace_note(here, f"passes each of {count} values"), f"each of the {count} values of a loop")
+            else:
+                acc.add_unbounded(replace_note(here, "passes a different value each iteration"), "a loop variable")
+            return
+        if kind in ("int", "str", "float", "bool", "none"):
+            acc.add_value(argument.text, kind, replace_note(here, f"passes {argument.text}"))
+            return
+        if kind == "name" and depth < CALLER_DEPTH:
+            # A parameter of the calling function: what its own callers pass.
+            facts = self.index.facts(site.path)
+            caller = facts.function(site.function) if facts is not None and site.function else None
+            if caller is None or argument.text not in {p.name for p in caller.params}:
+                return
+            ref = FunctionRef(site.path, caller.qualname)
+            position = _param_position(caller, argument.text, method=bool(caller.class_name))
+            for outer in self.function_call_sites(ref):
+                outer_argument = _argument(outer, argument.text, position)
+                if outer_argument is not None:
+                    before = len(acc.locations)
+                    self.argument_values(outer, outer_argument, storage, acc, depth + 1)
+                    if len(acc.locations) > before:
+                        acc.locations.insert(before, replace_note(here, f"passes `{argument.text}` on, from `{caller.qualname}`'s callers"))
+
+    def sets_member(self, site: CallSite, built: str, member: str) -> bool:
+        """Whether the call ``built`` (``TaskConfig(name=n, scale=s)``,
+        ``AttentionConfig.for_context(c)``) gives the object's ``member``: as a keyword or a
+        positional argument of the constructor, or in what a factory it calls returns."""
+        try:
+            node = ast.parse(built, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+        if not isinstance(node, ast.Call):
+            return True
+        if any(kw.arg == member or kw.arg is None for kw in node.keywords):
+            return True
+        facts = self.index.facts(site.path)
+        callee = _dotted(node.func)
+        if facts is None or not callee:
+            return True
+        cls = self.index.resolve_class(facts.resolve(callee), facts.path)
+        if cls is not None:
+            # Positional arguments fill the fields in order (a dataclass's ``__init__``).
+            fields = [name for name, init in cls[1].attrs if init.class_level]
+            return member in fields[: len(node.args)]
+        caller = facts.function(site.function) if site.function else None
+        ref = self.resolve_callee(facts, caller, callee)
+        fn = self.index.function(ref) if ref is not None else None
+        if fn is None:
+            return True
+        # A factory: look at the constructor calls it returns.
+        tree_facts = self.index.facts(ref.path)  # type: ignore[union-attr]
+        text = self.index.text(ref.path) or ""  # type: ignore[union-attr]
+        body = "\n".join(text.split("\n")[fn.line - 1 : fn.end_line])
+        try:
+            tree = ast.parse(textwrap.dedent(body))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+        returns = [n.value for n in ast.walk(tree) if isinstance(n, ast.Return) and isinstance(n.value, ast.Call)]
+        if not returns or tree_facts is None:
+            return True
+        return any(any(kw.arg == member or kw.arg is None for kw in call.keywords) or call.args for call in returns)
+
+    def grown_attribute(self, site: CallSite, text: str) -> str:
+        """Why ``obj.attr`` (passed at ``site``) grows between calls of the region called
+        there ("" if nothing says it does): a write to its length that runs between calls."""
+        head, _, attr = text.rpartition(".")
+        facts = self.index.facts(site.path)
+        caller = facts.function(site.function) if facts is not None and site.function else None
+        if facts is None or "." in head or not attr:
+            return ""
+        owner = ""
+        if head == "self" and caller is not None and caller.class_name:
+            owner = f"{facts.module}.{caller.class_name}"
+        elif caller is not None:
+            for var, cls_text in caller.instances:
+                if var == head:
+                    found = self.index.resolve_class(cls_text, facts.path)
+                    owner = f"{found[0].module}.{found[1].qualname}" if found is not None else ""
+        if not owner:
+            return ""
+        for mutation in self.index.mutations("length", "", attr):
+            if mutation.owner == owner:
+                for region in self.regions:
+                    if site.callee.rsplit(".", 1)[-1] in self.names(region):
+                        when = self.runs_between_calls(region, mutation)
+                        if when is not None:
+                            return f"`{text}` grows {when[1]}"
+        return ""
+
+    def function_call_sites(self, ref: FunctionRef) -> list[CallSite]:
+        """The project's calls of a project function or method (``model(x)`` for a module's
+        ``forward``), found by the names it is called by and kept where they resolve to it."""
+        if ref in self._function_sites:
+            return self._function_sites[ref]
+        self._function_sites[ref] = []
+        facts = self.index.facts(ref.path)
+        fn = facts.function(ref.qualname) if facts is not None else None
+        if facts is None or fn is None:
+            return []
+        names = {fn.name}
+        owner = f"{facts.module}.{fn.class_name}" if fn.class_name else ""
+        if fn.class_name and fn.name in ("forward", "__call__"):
+            for other in list(self.index.parsed()):
+                for function in other.functions:
+                    for var, cls_text in function.instances:
+                        found = self.index.resolve_class(cls_text, other.path)
+                        if found is not None and f"{found[0].module}.{found[1].qualname}" == owner:
+                            names.add(var)
+        sites = []
+        for site in collect_call_sites(self.index, frozenset(names)):
+            site_facts = self.index.facts(site.path)
+            caller = site_facts.function(site.function) if site_facts is not None and site.function else None
+            if site_facts is None:
+                continue
+            target = self.resolve_callee(site_facts, caller, site.callee)
+            if target is None and caller is not None and "." not in site.callee:
+                for var, cls_text in caller.instances:
+                    if var == site.callee:
+                        found = self.index.resolve_class(cls_text, site.path)
+                        target = self.index.class_method(*found, "forward") if found is not None else None
+            if target == ref:
+                sites.append(site)
+        self._function_sites[ref] = sites
+        return sites
+
+
+@dataclass
+class _Arguments:
+    locations: list[Location] = field(default_factory=list)
+    values: set[str] = field(default_factory=set)
+    unbounded: bool = False
+    kinds: set[str] = field(default_factory=set)
+    why: str = ""
+
+    def add_unbounded(self, location: Location, why: str) -> None:
+        self.unbounded = True
+        self.locations.append(location)
+        self.why = self.why or why
+
+    def add_value(self, value: str, kind: str, location: Location) -> None:
+        self.values.add(value)
+        self.kinds.add(kind)
+        self.locations.append(location)
+
+    def add_count(self, count: int, kind: str, location: Location, why: str) -> None:
+        self.values.update(f"<{location.path}:{location.line}:{i}>" for i in range(count))
+        self.kinds.add(kind)
+        self.locations.append(location)
+        self.why = self.why or why
+
+
+def _container_shape(text: str, length: int) -> str:
+    """What a container display passes, for counting distinct values: its length, and for a
+    dict its keys (same length, other keys: another guard value)."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return str(length)
+    if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) for k in node.keys):
+        return repr(tuple(k.value for k in node.keys))  # type: ignore[union-attr]
+    return str(length)
+
+
+def replace_note(location: Location, note: str) -> Location:
+    return Location(location.path, location.line, location.column, location.role, note, location.end_line, location.end_column)
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
 
 
 def _values_of(node: ast.expr) -> set[str] | None:

@@ -51,7 +51,7 @@ def changes(risk: Risk) -> str:
 def cost(risk: Risk) -> str:
     """What the changing value costs, as measured on torch 2.13."""
     region = risk.region.name
-    source = logged(risk.guard.guard.source)
+    source = logged(risk.guard.guard.source) or risk.guard.storage.describe().strip("`")
     if risk.unbounded:
         return (
             f"every new value fails the guard on `{source}` and compiles another graph; after {RECOMPILE_LIMIT} "
@@ -83,7 +83,7 @@ def report(ctx: "ProjectContext", risk: Risk, message: str, fix: str, at: Locati
         subject=risk.subject(ctx.index),
         region=risk.region.name,
         function=_function_name(ctx, guard),
-        guard=guard.guard,
+        guard=guard.guard if guard.guard.source else None,
         evidence=tuple(location for location in evidence if location != primary),
     )
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext
+from recompile_lint.analysis.guards import HOOKED
 from recompile_lint.analysis.risks import Risk
 from recompile_lint.models import Boundedness, Severity
 from recompile_lint.rules._risk import changes, logged, reader, report
@@ -79,8 +80,19 @@ model = torch.compile(Counter())
                 f"and instances are compiled one by one: they share one code object and one cache ({risk.evidence.why})"
             )
             fix = f"register it as a buffer (`self.register_buffer(\"{attr}\", torch.tensor({attr}))`) or pass it to forward as a tensor"
+        elif storage.owner == HOOKED:
+            what = (
+                f"`{attr}` ({risk.value_kind}), an attribute of the modules a forward hook is registered on, is read in "
+                f"{reader(risk, ctx.index)} and {changes(risk)}; Dynamo inlines the hook into the compiled call and treats "
+                f"integer attributes of an nn.Module as static"
+            )
+            fix = (
+                f"keep the count in a buffer of the hooked module (`module.register_buffer(\"{attr}\", torch.zeros((), "
+                f"dtype=torch.long))`, updated with `module.{attr}.add_(1)`), or count outside the compiled model"
+            )
         else:
-            what = f"`{logged(risk.guard.guard.source)}` ({risk.value_kind} attribute of `{owner}`) is read in {reader(risk, ctx.index)} and {changes(risk)}"
+            shown = logged(risk.guard.guard.source)
+            what = f"`{shown}` ({risk.value_kind} attribute of `{owner}`) is read in {reader(risk, ctx.index)} and {changes(risk)}"
             fix = (
                 f"`self.register_buffer(\"{attr}\", torch.zeros((), dtype=torch.long))` and update it in place "
                 f"(`self.{attr}.add_(1)`), or pass the value to forward as a tensor"

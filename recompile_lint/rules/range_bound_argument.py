@@ -55,18 +55,21 @@ def report(x):
     )
 
     def claims(self, risk: Risk) -> bool:
-        """An argument the compiled code needs as a concrete int: a ``range()`` bound (or a
-        ``math`` function's argument, a split size), that its callers vary."""
+        """An argument the compiled code uses as a ``range()`` bound, that its callers vary."""
         guard = risk.guard
-        return guard.storage.kind == "parameter" and not guard.storage.length and not guard.storage.members and guard.specialized not in ("", "dynamic=False")
+        storage = guard.storage
+        sized = bool(storage.members) and storage.members[0].startswith(".shape[")
+        return storage.kind == "parameter" and not storage.length and (not storage.members or sized) and guard.specialized == "a range() bound"
 
     def check_risk(self, risk: Risk, ctx: ProjectContext) -> None:
-        name = risk.guard.storage.name
+        storage = risk.guard.storage
+        name = storage.name + "".join(storage.members)
         region = risk.region.name
+        what = f"argument `{name}`" if not storage.members else f"the size `{name}` of argument `{storage.name}`"
         report(
             ctx,
             risk,
-            f"argument `{name}` of {reader(risk, ctx.index)} is used as {risk.guard.specialized}, so it stays a constant of "
+            f"{what} of {reader(risk, ctx.index)} is used as {risk.guard.specialized}, so it stays a constant of "
             f"the graph, and its callers pass {risk.evidence.why}",
             "loop over a fixed bound and mask, use tensor ops (`x[start:end].sum()`), or keep the bound constant per "
             f"compiled function (`{region}` is compiled once per value)",

@@ -7,8 +7,10 @@ from recompile_lint.rules._risk import reader, report
 from recompile_lint.rules.base import Rule
 
 class SpecializedScalarArgument(Rule):
-    """A str argument that takes many values, or an int argument under ``dynamic=False``,
-    passed to a compiled function.
+    """An argument whose value the graph keeps as a constant, passed different values by its
+    callers: a str, an int under ``dynamic=False``, an int the compiled code needs concrete
+    (an index into a Python list, a split size, a dispatch ``if op == 3``), or an int or float
+    that automatic dynamic shapes make symbolic only after one recompile (2 graphs, a warning).
 
     Dynamo guards on the value of a str argument (``mode == 'a0'``): strings never become
     symbolic, so every new value is another graph until ``recompile_limit`` (8) sends the
@@ -27,14 +29,14 @@ class SpecializedScalarArgument(Rule):
 import torch
 
 
-@torch.compile
+@torch.compile(dynamic=True)
 def scaled(x, n: int):
-    return x * n
+    return x * n  # n is a symbolic input from the first call: one graph
 
 
 def main(x):
     for n in range(10):
-        scaled(x, n)  # default dynamic: one recompile, then n is symbolic
+        scaled(x, n)
 """,
     )
     INVALID = (
@@ -44,19 +46,19 @@ import torch
 
 @torch.compile
 def act(x, name: str):
-    return torch.relu(x) if name == "relu" else torch.tanh(x)
+    return torch.relu(x) if name == "relu" else torch.tanh(x)  # RCL108
 
 
 @torch.compile(dynamic=False)
 def scaled(x, n: int):
-    return x * n
+    return x * n  # RCL108
 
 
 def main(x, names):
     for name in names:
-        act(x, name)  # RCL108
+        act(x, name)
     for n in range(10):
-        scaled(x, n)  # RCL108
+        scaled(x, n)
 """,
     )
 
@@ -64,23 +66,25 @@ def main(x, names):
         """An argument that stays a constant of the graph, a str or an int under
         ``dynamic=False``, that its callers vary."""
         guard = risk.guard
-        return guard.storage.kind == "parameter" and not guard.storage.length and guard.guard.kind == "CONSTANT_MATCH" and guard.specialized in ("", "dynamic=False")
+        return (
+            guard.storage.kind == "parameter"
+            and not guard.storage.length
+            and guard.guard.kind == "CONSTANT_MATCH"
+            # A range() bound is RCL106's; the length of a list that shapes a tensor is a rank (RCL201).
+            and guard.specialized not in ("a range() bound", "the length of a Python list")
+        )
 
     def check_risk(self, risk: Risk, ctx: ProjectContext) -> None:
         guard = risk.guard
         name = guard.storage.name + "".join(guard.storage.members)
         region = risk.region.name
-        calls = [loc for loc in risk.evidence.locations if loc.role == "call"]
         if risk.value_kind == "str":
             why = "a str never becomes symbolic"
             fix = "map the strings to an int or a tensor outside, or compile one function per value and pick it outside"
-        else:
+        elif guard.specialized == "dynamic=False":
             why = f"`{region}` is compiled with dynamic=False, so the int stays a constant"
             fix = "drop dynamic=False (automatic dynamic makes the int symbolic after one recompile), or pass it as a tensor"
-        report(
-            ctx,
-            risk,
-            f"argument `{name}` of {reader(risk, ctx.index)} changes between calls here ({risk.evidence.why}): {why}",
-            fix,
-            at=calls[0] if calls else None,
-        )
+        else:
+            why = f"it is used as {guard.specialized}, which needs a concrete value, so it stays a constant"
+            fix = "pass it as a tensor and use tensor operations (indexing a tensor, `torch.gather`), or keep it constant per compiled function"
+        report(ctx, risk, f"argument `{name}` of {reader(risk, ctx.index)} changes between calls ({risk.evidence.why}): {why}", fix)
