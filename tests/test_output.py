@@ -163,12 +163,12 @@ def test_places_in_messages_are_relative_to_the_working_directory(tmp_path: Path
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "model.py").write_text("import torch\n\nSTEP = 0\n\n\n@torch.compile\ndef scale(x):\n    return x * STEP\n", encoding="utf-8")
-    (tmp_path / "train.py").write_text("import sys\n\nsys.path.insert(0, 'src')\nimport model\n\nfor i in range(3):\n    model.STEP = i\n    model.scale(i)\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text("import sys\n\nimport torch\n\nsys.path.insert(0, 'src')\nimport model\n\nfor i in range(3):\n    model.STEP = i\n    model.scale(torch.ones(3))\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path / "src")
-    [finding] = lint_paths(["model.py"], Config(cache=False), relocate=True).findings
-    assert "changed at ../train.py:7" in finding.message
+    [finding] = [f for f in lint_paths(["model.py"], Config(cache=False), relocate=True).findings if f.code == "RCL101"]
+    assert "changed at ../train.py:9" in finding.message
     assert str(tmp_path) not in json.dumps(finding.to_dict())
-    assert [(loc.path, loc.role) for loc in finding.evidence] == [("../train.py", "write"), ("model.py", "compile-site")]
+    assert [(loc.path, loc.line, loc.role) for loc in finding.evidence] == [("../train.py", 9, "write"), ("model.py", 6, "compile-site")]
 
 
 def finding_with(evidence: tuple[Location, ...], message: str) -> Finding:
