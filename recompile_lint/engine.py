@@ -138,6 +138,7 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     the files' text)."""
     from recompile_lint.analysis.callsites import prime as prime_call_sites
     from recompile_lint.analysis.guards import FunctionTrees, predict_guards
+    from recompile_lint.analysis.variation import variation_of
     from recompile_lint.analysis.textscan import calls_any, may_compile_text
     from recompile_lint.analysis.regions import RegionFinder
     from recompile_lint.rules import Rule
@@ -201,6 +202,7 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     # first walk names the globals and attributes, and the files that can change them are
     # parsed before the risks are judged.
     trees = FunctionTrees(index)
+    variation_of(index, regions)  # shared by the guard model and the rules that ask about calls
     guarded = guarded_names(index, regions, only)
     add_guard_sources(guarded, predict_guards(index, regions, config.max_depth, trees))
     index.scan_for_mutations(guarded)

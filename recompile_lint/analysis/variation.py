@@ -55,6 +55,16 @@ CALLER_DEPTH = 4
 UNBOUNDED = None
 
 
+def variation_of(index: ProjectIndex, regions: list[CompiledRegion] | None = None) -> "Variation":
+    """The run's one ``Variation`` (its call graph and file walks are shared by every
+    question); the engine creates it with the run's regions."""
+    found = index.memo.get("variation")
+    if not isinstance(found, Variation) or (regions is not None and found.regions != regions):
+        found = Variation(index, list(regions or []))
+        index.memo["variation"] = found
+    return found
+
+
 @dataclass(frozen=True)
 class Evidence:
     """Why a guarded value takes more than one value across calls, and how many it can take."""
@@ -348,7 +358,7 @@ class Variation:
         if _is_callback(fn):
             return False, f"in `{fn.qualname}`, which a training framework calls every step"
         if mutation.op == "augassign" and not self.callers(ref):  # type: ignore[arg-type]
-            return False, f"in `{fn.qualname}`, which counts its calls (called from outside the project)"
+            return False, f"in `{fn.qualname}`, which updates it each time it is called"
         return None
 
     def called_per_step(self, region: CompiledRegion, ref: FunctionRef, fn: FunctionFacts, seen: set[FunctionRef], depth: int) -> str:
@@ -708,6 +718,10 @@ class Variation:
             if built and targets & _words(built) and self.sets_member(site, built, storage.members[0].lstrip(".")):
                 acc.add_unbounded(replace_note(here, "passes an object built anew each iteration"), "an object built per call from the loop variable")
             return
+        if argument.loop_names and not argument.loop_var and _looks_up(argument.text, set(argument.loop_names)):
+            # ``group["lr"]``, ``cfg.scale``, ``p.grad``: data read from the loop's items, which
+            # may well be the same in every item; nothing says the value changes.
+            return
         if loop is not None or argument.loop_var or argument.loop_names:
             count = loop.count if loop is not None and len(argument.loop_names) <= 1 else None
             if count is not None and count <= 8:
@@ -860,6 +874,18 @@ class _Arguments:
         self.kinds.add(kind)
         self.locations.append(location)
         self.why = self.why or why
+
+
+def _looks_up(text: str, loop_names: set[str]) -> bool:
+    """Whether ``text`` reads something out of a loop variable (``group["lr"]``, ``item.size``,
+    ``batch.get("k")``) rather than computing from it (``i * 2``, ``step + 1``)."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return isinstance(node, ast.Name) and node.id in loop_names and not isinstance(ast.parse(text, mode="eval").body, ast.Name)
 
 
 def _container_shape(text: str, length: int) -> str:
