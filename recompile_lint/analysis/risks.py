@@ -118,7 +118,7 @@ def graphs(guard: PredictedGuard, evidence: Evidence, kind: str) -> int | None:
 
 
 def assess(guard: PredictedGuard, evidence: Evidence) -> Risk | None:
-    kind = value_kind(guard, evidence) if guard.guard.kind != "TENSOR_MATCH" else "size"
+    kind = value_kind(guard, evidence) if guard.guard.kind != "TENSOR_MATCH" else guard.guard.detail.split(" ", 1)[0]
     if kind in ("tensor", "list", "dict", "object", "module", "function", "class") and guard.guard.kind == "CONSTANT_MATCH":
         return None
     if guard.storage.kind == "parameter" and kind in ("unknown", "none") and guard.guard.kind == "CONSTANT_MATCH":
