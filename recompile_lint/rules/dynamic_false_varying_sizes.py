@@ -1,3 +1,5 @@
+"""RCL204 dynamic-false-varying-sizes (project rule): call sites of a ``dynamic=False`` region passing varying sizes."""
+
 from __future__ import annotations
 
 

@@ -1,3 +1,5 @@
+"""RCL404 graph-break-value (function rule): a value that crosses a graph break (``.item()``, ``.tolist()``, clocks, ``random``)."""
+
 from __future__ import annotations
 
 from typing import Iterable

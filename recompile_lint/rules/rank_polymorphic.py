@@ -1,3 +1,5 @@
+"""RCL201 rank-polymorphic. Guards: a tensor argument's rank (TENSOR_MATCH rank). Evidence: call sites passing several ranks. Also a reshape whose rank comes from a Python value (function rule)."""
+
 from __future__ import annotations
 
 import libcst as cst
