@@ -118,7 +118,11 @@ def graphs(guard: PredictedGuard, evidence: Evidence, kind: str) -> int | None:
 
 
 def assess(guard: PredictedGuard, evidence: Evidence) -> Risk | None:
-    kind = value_kind(guard, evidence) if guard.guard.kind != "TENSOR_MATCH" else "size"
+    if guard.value_kind == "none" and not (set(evidence.kinds) & {"int", "str", "float", "bool", "enum", "bytes"}):
+        # ``self.mask = None`` filled in later with a tensor or an object (lazy
+        # initialisation): not a Python scalar that changes call after call.
+        return None
+    kind = value_kind(guard, evidence) if guard.guard.kind != "TENSOR_MATCH" else guard.guard.detail.split(" ", 1)[0]
     if kind in ("tensor", "list", "dict", "object", "module", "function", "class") and guard.guard.kind == "CONSTANT_MATCH":
         return None
     if guard.storage.kind == "parameter" and kind in ("unknown", "none") and guard.guard.kind == "CONSTANT_MATCH":

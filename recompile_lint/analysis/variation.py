@@ -701,6 +701,15 @@ class Variation:
                 if grown:
                     acc.add_unbounded(replace_note(here, "passes a container that grows between calls"), grown)
             return
+        if storage.members and storage.members[0] == ".ndim":
+            # The rank of a tensor argument: tensors of another rank at the call sites.
+            if argument.rank is not None:
+                acc.add_value(str(argument.rank), "tensor", replace_note(here, f"passes a tensor of rank {argument.rank}"))
+            elif over_parameters(site, argument.text):
+                acc.add_unbounded(replace_note(here, "passes each parameter of a model (of several ranks)"), "the parameters of a model, of several ranks")
+            elif loop is not None and loop.count is not None and argument.loop_var:
+                pass  # items of a loop: nothing says their ranks differ
+            return
         if storage.members and storage.members[0].startswith(".shape["):
             # A size of a tensor argument: tensors sized by the loop, grown, or sliced per call.
             if argument.grown:
@@ -874,6 +883,18 @@ class _Arguments:
         self.kinds.add(kind)
         self.locations.append(location)
         self.why = self.why or why
+
+
+# What a loop over a model's parameters looks like: ``model.parameters()``,
+# ``named_parameters()``, ``self.params``, ``group["params"]``.
+PARAMETERS = re.compile(r"(?:\bparameters\(|\bnamed_parameters\(|\bparams\b|\[['\"]params['\"]\])")
+
+
+def over_parameters(site: CallSite, text: str) -> bool:
+    """Whether ``text`` (an argument at ``site``) is, or belongs to, the variable of a loop over
+    a model's parameters (weights and biases of different layers differ in shape and rank)."""
+    root = text.split(".", 1)[0].split("[", 1)[0]
+    return any(root in loop.targets and PARAMETERS.search(loop.iter_text) is not None for loop in site.loops)
 
 
 def _looks_up(text: str, loop_names: set[str]) -> bool:

@@ -1,3 +1,5 @@
+"""RCL403 per-call-backend (project rule): a backend object built anew each time a compile runs again."""
+
 from __future__ import annotations
 
 import ast

@@ -1,3 +1,5 @@
+"""RCL108 specialized-scalar-argument. Guards: a scalar argument kept constant (str, dynamic=False, needed concrete) or freed after one recompile. Evidence: different values at the call sites, followed into the callers' callers."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext
