@@ -56,6 +56,12 @@ SPECIALIZING_CALLS = frozenset(
 )  # fmt: skip
 SPECIALIZING_METHODS = frozenset({"unfold", "chunk", "split", "tensor_split"})
 ENVIRON = "os.environ"
+# torch's own modules Dynamo does not inline (its skip rules): only matters when torch's own
+# tree is the project being linted.
+OPAQUE_TORCH_MODULES = (
+    "torch._dynamo.", "torch._inductor.", "torch.fx.", "torch._subclasses.", "torch._higher_order_ops.",
+    "torch.compiler.", "torch._guards", "torch._logging.", "torch.utils._", "torch._C.", "torch._export.", "torch.export.",
+)  # fmt: skip
 # Calls that consume a whole container: Dynamo unrolls it, guarding its length.
 UNROLLING_CALLS = frozenset(
     {"sum", "zip", "enumerate", "sorted", "reversed", "list", "tuple", "max", "min", "any", "all", "map", "torch.stack", "torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack", "torch.dstack"}
@@ -317,6 +323,8 @@ class GuardWalker:
         """Walk ``fn`` with ``env`` bound to its parameters; the value it returns."""
         if ref in self.stack or depth > self.max_depth or any(d in DISABLE_DECORATORS for d in fn.decorators):
             return UNKNOWN
+        if depth > 0 and facts.module.startswith(OPAQUE_TORCH_MODULES):
+            return UNKNOWN  # Dynamo does not trace into its own machinery (when torch itself is linted)
         node = self.trees.node(facts.path, fn)
         if node is None:
             return UNKNOWN
@@ -923,8 +931,13 @@ class GuardWalker:
             return UNKNOWN
         if isinstance(func, ast.Attribute):
             receiver = self.expr(frame, func.value, passthrough=True)
-            if receiver.kind in ("module", "object", "class", "modref", "external", "modules", "environ") or (receiver.kind == "unknown" and receiver.storage is not None and receiver.storage.kind in ("global", "member")):
+            if receiver.kind in ("module", "object", "class", "modref", "external", "modules", "environ"):
                 callee = self.attribute(frame, receiver, func.attr)
+            elif receiver.kind == "unknown" and receiver.storage is not None and receiver.storage.kind in ("global", "member") and not self.is_container(receiver):
+                # A method of a module-level value of unknown kind (``meta['k'].update(...)``):
+                # neither the method nor the value is a guarded scalar.
+                self.uses(frame, node.args, node.keywords)
+                return UNKNOWN
             elif func.attr in ("dim", "ndimension") and not node.args and receiver.kind in ("tensor", "unknown") and receiver.storage is not None and receiver.storage.kind == "parameter" and not receiver.storage.members:
                 return Sym(source=receiver.source, kind="rank", storage=replace(receiver.storage, members=(".ndim",)))
             elif func.attr == "size" and len(node.args) == 1 and receiver.kind in ("tensor", "unknown") and receiver.storage is not None and receiver.storage.kind == "parameter" and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, int):
