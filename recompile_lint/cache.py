@@ -702,6 +702,11 @@ def user_key() -> bytes | None:
     try:
         key = _read_key(fd)
         if key is None:
+            try:
+                # One others could read, of another size, or a link: never used, replaced.
+                os.unlink(KEY_NAME, dir_fd=fd)
+            except FileNotFoundError:
+                pass
             tmp = f".key-{os.urandom(8).hex()}"
             handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=fd)
             try:
