@@ -40,14 +40,20 @@ Source = tuple[str, str]  # (path, decoded text)
 T = TypeVar("T")
 
 
-def effective_jobs(jobs: int) -> int:
-    """Worker count for ``--jobs``: 0 means one per usable core."""
-    if jobs > 0:
-        return jobs
+def usable_cores() -> int:
+    """The cores this process may run on."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def effective_jobs(jobs: int) -> int:
+    """Worker count for ``--jobs``: 0 means one per usable core, and never more than that (a
+    repository's ``jobs = 32`` must not start 32 workers on a two-core machine: each holds
+    a copy of the analysis)."""
+    cores = usable_cores()
+    return min(jobs, cores) if jobs > 0 else cores
 
 
 def worth_parallel(sources: Sequence[Source], jobs: int, min_bytes: int | None = None) -> bool:
