@@ -909,8 +909,9 @@ class FactsCache:
     to one in the user's cache directory.
     """
 
-    def __init__(self, directory: str | os.PathLike[str] | None = None, *, chosen: bool | None = None):
+    def __init__(self, directory: str | os.PathLike[str] | None = None, *, chosen: bool | None = None, max_file_bytes: int | None = None):
         self._directory: Path | None = Path(directory) if directory is not None else None
+        self._max_file_bytes = max_file_bytes
         self._chosen = chosen if chosen is not None else directory is not None
         self._opened: _Opened | None = None
         self._disabled = False
@@ -926,10 +927,11 @@ class FactsCache:
         None when caching is off."""
         if not getattr(config, "cache", True):
             return None
+        limit = getattr(config, "max_file_bytes", None)
         if getattr(config, "cache_dir", None):
-            return cls(config.cache_dir, chosen=True)
+            return cls(config.cache_dir, chosen=True, max_file_bytes=limit)
         base = getattr(config, "source", None) or root
-        return cls(Path(base) / CACHE_DIR_NAME if base else None, chosen=False)
+        return cls(Path(base) / CACHE_DIR_NAME if base else None, chosen=False, max_file_bytes=limit)
 
     def __del__(self) -> None:
         self.close()
@@ -1015,7 +1017,7 @@ class FactsCache:
         opened = self._open(first_path)
         if opened is None:
             return None
-        return RunCache(opened.directory, opened.fd, opened.key)
+        return RunCache(opened.directory, opened.fd, opened.key, self._max_file_bytes)
 
     # ---- layout ---------------------------------------------------------------------------
 
@@ -1198,10 +1200,13 @@ class RunCache:
     optimisation only: any failure means "not cached".
     """
 
-    def __init__(self, directory: Path, fd: int, key: bytes):
+    def __init__(self, directory: Path, fd: int, key: bytes, max_file_bytes: int | None = None):
         self.directory = directory
         self._fd = fd
         self._key = key
+        # Files larger than this are never linted (only their size is reported): they are
+        # named by their status, not read and hashed.
+        self._max_file_bytes = max_file_bytes
         self.runs = directory / f"runs-{_code_fingerprint()}"
         self._table: dict[str, list] | None = None
         self._table_time = 0  # modification time of the table file as read
@@ -1239,6 +1244,8 @@ class RunCache:
             and info.st_mtime_ns < self._table_time - RACY_NS
         ):
             return entry[4]
+        if self._max_file_bytes is not None and info.st_size > self._max_file_bytes:
+            return "large-" + "-".join(map(str, stamp))
         from recompile_lint.source import SourceError, read_bytes
 
         try:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from recompile_lint.source import DEFAULT_MAX_FILE_BYTES
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -70,6 +72,8 @@ class Config:
     compile_functions: tuple[str, ...] = ()
     max_depth: int = 6
     jobs: int = 1
+    # Files larger than this many bytes are reported, not parsed (``max-file-size``, in MiB).
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     cache: bool = True
     cache_dir: str | None = None
     # Start a resident server after a run that found none (``recompile-lint server``).
@@ -230,6 +234,10 @@ def parse_table(table: Mapping[str, Any], where: str) -> Config:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"{at}: expected a non-negative integer (0: one per core), got {value!r}")
             changes["jobs"] = value
+        elif key == "max-file-size":
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= 1024 * 1024:
+                raise ConfigError(f"{at}: expected a positive number of MiB, got {value!r}")
+            changes["max_file_bytes"] = int(value * 1024 * 1024)
         elif key == "cache-dir":
             if not isinstance(value, str):
                 raise ConfigError(f"{at}: expected a path string, got {value!r}")
