@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Iterator
 
 from recompile_lint.analysis.facts import Binding, ClassFacts, FunctionFacts, ModuleFacts, Mutation, collect_facts
 from recompile_lint.analysis import textscan
-from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, on_deep_stack, parse_error, raise_recursion_limit, syntax_error
+from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, on_deep_stack, parse_error, parse_source, raise_recursion_limit, syntax_error
 from recompile_lint.analysis.textscan import may_mutate
 from recompile_lint.models import FileError
 from recompile_lint.source import DEFAULT_MAX_FILE_BYTES, SourceError, decode_source, read_bytes, too_large
@@ -83,7 +83,7 @@ class FactsStore:
 
     def _collect(self, path: str, text: str, module: str, is_package: bool) -> tuple[ast.Module, ModuleFacts]:
         raise_recursion_limit()  # before the parse too: what parses must not depend on order
-        tree = ast.parse(text, filename=path)
+        tree = parse_source(text, path)
         return tree, collect_facts(tree, path, module, is_package, text, self.compile_functions)
 
 

@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Iterable, Sequence, TypeVar
 
 from recompile_lint.analysis.facts import ModuleFacts, collect_facts
-from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, on_deep_stack, parse_error, raise_recursion_limit, syntax_error
+from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, on_deep_stack, parse_error, parse_source, raise_recursion_limit, syntax_error
 from recompile_lint.models import FileError
 from recompile_lint.source import DEFAULT_MAX_FILE_BYTES
 
@@ -87,7 +87,7 @@ def parse_one(path: str, text: str, compile_functions: tuple[str, ...], keep: bo
 
 def _collect(path: str, text: str, module: str, is_package: bool, compile_functions: tuple[str, ...]) -> tuple[ast.Module, ModuleFacts]:
     raise_recursion_limit()
-    tree = ast.parse(text, filename=path)
+    tree = parse_source(text, path)
     return tree, collect_facts(tree, path, module, is_package, text, compile_functions)
 
 

@@ -70,6 +70,23 @@ def forget_package_layout() -> None:
 PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
+def parse_source(text: str, path: str = "<unknown>") -> ast.Module:
+    """``ast.parse(text)``, and on an interpreter older than 3.12 the ``ast`` 3.12 gives for
+    syntax only newer Pythons read (PEP 695 type parameters and aliases, PEP 701 f-strings:
+    ``newsyntax``). Raises what ``ast.parse`` raises for text no Python up to 3.13 reads."""
+    try:
+        return ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        from recompile_lint.analysis import newsyntax
+
+        if not newsyntax.NEEDED:
+            raise
+        try:
+            return newsyntax.parse_module(text, path)
+        except (SyntaxError, newsyntax.Unsupported, RecursionError, ValueError):
+            raise exc from None
+
+
 def parse_error(path: str, exc: BaseException) -> FileError:
     """The error recorded for a file whose parse raised ``exc`` (one of ``PARSE_ERRORS``)."""
     if isinstance(exc, SyntaxError):
@@ -92,7 +109,7 @@ def syntax_error(path: str, text: str) -> FileError | None:
     except PARSE_ERRORS:
         pass
     try:
-        on_deep_stack(compile, text, path, "exec", ast.PyCF_ONLY_AST, True)
+        on_deep_stack(parse_source, text, path)
     except PARSE_ERRORS as exc:
         return parse_error(path, exc)
     return None
