@@ -83,6 +83,11 @@ def discover(paths: Sequence[str], excludes: Sequence[str], root: str | None = N
         key = os.path.normcase(os.path.abspath(path))
         if key not in seen:
             seen.add(key)
+            if not _valid_name(path):
+                # Its name could be neither reported nor cached as text: say which file it
+                # is (escaped) and lint the others.
+                errors.append(FileError(path=shown_name(path), message="the file name is not valid UTF-8: not linted (rename it)"))
+                return
             files.append(path)
 
     for raw in paths:
@@ -195,6 +200,20 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str 
     return found
 
 
+def _valid_name(path: str) -> bool:
+    """Whether ``path`` is text (a name that is not valid UTF-8 holds surrogate escapes)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(path: str) -> str:
+    """``path`` as text that can be printed: bytes that are not UTF-8 as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace") if not _valid_name(path) else path
+
+
 def _is_link(entry: os.DirEntry) -> bool:
     try:
         return entry.is_symlink()
@@ -211,12 +230,14 @@ def marked_project_root(paths: Sequence[str], excludes: Sequence[str] = ()) -> P
     """
     from recompile_lint.config import ROOT_MARKERS
 
+    # os.path, not pathlib: its queries answer False for a path they may not look at (a
+    # directory without search permission), where pathlib raises.
     resolved = [Path(os.path.abspath(p)) for p in paths if os.path.lexists(p)] or [Path.cwd()]
-    starts = [p if p.is_dir() else p.parent for p in resolved]
+    starts = [p if os.path.isdir(p) else p.parent for p in resolved]
     common = Path(os.path.commonpath([str(s) for s in starts]))
     for directory in [common, *common.parents]:
-        if any((directory / marker).exists() for marker in ROOT_MARKERS):
-            if any(p.is_dir() and is_excluded(relative_to(str(p), str(directory)), excludes) for p in resolved):
+        if any(os.path.exists(directory / marker) for marker in ROOT_MARKERS):
+            if any(os.path.isdir(p) and is_excluded(relative_to(str(p), str(directory)), excludes) for p in resolved):
                 return None
             return directory
     return None
@@ -228,4 +249,4 @@ def find_project_root(paths: Sequence[str], excludes: Sequence[str] = ()) -> Pat
     if marked is not None:
         return marked
     resolved = [Path(os.path.abspath(p)) for p in paths if os.path.lexists(p)] or [Path.cwd()]
-    return Path(os.path.commonpath([str(p if p.is_dir() else p.parent) for p in resolved]))
+    return Path(os.path.commonpath([str(p if os.path.isdir(p) else p.parent) for p in resolved]))

@@ -114,7 +114,7 @@ def analyse(
 
     forget_package_layout()  # a new run sees the packages as they are now
     store = FactsStore(config.compile_functions, facts_cache if facts_cache is not None else make_cache(config, root))
-    index = ProjectIndex(project_files, store, reader, jobs=config.jobs)
+    index = ProjectIndex(project_files, store, reader, jobs=config.jobs, max_bytes=config.max_file_bytes)
     if digests:
         index.digests = digests
     if progress is not None:
@@ -294,7 +294,7 @@ def syntax_checks_in_background(index: ProjectIndex, paths: Sequence[str]):
         return None
     if sum(sizes) < parallel.MIN_PARALLEL_BYTES:
         return None
-    return parallel.BackgroundSyntaxCheck(paths, sizes)
+    return parallel.BackgroundSyntaxCheck(paths, sizes, index.max_bytes)
 
 
 def add_guard_sources(guarded: Guarded, guards) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from recompile_lint.analysis.facts import DEEP_CODE_FRAMES, ModuleFacts, Span, dotted_name, span_of
 from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.parsing import parse_source
 from recompile_lint.analysis.textscan import mentions
 from recompile_lint.analysis.regions import CompiledRegion
 
@@ -475,7 +476,7 @@ def file_call_sites(index: ProjectIndex, path: str, text: str, names: set[str]) 
     if facts is None:
         return None
     try:
-        tree = ast.parse(text, filename=path)
+        tree = parse_source(text, path)
     except (SyntaxError, ValueError, RecursionError):
         return None
     collector = _CallCollector(facts, text.split("\n"), names)

@@ -16,7 +16,8 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Span
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
-from recompile_lint.models import Boundedness, Guard, Location, Severity, Subject
+from recompile_lint.analysis.parsing import CstRefused, parse_cst
+from recompile_lint.models import Boundedness, FileError, Guard, Location, Severity, Subject
 from recompile_lint.analysis.regions import CompiledRegion
 
 FunctionNode = Union[cst.FunctionDef, cst.Lambda]
@@ -90,9 +91,9 @@ def positions_of(wrapper: MetadataWrapper) -> Mapping[cst.CSTNode, CodeRange]:
 def parse_snippet(snippet: str) -> tuple[cst.Module, Mapping] | None:
     """A snippet's tree and positions, as a resident server keeps them (None: it does not parse)."""
     try:
-        module = cst.parse_module(snippet)
+        module = parse_cst(snippet)
         return module, positions_of(MetadataWrapper(module, unsafe_skip_copy=True))
-    except (cst.ParserSyntaxError, RecursionError, ValueError):
+    except (cst.ParserSyntaxError, RecursionError, ValueError, CstRefused):
         return None
 
 
@@ -123,8 +124,11 @@ class CstCache:
                     parsed = ParsedStatement(kept[0], offset, kept[1])
                 else:
                     try:
-                        parsed = ParsedStatement(cst.parse_module(snippet), offset)
-                    except (cst.ParserSyntaxError, RecursionError, ValueError):
+                        parsed = ParsedStatement(parse_cst(snippet), offset)
+                    except (cst.ParserSyntaxError, RecursionError, ValueError, CstRefused) as exc:
+                        # The function's facts stand, but no rule checks its body: say so.
+                        why = str(exc) if isinstance(exc, CstRefused) else f"libcst cannot parse it ({type(exc).__name__})"
+                        self.index.errors.setdefault(path, FileError(path, f"`{fn.qualname}` is only partly checked (the rules that walk its syntax skip it): {why}", fn.line, fn.column))
                         parsed = None
                     if resident_snippets is not None:
                         new_snippets.append(snippet)

@@ -30,6 +30,7 @@ from typing import Iterator
 
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, char_column, dotted_name
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.parsing import parse_source
 from recompile_lint.analysis.regions import DISABLE_DECORATORS, CompiledRegion
 from recompile_lint.models import Guard, Location
 
@@ -210,7 +211,7 @@ class FunctionTrees:
             return None
         lines = text.split("\n")[fn.stmt_line - 1 : fn.stmt_end_line]
         try:
-            module = ast.parse("\n".join(lines))
+            module = parse_source("\n".join(lines), path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         ast.increment_lineno(module, fn.stmt_line - 1)

@@ -16,10 +16,10 @@ from typing import Callable, Iterable, Iterator
 
 from recompile_lint.analysis.facts import Binding, ClassFacts, FunctionFacts, ModuleFacts, Mutation, collect_facts
 from recompile_lint.analysis import textscan
-from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, parse_error, syntax_error
+from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, on_deep_stack, parse_error, parse_source, raise_recursion_limit, syntax_error
 from recompile_lint.analysis.textscan import may_mutate
 from recompile_lint.models import FileError
-from recompile_lint.source import SourceError, decode_source, read_bytes
+from recompile_lint.source import DEFAULT_MAX_FILE_BYTES, SourceError, decode_source, read_bytes, too_large
 @dataclass
 class Guarded:
     """Values regions read whose change elsewhere can make Dynamo recompile."""
@@ -74,22 +74,27 @@ class FactsStore:
             if cached is not None:
                 return cached
         module, is_package, _ = module_name_for(path)
-        tree = ast.parse(text, filename=path)
-        facts = collect_facts(tree, path, module, is_package, text, self.compile_functions)
+        tree, facts = on_deep_stack(self._collect, path, text, module, is_package)
         if facts.compile_sites:
             self.compile_site_trees[path] = (text, tree)
         if self.cache is not None:
             self.cache.put(key, path, facts)
         return facts
 
+    def _collect(self, path: str, text: str, module: str, is_package: bool) -> tuple[ast.Module, ModuleFacts]:
+        raise_recursion_limit()  # before the parse too: what parses must not depend on order
+        tree = parse_source(text, path)
+        return tree, collect_facts(tree, path, module, is_package, text, self.compile_functions)
+
 
 class ProjectIndex:
     """Every Python file of the project by module name; facts parsed on demand."""
 
-    def __init__(self, files: Iterable[str], store: FactsStore, reader: Callable[[str], bytes] | None = None, jobs: int = 1):
+    def __init__(self, files: Iterable[str], store: FactsStore, reader: Callable[[str], bytes] | None = None, jobs: int = 1, max_bytes: int = DEFAULT_MAX_FILE_BYTES):
         self.store = store
         self.jobs = jobs  # worker processes for batches of parses (0: one per core)
         self.reader = reader or read_bytes
+        self.max_bytes = max_bytes  # larger files are an error, never parsed
         self.paths: list[str] = sorted(dict.fromkeys(files))
         self.by_module: dict[str, list[str]] = {}
         self.sys_root: dict[str, str] = {}
@@ -126,7 +131,10 @@ class ProjectIndex:
     def text(self, path: str) -> str | None:
         if path not in self._text:
             try:
-                self._text[path] = decode_source(self.reader(path), path)
+                data = read_bytes(path, self.max_bytes) if self.reader is read_bytes else self.reader(path)
+                if len(data) > self.max_bytes:
+                    raise SourceError(too_large(len(data), self.max_bytes))
+                self._text[path] = decode_source(data, path)
             except SourceError as exc:
                 self.errors[path] = FileError(path=path, message=str(exc))
                 self._text[path] = None
@@ -268,7 +276,7 @@ class ProjectIndex:
         if self.jobs != 1 and self.reader is read_bytes:
             from recompile_lint.analysis.parallel import select_in_parallel
 
-            found = select_in_parallel(todo, test, self.jobs, run_meanwhile)
+            found = select_in_parallel(todo, test, self.jobs, run_meanwhile, self.max_bytes)
         if found is not None:
             chosen, unread = found
             for path in unread:

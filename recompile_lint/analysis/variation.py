@@ -29,6 +29,7 @@ from recompile_lint.analysis.callsites import CallSite, call_sites, collect_call
 from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Mutation
 from recompile_lint.analysis.guards import HOOKED, PredictedGuard, Storage, forward_hooks
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.parsing import parse_source
 from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.models import Location
 
@@ -273,7 +274,7 @@ class Variation:
             if literal_call.search(text) is None:
                 continue
             try:
-                tree = ast.parse(text)
+                tree = parse_source(text, facts.path)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
             for node in ast.walk(tree):
@@ -542,7 +543,7 @@ class Variation:
             if not any(name in text for name in wanted):
                 continue
             try:
-                tree = ast.parse(text)
+                tree = parse_source(text, facts.path)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
             for fn, call in _calls_with_functions(tree):

@@ -297,6 +297,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
         for error in result.errors:
             where = f"{error.path}:{error.line}:{error.column}" if error.line else error.path
             click.echo(f"recompile-lint: error: {where}: {error.message}", err=True)
+    unwritten: list[str] = []
     if output_file:
         try:
             with open(output_file, "w", encoding="utf-8") as handle:
@@ -305,9 +306,9 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
             click.echo(f"recompile-lint: error: cannot write {output_file}: {exc.strerror or exc}", err=True)
             sys.exit(EXIT_ERROR)
     else:
-        # click would strip the escape codes from a stream that is not a terminal; the choice
-        # is made above (FORCE_COLOR keeps them for a CI log).
-        click.echo(rendered, nl=False, color=color)
+        from recompile_lint.frontends.output import write_report
+
+        unwritten = write_report(rendered, result, color=color)  # files the output's encoding could not show
     if result.files_checked == 0 and not result.errors:
         if result.excluded:
             # Every named file is excluded by the configuration: nothing to do, not an error.
@@ -317,7 +318,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
         sys.exit(EXIT_ERROR)
     if config.start_server and _server_to_start():
         start_server_for_next_commands()
-    if result.errors:
+    if result.errors or unwritten:
         sys.exit(EXIT_ERROR)
     threshold = SEVERITY_RANK[fail_on]
     if not exit_zero and any(SEVERITY_RANK[finding.severity.value] >= threshold for finding in result.findings):

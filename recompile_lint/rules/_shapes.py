@@ -14,6 +14,7 @@ from recompile_lint.analysis.callsites import Argument, CallSite, Loop, call_sit
 from recompile_lint.analysis.context import child_nodes
 from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Param, dotted_name, span_of
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.parsing import parse_source
 from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.rules._common import place
 
@@ -387,7 +388,7 @@ def _returned_loader(index: ProjectIndex, path: str, qualname: str, passed: dict
     if facts is None or text is None or fn is None:
         return None
     try:
-        tree = ast.parse(text, filename=path)
+        tree = parse_source(text, path)
     except (SyntaxError, ValueError, RecursionError):
         return None
     node = _find_def(tree, fn)
