@@ -475,24 +475,25 @@ def _store_recording(results: _Results, recording: Recording) -> None:
     results.data["graphs"] = [[f, line, name, n] for (f, line, name), n in recording.graphs]
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point of the child process; never returns."""
+def execute(job: dict[str, Any], torch: Any = None) -> None:
+    """Run one job and end the process. ``torch``: already imported (a child forked from the
+    supervisor, which imported it once for every job); None: import it here."""
     sys.dont_write_bytecode = True
-    args = sys.argv[1:] if argv is None else argv
-    with open(args[0], encoding="utf-8") as handle:
-        job = json.load(handle)
     results = _Results(str(job["result"]))
     code = 0
     started = time.perf_counter()
     try:
-        results.update(status="importing torch")
-        try:
-            import torch
-            import torch._dynamo  # noqa: F401 - the first torch.compile imports it anyway: count it here
-        except BaseException as exc:  # noqa: BLE001
-            results.update(status="torch-failed", detail=f"import torch failed: {_describe(exc)}")
-            os._exit(0)
-        results.update(torch_import_s=time.perf_counter() - started)
+        if torch is None:
+            results.update(status="importing torch")
+            try:
+                import torch
+                import torch._dynamo  # noqa: F401 - the first torch.compile imports it anyway: count it here
+            except BaseException as exc:  # noqa: BLE001
+                results.update(status="torch-failed", detail=f"import torch failed: {_describe(exc)}")
+                os._exit(0)
+            results.update(torch_import_s=time.perf_counter() - started)
+        else:
+            results.update(status="importing torch", torch_import_s=0.0, torch_preloaded=True)
         if str(job.get("device", "cpu")).startswith("cuda") and not torch.cuda.is_available():
             results.update(status="no-cuda", detail="--device cuda: this torch has no usable GPU")
             os._exit(0)
@@ -513,9 +514,40 @@ def main(argv: list[str] | None = None) -> None:
         traceback.print_exc()
         code = 3
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
     os._exit(code)
+
+
+def _read_job(path: str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as handle:
+        job = json.load(handle)
+    if not isinstance(job, dict):
+        raise ValueError(f"{path}: not a job")
+    return job
+
+
+def run_job_file(path: str, torch: Any) -> None:
+    """A child forked from the supervisor: torch is imported already. Never returns."""
+    execute(_read_job(path), torch)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of a freshly started child (``spawn`` lanes: CUDA); never returns."""
+    from recompile_lint.verify import procs
+    from recompile_lint.verify.supervisor import SUPERVISOR_VAR
+
+    supervisor = os.environ.pop(SUPERVISOR_VAR, "")
+    if supervisor.isdigit():
+        import signal
+
+        procs.die_with_parent(signal.SIGKILL, parent=int(supervisor))
+    sys.dont_write_bytecode = True
+    args = sys.argv[1:] if argv is None else argv
+    execute(_read_job(args[0]))
 
 
 if __name__ == "__main__":  # pragma: no cover - started through runner
