@@ -21,7 +21,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Any, Callable
 
 from recompile_lint.verify.probes import (
@@ -37,7 +37,7 @@ from recompile_lint.verify.probes import (
     probe_builder,
 )
 from recompile_lint.verify.recorder import Recorder, Recording
-from recompile_lint.verify.results import Verification, unverifiable
+from recompile_lint.verify.results import Verdict, Verification, unverifiable
 from recompile_lint.verify.synthesis import (
     CallArgs,
     candidates,
@@ -147,12 +147,59 @@ def _instantiate(cls: type, sizes: list[int], torch: Any, device: str) -> Any:
     raise ProbeError(f"cannot construct {cls.__name__}: {errors[-1] if errors else 'needs arguments'}")
 
 
+def _same_file(a: str | None, b: str | None) -> bool:
+    if not a or not b:
+        return False
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):
+        return a == b
+
+
+def code_of(obj: Any) -> CodeType | None:
+    """The code object Dynamo compiles for ``obj``: a compiled function's original, a compiled
+    module's (or module class's) ``forward``, a method's function."""
+    for _ in range(6):
+        if hasattr(obj, "_torchdynamo_orig_callable"):
+            obj = obj._torchdynamo_orig_callable
+        elif hasattr(obj, "_orig_mod"):
+            obj = type(obj._orig_mod).forward
+        elif isinstance(obj, type) and callable(getattr(obj, "forward", None)):
+            obj = obj.forward
+        else:
+            break
+    code = getattr(getattr(obj, "__func__", obj), "__code__", None)
+    return code if isinstance(code, CodeType) else None
+
+
+def region_code(module: ModuleType, region: str) -> CodeType | None:
+    """The code object of ``region`` (``pkg.mod.f``, ``pkg.mod.Net.forward``) when it is defined
+    in ``module``'s own file: regions are matched by file and qualified name, never by a
+    same-named function elsewhere."""
+    name = module.__name__
+    if not region.startswith(name + "."):
+        return None
+    obj: Any = module
+    for part in region[len(name) + 1:].split("."):
+        try:
+            obj = inspect.getattr_static(obj, part)
+        except AttributeError:
+            return None
+        if isinstance(obj, (staticmethod, classmethod)):
+            obj = obj.__func__
+    code = code_of(obj)
+    if code is None or not _same_file(code.co_filename, getattr(module, "__file__", None)):
+        return None
+    return code
+
+
 def locate(module: ModuleType, region: str, torch: Any, backend: str, sizes: list[int],
            device: str, options: dict[str, Any] | None = None) -> Target:
     """Find the compiled callable ``region`` names in ``module`` (or compile it here with ``options``)."""
     options = dict(options or {})
     name = module.__name__
-    if region.startswith(name + "."):
+    strict = region.startswith(name + ".")
+    if strict:
         parts = region[len(name) + 1:].split(".")
     else:
         # The linter may name modules differently (a tree without packages): keep what resolves.
@@ -167,6 +214,11 @@ def locate(module: ModuleType, region: str, torch: Any, backend: str, sizes: lis
         if not hasattr(obj, part):
             raise ProbeError(f"{region} is not reachable from the top level of {name}")
         parent, obj = obj, getattr(obj, part)
+    if not strict:
+        # A same-named function imported from another file is not the region.
+        code = code_of(obj)
+        if code is not None and not _same_file(code.co_filename, getattr(module, "__file__", None)):
+            raise ProbeError(f"{'.'.join(parts)} in {name} is defined in {code.co_filename}, not the region's file")
     if isinstance(parent, type):
         # ``pkg.mod.Class.method``: build an instance; ``forward`` means the module is compiled.
         inst = _instantiate(parent, sizes, torch, device)
@@ -282,6 +334,7 @@ class ProbeSession:
         self.calls = int(job.get("calls", 12))
         self.examples = dict(job.get("examples", {}))
         self.user_files: set[str] = set()
+        self.at_import: Recording | None = None  # what importing the module compiled
 
     def _finding_module(self, spec: FindingSpec, region_module: ModuleType) -> ModuleType | None:
         name = _module_name(spec.path, str(self.job.get("root", "")))
@@ -296,13 +349,26 @@ class ProbeSession:
         except Exception:  # noqa: BLE001 - a failed reset only blurs the next count
             pass
 
+    def _region(self, module: ModuleType, spec: FindingSpec) -> tuple[str, int] | None:
+        code = region_code(module, spec.region) if spec.region else None
+        return (code.co_filename, code.co_firstlineno) if code is not None else None
+
     def probe(self, module: ModuleType, spec: FindingSpec, sizes: list[int]) -> Verification:
-        builder = probe_builder(spec.code)
         if spec.code in NOT_A_RECOMPILE:
             return unverifiable(no_probe_reason(spec.code))
+        region = self._region(module, spec)
+        if self.at_import is not None:
+            # A module-level sweep recompiles while the module is imported: that is evidence
+            # already, and after it the region may sit at the limit, where nothing is logged.
+            seen = judge(self.at_import, spec.subject, path=spec.path, line=spec.line, calls=0,
+                         description=f"importing {module.__name__}", method="import", region_code=region,
+                         region_name=spec.region)
+            if seen.verdict is Verdict.CONFIRMED:
+                return seen
+        builder = probe_builder(spec.code)
         if builder is None or not spec.region:
             # The module's own entry point may still show it; otherwise say why not.
-            return self.via_entry_point(module, spec, no_probe_reason(spec.code))
+            return self.via_entry_point(module, spec, no_probe_reason(spec.code), region)
         self.reset()
         try:
             target = locate(module, spec.region, self.torch, self.backend, sizes, self.device,
@@ -310,18 +376,25 @@ class ProbeSession:
             args = find_arguments(target, module, sizes, self.torch, self.device, self.examples,
                                   spec.region, spec)
         except ProbeError as exc:
-            return self.via_entry_point(module, spec, str(exc))
+            return self.via_entry_point(module, spec, str(exc), region)
         except Exception as exc:  # noqa: BLE001 - user code raised while being set up
-            return self.via_entry_point(module, spec, _describe(exc) + _where(exc, self.user_files))
+            return self.via_entry_point(module, spec, _describe(exc) + _where(exc, self.user_files), region)
         context = ProbeContext(spec, module, target, args, self.calls, self.torch, self.device)
         try:
             probe = builder(context)
         except ProbeError as exc:
-            return unverifiable(str(exc), args.how)
+            return self.via_entry_point(module, spec, str(exc), region, method=args.how)
         except Exception as exc:  # noqa: BLE001
-            return unverifiable(f"building the probe failed: {_describe(exc)}", args.how)
+            return self.via_entry_point(module, spec, f"building the probe failed: {_describe(exc)}", region,
+                                        method=args.how)
         self.reset()
-        return self.run(spec, target, args, probe)
+        result = self.run(spec, target, args, probe)
+        if result.verdict is Verdict.CONFIRMED or _entry_point(module) is None:
+            return result
+        # The probe varied what the finding blames and saw no recompile for it (or could not
+        # call the region): the module's own entry point drives it as the program does.
+        second = self.via_entry_point(module, spec, result.detail, region)
+        return second if second.verdict is Verdict.CONFIRMED else result
 
     def run(self, spec: FindingSpec, target: Target, args: CallArgs, probe: Probe) -> Verification:
         stopped, done = "", 0
@@ -341,17 +414,18 @@ class ProbeSession:
                 except Exception:  # noqa: BLE001
                     pass
         code = target.code
-        region_code = (code.co_filename, code.co_firstlineno) if code is not None else None
+        region_key = (code.co_filename, code.co_firstlineno) if code is not None else None
         how = "declared example inputs" if args.how == "examples" else "synthesized arguments"
         if done == 0 and stopped:
             return unverifiable(f"with {how}, {stopped}", args.how)
         return judge(
             recorder.recording(), spec.subject, path=spec.path, line=spec.line, calls=done,
             description=f"{probe.description} ({how})", method=args.how, stopped=stopped,
-            region_code=region_code,
+            region_code=region_key, region_name=spec.region,
         )
 
-    def via_entry_point(self, module: ModuleType, spec: FindingSpec, why: str) -> Verification:
+    def via_entry_point(self, module: ModuleType, spec: FindingSpec, why: str,
+                        region: tuple[str, int] | None = None, method: str = "") -> Verification:
         """When no call can be built, run the module's own ``main()``/``run()`` instead.
 
         The region's module comes first; then the module of the finding's own file (a model
@@ -362,7 +436,7 @@ class ProbeSession:
             other = self._finding_module(spec, module)
             entry = _entry_point(other) if other is not None else None
         if entry is None:
-            return unverifiable(why)
+            return unverifiable(why, method)
         label, fn = entry
         self.reset()
         stopped = ""
@@ -377,6 +451,7 @@ class ProbeSession:
         return judge(
             recorder.recording(), spec.subject, path=spec.path, line=spec.line, calls=0,
             description=f"ran {label} instead ({why})", method=label, stopped=stopped,
+            region_code=region, region_name=spec.region,
         )
 
 
@@ -407,7 +482,10 @@ def run_probe_job(job: dict[str, Any], results: _Results, torch: Any) -> None:
     session.user_files = {module_file} | {str(f["path"]) for f in job["findings"]}
     results.update(status="importing")
     started = time.perf_counter()
-    module, error = _import(str(job["module"]), session.user_files)
+    # Recording starts before the import: a module-level sweep can reach the limit right here.
+    with Recorder() as at_import:
+        module, error = _import(str(job["module"]), session.user_files)
+    session.at_import = at_import.recording()
     results.update(module_import_s=time.perf_counter() - started)
     if module is None:
         results.update(status="import-failed", detail=error)

@@ -19,7 +19,7 @@ class Verdict(str, enum.Enum):
     CONFIRMED = "confirmed"  # recompiles observed, blamed on what the finding names
     NOT_REPRODUCED = "not-reproduced"  # compiled once, or the guards blame something else
     UNVERIFIABLE = "unverifiable"  # no probe could run; ``detail`` says why
-    NOT_EXERCISED = "not-exercised"  # run mode: the user's program never reached the region
+    NOT_EXERCISED = "not-exercised"  # the region never compiled (the run or probe never reached it)
 
     def __str__(self) -> str:
         return self.value
