@@ -264,4 +264,6 @@ def verify_run(
         limit_hits=recording.limit_hits,
         detail=detail,
         graphs=graphs,
+        events=recording.events,
+        timed_out=outcome.timed_out,
     )
