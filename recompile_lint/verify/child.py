@@ -616,7 +616,7 @@ def run_job_file(path: str, torch: Any) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point of a freshly started child (``spawn`` lanes: CUDA); never returns."""
     from recompile_lint.verify import procs
-    from recompile_lint.verify.supervisor import SUPERVISOR_VAR
+    from recompile_lint.verify.boot import SUPERVISOR_VAR
 
     supervisor = os.environ.pop(SUPERVISOR_VAR, "")
     if supervisor.isdigit():

@@ -35,30 +35,15 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-import recompile_lint
 from recompile_lint.verify import procs
-from recompile_lint.verify.supervisor import MARKER_VAR, OUTPUT_TAIL_BYTES
+from recompile_lint.verify.boot import MARKER_VAR, OUTPUT_TAIL_BYTES, SUPERVISOR_BOOT
 
-__all__ = ["ChildOutcome", "Lane", "Runner", "run_child", "MARKER_VAR", "OUTPUT_TAIL_BYTES", "marked_processes"]
+__all__ = ["ChildOutcome", "Lane", "MARKER_VAR", "OUTPUT_TAIL_BYTES", "Runner", "marked_processes", "run_child"]
 
-_PACKAGE_PARENT = str(Path(recompile_lint.__file__).resolve().parent.parent)
-# Drop the working directory from sys.path (``-c`` adds it) and make the package importable
-# even when it is not installed, without exposing its own directory to the user's imports.
-_PATH = (
-    "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-    f"sys.path.insert(0, {_PACKAGE_PARENT!r}); "
-)
-_CHILD_BOOT = _PATH + "from recompile_lint.verify.child import main; main()"
-_SUPERVISOR_BOOT = _PATH + "from recompile_lint.verify.supervisor import main; main()"
 GRACE_S = 30.0  # beyond a job's own timeout, how long a silent supervisor is waited for
 STALE_S = 60.0  # a run directory this old whose owners are gone is removed by the next run
-
-
-def child_command(job_path: str) -> list[str]:
-    """The command line of a freshly started child (spawn lanes)."""
-    return [sys.executable, "-B", "-c", _CHILD_BOOT, job_path]
 
 
 @dataclass(frozen=True)
@@ -184,7 +169,7 @@ class Lane:
         try:
             self.spawn_lock.acquire()
             self.proc = subprocess.Popen(
-                [sys.executable, "-B", "-c", _SUPERVISOR_BOOT, str(reply_w), "fork" if self.fork else "spawn",
+                [sys.executable, "-B", "-c", SUPERVISOR_BOOT, str(reply_w), "fork" if self.fork else "spawn",
                  self.run_dir.path, str(self.run_dir.lock_fd)],
                 cwd=self.run_dir.path,
                 env=env,

@@ -31,10 +31,8 @@ import traceback
 from typing import Any
 
 from recompile_lint.verify import procs
+from recompile_lint.verify.boot import MARKER_VAR, OUTPUT_TAIL_BYTES, SUPERVISOR_VAR, child_command
 
-OUTPUT_TAIL_BYTES = 16 * 1024
-MARKER_VAR = "RECOMPILE_LINT_VERIFY_CHILD"
-SUPERVISOR_VAR = "RECOMPILE_LINT_VERIFY_SUPERVISOR"  # the supervisor's pid, for spawned children
 
 
 class _Tail:
@@ -149,8 +147,6 @@ class Supervisor:
     # ---- one job ----------------------------------------------------------------------------
 
     def _spawn(self, job_path: str, cwd: str, out_w: int, marker: str) -> int:
-        from recompile_lint.verify.runner import child_command
-
         env = dict(os.environ)
         env.update({MARKER_VAR: marker, SUPERVISOR_VAR: str(os.getpid())})
         pid = os.fork()
