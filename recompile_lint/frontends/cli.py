@@ -70,7 +70,8 @@ def run_in_server() -> int:
 
 
 # Subcommands imported only when used, so linting never pays for the verifier's imports.
-LAZY_COMMANDS = {"verify": ("recompile_lint.verify.command", "verify"), "server": ("recompile_lint.frontends.cli_server", "server")}
+LAZY_COMMANDS = {"verify": ("recompile_lint.verify.command", "verify"), "server": ("recompile_lint.frontends.cli_server", "server"),
+                 "explain": ("recompile_lint.explain.command", "explain")}
 
 
 class DefaultGroup(click.Group):
@@ -111,6 +112,7 @@ def main() -> None:
     recompile-lint rules            list every rule
     recompile-lint rule RCL101      show a rule's documentation
     recompile-lint verify [PATHS]   confirm findings with compiled probes (needs torch)
+    recompile-lint explain LOG      map a run's recompile log or trace to source lines
     recompile-lint server start     keep a resident server for fast runs
     """
     try:
