@@ -71,8 +71,11 @@ class Supervisor:
         while payload:
             try:
                 written = os.write(self.reply_fd, payload)
-            except BrokenPipeError:
+            except InterruptedError:
+                continue
+            except OSError:  # the parent closed its end: it is gone
                 self.abandon()
+                return
             payload = payload[written:]
 
     def request(self) -> dict[str, Any] | None:
@@ -153,6 +156,7 @@ class Supervisor:
         if pid == 0:  # pragma: no cover - runs in the child
             try:
                 os.setsid()
+                signal.signal(signal.SIGINT, signal.SIG_DFL)  # ignored here; an exec would keep that
                 fd = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(fd, 0)
                 os.dup2(out_w, 1)
