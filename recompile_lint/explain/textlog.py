@@ -70,7 +70,6 @@ class _Record:
     compile_id: str
     line: int  # 1-based line of the message's first line in the log
     lines: list[str] = field(default_factory=list)
-    prefixed: bool = True  # later unprefixed lines may continue it (torch 2.0's limit warning)
 
 
 def _channel(artifact: str, logger: str, body: str) -> str:
@@ -136,44 +135,54 @@ def _bare(raw: str, current: _Record | None) -> re.Match[str] | None:
     return None
 
 
+def _prefixed(raw: str, current: _Record | None) -> tuple[tuple[str, ...], str, str, str] | None:
+    """(record key, body, compile id, channel) of a line with a torch log prefix, else None.
+    Lines of one message share the key: glog and dated prefixes repeat on every line."""
+    match = _GLOG.match(raw)
+    if match:
+        cid, art = match["cid"] or "", match["art"] or ""
+        key = ("glog", match["date"], match["time"], match["pid"], cid, art)
+        return key, match["body"], cid, _channel(art, "", match["body"])
+    match = _DATED.match(raw)
+    if match:
+        cid = match["cid"] or ""
+        return ("dated", match["date"], cid, match["logger"]), match["body"], cid, _channel("", match["logger"], match["body"])
+    match = _bare(raw, current)
+    if match:
+        art, cid, body = match.groupdict().get("art") or "", match["cid"] or "", match["body"]
+        channel = _channel(art, "", body)
+        if not art and not _starts_message(body) and current is not None:
+            channel = current.channel
+        return ("bare", cid, art), body, cid, channel
+    return None
+
+
+def _continues(raw: str) -> bool:
+    """An unprefixed line that belongs to the message before it (torch 2.0's limit warning)."""
+    return raw[:1].isspace() or raw.lower().startswith(("to diagnose", "to log", "user stack"))
+
+
 def records(stream: IO[str]) -> Iterator[_Record]:
     """The torch log messages in ``stream`` (other lines dropped), in order."""
     current: _Record | None = None
     lines = _Lines(stream)
     for number, raw in lines:
-        match = _GLOG.match(raw)
-        if match:
-            key = ("glog", match["date"], match["time"], match["pid"], match["cid"] or "", match["art"] or "")
-            body, cid, channel = match["body"], match["cid"] or "", _channel(match["art"] or "", "", match["body"])
-        else:
-            match = _DATED.match(raw)
-            if match:
-                key = ("dated", match["date"], match["cid"] or "", match["logger"])
-                body, cid = match["body"], match["cid"] or ""
-                channel = _channel("", match["logger"], body)
-            else:
-                match = _bare(raw, current)
-                if match:
-                    art = match.groupdict().get("art") or ""
-                    key = ("bare", match["cid"] or "", art)
-                    body, cid = match["body"], match["cid"] or ""
-                    channel = _channel(art, "", body)
-                    if not art and not _starts_message(body) and current is not None:
-                        channel = current.channel
-                else:
-                    # An unprefixed line: the start of a message copied without its prefix, the
-                    # continuation of an old multi-line warning, or the program's own output.
-                    if _starts_message(raw):
-                        if current is not None:
-                            yield current
-                        body = raw.strip()
-                        current = _Record(("plain", str(number)), _channel("", "", body), "", number, [body], False)
-                    elif current is not None and (raw[:1].isspace() or raw.lower().startswith(("to diagnose", "to log", "user stack"))):
-                        current.lines.append(raw)
-                    elif current is not None:
-                        yield current
-                        current = None
-                    continue
+        found = _prefixed(raw, current)
+        if found is None:
+            # An unprefixed line: a message copied without its prefix, the continuation of an
+            # old multi-line warning, or the program's own output (dropped).
+            if _starts_message(raw):
+                if current is not None:
+                    yield current
+                body = raw.strip()
+                current = _Record(("plain", str(number)), _channel("", "", body), "", number, [body])
+            elif current is not None and _continues(raw):
+                current.lines.append(raw)
+            elif current is not None:
+                yield current
+                current = None
+            continue
+        key, body, cid, channel = found
         if current is not None and current.key == key and not _starts_message(body):
             current.lines.append(body)
             continue
