@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 import click
 
@@ -19,7 +19,7 @@ EXIT_CLEAN, EXIT_RECOMPILES, EXIT_ERROR = 0, 1, 2
 _LIBRARY_DIRS = ("site-packages", "dist-packages")
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"recompile-lint: error: {message}", err=True)
     sys.exit(EXIT_ERROR)
 
@@ -77,7 +77,6 @@ def explain(log: str, paths: tuple[str, ...], output_format: str, output_file: s
         evidence = read_input(log)
     except ExplainInputError as exc:
         _fail(str(exc))
-        return
     warnings: list[str] = []
     targets = list(paths) or default_paths(evidence.files())
     if not paths and not targets and evidence.events:
@@ -118,7 +117,6 @@ def _lint(paths: Sequence[str], select: Sequence[str], ignore: Sequence[str], co
                                        cache=False if no_cache else None)
     except ConfigError as exc:
         _fail(str(exc))
-        raise AssertionError("unreachable") from exc
     try:
         result = lint_paths(list(paths), config)
         files = list(discover(list(paths), config.exclude + config.extend_exclude).files)
