@@ -335,6 +335,7 @@ class ProbeSession:
         self.examples = dict(job.get("examples", {}))
         self.user_files: set[str] = set()
         self.at_import: Recording | None = None  # what importing the module compiled
+        self.entry_runs: dict[str, tuple[Recording, str]] = {}  # entry point -> its recording, why it stopped
 
     def _finding_module(self, spec: FindingSpec, region_module: ModuleType) -> ModuleType | None:
         name = _module_name(spec.path, str(self.job.get("root", "")))
@@ -438,18 +439,23 @@ class ProbeSession:
         if entry is None:
             return unverifiable(why, method)
         label, fn = entry
-        self.reset()
-        stopped = ""
-        with Recorder() as recorder:
-            try:
-                fn()
-            except SystemExit as exc:
-                if exc.code not in (None, 0):
-                    stopped = f"{label} {_describe(exc)}"
-            except Exception as exc:  # noqa: BLE001 - evidence gathered so far still counts
-                stopped = f"{label} raised {_describe(exc)}{_where(exc, self.user_files)}"
+        if label not in self.entry_runs:
+            # The program is the same for every finding of the module: run it once, judge
+            # each finding on what it recorded.
+            self.reset()
+            stopped = ""
+            with Recorder() as recorder:
+                try:
+                    fn()
+                except SystemExit as exc:
+                    if exc.code not in (None, 0):
+                        stopped = f"{label} {_describe(exc)}"
+                except Exception as exc:  # noqa: BLE001 - evidence gathered so far still counts
+                    stopped = f"{label} raised {_describe(exc)}{_where(exc, self.user_files)}"
+            self.entry_runs[label] = (recorder.recording(), stopped)
+        recording, stopped = self.entry_runs[label]
         return judge(
-            recorder.recording(), spec.subject, path=spec.path, line=spec.line, calls=0,
+            recording, spec.subject, path=spec.path, line=spec.line, calls=0,
             description=f"ran {label} instead ({why})", method=label, stopped=stopped,
             region_code=region, region_name=spec.region,
         )
@@ -476,7 +482,27 @@ def _import(module_name: str, files: set[str]) -> tuple[ModuleType | None, str]:
         return None, f"importing {module_name} failed: {_describe(exc)}{_where(exc, files)}"
 
 
+def lighten_compiles(torch: Any) -> None:
+    """Skip two costs of every compile that decide nothing about guards (probe mode only; a
+    ``--run`` program runs unchanged): the garbage collection after each compile
+    (``run_gc_after_compile``), and the guard-latency measurement, which flushes the CPU cache
+    to time one guard evaluation for a log line (a private torch name: left alone if moved).
+    Under load they were a third of a probe's compile time."""
+    try:
+        torch._dynamo.config.run_gc_after_compile = False
+    except (AttributeError, RuntimeError):
+        pass
+    try:
+        from torch._dynamo import guards
+
+        if callable(getattr(guards, "profile_guard_manager", None)):
+            guards.profile_guard_manager = lambda *args, **kwargs: 0.0
+    except ImportError:
+        pass
+
+
 def run_probe_job(job: dict[str, Any], results: _Results, torch: Any) -> None:
+    lighten_compiles(torch)
     session = ProbeSession(job, torch)
     module_file = str(job["module_file"])
     session.user_files = {module_file} | {str(f["path"]) for f in job["findings"]}
