@@ -62,8 +62,8 @@ def is_subreaper() -> bool:
 
 
 def die_with_parent(sig: int = signal.SIGKILL, parent: int | None = None) -> bool:
-    """Ask the kernel to send ``sig`` when the parent dies; if it already died (``parent`` no
-    longer ours), exit now. True when the request was taken (Linux)."""
+    """Ask the kernel to send ``sig`` when the parent dies (0: no longer); if it already died
+    (``parent`` no longer ours), exit now. True when the request was taken (Linux)."""
     ok = _prctl(PR_SET_PDEATHSIG, int(sig))
     if parent is not None and os.getppid() != parent:
         os._exit(1)  # the parent died before the request: nobody is left to supervise us

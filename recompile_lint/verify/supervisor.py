@@ -63,6 +63,7 @@ class Supervisor:
         self.pending = b""
         self.torch: Any = None
         self.keep_fds: set[int] = {reply_fd}
+        self.parent = os.getppid()
 
     # ---- replies and requests ---------------------------------------------------------------
 
@@ -107,6 +108,10 @@ class Supervisor:
 
     def start(self) -> None:
         procs.set_subreaper(True)
+        # Importing torch takes seconds and reads no request: until then nothing of ours runs
+        # below us, so dying with the parent is the whole cleanup. From the job loop on, the
+        # parent's death is an end of file, and descendants are killed first.
+        procs.die_with_parent(signal.SIGKILL, parent=self.parent)
         started = time.perf_counter()
         detail = ""
         if self.mode == "fork":
@@ -120,6 +125,7 @@ class Supervisor:
                 detail = f"import torch failed: {type(exc).__name__}: {first}"
             if self.torch is not None:
                 detail = self._warm_up()
+        procs.die_with_parent(0)
         self.reply(event="ready", pid=os.getpid(), mode=self.mode, torch_import_s=time.perf_counter() - started,
                    detail=detail, subreaper=procs.is_subreaper())
 
