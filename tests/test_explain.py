@@ -500,3 +500,8 @@ def test_a_file_named_by_the_log_that_cannot_be_a_path_is_skipped() -> None:
 def test_read_input_error_type() -> None:
     with pytest.raises(ExplainInputError):
         read_input("/definitely/not/here.log")
+
+
+def test_an_unknown_rule_code_is_a_usage_error() -> None:
+    result = _cli("--select", "XYZ9", str(LOGS / "recompiles.log"), str(PROJ))
+    assert result.exit_code == 2 and "unknown rule code" in result.output and "Traceback" not in result.output

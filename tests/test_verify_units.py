@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -343,3 +345,29 @@ def test_verify_keeps_the_lint_cache_out_of_the_project(tmp_path: Path, monkeypa
     where = Path(verify_command.user_cache_dir([str(tmp_path / "proj")]))
     assert where.is_relative_to(tmp_path / "cache") and not where.is_relative_to(tmp_path / "proj")
     assert where == Path(verify_command.user_cache_dir([str(tmp_path / "proj" / "pyproject.toml")]))
+
+
+def test_run_directories_left_by_killed_runs_are_removed_by_the_next(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fcntl
+
+    from recompile_lint.verify import runner
+
+    monkeypatch.setattr(runner.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(runner, "STALE_S", 0.0)
+    dead = runner.RunDir()  # its owners are killed: the lock is released, the directory stays
+    os.close(dead.lock_fd)
+    (Path(dead.path) / "job-x").mkdir()
+    alive = runner.RunDir()  # a live run: its lock is held
+    holder = os.open(os.path.join(alive.path, ".lock"), os.O_RDWR)
+    # A second open of the live lock cannot take it: that is how the sweep tells them apart.
+    with pytest.raises(BlockingIOError):
+        fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    fresh = runner.RunDir()  # sweeps on creation
+    try:
+        assert not Path(dead.path).exists()
+        assert Path(alive.path).exists() and Path(fresh.path).exists()
+        assert stat.S_IMODE(os.stat(Path(fresh.path).parent).st_mode) == 0o700
+    finally:
+        os.close(holder)
+        alive.close()
+        fresh.close()
