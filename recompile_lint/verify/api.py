@@ -45,7 +45,10 @@ class VerifyOptions:
     calls: int = 12
     timeout: float = 120.0
     examples: tuple[tuple[str, str], ...] = ()
-    jobs: int = 1  # child processes at once (each imports torch: mind the memory)
+    jobs: int = 1  # lanes at once (each imports torch once: mind the memory)
+    # CPU lanes fork a child per module from a process that imported torch; False: a fresh
+    # interpreter per module (as CUDA always gets; the benchmark compares the two).
+    fork: bool = True
 
 
 def _finding_payload(index: int, finding: Finding) -> dict[str, object]:
@@ -179,7 +182,7 @@ def verify_findings(
     jobs = max(1, options.jobs)
     # On CPU each lane imports torch once and forks a child per module; CUDA needs a fresh
     # interpreter per module (it does not survive a fork).
-    with Runner(fork=not options.device.startswith("cuda")) as runner:
+    with Runner(fork=options.fork and not options.device.startswith("cuda")) as runner:
         if jobs == 1 or total <= 1:
             for number, (target, indexed) in enumerate(ordered, start=1):
                 collect(number, target, indexed, probe_module(number, target, indexed))
