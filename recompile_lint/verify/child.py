@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any, Callable
@@ -323,6 +324,18 @@ def _entry_point(module: ModuleType) -> tuple[str, Callable[[], Any]] | None:
     return None
 
 
+@dataclass(frozen=True)
+class ProbeRun:
+    """What one probe did: its recording, calls made, why it stopped early, what it varied."""
+
+    recording: Recording
+    done: int
+    stopped: str
+    description: str
+    how: str  # "probe" or "examples"
+    region: tuple[str, int] | None  # the compiled code object's file and first line
+
+
 class ProbeSession:
     """Probes every finding of one module, in order, inside this process."""
 
@@ -336,6 +349,7 @@ class ProbeSession:
         self.user_files: set[str] = set()
         self.at_import: Recording | None = None  # what importing the module compiled
         self.entry_runs: dict[str, tuple[Recording, str]] = {}  # entry point -> its recording, why it stopped
+        self.probe_runs: dict[tuple[str, str, Any], ProbeRun] = {}  # (code, region, subject) -> its run
 
     def _finding_module(self, spec: FindingSpec, region_module: ModuleType) -> ModuleType | None:
         name = _module_name(spec.path, str(self.job.get("root", "")))
@@ -370,6 +384,11 @@ class ProbeSession:
         if builder is None or not spec.region:
             # The module's own entry point may still show it; otherwise say why not.
             return self.via_entry_point(module, spec, no_probe_reason(spec.code), region)
+        key = (spec.code, spec.region, spec.subject)
+        if key in self.probe_runs:
+            # Another finding of the same rule, region and value (a second line): the probe
+            # would vary the same thing again; each line is judged on the one recording.
+            return self._after_probe(module, spec, region, self.judge_run(spec, self.probe_runs[key]))
         self.reset()
         try:
             target = locate(module, spec.region, self.torch, self.backend, sizes, self.device,
@@ -389,7 +408,11 @@ class ProbeSession:
             return self.via_entry_point(module, spec, f"building the probe failed: {_describe(exc)}", region,
                                         method=args.how)
         self.reset()
-        result = self.run(spec, target, args, probe)
+        self.probe_runs[key] = self.run(target, args, probe)
+        return self._after_probe(module, spec, region, self.judge_run(spec, self.probe_runs[key]))
+
+    def _after_probe(self, module: ModuleType, spec: FindingSpec, region: tuple[str, int] | None,
+                     result: Verification) -> Verification:
         if result.verdict is Verdict.CONFIRMED or _entry_point(module) is None:
             return result
         # The probe varied what the finding blames and saw no recompile for it (or could not
@@ -397,7 +420,8 @@ class ProbeSession:
         second = self.via_entry_point(module, spec, result.detail, region)
         return second if second.verdict is Verdict.CONFIRMED else result
 
-    def run(self, spec: FindingSpec, target: Target, args: CallArgs, probe: Probe) -> Verification:
+    def run(self, target: Target, args: CallArgs, probe: Probe) -> ProbeRun:
+        """Call the compiled region ``calls`` times, varying what the probe varies, recording."""
         stopped, done = "", 0
         with Recorder() as recorder:
             try:
@@ -416,13 +440,18 @@ class ProbeSession:
                     pass
         code = target.code
         region_key = (code.co_filename, code.co_firstlineno) if code is not None else None
-        how = "declared example inputs" if args.how == "examples" else "synthesized arguments"
-        if done == 0 and stopped:
-            return unverifiable(f"with {how}, {stopped}", args.how)
+        return ProbeRun(recorder.recording(), done, stopped, probe.description, args.how, region_key)
+
+    @staticmethod
+    def judge_run(spec: FindingSpec, run: ProbeRun) -> Verification:
+        """The verdict for one finding from a probe's recording."""
+        how = "declared example inputs" if run.how == "examples" else "synthesized arguments"
+        if run.done == 0 and run.stopped:
+            return unverifiable(f"with {how}, {run.stopped}", run.how)
         return judge(
-            recorder.recording(), spec.subject, path=spec.path, line=spec.line, calls=done,
-            description=f"{probe.description} ({how})", method=args.how, stopped=stopped,
-            region_code=region_key, region_name=spec.region,
+            run.recording, spec.subject, path=spec.path, line=spec.line, calls=run.done,
+            description=f"{run.description} ({how})", method=run.how, stopped=run.stopped,
+            region_code=run.region, region_name=spec.region,
         )
 
     def via_entry_point(self, module: ModuleType, spec: FindingSpec, why: str,
