@@ -125,6 +125,8 @@ class Supervisor:
                 detail = f"import torch failed: {type(exc).__name__}: {first}"
             if self.torch is not None:
                 detail = self._warm_up()
+                # The child's own modules too: each fork would import them again otherwise.
+                from recompile_lint.verify import child  # noqa: F401
         procs.die_with_parent(0)
         self.reply(event="ready", pid=os.getpid(), mode=self.mode, torch_import_s=time.perf_counter() - started,
                    detail=detail, subreaper=procs.is_subreaper())
