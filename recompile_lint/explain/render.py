@@ -209,7 +209,10 @@ def render_html(result: Explanation) -> str:
             explained = "".join(
                 f"<div class=ok><b>{_e(m.finding.code)}</b> {_e(m.finding.name)} at "
                 f"<code>{_e(m.finding.path)}:{m.finding.line}</code> <span class=muted>({_e(m.how)})</span>"
-                f"<pre>{_e(m.finding.message)}</pre></div>"
+                f"<pre>{_e(m.finding.message)}</pre>"
+                + ("<ul>" + "".join(f"<li>{_e(e.role)} <code>{_e(e.path)}:{e.line}</code> {_e(e.note)}</li>"
+                                    for e in m.finding.evidence) + "</ul>" if m.finding.evidence else "")
+                + "</div>"
                 for m in group.matches
             ) or "<span class=none>no finding</span>"
             guards = "<br>".join(f"<code>{_e(g)}</code>" for g in group.guards)
@@ -222,6 +225,16 @@ def render_html(result: Explanation) -> str:
                 f"<td><code>{_e(_where(group.file, group.line, group.function))}</code>{code}</td><td>{explained}</td></tr>"
             )
         out.append("</table>")
+    unexplained = result.unexplained()
+    if unexplained:
+        out.append(f"<h2>Guard failures no finding explains ({len(unexplained)})</h2><ul>")
+        out.extend(
+            f"<li><code>{_e(_where(g.file, g.line, g.function))}</code> {_e(g.code)} "
+            f"<span class=muted>({_e(g.source or (g.guards[0] if g.guards else '?'))} in {_e(func.function)}, "
+            f"{g.failures} recompile attempt(s))</span></li>"
+            for func, g in unexplained
+        )
+        out.append("</ul>")
     for hit in result.other_limit_hits:
         out.append(f"<p class=limit><code>{_e(hit.function)}</code> ({_e(_where(hit.file, hit.first_line))}) reached "
                    f"{_e(hit.limit_type)} ({hit.limit_value}); last reason: <code>{_e(hit.last_reason)}</code></p>")
