@@ -72,6 +72,8 @@ class Config:
     cache_dir: str | None = None
     # Start a resident server after a run that found none (``recompile-lint server``).
     start_server: bool = False
+    # Directory walks skip what .gitignore files ignore (``gitignore``), as ruff does.
+    respect_gitignore: bool = True
     # Directory of the pyproject.toml the settings came from (None: defaults only).
     source: str | None = None
     verify: VerifyConfig = field(default_factory=VerifyConfig)
@@ -174,6 +176,10 @@ def parse_table(table: Mapping[str, Any], where: str) -> Config:
             if not isinstance(value, bool):
                 raise ConfigError(f"{at}: expected true or false, got {value!r}")
             changes["start_server"] = value
+        elif key == "respect-gitignore":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{at}: expected true or false, got {value!r}")
+            changes["respect_gitignore"] = value
         elif key == "verify":
             changes["verify"] = _parse_verify(value, at)
         else:

@@ -493,7 +493,7 @@ class GuardWalker:
         if not passthrough:
             self.use(frame, sym, node, specializing)
             return replace(sym, read=None) if sym.read is not None else sym
-        if sym.read is None and sym.source is not None and (sym.kind in SCALAR_KINDS or sym.kind in ("unknown", "size")) and sym.storage is not None:
+        if sym.read is None and sym.source is not None and (sym.kind in SCALAR_KINDS or sym.kind in ("unknown", "size", "rank")) and sym.storage is not None:
             sym = replace(sym, read=self.location(frame, node, "read"))
         return sym
 
@@ -649,6 +649,8 @@ class GuardWalker:
         source = f"{base.source}.{attr}" if base.source else None
         if attr == "shape" and base.kind in ("tensor", "unknown") and base.storage is not None and base.storage.kind == "parameter" and not base.storage.members:
             return Sym(source=base.source, kind="shape", storage=base.storage)
+        if attr == "ndim" and base.kind in ("tensor", "unknown") and base.storage is not None and base.storage.kind == "parameter" and not base.storage.members:
+            return Sym(source=base.source, kind="rank", storage=replace(base.storage, members=(".ndim",)))
         if attr in TENSOR_ATTRIBUTES and base.kind in ("tensor", "unknown") and base.storage is not None and base.storage.kind == "parameter":
             return Sym(kind="tensor-meta")
         if base.kind in ("tensor", "tensor-meta"):
@@ -868,6 +870,8 @@ class GuardWalker:
         name = self.callee_name(frame, node.func)
         if name == "len" and node.args:
             value = self.expr(frame, node.args[0], passthrough=True)
+            if value.kind == "shape":
+                return Sym(source=value.source, kind="rank", storage=replace(value.storage, members=(".ndim",)))  # type: ignore[arg-type]
             if self.is_container(value) or (value.kind == "unknown" and value.source and value.storage is not None):
                 # The length is guarded as such (LENGTH_CHECK), and the int it gives is a constant.
                 self.length_guard(frame, value, node)
@@ -921,6 +925,8 @@ class GuardWalker:
             receiver = self.expr(frame, func.value, passthrough=True)
             if receiver.kind in ("module", "object", "class", "modref", "external", "modules", "environ") or (receiver.kind == "unknown" and receiver.storage is not None and receiver.storage.kind in ("global", "member")):
                 callee = self.attribute(frame, receiver, func.attr)
+            elif func.attr in ("dim", "ndimension") and not node.args and receiver.kind in ("tensor", "unknown") and receiver.storage is not None and receiver.storage.kind == "parameter" and not receiver.storage.members:
+                return Sym(source=receiver.source, kind="rank", storage=replace(receiver.storage, members=(".ndim",)))
             elif func.attr == "size" and len(node.args) == 1 and receiver.kind in ("tensor", "unknown") and receiver.storage is not None and receiver.storage.kind == "parameter" and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, int):
                 return Sym(source=receiver.source, kind="size", storage=replace(receiver.storage, members=(f".shape[{node.args[0].value}]",)))
             elif self.is_container(receiver) and func.attr in CONTAINER_METHODS:
@@ -1005,6 +1011,11 @@ class GuardWalker:
     def use(self, frame: _Frame, sym: Sym, node: ast.AST, specializing: str = "") -> None:
         """``sym`` is used by the trace: a guard on it, when it is a Python value Dynamo guards."""
         if sym.source is None or sym.storage is None:
+            return
+        if sym.kind == "rank":
+            # A tensor's rank is always static: using it guards the tensor's rank.
+            here = self.location(frame, node, "read")
+            self.add(frame, Guard("TENSOR_MATCH", sym.source, "rank"), sym, sym.read or here, None, "a tensor's rank")
             return
         if sym.kind == "size":
             if specializing:

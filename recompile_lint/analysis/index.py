@@ -394,8 +394,9 @@ class ProjectIndex:
         facts = self.facts(ref.path)
         return facts.function(ref.qualname) if facts else None
 
-    def resolve_function(self, dotted: str, from_path: str | None) -> FunctionRef | None:
-        """A module-level function (or class method) an absolute dotted name denotes."""
+    def resolve_function(self, dotted: str, from_path: str | None, _seen: frozenset[str] = frozenset()) -> FunctionRef | None:
+        """A module-level function (or class method) an absolute dotted name denotes, following
+        re-exports (``from .impl import f`` in a package ``__init__``), a cycle of them to none."""
         split = self.split_dotted(dotted, from_path)
         if split is None:
             return None
@@ -404,8 +405,8 @@ class ProjectIndex:
             return FunctionRef(facts.path, rest)
         head, _, tail = rest.partition(".")
         target = facts.import_target(head)
-        if target and target != dotted and not tail:
-            return self.resolve_function(target, facts.path)
+        if target and target != dotted and not tail and target not in _seen:
+            return self.resolve_function(target, facts.path, _seen | {dotted})
         return None
 
     def global_binding(self, facts: ModuleFacts, name: str) -> tuple[ModuleFacts, Binding] | None:

@@ -24,7 +24,7 @@ from typing import Iterator
 from recompile_lint.analysis.guards import FunctionTrees, PredictedGuard, predict_guards
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
-from recompile_lint.analysis.variation import Evidence, Variation
+from recompile_lint.analysis.variation import Evidence, variation_of
 from recompile_lint.models import Subject
 
 RECOMPILE_LIMIT = 8
@@ -118,11 +118,15 @@ def graphs(guard: PredictedGuard, evidence: Evidence, kind: str) -> int | None:
 
 
 def assess(guard: PredictedGuard, evidence: Evidence) -> Risk | None:
-    kind = value_kind(guard, evidence) if guard.guard.kind != "TENSOR_MATCH" else "size"
+    if guard.value_kind == "none" and not (set(evidence.kinds) & {"int", "str", "float", "bool", "enum", "bytes"}):
+        # ``self.mask = None`` filled in later with a tensor or an object (lazy
+        # initialisation): not a Python scalar that changes call after call.
+        return None
+    kind = value_kind(guard, evidence) if guard.guard.kind != "TENSOR_MATCH" else guard.guard.detail.split(" ", 1)[0]
     if kind in ("tensor", "list", "dict", "object", "module", "function", "class") and guard.guard.kind == "CONSTANT_MATCH":
         return None
-    if guard.storage.kind == "parameter" and not guard.specialized and kind in ("unknown", "none") and guard.guard.kind == "CONSTANT_MATCH":
-        return None  # a value of unknown kind is not assumed to be a str
+    if guard.storage.kind == "parameter" and kind in ("unknown", "none") and guard.guard.kind == "CONSTANT_MATCH":
+        return None  # an argument of unknown kind (a tensor, often) is not assumed to be a scalar
     count = graphs(guard, evidence, kind)
     if count is not None and count < 2:
         return None
@@ -131,7 +135,7 @@ def assess(guard: PredictedGuard, evidence: Evidence) -> Risk | None:
 
 def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6, trees: FunctionTrees | None = None) -> Iterator[Risk]:
     """Every guard of the regions that the project's code makes fail, with its cost."""
-    variation = Variation(index, regions)
+    variation = variation_of(index, regions)
     trees = trees or FunctionTrees(index)
     declared: dict[str, frozenset[str]] = {}
     for guard in predict_guards(index, regions, max_depth, trees):

@@ -55,6 +55,16 @@ CALLER_DEPTH = 4
 UNBOUNDED = None
 
 
+def variation_of(index: ProjectIndex, regions: list[CompiledRegion] | None = None) -> "Variation":
+    """The run's one ``Variation`` (its call graph and file walks are shared by every
+    question); the engine creates it with the run's regions."""
+    found = index.memo.get("variation")
+    if not isinstance(found, Variation) or (regions is not None and found.regions != regions):
+        found = Variation(index, list(regions or []))
+        index.memo["variation"] = found
+    return found
+
+
 @dataclass(frozen=True)
 class Evidence:
     """Why a guarded value takes more than one value across calls, and how many it can take."""
@@ -348,7 +358,7 @@ class Variation:
         if _is_callback(fn):
             return False, f"in `{fn.qualname}`, which a training framework calls every step"
         if mutation.op == "augassign" and not self.callers(ref):  # type: ignore[arg-type]
-            return False, f"in `{fn.qualname}`, which counts its calls (called from outside the project)"
+            return False, f"in `{fn.qualname}`, which updates it each time it is called"
         return None
 
     def called_per_step(self, region: CompiledRegion, ref: FunctionRef, fn: FunctionFacts, seen: set[FunctionRef], depth: int) -> str:
@@ -691,6 +701,15 @@ class Variation:
                 if grown:
                     acc.add_unbounded(replace_note(here, "passes a container that grows between calls"), grown)
             return
+        if storage.members and storage.members[0] == ".ndim":
+            # The rank of a tensor argument: tensors of another rank at the call sites.
+            if argument.rank is not None:
+                acc.add_value(str(argument.rank), "tensor", replace_note(here, f"passes a tensor of rank {argument.rank}"))
+            elif over_parameters(site, argument.text):
+                acc.add_unbounded(replace_note(here, "passes each parameter of a model (of several ranks)"), "the parameters of a model, of several ranks")
+            elif loop is not None and loop.count is not None and argument.loop_var:
+                pass  # items of a loop: nothing says their ranks differ
+            return
         if storage.members and storage.members[0].startswith(".shape["):
             # A size of a tensor argument: tensors sized by the loop, grown, or sliced per call.
             if argument.grown:
@@ -707,6 +726,10 @@ class Variation:
             targets = {t for loop in site.loops for t in loop.targets}
             if built and targets & _words(built) and self.sets_member(site, built, storage.members[0].lstrip(".")):
                 acc.add_unbounded(replace_note(here, "passes an object built anew each iteration"), "an object built per call from the loop variable")
+            return
+        if argument.loop_names and not argument.loop_var and _looks_up(argument.text, set(argument.loop_names)):
+            # ``group["lr"]``, ``cfg.scale``, ``p.grad``: data read from the loop's items, which
+            # may well be the same in every item; nothing says the value changes.
             return
         if loop is not None or argument.loop_var or argument.loop_names:
             count = loop.count if loop is not None and len(argument.loop_names) <= 1 else None
@@ -860,6 +883,30 @@ class _Arguments:
         self.kinds.add(kind)
         self.locations.append(location)
         self.why = self.why or why
+
+
+# What a loop over a model's parameters looks like: ``model.parameters()``,
+# ``named_parameters()``, ``self.params``, ``group["params"]``.
+PARAMETERS = re.compile(r"(?:\bparameters\(|\bnamed_parameters\(|\bparams\b|\[['\"]params['\"]\])")
+
+
+def over_parameters(site: CallSite, text: str) -> bool:
+    """Whether ``text`` (an argument at ``site``) is, or belongs to, the variable of a loop over
+    a model's parameters (weights and biases of different layers differ in shape and rank)."""
+    root = text.split(".", 1)[0].split("[", 1)[0]
+    return any(root in loop.targets and PARAMETERS.search(loop.iter_text) is not None for loop in site.loops)
+
+
+def _looks_up(text: str, loop_names: set[str]) -> bool:
+    """Whether ``text`` reads something out of a loop variable (``group["lr"]``, ``item.size``,
+    ``batch.get("k")``) rather than computing from it (``i * 2``, ``step + 1``)."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return isinstance(node, ast.Name) and node.id in loop_names and not isinstance(ast.parse(text, mode="eval").body, ast.Name)
 
 
 def _container_shape(text: str, length: int) -> str:

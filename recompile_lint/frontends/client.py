@@ -22,8 +22,9 @@ NO_SERVER_VAR = "RECOMPILE_LINT_NO_SERVER"
 DIR_VAR = "RECOMPILE_LINT_SERVER_DIR"
 # Seconds a server has to say it took a command.
 ANSWER_TIMEOUT = 30.0
-# Commands that never go to a server: managing the server itself.
-LOCAL_COMMANDS = frozenset({"server"})
+# Commands that never go to a server: managing the server itself, and the language server
+# (a session that lasts as long as the editor, on this process's standard streams).
+LOCAL_COMMANDS = frozenset({"server", "lsp"})
 
 
 def server_wanted(argv: list[str]) -> bool:

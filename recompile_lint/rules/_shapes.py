@@ -176,8 +176,48 @@ def is_slice_argument(arg: Argument) -> bool:
     parts = tree.slice.elts if isinstance(tree.slice, ast.Tuple) else [tree.slice]
     for part in parts:
         if isinstance(part, ast.Slice) and any(isinstance(n, ast.Name) and n.id in arg.loop_names for n in ast.walk(part)):
-            return True
+            if not fixed_length(part, set(arg.loop_names)):
+                return True
     return False
+
+
+def fixed_length(part: ast.Slice, loop_names: set[str]) -> bool:
+    """Whether a slice has the same length whatever the loop variable: ``x[i * n:(i + 1) * n]``,
+    ``x[i:i + k]`` (the difference of its bounds does not involve the loop variable). Checked
+    by evaluating the bounds for a few values of every name."""
+    if part.lower is None or part.upper is None or part.step is not None:
+        return False
+    names = sorted({n.id for n in ast.walk(part) if isinstance(n, ast.Name)})
+    lengths = set()
+    for trial in range(4):
+        values = {name: (trial + 2 if name in loop_names else 7 + 3 * i) for i, name in enumerate(names)}
+        try:
+            lower = _integer(part.lower, values)
+            upper = _integer(part.upper, values)
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return False
+        lengths.add(upper - lower)
+    return len(lengths) == 1
+
+
+def _integer(node: ast.AST, values: dict[str, int]) -> int:
+    """The value of a small integer expression (names, constants, + - * //)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in values:
+        return values[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_integer(node.operand, values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        left, right = _integer(node.left, values), _integer(node.right, values)
+        if isinstance(node.op, ast.Add):
+            return left + right
+        if isinstance(node.op, ast.Sub):
+            return left - right
+        if isinstance(node.op, ast.Mult):
+            return left * right
+        return left // right
+    raise ValueError("not a small integer expression")
 
 
 def sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
@@ -244,14 +284,9 @@ def _sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
 def region_aliases(index: ProjectIndex, region: CompiledRegion) -> set:
     """(function, parameter) pairs that receive the compiled object or the compiled module
     (``variation.Variation.aliases``), once per region and run."""
-    from recompile_lint.analysis.variation import Variation
+    from recompile_lint.analysis.variation import variation_of
 
-    memo = index.memo.setdefault("region_aliases", {})
-    assert isinstance(memo, dict)
-    key = (region.site_path, region.site, region.entry)
-    if key not in memo:
-        memo[key] = Variation(index, [region]).aliases(region)
-    return memo[key]
+    return variation_of(index).aliases(region)
 
 
 class _SitesNamed:

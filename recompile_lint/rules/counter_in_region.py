@@ -1,3 +1,5 @@
+"""RCL103 counter-in-region. Guards: a module-level value (or member) the compiled code itself updates. Evidence: the write inside the region, on every call."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext

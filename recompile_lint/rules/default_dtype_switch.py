@@ -1,3 +1,5 @@
+"""RCL303 default-dtype-switch (project rule): ``set_default_dtype`` switched around a compiled function."""
+
 from __future__ import annotations
 
 import ast

@@ -1,11 +1,13 @@
+"""RCL204 dynamic-false-varying-sizes (project rule): call sites of a ``dynamic=False`` region passing varying sizes."""
+
 from __future__ import annotations
 
-import re
 
 from recompile_lint.analysis.context import ProjectContext
 from recompile_lint.models import Boundedness, Guard, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT, places
 from recompile_lint.rules._shapes import entry_params, is_slice_argument, loader_loop, module_of, sites_of
+from recompile_lint.analysis.variation import over_parameters
 from recompile_lint.rules.base import Rule
 
 
@@ -162,15 +164,3 @@ def run(x):
                 function=region.name,
                 guard=Guard("TENSOR_MATCH", f"L[{varying_param!r}]", "size") if varying_param and not varying_param.startswith("#") else None,
             )
-
-
-# What a loop over a model's parameters looks like: ``model.parameters()``,
-# ``named_parameters()``, ``self.params``, ``group["params"]``.
-PARAMETERS = re.compile(r"(?:\bparameters\(|\bnamed_parameters\(|\bparams\b|\[['\"]params['\"]\])")
-
-
-def over_parameters(site, text: str) -> bool:
-    """Whether ``text`` (an argument at ``site``) is, or belongs to, the variable of a loop over
-    a model's parameters."""
-    root = text.split(".", 1)[0].split("[", 1)[0]
-    return any(root in loop.targets and PARAMETERS.search(loop.iter_text) is not None for loop in site.loops)

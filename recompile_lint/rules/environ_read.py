@@ -1,3 +1,5 @@
+"""RCL105 environ-read. Guards: ``G['os'].environ._data[b'K']``. Evidence: writes to that variable between calls."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext

@@ -1,3 +1,5 @@
+"""RCL104 module-int-attribute. Guards: an attribute reached through an nn.Module or a plain object (``L['self'].step``, submodules, properties, hooks). Evidence: writes between calls, or per-instance values of instances compiled one by one."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext

@@ -1,3 +1,5 @@
+"""RCL101 mutated-global. Guards: CONSTANT_MATCH/ID_MATCH on a module-level scalar (``G['step']``, ``G['__import_pkg_dot_mod'].X``). Evidence: writes that run between calls (``variation``)."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext

@@ -1,3 +1,5 @@
+"""RCL203 mutated-global-container-length. Guards: LENGTH_CHECK on a module-level list, dict or set. Evidence: length changes between calls (appends in the region included)."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext

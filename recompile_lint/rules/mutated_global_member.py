@@ -1,3 +1,5 @@
+"""RCL102 mutated-global-member. Guards: a member of a module-level dict, object, namespace or class (``G['CFG']['k']``, ``G['cfg'].k``). Evidence: writes between calls."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext

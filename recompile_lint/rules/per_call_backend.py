@@ -1,3 +1,5 @@
+"""RCL403 per-call-backend (project rule): a backend object built anew each time a compile runs again."""
+
 from __future__ import annotations
 
 import ast
@@ -148,13 +150,9 @@ def train(xs: list[torch.Tensor]) -> None:
 
     @staticmethod
     def variation(ctx: ProjectContext):
-        from recompile_lint.analysis.variation import Variation
+        from recompile_lint.analysis.variation import variation_of
 
-        found = getattr(ctx, "_variation", None)
-        if found is None:
-            found = Variation(ctx.index, list(ctx.regions))
-            ctx._variation = found  # type: ignore[attr-defined]
-        return found
+        return variation_of(ctx.index)
 
     def fresh_object(self, ctx: ProjectContext, facts: ModuleFacts, expr: ast.expr, scope: ast.AST | None, repeats: ast.AST | None = None, depth: int = 0) -> str:
         """How ``expr`` makes a new object each time it runs ("a new lambda"), or "" if it does

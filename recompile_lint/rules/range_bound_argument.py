@@ -1,3 +1,5 @@
+"""RCL106 range-bound-argument. Guards: an argument (or a tensor argument's size) used as a ``range()`` bound. Evidence: different values at the call sites."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext

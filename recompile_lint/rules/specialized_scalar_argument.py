@@ -1,3 +1,5 @@
+"""RCL108 specialized-scalar-argument. Guards: a scalar argument kept constant (str, dynamic=False, needed concrete) or freed after one recompile. Evidence: different values at the call sites, followed into the callers' callers."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext
@@ -84,7 +86,10 @@ def main(x, names):
         elif guard.specialized == "dynamic=False":
             why = f"`{region}` is compiled with dynamic=False, so the int stays a constant"
             fix = "drop dynamic=False (automatic dynamic makes the int symbolic after one recompile), or pass it as a tensor"
-        else:
+        elif guard.specialized:
             why = f"it is used as {guard.specialized}, which needs a concrete value, so it stays a constant"
             fix = "pass it as a tensor and use tensor operations (indexing a tensor, `torch.gather`), or keep it constant per compiled function"
+        else:
+            why = f"the first value is compiled in as a constant, and only the second call makes the {risk.value_kind} a symbolic input"
+            fix = f"compile with `dynamic=True` (a symbolic input from the first call), or pass the {risk.value_kind} as a 0-d tensor"
         report(ctx, risk, f"argument `{name}` of {reader(risk, ctx.index)} changes between calls ({risk.evidence.why}): {why}", fix)

@@ -1,3 +1,5 @@
+"""RCL107 train-eval-toggle (project rule): ``train()``/``eval()`` calls on a compiled module, directly or through a function it is handed to."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext

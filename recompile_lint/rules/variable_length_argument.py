@@ -1,3 +1,5 @@
+"""RCL202 variable-length-argument. Guards: LENGTH_CHECK on a container argument (``len(L['xs'])``). Evidence: containers of other lengths or keys at the call sites, lists that grow between calls."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext
