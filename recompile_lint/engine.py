@@ -298,19 +298,20 @@ def syntax_checks_in_background(index: ProjectIndex, paths: Sequence[str]):
 
 
 def add_guard_sources(guarded: Guarded, guards) -> None:
-    """Add the values of the guard model's guards to ``guarded``: each global it guards, each
-    attribute on the way to a guarded value (``trainer`` and ``current_epoch`` of
-    ``L['self'].trainer.current_epoch``), the environment."""
+    """Add the values of the guard model's guards to ``guarded``: each global it guards (and the
+    attributes of its members), each scalar attribute (``current_epoch`` of
+    ``L['self'].trainer.current_epoch``: a file that can write it holds the writes), the
+    environment."""
     for guard in guards:
         storage = guard.storage
         if storage.kind in ("global", "member"):
             guarded.globals.add((storage.path, storage.name))
         elif storage.kind == "environ":
             guarded.environ = True
-        source = guard.guard.source
-        guarded.attributes.update(part.split("[", 1)[0] for part in source.split(".")[1:] if part and part[0].isidentifier() is not False and part.split("[", 1)[0].isidentifier())
-        if storage.kind == "attribute":
+        if storage.kind == "attribute" and guard.value_kind in ("int", "str", "float", "bool", "enum", "unknown", "none"):
             guarded.attributes.add(storage.name)
+        elif storage.kind == "member":
+            guarded.attributes.update(member[1:] for member in storage.members if member.startswith("."))
 
 
 def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> Guarded:

@@ -102,6 +102,9 @@ class Variation:
         self._methods: dict[str, list[FunctionRef]] | None = None
         self._passed: list[tuple[str, FunctionRef, str, str, str]] | None = None
         self._function_sites: dict[FunctionRef, list[CallSite]] = {}
+        self._strings: dict[str, list[tuple[tuple[str | None, ...], tuple[tuple[str, str], ...]]]] | None = None
+        self._resolved: dict[tuple[str, str, str], FunctionRef | None] = {}
+        self._tops: set[str] | None = None
 
     # ---- entry ---------------------------------------------------------------------------
 
@@ -245,10 +248,29 @@ class Variation:
         """The string literals callers pass ``ref`` for its parameter ``name`` (at
         ``position``): in calls, and in ``partial(ref, ...)`` anywhere (``apply(partial(...))``)."""
         found: set[str] = set()
-        fn_name = ref.qualname.rsplit(".", 1)[-1]
+        for args, keywords in self.string_arguments().get(ref.qualname.rsplit(".", 1)[-1], ()):
+            if position < len(args) and args[position] is not None:
+                found.add(args[position])  # type: ignore[arg-type]
+            found.update(value for key, value in keywords if key == name)
+        return found
+
+    def string_arguments(self) -> dict[str, list[tuple[tuple[str | None, ...], tuple[tuple[str, str], ...]]]]:
+        """By callee name: the string literals of each call's positional arguments (None for
+        other arguments) and keywords, ``partial(f, ...)`` counted as a call of ``f``. One walk
+        of the files that call ``setattr`` with a parameter's name, or name such a function."""
+        if self._strings is not None:
+            return self._strings
+        table: dict[str, list[tuple[tuple[str | None, ...], tuple[tuple[str, str], ...]]]] = {}
+        self._strings = table
+        setters = {m.function.rsplit(".", 1)[-1] for m in self.index.mutations("instance-attribute", "", "") if m.key.startswith("param:") and m.function}
+        if not setters:
+            return table
+        # A file passes a literal to one only where the text shows it: ``name("...`` or
+        # ``partial(name, "...``.
+        literal_call = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(setters)) + r")\s*(?:\(|,)\s*['\"]")
         for facts in list(self.index.parsed()):
             text = self.index.text(facts.path) or ""
-            if fn_name not in text:
+            if literal_call.search(text) is None:
                 continue
             try:
                 tree = ast.parse(text)
@@ -261,14 +283,16 @@ class Variation:
                 callee = _dotted(node.func)
                 if callee.rsplit(".", 1)[-1] == "partial" and node.args:
                     callee, args = _dotted(node.args[0]), node.args[1:]
-                if callee.rsplit(".", 1)[-1] != fn_name:
+                last = callee.rsplit(".", 1)[-1]
+                if last not in setters:
                     continue
-                if position < len(args) and isinstance(args[position], ast.Constant) and isinstance(args[position].value, str):
-                    found.add(args[position].value)
-                for kw in keywords:
-                    if kw.arg == name and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
-                        found.add(kw.value.value)
-        return found
+                table.setdefault(last, []).append(
+                    (
+                        tuple(a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None for a in args),
+                        tuple((kw.arg, kw.value.value) for kw in keywords if kw.arg and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)),
+                    )
+                )
+        return table
 
     def unknown_receiver_may_be(self, mutation: Mutation, class_module: str) -> bool:
         """A write to ``<something>.attr`` whose receiver's class is unknown: it may be the
@@ -560,7 +584,14 @@ class Variation:
         return "." in callee and any(t == m or t.startswith(m + ".") or m.startswith(t + ".") for _, t in facts.imports for m in modules)
 
     def resolve_callee(self, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> FunctionRef | None:
-        """The project function ``callee`` (as written in ``fn``) calls, where it can be told."""
+        """The project function ``callee`` (as written in ``fn``) calls, where it can be told
+        (asked for every call of the project: remembered per file, function and text)."""
+        key = (facts.path, fn.qualname if fn is not None else "", callee)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve_callee(facts, fn, callee)
+        return self._resolved[key]
+
+    def _resolve_callee(self, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> FunctionRef | None:
         head, _, rest = callee.partition(".")
         index = self.index
         if head == "self" and fn is not None and fn.class_name and rest and "." not in rest:
@@ -586,7 +617,11 @@ class Variation:
             if found is not None and "." not in rest:
                 return index.class_method(*found, rest)
         resolved = facts.resolve(callee)
-        if resolved != callee or "." in callee:
+        if resolved.split(".", 1)[0] not in self.top_names():
+            if facts.import_target(head) is not None:
+                return None  # ``torch.cuda.set_device``: another library's function
+            resolved = ""  # a builtin, or a local's method: only the unique-name fallback is left
+        if resolved and (resolved != callee or "." in callee):
             found = index.resolve_function(resolved, facts.path)
             if found is not None:
                 return found
@@ -600,6 +635,12 @@ class Variation:
             # unknown class: the one project method of that name, when there is exactly one.
             return self.unique_method(method)
         return None
+
+    def top_names(self) -> set[str]:
+        """The first components of the project's module names (what a project call starts with)."""
+        if self._tops is None:
+            self._tops = {module.split(".", 1)[0] for module in self.index.by_module}
+        return self._tops
 
     def unique_method(self, name: str) -> FunctionRef | None:
         if self._methods is None:
