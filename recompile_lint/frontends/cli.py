@@ -74,6 +74,7 @@ LAZY_COMMANDS = {
     "verify": ("recompile_lint.verify.command", "verify"),
     "server": ("recompile_lint.frontends.cli_server", "server"),
     "lsp": ("recompile_lint.frontends.lsp", "lsp"),
+    "explain": ("recompile_lint.explain.command", "explain"),
 }
 
 
@@ -131,6 +132,7 @@ def main() -> None:
     recompile-lint rules            list every rule
     recompile-lint rule RCL101      show a rule's documentation
     recompile-lint verify [PATHS]   confirm findings with compiled probes (needs torch)
+    recompile-lint explain LOG      map a run's recompile log or trace to source lines
     recompile-lint server start     keep a resident server for fast runs
     recompile-lint lsp              language server for editors (needs the lsp extra)
     """
