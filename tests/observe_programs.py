@@ -72,7 +72,7 @@ def child_main(out_path: str) -> None:
     from torch._dynamo import convert_frame
 
     from recompile_lint.verify.child import force_backend
-    from recompile_lint.verify.recorder import Recorder
+    from recompile_lint.verify.recorder import Recorder, cache_entries
 
     # The program sees what ``python run.py`` gives it: its own directory first, and neither
     # this script's directory nor the repository root (a program module named ``helpers`` or
@@ -114,18 +114,23 @@ def child_main(out_path: str) -> None:
     data["seconds"] = time.perf_counter() - started
     guards.strip_local_scope = strip
     recording = recorder.recording()
+    # Graphs per code object are its cache entries (what Dynamo keeps, the limit included).
+    # Two code objects can share file, line and name (Dynamo makes a resume function per
+    # graph break it meets); the one with the most graphs is the one that recompiled.
     qualnames: dict[str, str] = {}
+    entries: dict[str, int] = {}
     for ref in list(convert_frame.input_codes.seen):
         code = ref()
         if code is not None:
             key = f"{code.co_filename}:{code.co_firstlineno}:{code.co_name}"
             qualnames[key] = getattr(code, "co_qualname", code.co_name)
+            entries[key] = max(entries.get(key, 0), cache_entries(code))
     data["events"] = [event.to_dict() for event in recording.events]
     data["messages"] = messages
     data["unstripped"] = unstripped
     data["limit_hits"] = [hit.to_dict() for hit in recording.limit_hits]
     data["graphs"] = [
-        [file, line, name, count, qualnames.get(f"{file}:{line}:{name}", name)]
+        [file, line, name, entries.get(f"{file}:{line}:{name}") or count, qualnames.get(f"{file}:{line}:{name}", name)]
         for (file, line, name), count in recording.graphs
     ]
     data["torch"] = torch.__version__
@@ -191,14 +196,20 @@ _COMPARE = re.compile(r"\s(==|!=|<=|>=|<|>)\s")
 _NUMBER = re.compile(r"^-?[\d.]+$")
 
 
+_CHAIN = re.compile(r"(?:[LG])\['[^']*'\](?:\.\w+(?:\(\))?|\[[^\]]*\])*")
+
+
 def guard_kind_and_source(guard: str) -> tuple[str, str, str]:
     """(kind, source, detail) of one unstripped guard expression, in Dynamo's spelling.
 
     ``L['self'].step == 3`` -> (CONSTANT_MATCH, ``L['self'].step``, ""); ``len(L['xs']) == 2``
-    -> (LENGTH_CHECK, ``len(L['xs'])``); ``tensor 'L['x']' size mismatch ...`` ->
-    (TENSOR_MATCH, ``L['x']``, ``size``); ``___check_obj_id(L['fn'].__code__, 1)`` -> (ID_MATCH,
-    ``L['fn'].__code__``); ``GLOBAL_STATE changed: grad_mode`` -> (GLOBAL_STATE, "", ``grad_mode``);
-    a symbolic shape guard ``2 <= L['x'].size()[0]`` -> (SHAPE_ENV, ``L['x'].size()[0]``).
+    -> (LENGTH_CHECK, ``len(L['xs'])``); ``list(dict.keys(L['d']))[0] == 'a'`` -> (DICT_KEYS,
+    ``list(dict.keys(L['d']))``); ``tensor 'L['x']' size mismatch ...`` -> (TENSOR_MATCH,
+    ``L['x']``, ``size``); ``___check_obj_id(L['fn'].__code__, 1)`` -> (ID_MATCH,
+    ``L['fn'].__code__``); ``GLOBAL_STATE changed: grad_mode`` -> (GLOBAL_STATE, "",
+    ``grad_mode``); ``BACKEND_MATCH failure: ...`` -> (BACKEND_MATCH, "", ""). A symbolic guard
+    (the shape environment's: ``2 <= L['x'].size()[0]``, ``32*L['s'][0] >= 2``) -> (SHAPE_ENV,
+    the first source it names, the compared expression).
     """
     text = guard.strip()
     if text.startswith("GLOBAL_STATE changed:"):
@@ -211,23 +222,27 @@ def guard_kind_and_source(guard: str) -> tuple[str, str, str]:
     match = _CHECK_ID.match(text)
     if match:
         return ("ID_MATCH" if match.group("what") == "obj" else "TYPE_MATCH"), match.group("source"), ""
-    negated = text.startswith("not ")
-    body = text[4:] if negated else text
+    if text.startswith("not ") and _CHAIN.fullmatch(text[4:].strip()):
+        return "LENGTH_CHECK", text[4:].strip(), "empty"  # a container's truth value
+    body = text[4:] if text.startswith("not ") else text
     parts = _COMPARE.split(body, maxsplit=1)
     left = parts[0].strip()
     right = parts[2].strip() if len(parts) == 3 else ""
-    source = right if _NUMBER.match(left) and right else left
-    if source.startswith("len("):
-        kind = "LENGTH_CHECK"
-    elif "dict.keys(" in source:
-        kind = "DICT_KEYS"
-    elif re.search(r"\.(size|stride)\(\)|\.storage_offset\(\)", source):
-        kind = "SHAPE_ENV"
-    elif len(parts) == 3:
-        kind = "CONSTANT_MATCH"
-    else:
-        kind = "OTHER"
-    return kind, source, ""
+    operand = right if right and not _CHAIN.search(left) else left
+    if operand.startswith("___dict_contains("):
+        chain = _CHAIN.search(operand)
+        return "DICT_CONTAINS", chain.group(0) if chain else operand, operand
+    keys = re.fullmatch(r"(list\(dict\.keys\(.+\)\))\[\d+\]", operand)
+    if keys:
+        return "DICT_KEYS", keys.group(1), ""
+    if re.fullmatch(r"len\(.+\)", operand):
+        return "LENGTH_CHECK", operand, ""
+    if _CHAIN.fullmatch(operand):
+        if re.search(r"\.(size|stride|storage_offset)\(\)", operand):
+            return "SHAPE_ENV", operand, ""
+        return ("CONSTANT_MATCH" if len(parts) == 3 else "OTHER"), operand, ""
+    chain = _CHAIN.search(operand)
+    return "SHAPE_ENV", chain.group(0) if chain else operand, operand
 
 
 _ENTRY = re.compile(r"^\d+/\d+(?:_\d+)?: ")
@@ -339,7 +354,7 @@ def observation(program: Path, raw: RawRun) -> dict[str, Any]:
             guard_text = _ENTRY.sub("", raw_line).split("  #", 1)[0].strip()
             kind, source, detail = guard_kind_and_source(guard_text)
             location = f"{rel(reason['file'])}:{reason['line']}" if reason.get("file") else ""
-            cause = _cause(source, location, expected, declared)
+            cause = _cause(source, kind, location, expected, declared)
             failure_key = (source, kind, detail, location)
             failures = entry["guard_failures"]
             found = next((f for f in failures if (f["source"], f["kind"], f["detail"], f["location"]) == failure_key), None)
@@ -358,6 +373,9 @@ def observation(program: Path, raw: RawRun) -> dict[str, Any]:
                 })
             else:
                 found["events"] += 1
+    for entry in functions.values():
+        if not entry["region"]:
+            entry["region"] = _wrapped_region(program, entry)
     result = {
         "program": program.name,
         "command": "python run.py",
@@ -402,6 +420,41 @@ def _function(program: Path, relfile: str, line: int, name: str, qualname: str) 
     return entry
 
 
+def enclosing_function(path: Path, line: int) -> str:
+    """Qualified name of the innermost function of ``path`` whose body holds ``line``."""
+    best = ""
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        nonlocal best
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.")
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{child.name}"
+                if child.lineno <= line <= (child.end_lineno or child.lineno):
+                    best = name
+                walk(child, f"{name}.<locals>.")
+            else:
+                walk(child, prefix)
+
+    walk(ast.parse(path.read_text(encoding="utf-8")), "")
+    return best
+
+
+def _wrapped_region(program: Path, entry: dict[str, Any]) -> str:
+    """The program function a torch wrapper frame runs (``torch.compile(obj.method)`` compiles
+    ``wrap_inline``'s ``inner``): the function its guards point into."""
+    for failure in entry["guard_failures"]:
+        where = failure["location"]
+        if not where or where.startswith("<"):
+            continue
+        file, _, line = where.rpartition(":")
+        qualname = enclosing_function(program / file, int(line))
+        if qualname:
+            return f"{module_name(file)}.{qualname}"
+    return ""
+
+
 def _reason_blocks(body: list[str]) -> list[list[str]]:
     """The lines after ``Recompiling function ...``, one block per failing cache entry."""
     blocks: list[list[str]] = []
@@ -417,10 +470,12 @@ def _reason_blocks(body: list[str]) -> list[list[str]]:
     return blocks
 
 
-def _cause(source: str, location: str, expected: dict, declared: dict[str, tuple[str, int]]) -> str:
-    """The program line that causes a guard failure: declared, the line pointed at, or the only one."""
-    if source in declared:
-        file, line = declared[source]
+def _cause(source: str, kind: str, location: str, expected: dict, declared: dict[str, tuple[str, int]]) -> str:
+    """The program line that causes a guard failure: declared (by source, or by kind for the
+    guards without one), the line Dynamo points at when it carries an expectation, or the
+    program's only expectation line."""
+    if (source or kind) in declared:
+        file, line = declared[source or kind]
         return f"{file}:{line}"
     if location:
         file, _, line = location.rpartition(":")
