@@ -59,7 +59,7 @@ CAUSE = re.compile(r"^\s*Cause:\s*(?P<source>.+?)\s+at\s+(?P<file>[\w./-]+\.py):
 # --------------------------------------------------------------------------------------------
 
 
-def child_main(out_path: str) -> None:
+def child_main(out_path: str, backend: str = "eager") -> None:
     """Run ``run.py`` of the working directory under the recorder; write the raw record."""
     import logging
     import runpy
@@ -80,7 +80,7 @@ def child_main(out_path: str) -> None:
     hidden = {"", ".", str(Path(__file__).resolve().parent), str(ROOT)}
     sys.path[:] = [os.getcwd()] + [p for p in sys.path if p not in hidden]
     sys.argv = ["run.py"]
-    force_backend(torch, "eager")
+    force_backend(torch, backend)
     unstripped: dict[str, str] = {}
     strip = guards.strip_local_scope
 
@@ -98,7 +98,7 @@ def child_main(out_path: str) -> None:
             messages.append(record.getMessage())
 
     keeper = Keep(level=logging.DEBUG)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     with Recorder() as recorder:
         logging.getLogger(RECOMPILES_LOGGER).addHandler(keeper)
         try:
@@ -112,6 +112,7 @@ def child_main(out_path: str) -> None:
         finally:
             logging.getLogger(RECOMPILES_LOGGER).removeHandler(keeper)
     data["seconds"] = time.perf_counter() - started
+    data["cpu_seconds"] = time.process_time() - cpu_started
     guards.strip_local_scope = strip
     recording = recorder.recording()
     # Graphs per code object are its cache entries (what Dynamo keeps, the limit included).
@@ -153,7 +154,7 @@ class RawRun:
     output_tail: str
 
 
-def run_program(program: Path, timeout: float = TIMEOUT_S) -> RawRun:
+def run_program(program: Path, timeout: float = TIMEOUT_S, backend: str = "eager") -> RawRun:
     """Run one program in a child process (own session, killed whole on the timeout)."""
     with tempfile.TemporaryDirectory(prefix="observe-") as tmp:
         out = Path(tmp) / "raw.json"
@@ -162,7 +163,7 @@ def run_program(program: Path, timeout: float = TIMEOUT_S) -> RawRun:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
         started = time.monotonic()
         proc = subprocess.Popen(
-            [sys.executable, "-B", str(Path(__file__).resolve()), "--child", str(out)],
+            [sys.executable, "-B", str(Path(__file__).resolve()), "--child", str(out), backend],
             cwd=program,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -246,6 +247,15 @@ def guard_kind_and_source(guard: str) -> tuple[str, str, str]:
 
 
 _ENTRY = re.compile(r"^\d+/\d+(?:_\d+)?: ")
+def _torch_dir() -> str:
+    """Where torch is installed, found without importing it (the parent never imports torch)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    return str(spec.submodule_search_locations[0]) if spec and spec.submodule_search_locations else ""
+
+
+_TORCH_DIR = _torch_dir()
 _TORCH_PATH = re.compile(r"[\w./+-]*/site-packages/torch/")
 _ADDRESS = re.compile(r"\b(\d{9,}|0x[0-9a-f]{8,})\b")
 
@@ -331,6 +341,8 @@ def observation(program: Path, raw: RawRun) -> dict[str, Any]:
                 return path.relative_to(program).as_posix()
         if _TORCH_PATH.search(file):
             return _TORCH_PATH.sub("<torch>/", file)
+        if not os.path.isabs(file) and _TORCH_DIR and (Path(_TORCH_DIR) / file).is_file():
+            return f"<torch>/{Path(file).as_posix()}"  # shortened relative to torch's package
         return file if not os.path.isabs(file) else f"<outside>/{Path(file).name}"
 
     functions: dict[tuple[str, int, str], dict[str, Any]] = {}
@@ -551,7 +563,10 @@ def summary_line(program: Path, observed: dict[str, Any], raw: RawRun) -> str:
             sources = ", ".join(sorted({g["source"] or g["kind"] for g in f["guard_failures"]}))
             parts.append(f"{f['qualname']}: {f['graphs']} graphs{' LIMIT' if f['limit_hit'] else ''} [{sources}]")
     what = "; ".join(parts) or "one graph per function"
-    return f"{program.name:32s} {raw.seconds:5.1f}s  {what}"
+    # Wall time of the child (torch import included), then wall and CPU time of the program
+    # itself (CPU time says more on a busy machine).
+    own = f"{raw.data.get('seconds', 0.0):5.1f}s {raw.data.get('cpu_seconds', 0.0):5.1f}s cpu"
+    return f"{program.name:32s} {raw.seconds:5.1f}s {own}  {what}"
 
 
 def dump(observed: dict[str, Any]) -> str:
@@ -564,11 +579,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="compare with the committed observed.json, write nothing")
     parser.add_argument("--jobs", "-j", type=int, default=1, help="programs run at once (default 1)")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per program")
+    parser.add_argument(
+        "--backend", default="eager", help="backend forced on torch.compile (default eager; any other only prints, writes nothing)"
+    )
     args = parser.parse_args(argv)
+    if args.backend != "eager":
+        args.check = False
     programs = program_dirs(args.names)
     status = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        runs = {p: pool.submit(run_program, p, args.timeout) for p in programs}
+        runs = {p: pool.submit(run_program, p, args.timeout, args.backend) for p in programs}
         for program, future in runs.items():
             raw = future.result()
             if not raw.data:
@@ -584,6 +604,8 @@ def main(argv: list[str] | None = None) -> int:
             if observed.get("exit_code") != 0:
                 print(raw.output_tail)
             path = observed_path(program)
+            if args.backend != "eager":
+                continue
             if args.check:
                 committed = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
                 if committed is None or essence(committed) != essence(observed):
@@ -604,6 +626,6 @@ def essence(observed: dict[str, Any]) -> list[tuple]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--child":
-        child_main(sys.argv[2])
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        child_main(sys.argv[2], sys.argv[3])
     sys.exit(main())
