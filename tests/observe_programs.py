@@ -192,7 +192,7 @@ def run_program(program: Path, timeout: float = TIMEOUT_S, backend: str = "eager
 # --------------------------------------------------------------------------------------------
 
 _TENSOR = re.compile(r"^tensor '(?P<source>.+?)' (?P<what>[\w ]+?) mismatch")
-_CHECK_ID = re.compile(r"^___check_(?P<what>obj|type)_id\((?P<source>.+?), \d+\)")
+_CHECK_ID = re.compile(r"^___check_(?P<what>obj|type)_id\((?P<source>.+?), (?:\d+|<id>)\)")
 _COMPARE = re.compile(r"\s(==|!=|<=|>=|<|>)\s")
 _NUMBER = re.compile(r"^-?[\d.]+$")
 

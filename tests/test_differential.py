@@ -20,6 +20,7 @@ shrinks. The slow test (torch) runs every program again and checks ``observed.js
 from __future__ import annotations
 
 import concurrent.futures
+import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,11 +246,15 @@ def print_summary(request):
     results = request.config.stash.get(_RESULTS, None)
     if reporter is None or results is None:
         return
-    reporter.write_line("")
-    reporter.write_line("differential test: the linter against torch 2.13 on fixtures/programs/")
+    lines = ["", "differential test: the linter against torch 2.13 on fixtures/programs/"]
     for label, (right, total) in summary(*results).items():
         share = f"{100 * right / total:5.1f} %" if total else "    -  "
-        reporter.write_line(f"  {right:3d}/{total:<3d} {share}  {label}")
+        lines.append(f"  {right:3d}/{total:<3d} {share}  {label}")
+    # Teardown output is captured like a test's; the capture manager lets it through.
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        for line in lines:
+            reporter.write_line(line)
 
 
 def test_summary_counts_every_program(linted, found):
@@ -259,9 +264,64 @@ def test_summary_counts_every_program(linted, found):
     assert table["programs with no mismatch"][0] == sum(not m for m in found.values())
 
 
+@pytest.mark.parametrize(
+    ("guard", "kind", "source"),
+    [
+        # Spellings seen in the programs' runs (unstripped, as the observer keeps them).
+        ("L['self']._modules['cache'].length == 0", "CONSTANT_MATCH", "L['self']._modules['cache'].length"),
+        ("G['__import_lrsched_dot_state'].GLOBAL_STEP == 0", "CONSTANT_MATCH", "G['__import_lrsched_dot_state'].GLOBAL_STEP"),
+        ("G['COUNTERS']['policy_calls'] == 0", "CONSTANT_MATCH", "G['COUNTERS']['policy_calls']"),
+        ("___check_obj_id(G['phases'].CURRENT, <id>), type=<class 'phased.phases.Phase'>", "ID_MATCH", "G['phases'].CURRENT"),
+        ("___check_obj_id(L['loss'].__code__, 140), type=<class 'code'>", "ID_MATCH", "L['loss'].__code__"),
+        ("tensor 'L['frames']' size mismatch at index 1. expected 84, actual 119", "TENSOR_MATCH", "L['frames']"),
+        ("len(L['x_dict']) != 3", "LENGTH_CHECK", "len(L['x_dict'])"),
+        ("list(dict.keys(L['x_dict']))[0] == 'user'", "DICT_KEYS", "list(dict.keys(L['x_dict']))"),
+        ("not L['memory']", "LENGTH_CHECK", "L['memory']"),
+        ("L['q'].size()[1] <= 32", "SHAPE_ENV", "L['q'].size()[1]"),
+        ("32*L['___stack0'][0] >= 2", "SHAPE_ENV", "L['___stack0'][0]"),
+        ("(((torch.sym_float((-1) + ((-1)*L['fn'].__self__.updates))) / 2000.0)) == (-0.001)", "SHAPE_ENV", "L['fn'].__self__.updates"),
+        ("GLOBAL_STATE changed: grad_mode", "GLOBAL_STATE", ""),
+        ("BACKEND_MATCH failure: torch.compile detected different backend callables.", "BACKEND_MATCH", ""),
+    ],
+)
+def test_guard_sources_are_read_as_documented(guard, kind, source):
+    assert observe.guard_kind_and_source(guard)[:2] == (kind, source)
+
+
+def test_truth_check_rejects_a_run_that_contradicts_the_comments():
+    """The oracle's own check can fail: a negative that recompiled, an unbounded one that did not."""
+    negative = next(p for p in PROGRAMS if category(p) == "negative")
+    unbounded = next(p for p in PROGRAMS if category(p) == "unbounded")
+    bad = load_observed(negative)
+    bad["functions"] = [dict(f, graphs=8, limit_hit=True) for f in bad["functions"]]
+    assert any("recompile_limit" in p for p in observe.truth_problems(negative, bad))
+    bad = load_observed(unbounded)
+    bad["functions"] = [dict(f, graphs=1, limit_hit=False) for f in bad["functions"]]
+    assert any("no function reached recompile_limit" in p for p in observe.truth_problems(unbounded, bad))
+
+
+def test_mismatches_catch_a_false_alarm_and_a_miss(linted):
+    """(a) and (c) fire on a finding where nothing recompiled; (a) and (b) on a dropped finding."""
+    from dataclasses import replace
+
+    from recompile_lint.models import Boundedness, Severity
+
+    program = next(p for p in PROGRAMS if category(p) == "negative")
+    path = str(program / "run.py")
+    alarm = Finding(path, 3, 1, "RCL101", 3, 2, "mutated-global", Severity.ERROR, Boundedness.UNBOUNDED, "m", region="run.main")
+    found = mismatches(program, LintResult((alarm,), (), 1), load_observed(program))
+    assert {m.assertion for m in found} == {"a", "c"}
+    caught = next(p for p in PROGRAMS if category(p) != "negative" and not any(
+        m.assertion in ("a", "b") for m in mismatches(p, linted[p.name], load_observed(p))
+    ))
+    emptied = replace(linted[caught.name], findings=())
+    assert {m.assertion for m in mismatches(caught, emptied, load_observed(caught))} >= {"a", "b"}
+
+
 @pytest.fixture(scope="module")
 def rerun() -> dict[str, dict[str, Any]]:
-    pytest.importorskip("torch")
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed")
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         runs = dict(zip(PROGRAMS, pool.map(observe.run_program, PROGRAMS)))
     return {p.name: observe.observation(p, raw) for p, raw in runs.items() if raw.data}
