@@ -129,6 +129,7 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     function that imports and returns them (with workers, that import runs while they test
     the files' text)."""
     from recompile_lint.analysis.callsites import prime as prime_call_sites
+    from recompile_lint.analysis.guards import FunctionTrees, predict_guards
     from recompile_lint.analysis.textscan import calls_any, may_compile_text
     from recompile_lint.analysis.regions import RegionFinder
     from recompile_lint.rules import Rule
@@ -186,7 +187,13 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     # those functions read need their mutation sites.
     only = set(given) if len(set(given)) < len(index.paths) else None
     index.prefetch(modules_read_by_reached(index, regions, only))
-    index.scan_for_mutations(guarded_names(index, regions, only))
+    # What the regions guard decides which other files are read for writes: the guard model's
+    # first walk names the globals and attributes, and the files that can change them are
+    # parsed before the risks are judged.
+    trees = FunctionTrees(index)
+    guarded = guarded_names(index, regions, only)
+    add_guard_sources(guarded, predict_guards(index, regions, config.max_depth, trees))
+    index.scan_for_mutations(guarded)
     prime_call_sites(index, regions)
 
     reports: list[tuple[type[Rule], Report]] = []
@@ -225,13 +232,37 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
                 before = len(ctx.reports)
                 instances[rule].check_function(ctx)
                 reports.extend((rule, r) for r in ctx.reports[before:])
+    pctx = ProjectContext(index, regions, frozenset(only) if only is not None else None)
     if project_rules:
-        pctx = ProjectContext(index, regions, frozenset(only) if only is not None else None)
         for rule in project_rules:
             before = len(pctx.reports)
             instances[rule].check_project(pctx)
             reports.extend((rule, r) for r in pctx.reports[before:])
+    reports.extend(report_risks(index, regions, rule_classes, pctx, config.max_depth, trees))
     return Analysis(index=index, regions=regions, reports=reports)
+
+
+def report_risks(index: ProjectIndex, regions: Sequence[CompiledRegion], selected: Sequence[type[Rule]], ctx, max_depth: int, trees=None) -> list:
+    """The guard model's risks, each reported by the rule that claims it (asked in claim order;
+    a risk whose rule is not selected is not reported by another one)."""
+    from recompile_lint.analysis.risks import risks
+    from recompile_lint.rules import Rule, all_rules
+
+    claimers = sorted((r for r in all_rules() if r.claims is not Rule.claims), key=lambda r: (r.claim_order, r.code))
+    wanted = set(selected)
+    if not wanted.intersection(claimers):
+        return []
+    instances = {rule: rule() for rule in claimers}
+    out = []
+    for risk in risks(index, list(regions), max_depth, trees):
+        for rule in claimers:
+            if instances[rule].claims(risk):
+                if rule in wanted:
+                    before = len(ctx.reports)
+                    instances[rule].check_risk(risk, ctx)
+                    out.extend((rule, r) for r in ctx.reports[before:])
+                break
+    return out
 
 
 def syntax_checks_in_background(index: ProjectIndex, paths: Sequence[str]):
@@ -252,6 +283,22 @@ def syntax_checks_in_background(index: ProjectIndex, paths: Sequence[str]):
     if sum(sizes) < parallel.MIN_PARALLEL_BYTES:
         return None
     return parallel.BackgroundSyntaxCheck(paths, sizes)
+
+
+def add_guard_sources(guarded: Guarded, guards) -> None:
+    """Add the values of the guard model's guards to ``guarded``: each global it guards, each
+    attribute on the way to a guarded value (``trainer`` and ``current_epoch`` of
+    ``L['self'].trainer.current_epoch``), the environment."""
+    for guard in guards:
+        storage = guard.storage
+        if storage.kind in ("global", "member"):
+            guarded.globals.add((storage.path, storage.name))
+        elif storage.kind == "environ":
+            guarded.environ = True
+        source = guard.guard.source
+        guarded.attributes.update(part.split("[", 1)[0] for part in source.split(".")[1:] if part and part[0].isidentifier() is not False and part.split("[", 1)[0].isidentifier())
+        if storage.kind == "attribute":
+            guarded.attributes.add(storage.name)
 
 
 def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> Guarded:

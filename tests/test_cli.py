@@ -35,6 +35,7 @@ def train(x: torch.Tensor) -> None:
     for _ in range(10):
         poly(x)
         step += 1
+        os.environ["N"] = str(step % 4 + 1)
 """
 
 CLEAN = """\
@@ -254,12 +255,16 @@ def test_the_script_ends_without_teardown_and_loses_no_output(project):
 
 
 BUMPER = """\
+import torch
+
 import clean
 
 
 def bump() -> None:
+    x = torch.ones(2)
     for i in range(10):
         clean.SCALE = i
+        clean.poly(x)
 """
 
 

@@ -256,9 +256,19 @@ def test_container_length_across_modules_and_sets(tmp_path):
             def step(x):
                 return x * len(seen) + x * (names[0] == "a")
         """,
+        "train.py": """
+            from state import remember
+            from step import step
+
+
+            def train(batches):
+                for i, x in enumerate(batches):
+                    remember(f"batch-{i}")
+                    step(x)
+        """,
     }
     result = lint_project(tmp_path, files, "RCL203")
-    # ``seen`` grows in state.py; ``names`` never changes length.
+    # ``seen`` grows in state.py, called in the loop that calls ``step``; ``names`` never changes length.
     assert found(result, "RCL203") == [("step.py", 8)]
     assert result.findings[0].subject.module == "state"
 

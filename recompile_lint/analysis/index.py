@@ -104,6 +104,7 @@ class ProjectIndex:
         self._facts: dict[str, ModuleFacts | None] = {}
         self.errors: dict[str, FileError] = {}
         self._mutations: dict[tuple[str, str, str], list[Mutation]] | None = None
+        self._mutations_of = 0  # how many files were known when the table was built
         self._scanned: set[str] = set()
         # Call sites of compiled objects, keyed by the names they are called by (callsites.py).
         self.call_site_cache: dict[frozenset[str], list] = {}
@@ -478,11 +479,15 @@ class ProjectIndex:
 
     def mutation_table(self) -> dict[tuple[str, str, str], list[Mutation]]:
         """(kind, path of the module holding the value, name) -> mutations, over parsed files."""
-        if self._mutations is None:
+        if self._mutations is None or self._mutations_of != len(self._facts):
+            # Built over the files parsed so far; a file parsed since (a class's module the
+            # analysis resolved) makes it stale.
+            self._mutations_of = len(self._facts)
             table: dict[tuple[str, str, str], list[Mutation]] = {}
             for facts in list(self.parsed()):
                 for mutation in facts.mutations:
-                    if mutation.kind == "instance-attribute":
+                    if mutation.kind == "instance-attribute" or (mutation.kind == "length" and mutation.key == "instance"):
+                        # Attributes of instances: by name (the owner says whose, when known).
                         table.setdefault((mutation.kind, "", mutation.name), []).append(mutation)
                         continue
                     if mutation.kind == "environ":

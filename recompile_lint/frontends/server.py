@@ -82,7 +82,7 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT, learn: str | None = Non
     if command is not None:
         _run_command = command
     from recompile_lint import cache
-    from recompile_lint.analysis import context, index, textscan
+    from recompile_lint.analysis import context, textscan
 
     directory = os.path.dirname(path)
     os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -204,7 +204,7 @@ def _queue(line: str, work: dict[str, Iterator[None]], directory: str) -> None:
     """Queue what a ``kind value`` line of ``what_to_keep`` names (listings only from the
     server's own directory)."""
     from recompile_lint import cache
-    from recompile_lint.analysis import context, index, textscan
+    from recompile_lint.analysis import context, textscan
 
     kind, _, value = line.partition(" ")
     if kind == "facts" and os.path.isdir(value):
@@ -394,7 +394,7 @@ def _tell_server(notify_write: int) -> None:
 
 def record_what_to_keep() -> None:
     """Have this process's run record what a server keeps (a server's children always do)."""
-    from recompile_lint.analysis import context, index, textscan
+    from recompile_lint.analysis import context, textscan
 
     if context.resident_snippets is None:
         context.resident_snippets = {}
@@ -409,7 +409,7 @@ def what_to_keep(directory: str) -> str:
     import tempfile
 
     from recompile_lint import cache
-    from recompile_lint.analysis import context, index, textscan
+    from recompile_lint.analysis import context, textscan
 
     lines = [f"facts {entries}\n" for entries in sorted(cache.opened_directories)]
     tests = ["\0".join((name, path, digest, "1" if result else "0")) for name, path, digest, result in textscan.new_tests]

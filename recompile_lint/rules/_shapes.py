@@ -13,7 +13,7 @@ import libcst as cst
 from recompile_lint.analysis.callsites import Argument, CallSite, Loop, call_sites, names_of, primed_sites
 from recompile_lint.analysis.context import child_nodes
 from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Param, dotted_name, span_of
-from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.rules._common import place
 
@@ -212,15 +212,23 @@ def _sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
         # Looked up by file and by the name a call resolves to: a name many regions share
         # (``forward``, ``step``) is not scanned once per region.
         found: list[tuple[int, CallSite]] = []
+        aliases = region_aliases(index, region)
         for name in names:
             table = _SitesNamed.of(index, name, by_name)
             found.extend(entry for entry in table.by_path.get(region.site_path, ()) if keep_here(entry[1]))
             if not local and home:
                 found.extend(entry for entry in table.resolved(index).get(f"{home}.{name}", ()) if entry[1].path != region.site_path)
-        return [call for _, call in sorted(found, key=lambda entry: entry[0])]
+            if aliases:
+                # A parameter handed the compiled object (``evaluate(model, compiled)``).
+                found.extend(entry for entry in table.entries if entry[1].function and (FunctionRef(entry[1].path, entry[1].function), entry[1].callee) in aliases)
+        return [call for _, call in sorted(dict.fromkeys(found), key=lambda entry: entry[0])]
     out: list[CallSite] = []
+    aliases = region_aliases(index, region)
     for call in call_sites(index, region):
         name = call.callee.rsplit(".", 1)[-1]
+        if call.function and (FunctionRef(call.path, call.function), call.callee) in aliases:
+            out.append(call)  # a parameter handed the compiled object (``evaluate(model, compiled)``)
+            continue
         if call.path == region.site_path:
             if keep_here(call):
                 out.append(call)
@@ -231,6 +239,19 @@ def _sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
         if other is not None and other.resolve(call.callee) == f"{home}.{name}":
             out.append(call)
     return out
+
+
+def region_aliases(index: ProjectIndex, region: CompiledRegion) -> set:
+    """(function, parameter) pairs that receive the compiled object or the compiled module
+    (``variation.Variation.aliases``), once per region and run."""
+    from recompile_lint.analysis.variation import Variation
+
+    memo = index.memo.setdefault("region_aliases", {})
+    assert isinstance(memo, dict)
+    key = (region.site_path, region.site, region.entry)
+    if key not in memo:
+        memo[key] = Variation(index, [region]).aliases(region)
+    return memo[key]
 
 
 class _SitesNamed:
