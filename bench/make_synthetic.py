@@ -8,9 +8,10 @@ The project is a package ``synth`` of sub-packages of up to 100 modules each, wi
 ``pyproject.toml`` at DIR (so DIR is the project root). Every module looks like ordinary
 training code (about 120 lines): module-level settings, helpers that call helpers in other
 modules, an ``nn.Module`` subclass and a train step. One module in ten compiles something
-(``@torch.compile`` functions, ``torch.compile(model)``); its regions call helpers two
-modules away that read globals of a third, and some modules bump other modules' counters,
-so the analysis has to follow imports in both directions. The output is deterministic for a
+(``@torch.compile`` functions, ``torch.compile(model)``) and runs them in its training loop;
+its regions call helpers two modules away that read globals of a third, and the train step
+bumps its own and other modules' counters between the calls, so the analysis has to follow
+imports in both directions. The output is deterministic for a
 given N and seed; nothing is imported or run.
 """
 
@@ -145,6 +146,7 @@ def module_source(i: int, n: int, rng: random.Random) -> str:
         "    loss.backward()",
         "    STEP += 1",
         "    left.STEP += 1",
+        "    right.STEP += 1",
         "    HISTORY.append(float(loss))",
         "    return float(loss)",
         "",
@@ -158,10 +160,12 @@ def module_source(i: int, n: int, rng: random.Random) -> str:
         "",
         "def main() -> None:",
         "    configure()",
-        f"    model = Model{i}()",
+        "    model = build()" if compiled else f"    model = Model{i}()",
         "    data = torch.randn(8, CONFIG['width'])",
+        "    w = torch.randn(CONFIG['width'], CONFIG['width'])",
         "    for epoch in range(3):",
         "        train_step(model, data, torch.zeros(8, 1))",
+        *(["        fused_step(data, w)"] if compiled else []),
         "        schedule(epoch)",
         "",
         "",

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+
+from recompile_lint.source import DEFAULT_MAX_FILE_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -68,10 +72,14 @@ class Config:
     compile_functions: tuple[str, ...] = ()
     max_depth: int = 6
     jobs: int = 1
+    # Files larger than this many bytes are reported, not parsed (``max-file-size``, in MiB).
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     cache: bool = True
     cache_dir: str | None = None
     # Start a resident server after a run that found none (``recompile-lint server``).
     start_server: bool = False
+    # Directory walks skip what .gitignore files ignore (``gitignore``), as ruff does.
+    respect_gitignore: bool = True
     # Directory of the pyproject.toml the settings came from (None: defaults only).
     source: str | None = None
     verify: VerifyConfig = field(default_factory=VerifyConfig)
@@ -92,32 +100,98 @@ _LIST_KEYS = {
 _VERIFY_KEYS = {"timeout", "device", "backend", "calls", "examples"}
 
 
+# A pyproject.toml larger than this is not a configuration file (a link to a device, a planted
+# blob): it is an error rather than read.
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+_TABLE_MARK = b"tool.recompile-lint"
+
+
+def config_root(paths: Iterable[str | Path]) -> str:
+    """The project root configuration is read from, for ``paths``: the nearest directory at or
+    above their common directory that holds a project marker (``pyproject.toml``,
+    ``setup.py``, ``setup.cfg``, ``.git``), else that common directory. Nothing above it is
+    ever read (a ``pyproject.toml`` above a checkout's ``.git`` belongs to someone else)."""
+    starts = [_start(raw) for raw in paths if os.path.lexists(raw)] or [os.getcwd()]
+    try:
+        common = os.path.commonpath(starts)
+    except ValueError:  # paths on different drives
+        common = starts[0]
+    directory = common
+    while True:
+        if any(os.path.lexists(os.path.join(directory, marker)) for marker in ROOT_MARKERS):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return common
+        directory = parent
+
+
+def _start(raw: str | Path) -> str:
+    # abspath, not resolve: a symbolic link loop named on the command line must not raise.
+    path = os.path.abspath(raw)
+    return path if os.path.isdir(path) else os.path.dirname(path)
+
+
 def find_pyproject(paths: Iterable[str | Path]) -> Path | None:
-    """The nearest ``pyproject.toml`` with a ``[tool.recompile-lint]`` table above the paths."""
-    seen: set[Path] = set()
-    for raw in paths:
-        start = Path(raw).resolve()
-        for directory in [start, *start.parents]:
-            if directory in seen:
-                break
+    """The closest ``pyproject.toml`` with a ``[tool.recompile-lint]`` table from the first of
+    the paths up to their project root (``config_root``), never above it.
+
+    A ``pyproject.toml`` on the way that cannot be read, or that holds our table but does
+    not decode or parse, is a ``ConfigError`` naming it (``load_config`` reports a broken
+    one): settings that are there must never be silently dropped."""
+    paths = list(paths)
+    root = config_root(paths)
+    seen: set[str] = set()
+    for raw in [p for p in paths if os.path.lexists(p)] or [os.getcwd()]:
+        directory = _start(raw)
+        if os.path.relpath(directory, root).startswith(".."):
+            directory = root
+        while directory not in seen:
             seen.add(directory)
-            candidate = directory / "pyproject.toml"
-            if candidate.is_file():
-                try:
-                    text = candidate.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
-                    continue
-                try:
-                    data = tomllib.loads(text)
-                except tomllib.TOMLDecodeError:
-                    # A broken file that holds our table is ours to report (load_config does);
-                    # an unrelated broken pyproject must not stop the search.
-                    if "[tool.recompile-lint" in text:
-                        return candidate
-                    continue
-                if "recompile-lint" in data.get("tool", {}):
-                    return candidate
+            candidate = os.path.join(directory, "pyproject.toml")
+            if os.path.lexists(candidate) and _holds_our_table(candidate):
+                return Path(candidate)
+            if directory == root:
+                break
+            directory = os.path.dirname(directory)
     return None
+
+
+def _holds_our_table(candidate: str) -> bool:
+    """Whether the ``pyproject.toml`` at ``candidate`` holds our table (True also for a broken
+    one that seems to, so that ``load_config`` reports it). Raises ConfigError when it
+    cannot be read."""
+    data = read_config_file(candidate)
+    try:
+        parsed = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        # A broken file that holds our table is ours to report (load_config does); an
+        # unrelated broken pyproject must not stop the search.
+        return _TABLE_MARK in data
+    tool = parsed.get("tool")
+    return isinstance(tool, dict) and "recompile-lint" in tool
+
+
+def read_config_file(path: str | Path) -> bytes:
+    """The bytes of a configuration file: a regular file (never a pipe or device, which could
+    block or never end), of at most ``MAX_CONFIG_BYTES``. Raises ConfigError naming it."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"{path}: cannot read: not a regular file")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: cannot read: larger than {MAX_CONFIG_BYTES // (1024 * 1024)} MiB")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
 
 
 def _string_list(value: Any, where: str) -> tuple[str, ...]:
@@ -162,6 +236,10 @@ def parse_table(table: Mapping[str, Any], where: str) -> Config:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"{at}: expected a non-negative integer (0: one per core), got {value!r}")
             changes["jobs"] = value
+        elif key == "max-file-size":
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= 1024 * 1024:
+                raise ConfigError(f"{at}: expected a positive number of MiB, got {value!r}")
+            changes["max_file_bytes"] = int(value * 1024 * 1024)
         elif key == "cache-dir":
             if not isinstance(value, str):
                 raise ConfigError(f"{at}: expected a path string, got {value!r}")
@@ -174,6 +252,10 @@ def parse_table(table: Mapping[str, Any], where: str) -> Config:
             if not isinstance(value, bool):
                 raise ConfigError(f"{at}: expected true or false, got {value!r}")
             changes["start_server"] = value
+        elif key == "respect-gitignore":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{at}: expected true or false, got {value!r}")
+            changes["respect_gitignore"] = value
         elif key == "verify":
             changes["verify"] = _parse_verify(value, at)
         else:
@@ -209,20 +291,44 @@ def _parse_verify(value: Any, at: str) -> VerifyConfig:
 
 
 def load_config(paths: Iterable[str | Path], explicit: str | Path | None = None) -> Config:
-    """The configuration for linting ``paths``: an explicit file, the nearest pyproject, or defaults."""
+    """The configuration for linting ``paths``: an explicit file, the closest pyproject in their
+    project (``find_pyproject``), or defaults."""
+    paths = list(paths)
     pyproject = Path(explicit) if explicit else find_pyproject(paths)
     if pyproject is None:
         return Config()
+    data = read_config_file(pyproject)
     try:
-        text = pyproject.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{pyproject}: cannot read: {exc}") from exc
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{pyproject}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})") from exc
     try:
-        data = tomllib.loads(text)
+        parsed = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{pyproject}: invalid TOML: {exc}") from exc
-    table = data.get("tool", {}).get("recompile-lint", {})
+    tool = parsed.get("tool", {})
+    table = tool.get("recompile-lint", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.recompile-lint] must be a table")
     config = parse_table(table, str(pyproject))
-    return replace(config, source=str(pyproject.parent.resolve()))
+    source = os.path.realpath(pyproject.parent)
+    if config.cache_dir is not None:
+        # A repository's configuration may not make the cache write elsewhere: the cache
+        # directory must be inside the project (the command line's --cache-dir is the user's
+        # own choice, and may point anywhere).
+        project = os.path.realpath(source if explicit else config_root(paths))
+        chosen = os.path.realpath(os.path.join(source, config.cache_dir))
+        if not _inside(chosen, project):
+            raise ConfigError(
+                f"{pyproject}: [tool.recompile-lint] cache-dir: {config.cache_dir!r} is outside the project "
+                f"({project}); only --cache-dir on the command line may name a directory elsewhere"
+            )
+        config = replace(config, cache_dir=chosen)
+    return replace(config, source=source)
+
+
+def _inside(path: str, directory: str) -> bool:
+    try:
+        return os.path.commonpath([path, directory]) == directory
+    except ValueError:
+        return False

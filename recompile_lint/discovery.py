@@ -66,11 +66,13 @@ def _below(path: str, root: str | None) -> str | None:
     return None if rel.startswith("..") else rel
 
 
-def discover(paths: Sequence[str], excludes: Sequence[str], root: str | None = None) -> Discovered:
+def discover(paths: Sequence[str], excludes: Sequence[str], root: str | None = None, respect_gitignore: bool = False) -> Discovered:
     """Expand ``paths`` into Python files, sorted and de-duplicated; errors for bad paths.
 
     Exclude patterns match the part of a path below ``root`` (the project root), so a tree
     that lives inside a virtual environment can still be linted when named explicitly.
+    ``respect_gitignore``: a directory walk skips what ``.gitignore`` files ignore
+    (``gitignore``); a file named explicitly is linted all the same.
     """
     files: list[str] = []
     errors: list[FileError] = []
@@ -81,6 +83,11 @@ def discover(paths: Sequence[str], excludes: Sequence[str], root: str | None = N
         key = os.path.normcase(os.path.abspath(path))
         if key not in seen:
             seen.add(key)
+            if not _valid_name(path):
+                # Its name could be neither reported nor cached as text: say which file it
+                # is (escaped) and lint the others.
+                errors.append(FileError(path=shown_name(path), message="the file name is not valid UTF-8: not linted (rename it)"))
+                return
             files.append(path)
 
     for raw in paths:
@@ -92,7 +99,7 @@ def discover(paths: Sequence[str], excludes: Sequence[str], root: str | None = N
             if not os.access(path, os.R_OK | os.X_OK):
                 errors.append(FileError(path=raw, message="permission denied: cannot list directory"))
                 continue
-            for found in _walk(path, excludes, errors, root):
+            for found in _walk(path, excludes, errors, root, respect_gitignore):
                 add(found)
             continue
         if not os.path.exists(path):
@@ -112,7 +119,7 @@ def discover(paths: Sequence[str], excludes: Sequence[str], root: str | None = N
     return Discovered(files=tuple(sorted(files)), errors=tuple(errors), excluded=excluded)
 
 
-def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str | None) -> list[str]:
+def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str | None, respect_gitignore: bool = False) -> list[str]:
     """The Python files under ``top``, as ``is_excluded(relative_to(file, root), excludes)``
     leaves them: each directory's place relative to the root is worked out once, and each
     entry's type comes from the directory listing (no ``stat`` for a regular file)."""
@@ -142,17 +149,27 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str 
         hit = component is not None and any(component.match(os.path.normcase(part)) for part in rel.split("/") if part)
         return rel, hit
 
+    from recompile_lint import gitignore
+
+    # .gitignore rules in force in the directory and its place below the repository's top
+    # (None: not respected, or no repository and no project root to start from).
+    found_rules = gitignore.rules_for(top, root) if respect_gitignore else None
+    git_place = os.path.relpath(os.path.abspath(top), found_rules[1]).replace(os.sep, "/") if found_rules else ""
+    git_place = "" if git_place == "." else git_place
+
     # Depth first in sorted order, never into symbolic links to directories (a link loop
     # cannot make the walk run forever).
-    stack = [(top, *place(top))]
+    stack = [(top, *place(top), found_rules[0] if found_rules else None, git_place)]
     while stack:
-        directory, rel_dir, dir_hit = stack.pop()
+        directory, rel_dir, dir_hit, rules, git_dir = stack.pop()
         try:
             with os.scandir(directory) as listing:
                 entries = list(listing)
         except OSError as exc:
             errors.append(FileError(path=getattr(exc, "filename", directory) or directory, message=f"cannot list directory: {exc.strerror or exc}"))
             continue
+        if rules is not None and directory != top and any(e.name == gitignore.FILE_NAME for e in entries):
+            rules = rules.child(git_dir, gitignore.read_text(os.path.join(directory, gitignore.FILE_NAME)))
         subdirectories = []
         for entry in sorted(entries, key=lambda e: e.name):
             name = entry.name
@@ -161,12 +178,12 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str 
             except OSError:
                 is_dir = False
             if is_dir:
-                if not dir_hit and not excluded(rel_dir, name) and not _is_link(entry):
+                if not dir_hit and not excluded(rel_dir, name) and not _is_link(entry) and not (rules and rules.ignored(f"{git_dir}/{name}" if git_dir else name, True)):
                     subdirectories.append(entry)
                 continue
             if not name.endswith(PYTHON_SUFFIXES):
                 continue
-            if dir_hit or excluded(rel_dir, name):
+            if dir_hit or excluded(rel_dir, name) or (rules and rules.ignored(f"{git_dir}/{name}" if git_dir else name, False)):
                 continue
             try:
                 regular = entry.is_file()
@@ -179,8 +196,22 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str 
             # Anything else (a pipe, a device, a link to one) is not a source file.
         for entry in reversed(subdirectories):
             child_rel = None if rel_dir is None else (f"{rel_dir}/{entry.name}" if rel_dir else entry.name)
-            stack.append((entry.path, child_rel, False))
+            stack.append((entry.path, child_rel, False, rules, f"{git_dir}/{entry.name}" if git_dir else entry.name))
     return found
+
+
+def _valid_name(path: str) -> bool:
+    """Whether ``path`` is text (a name that is not valid UTF-8 holds surrogate escapes)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(path: str) -> str:
+    """``path`` as text that can be printed: bytes that are not UTF-8 as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace") if not _valid_name(path) else path
 
 
 def _is_link(entry: os.DirEntry) -> bool:
@@ -199,12 +230,14 @@ def marked_project_root(paths: Sequence[str], excludes: Sequence[str] = ()) -> P
     """
     from recompile_lint.config import ROOT_MARKERS
 
+    # os.path, not pathlib: its queries answer False for a path they may not look at (a
+    # directory without search permission), where pathlib raises.
     resolved = [Path(os.path.abspath(p)) for p in paths if os.path.lexists(p)] or [Path.cwd()]
-    starts = [p if p.is_dir() else p.parent for p in resolved]
+    starts = [p if os.path.isdir(p) else p.parent for p in resolved]
     common = Path(os.path.commonpath([str(s) for s in starts]))
     for directory in [common, *common.parents]:
-        if any((directory / marker).exists() for marker in ROOT_MARKERS):
-            if any(p.is_dir() and is_excluded(relative_to(str(p), str(directory)), excludes) for p in resolved):
+        if any(os.path.exists(directory / marker) for marker in ROOT_MARKERS):
+            if any(os.path.isdir(p) and is_excluded(relative_to(str(p), str(directory)), excludes) for p in resolved):
                 return None
             return directory
     return None
@@ -216,4 +249,4 @@ def find_project_root(paths: Sequence[str], excludes: Sequence[str] = ()) -> Pat
     if marked is not None:
         return marked
     resolved = [Path(os.path.abspath(p)) for p in paths if os.path.lexists(p)] or [Path.cwd()]
-    return Path(os.path.commonpath([str(p if p.is_dir() else p.parent) for p in resolved]))
+    return Path(os.path.commonpath([str(p if os.path.isdir(p) else p.parent) for p in resolved]))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import gc
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequenc
 
 from recompile_lint.config import Config
 from recompile_lint.discovery import Discovered, discover, find_project_root, marked_project_root
-from recompile_lint.models import FileError, Finding, LintResult, Severity
+from recompile_lint.models import FileError, Finding, LintResult, Location, Severity
 from recompile_lint.codes import matches_code
 from recompile_lint.source import read_bytes
 from recompile_lint.suppress import is_suppressed
@@ -99,21 +100,28 @@ def analyse(
     root: str | None = None,
     facts_cache=None,
     digests: dict[str, str] | None = None,
+    *,
+    related: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> Analysis:
     """Find regions over the project and run ``rules`` on them. ``reader`` supplies file bytes
     (an editor's unsaved buffer); by default files are read from disk. ``digests``: content
-    digests of the files, where the run cache computed them."""
+    digests of the files, where the run cache computed them. ``related``: rules also run on
+    the functions elsewhere whose findings can have a location in ``given`` (``report_scope``).
+    ``progress`` is told of each file as its facts are parsed (a counter on a terminal)."""
     from recompile_lint.analysis.index import FactsStore, ProjectIndex
     from recompile_lint.analysis.parsing import forget_package_layout
 
     forget_package_layout()  # a new run sees the packages as they are now
     store = FactsStore(config.compile_functions, facts_cache if facts_cache is not None else make_cache(config, root))
-    index = ProjectIndex(project_files, store, reader, jobs=config.jobs)
+    index = ProjectIndex(project_files, store, reader, jobs=config.jobs, max_bytes=config.max_file_bytes)
     if digests:
         index.digests = digests
+    if progress is not None:
+        index.parse_listeners.append(progress)
     background: list = []
     try:
-        analysis = analyse_index(index, given, config, rules, background)
+        analysis = analyse_index(index, given, config, rules, background, related=related)
     except BaseException:
         for check in background:
             check.close()
@@ -123,12 +131,14 @@ def analyse(
     return analysis
 
 
-def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rules: RuleSource, background: list) -> Analysis:
+def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rules: RuleSource, background: list, *, related: bool = False) -> Analysis:
     """The analysis proper, over an index of the project's files. Syntax checks started in
     worker processes are appended to ``background``. ``rules``: the rule classes, or a
     function that imports and returns them (with workers, that import runs while they test
     the files' text)."""
     from recompile_lint.analysis.callsites import prime as prime_call_sites
+    from recompile_lint.analysis.guards import FunctionTrees, predict_guards
+    from recompile_lint.analysis.variation import variation_of
     from recompile_lint.analysis.textscan import calls_any, may_compile_text
     from recompile_lint.analysis.regions import RegionFinder
     from recompile_lint.rules import Rule
@@ -185,8 +195,17 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     # Function rules run only on functions of the given files (see below), so only the values
     # those functions read need their mutation sites.
     only = set(given) if len(set(given)) < len(index.paths) else None
+    if only is not None and related:
+        only |= report_scope(index, regions, only)
     index.prefetch(modules_read_by_reached(index, regions, only))
-    index.scan_for_mutations(guarded_names(index, regions, only))
+    # What the regions guard decides which other files are read for writes: the guard model's
+    # first walk names the globals and attributes, and the files that can change them are
+    # parsed before the risks are judged.
+    trees = FunctionTrees(index)
+    variation_of(index, regions)  # shared by the guard model and the rules that ask about calls
+    guarded = guarded_names(index, regions, only)
+    add_guard_sources(guarded, predict_guards(index, regions, config.max_depth, trees))
+    index.scan_for_mutations(guarded)
     prime_call_sites(index, regions)
 
     reports: list[tuple[type[Rule], Report]] = []
@@ -225,13 +244,37 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
                 before = len(ctx.reports)
                 instances[rule].check_function(ctx)
                 reports.extend((rule, r) for r in ctx.reports[before:])
+    pctx = ProjectContext(index, regions, frozenset(only) if only is not None else None)
     if project_rules:
-        pctx = ProjectContext(index, regions, frozenset(only) if only is not None else None)
         for rule in project_rules:
             before = len(pctx.reports)
             instances[rule].check_project(pctx)
             reports.extend((rule, r) for r in pctx.reports[before:])
+    reports.extend(report_risks(index, regions, rule_classes, pctx, config.max_depth, trees))
     return Analysis(index=index, regions=regions, reports=reports)
+
+
+def report_risks(index: ProjectIndex, regions: Sequence[CompiledRegion], selected: Sequence[type[Rule]], ctx, max_depth: int, trees=None) -> list:
+    """The guard model's risks, each reported by the rule that claims it (asked in claim order;
+    a risk whose rule is not selected is not reported by another one)."""
+    from recompile_lint.analysis.risks import risks
+    from recompile_lint.rules import Rule, all_rules
+
+    claimers = sorted((r for r in all_rules() if r.claims is not Rule.claims), key=lambda r: (r.claim_order, r.code))
+    wanted = set(selected)
+    if not wanted.intersection(claimers):
+        return []
+    instances = {rule: rule() for rule in claimers}
+    out = []
+    for risk in risks(index, list(regions), max_depth, trees):
+        for rule in claimers:
+            if instances[rule].claims(risk):
+                if rule in wanted:
+                    before = len(ctx.reports)
+                    instances[rule].check_risk(risk, ctx)
+                    out.extend((rule, r) for r in ctx.reports[before:])
+                break
+    return out
 
 
 def syntax_checks_in_background(index: ProjectIndex, paths: Sequence[str]):
@@ -251,7 +294,24 @@ def syntax_checks_in_background(index: ProjectIndex, paths: Sequence[str]):
         return None
     if sum(sizes) < parallel.MIN_PARALLEL_BYTES:
         return None
-    return parallel.BackgroundSyntaxCheck(paths, sizes)
+    return parallel.BackgroundSyntaxCheck(paths, sizes, index.max_bytes)
+
+
+def add_guard_sources(guarded: Guarded, guards) -> None:
+    """Add the values of the guard model's guards to ``guarded``: each global it guards (and the
+    attributes of its members), each scalar attribute (``current_epoch`` of
+    ``L['self'].trainer.current_epoch``: a file that can write it holds the writes), the
+    environment."""
+    for guard in guards:
+        storage = guard.storage
+        if storage.kind in ("global", "member"):
+            guarded.globals.add((storage.path, storage.name))
+        elif storage.kind == "environ":
+            guarded.environ = True
+        if storage.kind == "attribute" and guard.value_kind in ("int", "str", "float", "bool", "enum", "unknown", "none"):
+            guarded.attributes.add(storage.name)
+        elif storage.kind == "member":
+            guarded.attributes.update(member[1:] for member in storage.members if member.startswith("."))
 
 
 def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> Guarded:
@@ -332,21 +392,99 @@ def guard_module_values(index: ProjectIndex, guarded: Guarded, facts, names: Ite
 NOT_VALUES = frozenset({"function", "class", "module"})
 
 
-def shown_path(path: str, given: Mapping[str, str]) -> str:
-    """A path as findings show it: as the user named the file, else relative to the working
-    directory when it is below it, else as it is."""
-    absolute = os.path.abspath(path)
-    if absolute in given:
-        return given[absolute]
-    try:
-        relative = os.path.relpath(absolute)
-    except ValueError:
-        return path
-    return absolute if relative.startswith("..") else relative
+def report_scope(index: ProjectIndex, regions: Sequence[CompiledRegion], given: set[str]) -> set[str]:
+    """The files outside ``given`` whose functions rules must check too, because a finding
+    there can have a location in ``given`` (where a commit changed the code): functions of
+    a region compiled in a given file (the compile site), and functions that read a value a
+    given file can change. The second is a text test, as the mutation scan's
+    (``textscan.may_mutate``): a module-level value of module ``m`` changes in ``m`` itself
+    (``global x``, an assignment at the start of a line) or in a file that names ``m`` and can
+    write the name; an attribute that the function's class initialises to a Python value
+    (``self.step = 0``) wherever its name can be written. These are the values
+    ``guarded_names`` follows. It may choose too much, never too little, for those two kinds
+    of location: the rules decide.
+    """
+    from recompile_lint.analysis.textscan import WORD, writes_attribute, writes_global
+
+    texts = {path: index.text(path) or "" for path in sorted(given)}
+    words = {path: frozenset(WORD.findall(text)) for path, text in texts.items()}
+    every_word = frozenset().union(*words.values()) if words else frozenset()
+
+    def owner_of(facts: ModuleFacts, name: str) -> str | None:
+        """The file holding the module-level value ``name`` read in ``facts``' module."""
+        binding = facts.binding(name)
+        if binding is None or binding.kind in NOT_VALUES:
+            return None
+        if binding.kind != "imported":
+            return facts.path
+        found = index.global_binding(facts, name)
+        return found[0].path if found is not None and found[1].kind not in NOT_VALUES else None
+
+    def changes(facts: ModuleFacts, name: str, attributes: set[str]) -> bool:
+        """Whether a given file's text can change the value ``name`` read in ``facts``' module
+        (``attributes``: those the function's class initialises to a Python value)."""
+        owner = owner_of(facts, name)
+        for path, text in texts.items():
+            if name not in words[path]:
+                continue
+            if owner is None:
+                if name in attributes and writes_attribute(text, frozenset({name})):
+                    return True
+            elif owner == path:
+                if re.search(rf"^[ \t]*(?:global\b[^\n]*\b{name}\b|{name}\s*(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=))", text, re.M):
+                    return True
+            elif index.module_last_name(owner) in words[path] and writes_global(text, name):
+                return True
+        return False
+
+    out: set[str] = set()
+    for region in regions:
+        compiled_here = region.site_path in given
+        for ref, _, _ in region.reached:
+            if ref.path in given or ref.path in out:
+                continue
+            if compiled_here:
+                out.add(ref.path)
+                continue
+            facts = index.facts(ref.path)
+            fn = facts.function(ref.qualname) if facts is not None else None
+            if facts is None or fn is None:
+                continue
+            read = (fn.identifiers - fn.local_names) & every_word
+            if not read:
+                continue
+            attributes: set[str] = set()
+            cls = facts.cls(fn.class_name) if fn.class_name else None
+            if cls is not None:
+                for _, found in index.mro(facts, cls):
+                    attributes.update(attr for attr, init in found.attrs if init.kind not in ("tensor", "object", "function"))
+            if any(changes(facts, name, attributes) for name in sorted(read)):
+                out.add(ref.path)
+    return out
+
+
+def shown_path(path: str, given: Mapping[str, str] | None = None) -> str:
+    """A path as related locations and messages show it: relative to the working directory
+    (``../lib/x.py`` above it); absolute only where no relative path exists (another drive).
+    A finding's own path is the file as the user named it (``given``)."""
+    from recompile_lint.report.wording import shown_path as relative
+
+    return relative(path)
 
 
 def to_finding(rule: type[Rule], report: Report, display: str, given: Mapping[str, str] | None = None) -> Finding:
+    """The finding a rule's report makes, at its own (primary) location shown as ``display``.
+
+    The message is cut into headline, explanation and fix here (``report.wording``), unless
+    the report gives its own ``title`` and ``fix``; places in it are made relative.
+    """
+    from recompile_lint.report.wording import Wording, relative_places, split_message
+
     span = report.span
+    evidence = tuple(dict.fromkeys(replace(location, path=shown_path(location.path)) for location in report.evidence))
+    message = relative_places(report.message)
+    title, fix = getattr(report, "title", ""), getattr(report, "fix", "")
+    wording = Wording(title, getattr(report, "explanation", ""), fix) if title and fix else split_message(message, evidence)
     return Finding(
         path=display,
         line=span.line,
@@ -357,12 +495,62 @@ def to_finding(rule: type[Rule], report: Report, display: str, given: Mapping[st
         name=rule.name,
         severity=report.severity or rule.severity,
         bounded=report.bounded or rule.bounded,
-        message=report.message,
+        message=message,
         region=report.region,
         function=report.function,
         subject=report.subject,
         guard=report.guard,
-        evidence=tuple(dict.fromkeys(replace(location, path=shown_path(location.path, given or {})) for location in report.evidence)),
+        evidence=evidence,
+        title=wording.title,
+        explanation=wording.explanation,
+        fix=wording.fix,
+    )
+
+
+# Which of a finding's locations in a file it is reported at, most telling first: the change
+# (a write, a call) before the compile site, then the reads.
+ROLE_ORDER = {"write": 0, "call": 1, "compile-site": 2, "read": 3, "use": 4}
+
+
+def locations_in(finding: Finding, wanted: Callable[[str], bool]) -> list[Location]:
+    """One location of ``finding`` per file ``wanted`` accepts (the most telling one, by
+    ``ROLE_ORDER``, then the first in the file), in path order."""
+    best: dict[str, Location] = {}
+    for location in finding.evidence:
+        if location.role == "primary" or not wanted(location.path):
+            continue
+        key = (ROLE_ORDER.get(location.role, 9), location.line, location.column)
+        current = best.get(location.path)
+        if current is None or key < (ROLE_ORDER.get(current.role, 9), current.line, current.column):
+            best[location.path] = location
+    return [best[path] for path in sorted(best)]
+
+
+def reported_at(finding: Finding, at: Location) -> Finding:
+    """``finding`` reported at ``at``, one of its other locations (in a file a commit changed,
+    where the primary's file is not named): worded from there, with the primary location
+    first among the related ones."""
+    from recompile_lint.report.wording import reported_elsewhere
+
+    primary = Location(
+        shown_path(finding.path), finding.line, finding.column, "primary", finding.title or finding.message, finding.end_line, finding.end_column
+    )
+    title = reported_elsewhere(finding.title or finding.message, at, primary, finding.function, finding.region)
+    parts = [title + "."]
+    if finding.explanation:
+        parts.append(finding.explanation)
+    if finding.fix:
+        parts.append(f"Fix: {finding.fix}")
+    return replace(
+        finding,
+        path=at.path,
+        line=at.line,
+        column=at.column,
+        end_line=at.end_line or at.line,
+        end_column=at.end_column or at.column,
+        message=" ".join(parts),
+        title=title,
+        evidence=(primary,) + tuple(location for location in finding.evidence if location != at),
     )
 
 
@@ -376,8 +564,8 @@ def project_scope(paths: Sequence[str], config: Config) -> tuple[str, tuple[str,
     marked = marked_project_root(list(paths) or ["."], excludes)
     if marked is None:
         root = str(find_project_root(list(paths) or ["."], excludes))
-        return root, discover(list(paths) or ["."], excludes, root).files
-    return str(marked), discover([str(marked)], excludes, str(marked)).files
+        return root, discover(list(paths) or ["."], excludes, root, config.respect_gitignore).files
+    return str(marked), discover([str(marked)], excludes, str(marked), config.respect_gitignore).files
 
 
 def lint_paths(
@@ -389,9 +577,17 @@ def lint_paths(
     buffers: Mapping[str, bytes] | None = None,
     noqa: bool = True,
     retain: list | None = None,
+    relocate: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> LintResult:
     """Lint ``paths`` (files or directories). Findings are reported only in those files, but
     the analysis sees the whole project around them (callers, helpers, mutation sites).
+
+    ``relocate``: a finding whose own file is not among ``paths`` is reported in the named
+    files that hold another of its locations (the write in ``train.py`` that makes the read
+    in ``model.py`` recompile), worded from there (``collect``). The front ends ask for it;
+    the verifier, which probes findings where they are, does not. ``progress`` is told of
+    each file as it is parsed.
 
     ``reader`` supplies file bytes; ``buffers`` (absolute path -> bytes: an editor's unsaved
     text) stand in for those files, the others read from disk. Neither kind of run is kept in
@@ -405,7 +601,7 @@ def lint_paths(
     """
     excludes = config.exclude + config.extend_exclude
     root = str(find_project_root(list(paths) or ["."], excludes))
-    discovered = discover(list(paths) or ["."], excludes, root)
+    discovered = discover(list(paths) or ["."], excludes, root, config.respect_gitignore)
     given = {os.path.abspath(p): p for p in discovered.files}
     project = tuple(project_files) if project_files is not None else project_scope(paths, config)[1]
     all_files = sorted({os.path.abspath(p) for p in project} | set(given))
@@ -422,7 +618,7 @@ def lint_paths(
         run_cache.buffer_digests(all_files, buffers)
         run_cache.save_table(all_files)
     elif run_cache is not None:
-        settings = repr((replace(config, jobs=1, cache=True, cache_dir=None, start_server=False), noqa, discovered.errors, discovered.excluded))
+        settings = repr((replace(config, jobs=1, cache=True, cache_dir=None, start_server=False), noqa, relocate, discovered.errors, discovered.excluded))
         key = run_cache.key(settings, sorted(given.items()), all_files)
         run_cache.save_table(all_files)
         cached = run_cache.get(key) if key is not None else None
@@ -430,8 +626,8 @@ def lint_paths(
             return cached
     with cyclic_gc_paused(keep=retain is not None):
         digests = run_cache.digests if run_cache is not None else None
-        analysis = analyse(list(given), all_files, config, partial(selected_rules, config), reader, root, facts_cache, digests)
-        result = collect(analysis, given, discovered, config, noqa)
+        analysis = analyse(list(given), all_files, config, partial(selected_rules, config), reader, root, facts_cache, digests, related=relocate, progress=progress)
+        result = collect(analysis, given, discovered, config, noqa, relocate)
     if retain is not None:
         retain.append(analysis)
     if run_cache is not None and key is not None:
@@ -439,7 +635,7 @@ def lint_paths(
     return result
 
 
-def lint_buffer(path: str, data: bytes, config: Config, *, noqa: bool = True, retain: list | None = None) -> LintResult:
+def lint_buffer(path: str, data: bytes, config: Config, *, noqa: bool = True, retain: list | None = None, relocate: bool = False) -> LintResult:
     """Lint ``data`` (an editor's unsaved buffer) as the file ``path``.
 
     When ``path`` is a file, the buffer stands in for it and the rest of its project is read
@@ -449,7 +645,7 @@ def lint_buffer(path: str, data: bytes, config: Config, *, noqa: bool = True, re
     """
     absolute = os.path.abspath(path)
     if os.path.isfile(absolute):
-        return lint_paths([path], config, buffers={absolute: data}, noqa=noqa, retain=retain)
+        return lint_paths([path], config, buffers={absolute: data}, noqa=noqa, retain=retain, relocate=relocate)
     return lint_buffer_alone(path, data, config, noqa=noqa)
 
 
@@ -481,7 +677,10 @@ def lint_buffer_alone(path: str, data: bytes, config: Config, *, noqa: bool = Tr
 
     return replace(
         result,
-        findings=tuple(replace(f, path=path, message=rename(f.message)) for f in result.findings),
+        findings=tuple(
+            replace(f, path=path, message=rename(f.message), title=rename(f.title), explanation=rename(f.explanation), fix=rename(f.fix))
+            for f in result.findings
+        ),
         errors=tuple(replace(e, path=path, message=rename(e.message)) for e in result.errors),
     )
 
@@ -510,26 +709,47 @@ def cyclic_gc_paused(keep: bool = False) -> Iterator[None]:
             gc.enable()
 
 
-def collect(analysis: Analysis, given: dict[str, str], discovered: Discovered, config: Config, noqa: bool = True) -> LintResult:
-    """Findings in the given files, minus suppressions; errors of the given files."""
+def collect(analysis: Analysis, given: dict[str, str], discovered: Discovered, config: Config, noqa: bool = True, relocate: bool = False) -> LintResult:
+    """Findings in the given files (``given``: absolute path -> the path as named), minus
+    suppressions; errors of the given files.
+
+    A finding is reported once, at its primary location, when that file is given. With
+    ``relocate``, a finding whose primary file is not given is reported in each given file
+    that holds another of its locations, at that location (``reported_at``): pre-commit names
+    only the changed files, and the change that makes code recompile may be the write in
+    ``train.py`` while the read is in ``model.py``. ``# noqa`` and per-file ignores apply
+    where the finding is reported.
+    """
     index = analysis.index
-    findings: dict[tuple[str, int, int, str], Finding] = {}
+    findings: dict[tuple, Finding] = {}
     suppressed = 0
+    named = {shown_path(path): path for path in given}
+
+    def line_of(path: str, line: int) -> str:
+        lines = (index.text(path) or "").split("\n")
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
     for rule, report in analysis.reports:
-        display = given.get(os.path.abspath(report.path))
-        if display is None:
+        path = os.path.abspath(report.path)
+        if path in given:
+            places = [(None, path)]
+        elif relocate:
+            at_primary = to_finding(rule, report, shown_path(path))
+            places = [(at, named[at.path]) for at in locations_in(at_primary, named.__contains__)]
+        else:
             continue
-        if file_ignores(config, display, rule.code):
-            continue
-        text = index.text(report.path) or ""
-        lines = text.split("\n")
-        line_text = lines[report.span.line - 1] if 0 < report.span.line <= len(lines) else ""
-        if noqa and is_suppressed(rule.code, line_text):
-            suppressed += 1
-            continue
-        finding = to_finding(rule, report, display, given)
-        key = (finding.path, finding.line, finding.column, finding.code)
-        findings.setdefault(key, finding)
+        for at, absolute in places:
+            display = given[absolute]
+            if file_ignores(config, display, rule.code):
+                continue
+            line = report.span.line if at is None else at.line
+            if noqa and is_suppressed(rule.code, line_of(absolute, line)):
+                suppressed += 1
+                continue
+            finding = to_finding(rule, report, display) if at is None else replace(reported_at(at_primary, at), path=display)
+            primary = finding.primary
+            key = (finding.path, finding.line, finding.column, finding.code, (primary.path, primary.line, primary.column) if primary else None)
+            findings.setdefault(key, finding)
     errors = list(discovered.errors)
     for path, display in given.items():
         index.check_syntax(path)

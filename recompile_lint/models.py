@@ -75,7 +75,9 @@ class Guard:
 # Roles of a finding's locations: where the compiled object is made, where compiled code reads
 # the guarded value, the line Dynamo names when the guard fails (its first use in the trace),
 # where the value is changed, and the call that passes a varying value or runs the change.
-LOCATION_ROLES = ("compile-site", "read", "use", "write", "call")
+# ``primary`` is where a whole-project run reports the finding: it appears only on a finding
+# reported at another of its locations because the named files hold that one (pre-commit).
+LOCATION_ROLES = ("compile-site", "read", "use", "write", "call", "primary")
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,16 @@ class Finding:
     guard: Guard | None = field(compare=False, default=None)
     # The other places involved: the compile site, the write or call that changes the value.
     evidence: tuple[Location, ...] = field(compare=False, default=())
+    # ``message`` in three parts: a headline of what is wrong (about 100 characters), why it
+    # recompiles and how much, and the fix. Empty where the message could not be split.
+    title: str = field(compare=False, default="")
+    explanation: str = field(compare=False, default="")
+    fix: str = field(compare=False, default="")
+
+    @property
+    def primary(self) -> Location | None:
+        """Where a whole-project run reports this finding, when it is reported elsewhere."""
+        return next((location for location in self.evidence if location.role == "primary"), None)
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON shape of a finding (documented in the README)."""
@@ -139,6 +151,9 @@ class Finding:
             "end_line": self.end_line,
             "end_column": self.end_column,
             "message": self.message,
+            "title": self.title or self.message,
+            "explanation": self.explanation,
+            "fix": self.fix,
             "region": self.region,
             "function": self.function,
         }

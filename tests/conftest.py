@@ -1,5 +1,29 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 # ``helpers`` is a plain module beside the tests.
 sys.path.insert(0, str(Path(__file__).parent))
+
+# Tests marked ``slow``: the verifier's (torch in child processes), the resident server's
+# (servers started and stopped, commands forwarded) and the differential ones (every front end
+# over the whole fixture tree). ``python -m pytest`` runs everything, as CI does;
+# ``python -m pytest -m "not slow"`` leaves these out while working on the rest.
+SLOW_MODULES = frozenset({
+    "test_verify_probes.py",
+    "test_verify_recorder.py",
+    "test_verify_run.py",
+    "test_server.py",
+    "test_consistency.py",
+})
+SLOW_TESTS = frozenset({
+    "test_flake8_plugin.py::test_flake8_matches_the_cli_on_the_fixtures",
+})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.name
+        if module in SLOW_MODULES or f"{module}::{item.originalname}" in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shutil
@@ -14,7 +15,7 @@ import pytest
 from recompile_lint import cache as cache_module
 from recompile_lint import engine as engine_module
 from recompile_lint.analysis import index as index_module
-from recompile_lint.cache import CACHE_DIR_NAME, FactsCache, dump_entry, load_entry
+from recompile_lint.cache import CACHE_DIR_NAME, FactsCache, dump_entry, load_entry, seal, unseal, user_key
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
 from recompile_lint.analysis.index import FactsStore
@@ -46,9 +47,32 @@ def make_project(root: Path, source: str = TRAIN) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def user_cache(tmp_path_factory, monkeypatch) -> Path:
+    """A user cache directory (and so a key) of each test's own."""
+    home = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home / "recompile-lint"
+
+
 def entries(directory: Path) -> list[Path]:
     """The facts entries of a cache directory."""
-    return [p for p in directory.glob("facts-*/*/*") if p.is_file()]
+    return [p for p in directory.glob("facts-*/*") if p.is_file()]
+
+
+def payload(entry: Path, kind: str = "facts") -> bytes | None:
+    """What an entry holds, when this user's cache wrote it there."""
+    key = user_key()
+    assert key is not None
+    return unseal(key, kind, entry.name, entry.read_bytes())
+
+
+def reseal(entry: Path, data: bytes, kind: str = "facts") -> None:
+    """Replace an entry's content with ``data``, sealed with this user's key (as only this
+    user's cache could: what a bug, not an attacker, could leave)."""
+    key = user_key()
+    assert key is not None
+    entry.write_bytes(seal(key, kind, entry.name, data))
 
 
 def forget_runs(directory: Path) -> None:
@@ -77,10 +101,12 @@ def test_second_run_reads_facts_from_the_cache(tmp_path, monkeypatch):
     assert as_dicts(second) == as_dicts(first)
 
 
-def test_cache_directory_is_git_ignored(tmp_path):
+def test_cache_directory_is_git_ignored_and_tagged(tmp_path):
     path = make_project(tmp_path)
     lint_paths([str(path)], Config(cache_dir=str(tmp_path / "c")))
     assert (tmp_path / "c" / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+    tag = (tmp_path / "c" / "CACHEDIR.TAG").read_text(encoding="ascii")
+    assert tag.startswith("Signature: 8a477f597d28d172789f06886806bc55")
 
 
 def test_default_location_is_the_project_root(tmp_path, monkeypatch):
@@ -131,20 +157,35 @@ def test_package_layout_is_part_of_the_key(tmp_path):
     assert store.parse(str(path), text).module == "pkg.train"
 
 
-@pytest.mark.parametrize("damage", [b"", b"not a pickle", b"\x80\x05garbage", None])
+@pytest.mark.parametrize(
+    "damage",
+    [b"", b"not an entry", b"RLC1\n" + b"\0" * 40, "sealed-garbage", "sealed-wrong-types", "sealed-wrong-shape"],
+)
 def test_corrupt_entries_are_ignored_and_rewritten(tmp_path, damage):
     path = make_project(tmp_path)
     config = Config(cache_dir=str(tmp_path / "c"))
     first = lint_paths([str(path)], config)
     for entry in entries(tmp_path / "c"):
-        if damage is None:
-            # A valid pickle of the wrong type.
-            entry.write_bytes(pickle.dumps({"path": str(path)}))
+        good = payload(entry)
+        assert good is not None
+        if damage == "sealed-garbage":
+            reseal(entry, b"{not json")
+        elif damage == "sealed-wrong-types":
+            # Every int of the facts turned into a string: a valid entry of the wrong types.
+            reseal(entry, json.dumps(_retype(json.loads(good))).encode())
+        elif damage == "sealed-wrong-shape":
+            reseal(entry, json.dumps({"path": str(path)}).encode())
         else:
             entry.write_bytes(damage)
     forget_runs(tmp_path / "c")
     assert as_dicts(lint_paths([str(path)], config)) == as_dicts(first)
-    assert all(load_entry(e.read_bytes()) is not None for e in entries(tmp_path / "c"))
+    assert all(load_entry(payload(e) or b"") is not None for e in entries(tmp_path / "c"))
+
+
+def _retype(value):
+    if isinstance(value, list):
+        return [_retype(item) for item in value]
+    return str(value) if type(value) is int else value
 
 
 class _Exploit:
@@ -155,9 +196,14 @@ class _Exploit:
         return (open, (self.marker, "w"))
 
 
-def test_a_planted_entry_cannot_run_code(tmp_path):
+def test_a_planted_pickle_cannot_run_code(tmp_path):
+    """A pickle (the old format, or an exploit) is not an entry: nothing is unpickled."""
     marker = tmp_path / "pwned"
-    assert load_entry(pickle.dumps(_Exploit(str(marker)))) is None
+    exploit = pickle.dumps(_Exploit(str(marker)))
+    assert load_entry(exploit) is None
+    key = user_key()
+    assert key is not None
+    assert unseal(key, "facts", "x", exploit) is None
     assert not marker.exists()
 
 
@@ -176,7 +222,7 @@ def test_unwritable_entries_fall_back_silently(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cache_module.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(cache_module, "write_file", refuse)
     result = lint_paths([str(path)], Config(cache_dir=str(tmp_path / "c")))
     assert [f.code for f in result.findings] == ["RCL101"]
     assert entries(tmp_path / "c") == []
@@ -187,7 +233,7 @@ def test_entries_round_trip_without_lookup_tables(tmp_path):
     facts = FactsStore().parse(str(path), path.read_text(encoding="utf-8"))
     facts.function("scaled")  # fills the lazy lookup tables
     loaded = load_entry(dump_entry(facts))
-    assert loaded == facts
+    assert loaded == facts and loaded is not facts
     assert loaded is not None and loaded._lookup == {}
     assert loaded.function("scaled") == facts.function("scaled")
 
@@ -218,13 +264,27 @@ def test_facts_of_another_path_are_not_reused(tmp_path):
     assert cache.get(key, str(path)) is None
 
 
-def test_entries_of_another_schema_are_removed(tmp_path):
+def test_entries_of_another_schema_are_removed_and_nothing_else(tmp_path):
+    """A facts directory of another schema is emptied of the entries this user's cache
+    wrote, and removed; a file it did not write stays, and so does its directory."""
     path = make_project(tmp_path)
+    config = Config(cache_dir=str(tmp_path / "c"))
+    lint_paths([str(path)], config)
+    (current,) = (tmp_path / "c").glob("facts-*")
+    key = user_key()
+    assert key is not None
     stale = tmp_path / "c" / "facts-0000000000000000"
-    stale.mkdir(parents=True)
-    (stale / "entry").write_bytes(b"old")
-    lint_paths([str(path)], Config(cache_dir=str(tmp_path / "c")))
+    (stale / "calls").mkdir(parents=True)
+    (stale / "ab12").write_bytes(seal(key, "facts", "ab12", b"[]"))
+    (stale / "calls" / "cd34").write_bytes(seal(key, "calls", "cd34", b"[]"))
+    old = tmp_path / "c" / "facts-1111111111111111"
+    old.mkdir()
+    (old / "ab12").write_bytes(seal(key, "facts", "ab12", b"[]"))
+    (old / "notes.txt").write_text("not the cache's", encoding="utf-8")
+    shutil.rmtree(current)  # as after an upgrade: the current schema's directory is new
+    lint_paths([str(path)], config)
     assert not stale.exists()
+    assert sorted(p.name for p in old.iterdir()) == ["notes.txt"]
     assert entries(tmp_path / "c")
 
 
@@ -267,18 +327,96 @@ def test_an_edit_within_the_same_mtime_tick_is_seen(tmp_path):
     assert lint_paths([str(path)], config).findings == ()
 
 
+def age(path: Path, seconds: float = 3600) -> None:
+    """Set a file's modification time back (out of the racy window)."""
+    info = path.stat()
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns - int(seconds * 1e9)))
+
+
+def test_an_old_file_edited_in_place_with_its_mtime_restored_is_seen(tmp_path, monkeypatch):
+    """The edit an attacker (or a tool that preserves timestamps) makes: same size, the old
+    modification time put back. The file's status-change time still moved: it is hashed
+    again and the new content decides."""
+    path = make_project(tmp_path)
+    age(path)
+    config = Config(cache_dir=str(tmp_path / "c"))
+    assert [f.code for f in lint_paths([str(path)], config).findings] == ["RCL101"]
+    # The table is trusted for an unchanged old file: it is not read again (so the check
+    # below is the status-change time at work, not a table that is never used).
+    reads: list[str] = []
+    from recompile_lint import source
+
+    real_bytes = source.read_bytes
+    monkeypatch.setattr(source, "read_bytes", lambda name: reads.append(name) or real_bytes(name))
+    lint_paths([str(path)], config)
+    assert str(path) not in [os.path.abspath(r) for r in reads]
+    monkeypatch.undo()
+    before = os.stat(path)
+    text = path.read_text(encoding="utf-8")
+    edited = text.replace("        step += 1\n", "        pass     \n")
+    assert len(edited) == len(text)
+    with open(path, "r+b") as handle:  # in place: same inode
+        handle.write(edited.encode())
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+    assert lint_paths([str(path)], config).findings == ()
+
+
 def test_damaged_or_foreign_run_entries_are_ignored(tmp_path):
     path = make_project(tmp_path)
     config = Config(cache_dir=str(tmp_path / "c"))
     first = lint_paths([str(path)], config)
     marker = tmp_path / "pwned"
     (runs,) = (tmp_path / "c").glob("runs-*/*")
-    for damage in (b"", b"garbage", pickle.dumps({"findings": ()}), pickle.dumps(_Exploit(str(marker)))):
+    good = payload(runs, "run")
+    assert good is not None
+    clean = json.loads(good)
+    clean[0] = []  # no findings
+    key = user_key()
+    assert key is not None
+    for damage in (
+        b"",
+        b"garbage",
+        pickle.dumps({"findings": ()}),
+        pickle.dumps(_Exploit(str(marker))),
+        seal(b"k" * 32, "run", runs.name, json.dumps(clean).encode()),  # another user's key
+        seal(key, "run", "another-name", json.dumps(clean).encode()),  # sealed for another entry
+        seal(key, "run", runs.name, json.dumps(_retype(json.loads(good))).encode()),
+    ):
         runs.write_bytes(damage)
         assert lint_paths([str(path)], config) == first
         assert not marker.exists()
     (tmp_path / "c" / "file-digests.json").write_text("{not json", encoding="utf-8")
     assert lint_paths([str(path)], config) == first
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        {"": [1, 2, 3, 4, "x"]},
+        "path-as-key",
+        [["a", [1, 2, 3, 4, 5]]],
+        [["a", ["1", 2, 3, 4, "d"]]],
+        [["a", [1, 2, 3, 4]]],
+        {"a": None},
+    ],
+)
+def test_a_type_corrupted_digest_table_is_a_miss_not_an_error(tmp_path, table):
+    path = make_project(tmp_path)
+    config = Config(cache_dir=str(tmp_path / "c"))
+    first = lint_paths([str(path)], config)
+    target = tmp_path / "c" / "file-digests.json"
+    if table == "path-as-key":
+        # The right shape for this very file, with its digest replaced by a number.
+        info = path.stat()
+        table = [[str(path), [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, 7]]]
+    data = json.dumps(table).encode()
+    for sealed in (False, True):
+        key = user_key()
+        assert key is not None
+        target.write_bytes(seal(key, "table", target.name, data) if sealed else data)
+        assert lint_paths([str(path)], config) == first
 
 
 def test_unsaved_buffers_are_not_answered_from_the_run_cache(tmp_path):
@@ -295,7 +433,7 @@ def test_call_sites_are_read_back_from_the_cache(tmp_path, monkeypatch):
     path = make_project(tmp_path, TRAIN + "\n\ndef main():\n    for size in (1, 2, 3):\n        scaled(torch.randn(size, 4))\n")
     config = Config(select=("RCL",), cache_dir=str(tmp_path / "c"))
     first = lint_paths([str(path)], config)
-    assert list((tmp_path / "c").glob("facts-*/calls/*/*")), "no call sites were cached"
+    assert list((tmp_path / "c").glob("facts-*/calls/*")), "no call sites were cached"
 
     def no_collection(*args, **kwargs):
         raise AssertionError("call sites collected again although the file did not change")
@@ -305,7 +443,7 @@ def test_call_sites_are_read_back_from_the_cache(tmp_path, monkeypatch):
     assert lint_paths([str(path)], config) == first
     # A damaged entry is collected again, not trusted.
     monkeypatch.undo()
-    for entry in (tmp_path / "c").glob("facts-*/calls/*/*"):
+    for entry in (tmp_path / "c").glob("facts-*/calls/*"):
         entry.write_bytes(pickle.dumps(_Exploit(str(tmp_path / "pwned"))))
     forget_runs(tmp_path / "c")
     assert lint_paths([str(path)], config) == first

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +36,7 @@ def train(x: torch.Tensor) -> None:
     for _ in range(10):
         poly(x)
         step += 1
+        os.environ["N"] = str(step % 4 + 1)
 """
 
 CLEAN = """\
@@ -87,16 +89,20 @@ def invoke(*args: str):
     return result
 
 
+HEADLINE = re.compile(r"^\S+:\d+:\d+: RCL\d{3} ")
+
+
 def finding_lines(output: str) -> list[str]:
-    return [line for line in output.splitlines() if ": RCL" in line]
+    """The headline of each finding (full format) or each line (concise format)."""
+    return [line for line in output.splitlines() if HEADLINE.match(line)]
 
 
 def test_findings_exit_1_with_path_line_column_code(project):
     result = invoke("--no-cache", "src/flagged.py")
     assert result.exit_code == 1
     lines = finding_lines(result.stdout)
-    assert lines[0].startswith("src/flagged.py:10:16: RCL101 [error]")
-    assert lines[1].startswith("src/flagged.py:10:27: RCL105 [error]")
+    assert lines[0].startswith("src/flagged.py:10:16: RCL101 [error, unbounded]")
+    assert lines[1].startswith("src/flagged.py:10:27: RCL105 [error, unbounded]")
     assert "Found 2 findings (2 error" in result.stdout and "1 file checked" in result.stdout
 
 
@@ -254,12 +260,16 @@ def test_the_script_ends_without_teardown_and_loses_no_output(project):
 
 
 BUMPER = """\
+import torch
+
 import clean
 
 
 def bump() -> None:
+    x = torch.ones(2)
     for i in range(10):
         clean.SCALE = i
+        clean.poly(x)
 """
 
 

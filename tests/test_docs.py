@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from helpers import compare, expectations, lint_snippet
 from recompile_lint.frontends.cli import main
 from recompile_lint.config import Config
-from recompile_lint.report.pages import HEADINGS, PAGES_DIR
+from recompile_lint.report.pages import HEADINGS, PAGES_DIR, severity_text
 from recompile_lint.rules import all_rules
 
 RULES = all_rules()
@@ -73,4 +73,4 @@ def test_rules_command_lists_every_code():
 def test_readme_lists_every_rule():
     readme = (PAGES_DIR.parent / "README.md").read_text(encoding="utf-8")
     for rule in RULES:
-        assert f"[{rule.code}](rules/{rule.code}.md) | `{rule.name}` | {rule.severity.value} |" in readme, rule.code
+        assert f"[{rule.code}](rules/{rule.code}.md) | `{rule.name}` | {severity_text(rule)} |" in readme, rule.code

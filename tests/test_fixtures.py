@@ -6,6 +6,7 @@ every rule selected (info included); fixed twins carry no expectation and must s
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,12 +15,14 @@ from helpers import ALL_RULES, compare, expectations
 from recompile_lint.engine import lint_paths
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-FILES = sorted(p for p in FIXTURES.rglob("*.py"))
+# fixtures/programs/ holds whole projects, each linted on its own by test_differential.py.
+PROGRAMS = FIXTURES / "programs"
+FILES = sorted(p for p in FIXTURES.rglob("*.py") if PROGRAMS not in p.parents)
 
 
 @pytest.fixture(scope="module")
 def result():
-    return lint_paths([str(FIXTURES)], ALL_RULES)
+    return lint_paths([str(FIXTURES)], replace(ALL_RULES, extend_exclude=("fixtures/programs",)))
 
 
 def test_fixtures_exist():

@@ -98,7 +98,7 @@ def test_flake8_reports_the_cli_findings_at_the_same_line_and_column(tmp_path: P
     assert locations(cli.stdout) == expected
     assert locations(flake8.stdout) == expected
     # The message is the CLI's, ending in the rule name `recompile-lint rule` accepts.
-    assert "reassigned at pkg/train.py:8" in flake8.stdout
+    assert "changed at pkg/train.py:8" in flake8.stdout
     assert flake8.stdout.rstrip().endswith("(mutated-global)")
 
 
@@ -195,7 +195,7 @@ def test_standard_input_is_linted(tmp_path: Path) -> None:
     result = run_flake8(tmp_path, "--select", "RCL", "-", stdin=source.read_text(encoding="utf-8"))
     assert locations(result.stdout) == {("stdin", 8, 16, "RCL101")}
     # The message cites the mutation by the name flake8 shows, not a temporary file.
-    assert "reassigned at stdin:13" in result.stdout
+    assert "changed at stdin:13" in result.stdout
     named = run_flake8(tmp_path, "--select", "RCL", "--stdin-display-name", "m.py", "-", stdin=source.read_text(encoding="utf-8"))
     assert locations(named.stdout) == {("m.py", 8, 16, "RCL101")}
 

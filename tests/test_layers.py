@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "recompile_lint"
 
 # Lower layers first. A module may import its own layer and the layers below it.
 LAYERS = {
-    "base": 0,  # models, codes, config, source, discovery, suppress: inputs and value types
+    "base": 0,  # models, codes, config, source, discovery, gitignore, suppress: inputs and value types
     "analysis": 1,  # the static model
     "rules": 2,  # views on the model
     "cache": 2,
@@ -22,7 +22,7 @@ LAYERS = {
     "frontends": 7,
     "__main__": 8,
 }
-BASE = {"models", "codes", "config", "source", "discovery", "suppress", "__init__"}
+BASE = {"models", "codes", "config", "source", "discovery", "gitignore", "suppress", "__init__"}
 
 
 def module_names() -> dict[str, Path]:

@@ -47,11 +47,18 @@ def test_a_value_read_through_a_module_chain_is_scanned(tmp_path):
                     return x
                 """,
             "pkg/train.py": """\
+                import torch
+
                 import pkg.state
+                from pkg.model import step
 
 
-                def warmup():
-                    pkg.state.FLAG = False
+                def train():
+                    x = torch.ones(2)
+                    for _ in range(10):
+                        step(x)
+                        pkg.state.enable()
+                        pkg.state.FLAG = False
                 """,
         },
     )
@@ -60,7 +67,7 @@ def test_a_value_read_through_a_module_chain_is_scanned(tmp_path):
     [finding] = result.findings
     assert (finding.line, finding.code) == (8, "RCL101")
     assert "pkg/state.py:6" in finding.message.replace("\\", "/")
-    assert "pkg/train.py:5" in finding.message.replace("\\", "/")
+    assert "pkg/train.py:12" in finding.message.replace("\\", "/")
 
 
 def test_a_wrapper_is_followed_into_files_that_never_mention_compile(tmp_path):

@@ -140,7 +140,10 @@ def test_hook_sees_the_unchanged_module_that_mutates_the_global(local_hook_repo:
     """pre-commit passes only the changed file; the mutation in another module still counts."""
     repo, env = local_hook_repo
     (repo / "bad.py").write_text(BAD.split("\n\ndef main")[0] + "\n", encoding="utf-8")
-    (repo / "train.py").write_text("import bad\n\n\ndef main() -> None:\n    for i in range(10):\n        bad.step = i\n", encoding="utf-8")
+    (repo / "train.py").write_text(
+        "import torch\n\nimport bad\n\n\ndef main() -> None:\n    for i in range(10):\n        bad.step = i\n        bad.poly(torch.ones(3))\n",
+        encoding="utf-8",
+    )
     git(repo, "add", ".")
     result = run_precommit(repo, env, "run", "recompile-lint", "--files", "bad.py")
     assert result.returncode == 1, result.stdout + result.stderr

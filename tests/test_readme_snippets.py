@@ -152,9 +152,13 @@ def test_statistics_snippet_counts_findings_per_rule(project: Path) -> None:
     assert result.returncode == 1, result.stderr
     rows = [line.split() for line in result.stdout.splitlines()]
     assert ["2", "RCL101", "mutated-global"] in rows
-    # The text format names the rule at the end of each line, for `recompile-lint rule`.
-    text = run_tool(["recompile-lint", "src/"], project)
+    # The concise format names the rule at the end of each line, the full format under the
+    # underlined span, for `recompile-lint rule`.
+    text = run_tool(["recompile-lint", "--output-format", "concise", "src/"], project)
     finding_lines = [line for line in text.stdout.splitlines() if ": RCL" in line]
     assert finding_lines and all(line.endswith("(mutated-global)") for line in finding_lines)
+    full = run_tool(["recompile-lint", "src/"], project)
+    labels = [line for line in full.stdout.splitlines() if "^" in line]
+    assert len(labels) == 2 and all(line.endswith("RCL101 (mutated-global)") for line in labels)
     page = run_tool(["recompile-lint", "rule", "RCL101"], project)
     assert page.returncode == 0 and "RCL101" in page.stdout

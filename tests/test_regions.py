@@ -272,7 +272,7 @@ def test_command_bad_input(tmp_path):
     result = run(["."], tmp_path)
     # The good file's site is still listed; the broken file is one error line, exit 2.
     assert result.exit_code == 2
-    assert "./ok.py:4:2: @torch.compile -> decorated ok.f (1 function, depth 0)" in result.output
+    assert "ok.py:4:2: @torch.compile -> decorated ok.f (1 function, depth 0)" in result.output
     assert "recompile-lint: error: ./broken.py:1:7: syntax error" in result.output
     assert "Traceback" not in result.output
     missing = run(["nowhere.py"], tmp_path)

@@ -216,6 +216,11 @@ def test_rcl403_reports_the_backend_expression_with_the_guard_text(tmp_path):
                 fn,
                 backend=functools.partial(tuned, level=2),
             )(x)
+
+
+        def train(fn, xs):
+            for x in xs:
+                step(fn, x)
         """,
         config=only("RCL403"),
     )
@@ -244,6 +249,11 @@ def test_rcl403_local_variable_holding_a_lambda_and_decorator_in_loop(tmp_path):
                     return t + 1
 
                 f(x)
+
+
+        def run(fn, xs):
+            for x in xs:
+                step(fn, x)
         """,
         config=only("RCL403"),
     )

@@ -292,3 +292,18 @@ def test_a_text_test_is_named_by_its_function_and_arguments():
     assert text_test_name(partial(calls_any, tokens=("wrap",))) != text_test_name(partial(calls_any, tokens=("wrapped",)))
     assert text_test_name(partial(calls_any, tokens=())) != text_test_name(partial(may_compile_text, extra_tokens=()))
     assert text_test_name(partial(calls_any, tokens=(object(),))) is None  # cannot be named: never remembered
+
+
+def test_a_cycle_of_re_exports_resolves_to_no_function(tmp_path):
+    """``a`` re-exports ``f`` from ``b`` and ``b`` from ``a``: resolution ends, with nothing."""
+    from recompile_lint.analysis.index import FactsStore, ProjectIndex
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("from pkg.b import f\n")
+    (tmp_path / "pkg" / "b.py").write_text("from pkg.a import f\n")
+    (tmp_path / "pkg" / "c.py").write_text("def g():\n    pass\n")
+    files = [str(p) for p in sorted((tmp_path / "pkg").glob("*.py"))]
+    index = ProjectIndex(files, FactsStore())
+    assert index.resolve_function("pkg.a.f", files[0]) is None
+    assert index.resolve_function("pkg.c.g", files[0]) is not None

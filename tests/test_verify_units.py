@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +15,7 @@ from click.testing import CliRunner
 from recompile_lint.models import Subject
 from recompile_lint.verify import command as verify_command
 from recompile_lint.verify.api import VerifyUsageError, parse_run_command
-from recompile_lint.verify.matcher import match_run
+from recompile_lint.verify.matcher import in_region, match_run
 from recompile_lint.verify.reasons import blames, classify, parse_limit_args, parse_recompile_message
 from recompile_lint.verify.recorder import Recording
 from recompile_lint.verify.report import render_json, render_run_text, render_text
@@ -27,8 +29,8 @@ from recompile_lint.verify.results import (
     VerifiedFinding,
 )
 from recompile_lint.verify.synthesis import CALLABLE, INT, TENSOR, TENSOR_LIST, module_sizes, parameter_slots
-from recompile_lint.verify.targets import import_target, module_of_path
-from recompile_lint.verify.verdicts import judge
+from recompile_lint.verify.targets import import_target, module_of_path, region_location
+from recompile_lint.verify.verdicts import explains, judge
 from verify_helpers import make_finding
 
 # Verbatim from torch 2.13 (the comment's path is shortened by Dynamo itself).
@@ -267,3 +269,105 @@ def test_the_cli_group_offers_verify() -> None:
 
     result = CliRunner().invoke(main, ["verify", "--help"])
     assert result.exit_code == 0 and "--run" in result.output and "--backend" in result.output
+
+
+OLD_LAYOUT = (
+    "Recompiling function forward in /data/test_skip_non_tensor.py:37\n"
+    "    triggered by the following guard failure(s):\n"
+    "    - L['self'].mode == 2                                         \n"
+    "    - G['_variable'] == 0                                         \n"
+    "    - L['self'].mode == 1                                         "
+)
+
+
+def test_reasons_without_entry_prefixes_are_one_per_bullet() -> None:
+    """torch <= 2.4 printed no ``0/0:`` before a reason; each bullet is still its own reason."""
+    event = parse_recompile_message(OLD_LAYOUT)
+    assert event is not None
+    assert [r.guard for r in event.reasons] == ["L['self'].mode == 2", "G['_variable'] == 0", "L['self'].mode == 1"]
+    # Stack-trace bullets stay with their reason.
+    event = parse_recompile_message(SEED_MESSAGE)
+    assert event is not None and len(event.reasons) == 2
+
+
+def test_judge_counts_only_the_regions_own_code_object(tmp_path: Path) -> None:
+    mine, other = str(tmp_path / "a.py"), str(tmp_path / "b.py")
+    elsewhere = GuardFailure("G['step'] == 0", Family.CONSTANT, "0/0", "return x * step", other, 5, "poly")
+    recording = Recording((RecompileEvent("poly", other, 3, "0/1", (elsewhere,)),), (),
+                          (((other, 3, "poly"), 2), ((mine, 3, "poly"), 1)))
+    subject = Subject("global", name="step")
+    # Without the region's code object a same-named function elsewhere would confirm it.
+    loose = judge(recording, subject, path=mine, line=4, calls=0, description="ran main()", method="main()")
+    assert loose.verdict is Verdict.CONFIRMED
+    strict = judge(recording, subject, path=mine, line=4, calls=0, description="ran main()", method="main()",
+                   region_code=(mine, 3), region_name="a.poly")
+    assert strict.verdict is Verdict.NOT_REPRODUCED and strict.graphs == 1 and strict.recompiles == 0
+    never = judge(recording, subject, path=mine, line=9, calls=0, description="ran main()", method="main()",
+                  region_code=(mine, 8), region_name="a.unused")
+    assert never.verdict is Verdict.NOT_EXERCISED and "a.unused never compiled" in never.detail
+
+
+def test_a_guard_on_the_findings_line_confirms_only_a_subject_it_could_be(tmp_path: Path) -> None:
+    path = str(tmp_path / "m.py")
+    on_line = GuardFailure("G['step'] == 0", Family.CONSTANT, "0/0", "", path, 5, "poly")
+    assert explains(None, on_line, path, 5)
+    assert explains(Subject("graph-break", name="poly"), on_line, path, 5)
+    assert not explains(Subject("global", name="scale"), on_line, path, 5)
+    assert explains(Subject("global", name="step"), on_line, path, 99)
+
+
+def test_run_mode_matches_regions_by_file_and_first_line(tmp_path: Path) -> None:
+    model = tmp_path / "model.py"
+    model.write_text("import torch\nstep = 0\n\n@torch.compile\ndef poly(x):\n    return x * step\n")
+    other = tmp_path / "other.py"
+    other.write_text("step = 0\n\ndef poly(x):\n    return x * step\n")
+    finding = make_finding(model, 6, "RCL101", "model.poly", Subject("global", name="step"))
+    assert region_location(finding) == (str(model), 4)  # the decorator's line: where co_firstlineno is
+    same = RecompileEvent("poly", str(model), 4, "0/1", (GuardFailure("G['step'] == 0", Family.CONSTANT),))
+    twin = RecompileEvent("poly", str(other), 3, "1/1", (GuardFailure("G['step'] == 0", Family.CONSTANT),))
+    assert in_region(finding, same) and not in_region(finding, twin)
+    verified, unpredicted = match_run([finding], Recording((same, twin), (), ()))
+    assert verified[0].verification.recompiles == 1
+    assert [e.file for e in unpredicted] == [str(other)]
+
+
+def test_the_run_report_only_adds_fields() -> None:
+    event = RecompileEvent("poly", "/x.py", 3, "0/1", (GuardFailure("G['step'] == 0", Family.CONSTANT),))
+    data = RunReport(("train.py",), 0, (), (event,), events=(event,), timed_out=True).to_dict()
+    assert list(data)[:7] == ["command", "exit_code", "detail", "findings", "unpredicted", "limit_hits", "graphs"]
+    assert data["events"] == [event.to_dict()] and data["timed_out"] is True
+
+
+def test_verify_keeps_the_lint_cache_out_of_the_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "pyproject.toml").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    where = Path(verify_command.user_cache_dir([str(tmp_path / "proj")]))
+    assert where.is_relative_to(tmp_path / "cache") and not where.is_relative_to(tmp_path / "proj")
+    assert where == Path(verify_command.user_cache_dir([str(tmp_path / "proj" / "pyproject.toml")]))
+
+
+def test_run_directories_left_by_killed_runs_are_removed_by_the_next(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fcntl
+
+    from recompile_lint.verify import runner
+
+    monkeypatch.setattr(runner.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(runner, "STALE_S", 0.0)
+    dead = runner.RunDir()  # its owners are killed: the lock is released, the directory stays
+    os.close(dead.lock_fd)
+    (Path(dead.path) / "job-x").mkdir()
+    alive = runner.RunDir()  # a live run: its lock is held
+    holder = os.open(os.path.join(alive.path, ".lock"), os.O_RDWR)
+    # A second open of the live lock cannot take it: that is how the sweep tells them apart.
+    with pytest.raises(BlockingIOError):
+        fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    fresh = runner.RunDir()  # sweeps on creation
+    try:
+        assert not Path(dead.path).exists()
+        assert Path(alive.path).exists() and Path(fresh.path).exists()
+        assert stat.S_IMODE(os.stat(Path(fresh.path).parent).st_mode) == 0o700
+    finally:
+        os.close(holder)
+        alive.close()
+        fresh.close()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from recompile_lint.analysis.facts import DEEP_CODE_FRAMES, ModuleFacts, Span, dotted_name, span_of
 from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.parsing import parse_source
 from recompile_lint.analysis.textscan import mentions
 from recompile_lint.analysis.regions import CompiledRegion
 
@@ -52,6 +53,9 @@ class Loop:
     iter_name: str = ""  # a plain name iterated over (``for batch in loader``)
     # Resolved dotted callees of the calls in the loop body (``torch._dynamo.mark_unbacked``).
     body_calls: tuple[str, ...] = ()
+    # How many times the loop runs when the source says (``range(12)``, a literal tuple, the
+    # items of a dict built from one, the members of an enum), else None.
+    count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,8 @@ class _CallCollector(ast.NodeVisitor):
         self.built: list[dict[str, tuple[str, tuple[tuple[str, str], ...]]]] = [{}]
         self.grown: list[set[str]] = [set()]
         self.sites: list[CallSite] = []
+        # The value each name of the current function was last assigned (for loop counts).
+        self.values: dict[str, ast.AST] = {}
 
     def visit_Module(self, node: ast.Module) -> None:
         self.grown[-1] = grown_in_loops(node.body)
@@ -120,8 +126,10 @@ class _CallCollector(ast.NodeVisitor):
         self.assigned.append({})
         self.built.append({})
         self.grown.append(grown_in_loops(node.body))
+        saved_values, self.values = self.values, {}
         for stmt in node.body:
             self.visit(stmt)
+        self.values = saved_values
         self.grown.pop()
         self.built.pop()
         self.assigned.pop()
@@ -141,6 +149,8 @@ class _CallCollector(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = node.value
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self.values[node.targets[0].id] = value
         if dotted_name(value):
             text = self.facts.resolve(dotted_name(value))
         elif isinstance(value, ast.Lambda):
@@ -158,6 +168,34 @@ class _CallCollector(ast.NodeVisitor):
             if isinstance(target, ast.Name) and text:
                 self.assigned[-1][target.id] = text
         self.generic_visit(node)
+
+    def iterations(self, node: ast.AST, depth: int = 0) -> int | None:
+        """How many items ``node`` yields, when the source makes it plain."""
+        if depth > 3:
+            return None
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+            return len(node.elts)
+        if isinstance(node, ast.Dict) and None not in node.keys:
+            return len(node.keys)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) and len(node.generators) == 1 and not node.generators[0].ifs:
+            return self.iterations(node.generators[0].iter, depth + 1)
+        if isinstance(node, ast.Call):
+            callee = dotted_name(node.func)
+            if callee == "range" and node.args and all(isinstance(a, ast.Constant) and isinstance(a.value, int) for a in node.args):
+                return len(range(*[a.value for a in node.args]))
+            if callee in ("enumerate", "reversed", "sorted", "list", "tuple") and node.args:
+                return self.iterations(node.args[0], depth + 1)
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("items", "keys", "values") and not node.args:
+                return self.iterations(node.func.value, depth + 1)
+            return None
+        if isinstance(node, ast.Name):
+            value = self.values.get(node.id)
+            if value is not None:
+                return self.iterations(value, depth + 1)
+            cls = self.facts.cls(node.id)
+            if cls is not None and cls.is_enum:
+                return len([name for name, init in cls.attrs if init.class_level])
+        return None
 
     @staticmethod
     def target_key(target: ast.AST) -> str:
@@ -205,7 +243,7 @@ class _CallCollector(ast.NodeVisitor):
         body_calls = tuple(
             sorted({self.facts.resolve(dotted_name(n.func)) for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Call) and dotted_name(n.func)})
         )
-        self.loops.append(Loop(targets, ast.unparse(node.iter), iter_callee, keywords, iter_name, body_calls))
+        self.loops.append(Loop(targets, ast.unparse(node.iter), iter_callee, keywords, iter_name, body_calls, self.iterations(node.iter)))
         for stmt in node.body:
             self.visit(stmt)
         self.loops.pop()
@@ -213,6 +251,28 @@ class _CallCollector(ast.NodeVisitor):
             self.visit(stmt)
 
     visit_AsyncFor = visit_For
+
+    def visit_comprehension_loops(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
+        """``[model(x) for x in batches]``: the element runs once per item, like a loop body."""
+        added = 0
+        for gen in node.generators:
+            self.visit(gen.iter)
+            targets = tuple(n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name))
+            self.loops.append(Loop(targets, ast.unparse(gen.iter), "", (), gen.iter.id if isinstance(gen.iter, ast.Name) else "", (), self.iterations(gen.iter)))
+            added += 1
+            for cond in gen.ifs:
+                self.visit(cond)
+        if isinstance(node, ast.DictComp):
+            self.visit(node.key)
+            self.visit(node.value)
+        else:
+            self.visit(node.elt)
+        del self.loops[len(self.loops) - added :]
+
+    visit_ListComp = visit_comprehension_loops
+    visit_SetComp = visit_comprehension_loops
+    visit_GeneratorExp = visit_comprehension_loops
+    visit_DictComp = visit_comprehension_loops
 
     def visit_Call(self, node: ast.Call) -> None:
         callee = dotted_name(node.func)
@@ -237,7 +297,11 @@ class _CallCollector(ast.NodeVisitor):
         arg = self._argument(node, loop_names)
         mentioned = tuple(sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in loop_names}))
         shape = _factory_shape(node, self.facts) if arg.kind == "call" else ()
-        grown = isinstance(node, ast.Name) and bool(self.loops) and node.id in self.grown[-1]
+        grown = bool(self.loops) and (
+            (isinstance(node, ast.Name) and node.id in self.grown[-1])
+            # ``torch.tensor(rewards)``, ``torch.stack(frames)``: built from a list that grows.
+            or (isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id in self.grown[-1] for a in node.args))
+        )
         if mentioned or shape or grown:
             arg = replace(arg, loop_names=mentioned, shape=shape, grown=grown)
         return arg
@@ -412,7 +476,7 @@ def file_call_sites(index: ProjectIndex, path: str, text: str, names: set[str]) 
     if facts is None:
         return None
     try:
-        tree = ast.parse(text, filename=path)
+        tree = parse_source(text, path)
     except (SyntaxError, ValueError, RecursionError):
         return None
     collector = _CallCollector(facts, text.split("\n"), names)

@@ -14,9 +14,10 @@ from typing import Callable, Mapping, Union
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from recompile_lint.analysis.facts import Binding, FunctionFacts, ModuleFacts, Mutation, Span
+from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Span
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
-from recompile_lint.models import Boundedness, Guard, Location, Severity, Subject
+from recompile_lint.analysis.parsing import CstRefused, parse_cst
+from recompile_lint.models import Boundedness, FileError, Guard, Location, Severity, Subject
 from recompile_lint.analysis.regions import CompiledRegion
 
 FunctionNode = Union[cst.FunctionDef, cst.Lambda]
@@ -90,9 +91,9 @@ def positions_of(wrapper: MetadataWrapper) -> Mapping[cst.CSTNode, CodeRange]:
 def parse_snippet(snippet: str) -> tuple[cst.Module, Mapping] | None:
     """A snippet's tree and positions, as a resident server keeps them (None: it does not parse)."""
     try:
-        module = cst.parse_module(snippet)
+        module = parse_cst(snippet)
         return module, positions_of(MetadataWrapper(module, unsafe_skip_copy=True))
-    except (cst.ParserSyntaxError, RecursionError, ValueError):
+    except (cst.ParserSyntaxError, RecursionError, ValueError, CstRefused):
         return None
 
 
@@ -123,8 +124,11 @@ class CstCache:
                     parsed = ParsedStatement(kept[0], offset, kept[1])
                 else:
                     try:
-                        parsed = ParsedStatement(cst.parse_module(snippet), offset)
-                    except (cst.ParserSyntaxError, RecursionError, ValueError):
+                        parsed = ParsedStatement(parse_cst(snippet), offset)
+                    except (cst.ParserSyntaxError, RecursionError, ValueError, CstRefused) as exc:
+                        # The function's facts stand, but no rule checks its body: say so.
+                        why = str(exc) if isinstance(exc, CstRefused) else f"libcst cannot parse it ({type(exc).__name__})"
+                        self.index.errors.setdefault(path, FileError(path, f"`{fn.qualname}` is only partly checked (the rules that walk its syntax skip it): {why}", fn.line, fn.column))
                         parsed = None
                     if resident_snippets is not None:
                         new_snippets.append(snippet)
@@ -140,17 +144,6 @@ class CstCache:
         except (RecursionError, ValueError):
             return None
         return (node, parsed) if node is not None else None
-
-
-@dataclass(frozen=True)
-class GlobalValue:
-    """A module-level value a region reads: where it lives and what kind it is."""
-
-    facts: ModuleFacts  # the module whose globals dict holds the name the region reads
-    name: str
-    binding: Binding | None  # where the value was first bound (possibly in another module)
-    origin: ModuleFacts | None  # module of ``binding``
-    kind: str
 
 
 class FunctionContext:
@@ -274,60 +267,6 @@ class FunctionContext:
         fn = self.function
         return name in fn.local_names and name not in fn.global_decls
 
-    def is_closure(self, name: str) -> bool:
-        """A name bound in an enclosing function (a cell): Dynamo guards it, but bounded."""
-        if self.is_local(name) or name in self.function.global_decls:
-            return False
-        if name in self.function.nonlocal_decls:
-            return True
-        parent = self.module.function(self.function.parent) if self.function.parent else None
-        while parent is not None:
-            if name in parent.local_names and name not in parent.global_decls:
-                return True
-            parent = self.module.function(parent.parent) if parent.parent else None
-        return False
-
-    def global_value(self, name: str) -> GlobalValue | None:
-        """The module-level value ``name`` denotes here, or None (local, closure, builtin)."""
-        if self.is_local(name) or self.is_closure(name):
-            return None
-        binding = self.module.binding(name)
-        found = self.index.global_binding(self.module, name)
-        if found is None and binding is None:
-            return None
-        origin, origin_binding = found if found is not None else (self.module, binding)
-        kind = origin_binding.kind if origin_binding is not None else "unknown"
-        if kind in ("unknown", "none"):
-            kind = self.kind_from_mutations(name) or kind
-        return GlobalValue(facts=self.module, name=name, binding=origin_binding, origin=origin, kind=kind)
-
-    def kind_from_mutations(self, name: str) -> str:
-        kinds = {m.value_kind for m in self.index.mutations("global", self.module.path, name)}
-        kinds.discard("unknown")
-        kinds.discard("")
-        if "float" in kinds:
-            return "float"
-        return kinds.pop() if len(kinds) == 1 else ""
-
-    def global_mutations(self, value: GlobalValue) -> list[Mutation]:
-        """Places that rebind the global the region reads (in its own module's namespace)."""
-        return list(self.index.mutations("global", value.facts.path, value.name))
-
-    def member_mutations(self, value: GlobalValue, kind: str, key: str) -> list[Mutation]:
-        """Places that change ``value[key]`` (kind ``item``) or ``value.key`` (``attribute``)."""
-        out: list[Mutation] = []
-        paths = {value.facts.path}
-        if value.origin is not None:
-            paths.add(value.origin.path)
-        names = {value.name}
-        if value.binding is not None:
-            names.add(value.binding.name)
-        for path in paths:
-            for name in names:
-                for m in self.index.mutations(kind, path, name):
-                    if m.key == key or m.key == "":
-                        out.append(m)
-        return out
 
     def enclosing_class(self):
         fn = self.function

@@ -23,6 +23,8 @@ TENSOR_FACTORIES = frozenset(
     }
 )
 TENSOR_METHODS = frozenset({"to", "clone", "detach", "cuda", "cpu", "float", "half", "long", "contiguous", "view", "reshape", "requires_grad_"})
+# nn.Module methods that return the module itself.
+SELF_RETURNING_METHODS = frozenset({"eval", "train", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty"})
 LENGTH_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "popitem", "setdefault", "update", "add", "discard", "appendleft", "popleft", "extendleft"}
 )
@@ -87,6 +89,9 @@ class FunctionFacts:
     flows: tuple[tuple[str, str, int, int, int, int], ...] = ()
     # Spans of the ``return`` expressions (a lambda: its body), as in ``flows``.
     returns: tuple[tuple[int, int, int, int], ...] = ()
+    # Calls made inside loops of this function: (callee text, lines of the enclosing loops,
+    # outermost first). A call and a write that share a loop run in turns.
+    loop_calls: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,7 @@ class AttrInit:
     # Set from an ``__init__`` parameter (``self.layer_idx = layer_idx``): it can differ
     # between instances of the class.
     from_param: bool = False
+    value: str = ""  # the source of a literal initial value (``0``, ``'train'``), else ""
 
 
 @dataclass(frozen=True)
@@ -150,6 +156,7 @@ class Binding:
     line: int
     class_ref: str = ""  # for objects: dotted text of the class called
     items: tuple[tuple[str, str], ...] = ()  # dict literal key -> value kind; object kwargs
+    value: str = ""  # the source of a literal initial value (``0``, ``'train'``), else ""
 
     def item_kind(self, key: str) -> str:
         for k, kind in self.items:
@@ -178,6 +185,11 @@ class Mutation:
     op: str = "assign"  # assign, augassign, delete, call, loop
     function: str = ""  # qualname of the function it happens in ("" at module level)
     path: str = ""
+    # Lines of the loops around it in its function (or at module level), outermost first.
+    loop_lines: tuple[int, ...] = ()
+    # The source of the value written (short; "" when not a plain assignment): a literal, a
+    # loop variable, an expression.
+    value: str = ""
 
 
 @dataclass(frozen=True)
@@ -214,6 +226,7 @@ class MethodCall:
     span: Span
     function: str  # enclosing function qualname ("" at module level)
     args: tuple[str, ...] = ()  # source text of positional arguments
+    loop_lines: tuple[int, ...] = ()  # lines of the loops around the call in its function
 
 
 @dataclass(frozen=True)
@@ -244,7 +257,11 @@ CONFIG_PREFIXES = ("torch._dynamo.config.", "torch.compiler.config.", "torch._in
 FLOW_METHODS = frozenset({"append", "add", "appendleft", "insert", "extend", "update", "add_module", "register_module", "__setitem__"})
 
 # Method calls worth remembering by receiver.
-TRACKED_METHODS = frozenset({"train", "eval"})
+# ``train``/``eval`` toggle ``training``; hooks registered on a module run inside its compiled
+# call; ``apply(fn)`` calls ``fn`` on every submodule where it is called.
+TRACKED_METHODS = frozenset(
+    {"train", "eval", "apply", "register_forward_pre_hook", "register_forward_hook", "register_module_forward_pre_hook", "register_module_forward_hook"}
+)
 
 
 @dataclass(frozen=True)
@@ -261,6 +278,8 @@ class ModuleFacts:
     method_calls: tuple[MethodCall, ...] = ()
     config_settings: tuple[ConfigSetting, ...] = ()
     lines: int = 0
+    # Calls inside loops of module-level code (``for ...: step(); model(x)`` in a script).
+    toplevel_loop_calls: tuple[tuple[str, tuple[int, ...]], ...] = ()
     _lookup: dict = field(default_factory=dict, compare=False, repr=False)
     # Bindings of the module's top-level code (and of its ``if``/``try``/``with`` blocks), as
     # ``FunctionFacts.flows``.
@@ -333,6 +352,33 @@ def expression_text(node: ast.AST) -> str:
     return ast.unparse(node)
 
 
+def literal_text(node: ast.AST | None) -> str:
+    """The source of a literal constant (``0``, ``-1``, ``'eval'``, ``None``), else ""."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = literal_text(node.operand)
+        return f"-{inner}" if inner and isinstance(node.op, ast.USub) else inner
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool, type(None))):
+        text = repr(node.value)
+        return text if len(text) <= 80 else ""
+    return ""
+
+
+def initial_text(node: ast.AST | None, kind: str) -> str:
+    """What a binding starts from, when it is one known value: a literal or an enum member."""
+    text = literal_text(node)
+    if not text and kind == "enum" and isinstance(node, ast.Attribute):
+        return expression_text(node)
+    return text
+
+
+def value_text(node: ast.AST | None) -> str:
+    """A short source text of an assigned value ("" when too long to be worth keeping)."""
+    if node is None:
+        return ""
+    text = expression_text(node)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def char_column(lines: list[str], line: int, byte_offset: int) -> int:
     """ast gives UTF-8 byte offsets; findings use 1-based character columns."""
     if 1 <= line <= len(lines):
@@ -394,6 +440,8 @@ class _Collector(ast.NodeVisitor):
         self.scopes: list[tuple[str, str, dict]] = [("module", "", {"flows": []})]
         self.function_scopes: list[tuple[str, str, dict]] = []
         self.loop_vars: list[list[str]] = [[]]  # per scope: loop targets around the current node
+        self.loop_lines: list[list[int]] = [[]]  # per scope: lines of the loops around the current node
+        self.toplevel_loop_calls: dict[tuple[str, tuple[int, ...]], None] = {}
         self.conditional_depth = 0  # module-level if/try nesting
         self.top_stmt: ast.stmt | None = None
         self.class_names: set[str] = set()
@@ -536,9 +584,15 @@ class _Collector(ast.NodeVisitor):
             if full in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"):
                 return "tensor", ""
             if isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_METHODS:
-                inner, _ = self.kind_of(node.func.value)
+                inner, inner_ref = self.kind_of(node.func.value)
                 if inner == "tensor":
                     return "tensor", ""
+                if inner == "object" and node.func.attr in SELF_RETURNING_METHODS:
+                    return inner, inner_ref  # ``Net().to(device)``: the module itself
+            if isinstance(node.func, ast.Attribute) and node.func.attr in SELF_RETURNING_METHODS and isinstance(node.func.value, ast.Call):
+                inner, inner_ref = self.kind_of(node.func.value)
+                if inner == "object":
+                    return inner, inner_ref  # ``Net().eval()``, ``Net().requires_grad_(False)``
             if full in ("int", "len", "round", "abs") or full == "math.floor" or full == "math.ceil":
                 return ("int" if full != "abs" else self.kind_of(node.args[0])[0] if node.args else "int"), ""
             if full in ("float", "math.sqrt", "math.exp", "math.log"):
@@ -569,9 +623,14 @@ class _Collector(ast.NodeVisitor):
             return "unknown", ""
         return "unknown", ""
 
+    # The value of the assignment being recorded (``Mutation.value``).
+    written: str = ""
+
     def add_mutation(self, **kwargs) -> None:
+        kwargs.setdefault("value", self.written)
         kwargs.setdefault("function", self.enclosing_function_name())
         kwargs.setdefault("path", self.path)
+        kwargs.setdefault("loop_lines", tuple(self.loop_lines[-1]))
         self.mutations.append(Mutation(**kwargs))
 
     # ---- imports -------------------------------------------------------------------------
@@ -600,17 +659,25 @@ class _Collector(ast.NodeVisitor):
 
     # ---- bindings and mutations ------------------------------------------------------------
 
-    def record_binding(self, name: str, kind: str, node: ast.AST, class_ref: str = "", items: tuple = ()) -> None:
+    def record_binding(self, name: str, kind: str, node: ast.AST, class_ref: str = "", items: tuple = (), value: str = "") -> None:
         if name in self.bound_once:
             return
         self.bound_once[name] = getattr(node, "lineno", 0)
-        self.bindings.append(Binding(name=name, kind=kind, line=getattr(node, "lineno", 0), class_ref=class_ref, items=items))
+        self.bindings.append(Binding(name=name, kind=kind, line=getattr(node, "lineno", 0), class_ref=class_ref, items=items, value=value))
 
     def module_level_loop(self) -> bool:
         return self.scope[0] == "module" and bool(self.loop_vars[-1])
 
     def handle_target(self, target: ast.AST, value: ast.AST | None, op: str, stmt: ast.AST) -> None:
         """Record what an assignment target binds or mutates."""
+        previous = self.written
+        self.written = value_text(value) if op in ("assign", "augassign") else ""
+        try:
+            self._handle_target(target, value, op, stmt)
+        finally:
+            self.written = previous
+
+    def _handle_target(self, target: ast.AST, value: ast.AST | None, op: str, stmt: ast.AST) -> None:
         scope_kind, _, data = self.scope
         value_kind, class_ref = self.kind_of(value) if value is not None else ("unknown", "")
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -640,10 +707,10 @@ class _Collector(ast.NodeVisitor):
                     if op == "augassign" and isinstance(value, (ast.List, ast.Tuple)):
                         self.add_mutation(kind="length", module=self.module, name=name, line=target.lineno, column=target.col_offset + 1, op=op)
                 elif mutated and op == "loop":
-                    self.record_binding(name, value_kind if value_kind != "unknown" else "int", stmt, class_ref, items)
+                    self.record_binding(name, value_kind if value_kind != "unknown" else "int", stmt, class_ref, items, initial_text(value, value_kind))
                     self.add_mutation(kind="global", module=self.module, name=name, line=target.lineno, column=target.col_offset + 1, value_kind=value_kind, op=op)
                 else:
-                    self.record_binding(name, value_kind, stmt, class_ref, items)
+                    self.record_binding(name, value_kind, stmt, class_ref, items, initial_text(value, value_kind))
             elif scope_kind == "function":
                 if name in data["global_decls"]:
                     op = self.rebinding_op(name, value, op, target)
@@ -655,7 +722,7 @@ class _Collector(ast.NodeVisitor):
                     if value_kind == "object" and class_ref:
                         data["instances"][name] = class_ref
             elif scope_kind == "class":
-                data["attrs"].setdefault(name, AttrInit(value_kind, target.lineno, class_level=True))
+                data["attrs"].setdefault(name, AttrInit(value_kind, target.lineno, class_level=True, value=initial_text(value, value_kind)))
                 if value_kind == "object" and class_ref:
                     data["submodules"].setdefault(name, class_ref)
             return
@@ -758,14 +825,14 @@ class _Collector(ast.NodeVisitor):
                 owner = f"{self.module}.{cls[1]}" if self.module else cls[1]
                 if self.enclosing_function_name().endswith(".__init__") and op == "assign" and self.scopes[-1][0] == "function" and self.scopes[-2][0] == "class":
                     from_param = isinstance(value, ast.Name) and any(p.name == value.id for p in self.scopes[-1][2]["params"])
-                    cls[2]["attrs"].setdefault(attr, AttrInit(value_kind, line, from_param=from_param))
+                    cls[2]["attrs"].setdefault(attr, AttrInit(value_kind, line, from_param=from_param, value=initial_text(value, value_kind)))
                     if value_kind == "object" and class_ref:
                         cls[2]["submodules"].setdefault(attr, class_ref)
                     element = self.element_class(value)
                     if element:
                         cls[2]["elements"].setdefault(attr, element)
                     return
-                cls[2]["attrs"].setdefault(attr, AttrInit(value_kind, line))
+                cls[2]["attrs"].setdefault(attr, AttrInit(value_kind, line, value=initial_text(value, value_kind) if op == "assign" else ""))
                 self.add_mutation(kind="instance-attribute", module=self.module, name=attr, owner=owner, line=line, column=col, value_kind=value_kind, op=op)
                 return
             imported = self.imports.get(name)
@@ -872,7 +939,10 @@ class _Collector(ast.NodeVisitor):
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.visit(node.iter)
             self.add_flows(node.target, node.iter, "iter")
+            # The target is rebound on every iteration: its writes are inside the loop.
+            self.loop_lines[-1].append(node.lineno)
             self.handle_target(node.target, None, "loop", node)
+            self.loop_lines[-1].pop()
             names = [n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)]
             scope = self.function_scope()
             if scope is not None and isinstance(node.target, ast.Name) and dotted_name(node.iter):
@@ -882,8 +952,10 @@ class _Collector(ast.NodeVisitor):
             self.visit(node.test)
             names = ["<while>"]
         self.loop_vars[-1].extend(names)
+        self.loop_lines[-1].append(node.lineno)
         for stmt in node.body:
             self.visit(stmt)
+        self.loop_lines[-1].pop()
         del self.loop_vars[-1][len(self.loop_vars[-1]) - len(names):]
         for stmt in node.orelse:
             self.visit(stmt)
@@ -891,6 +963,17 @@ class _Collector(ast.NodeVisitor):
     visit_For = loop
     visit_AsyncFor = loop
     visit_While = loop
+
+    def comprehension(self, node: ast.AST) -> None:
+        """A comprehension runs its element once per item: calls in it are calls in a loop."""
+        self.loop_lines[-1].append(node.lineno)
+        self.generic_visit(node)
+        self.loop_lines[-1].pop()
+
+    visit_ListComp = comprehension
+    visit_SetComp = comprehension
+    visit_DictComp = comprehension
+    visit_GeneratorExp = comprehension
 
     def conditional(self, node: ast.AST) -> None:
         module_level = self.scope[0] == "module"
@@ -961,11 +1044,20 @@ class _Collector(ast.NodeVisitor):
         scope = self.function_scope()
         if func_text and scope is not None:
             scope[2]["calls"][func_text] = None
-        if isinstance(node.func, ast.Attribute) and node.func.attr in TRACKED_METHODS:
+        if func_text and self.loop_lines[-1]:
+            key = (func_text, tuple(self.loop_lines[-1]))
+            if scope is not None and scope is self.scope:
+                scope[2]["loop_calls"][key] = None
+            elif self.scope[0] == "module":
+                self.toplevel_loop_calls[key] = None
+        if isinstance(node.func, ast.Attribute) and (node.func.attr in TRACKED_METHODS or (node.func.attr.startswith("register_") and "hook" in node.func.attr)):
             receiver = dotted_name(node.func.value)
             if receiver:
                 self.method_calls.append(
-                    MethodCall(receiver, node.func.attr, span_of(node, self.lines), self.enclosing_function_name(), tuple(ast.unparse(a) for a in node.args))
+                    MethodCall(
+                        receiver, node.func.attr, span_of(node, self.lines), self.enclosing_function_name(),
+                        tuple(ast.unparse(a) for a in node.args), tuple(self.loop_lines[-1]),
+                    )
                 )
         form = self.is_compile_callee(node.func)
         if form == "call" or form == "wrapper":
@@ -993,12 +1085,29 @@ class _Collector(ast.NodeVisitor):
                         self.add_mutation(kind="item", module=ref[0], name=ref[1], key="", line=node.lineno, column=node.col_offset + 1, op="call")
             elif base and self.resolve(base) == "os.environ":
                 self.add_mutation(kind="environ", module="os", name="environ", key="", line=node.lineno, column=node.col_offset + 1, op="call")
+            elif base and base.count(".") == 1:
+                # ``self.items.append(x)``: an instance attribute's container grows.
+                head, attr = base.split(".")
+                cls = self.class_scope()
+                owner = (f"{self.module}.{cls[1]}" if self.module else cls[1]) if head == "self" and cls is not None else self.receiver_owner(head)
+                self.add_mutation(kind="length", module=self.module, name=attr, owner=owner, key="instance", line=node.lineno, column=node.col_offset + 1, op="call")
         if func_text and self.resolve(func_text) in ("os.putenv", "os.unsetenv"):
             key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else ""
             self.add_mutation(kind="environ", module="os", name="environ", key=str(key), line=node.lineno, column=node.col_offset + 1, op="call")
+        if func_text == "setattr" and len(node.args) >= 3 and isinstance(node.args[1], ast.Name):
+            # ``setattr(module, name, value)`` with ``name`` a parameter: which attribute it sets
+            # is decided by the callers (``apply(partial(_set, "dilation", d))``).
+            scope = self.function_scope()
+            if scope is not None and any(p.name == node.args[1].id for p in scope[2]["params"]):
+                previous, self.written = self.written, value_text(node.args[2])
+                owner = self.receiver_owner(dotted_name(node.args[0])) if dotted_name(node.args[0]) else ""
+                self.add_mutation(kind="instance-attribute", module=self.module, name="", key=f"param:{node.args[1].id}", owner=owner, line=node.lineno, column=node.col_offset + 1, value_kind="unknown", op="assign")
+                self.written = previous
         if func_text == "setattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
             fake = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Store(), lineno=node.lineno, col_offset=node.col_offset)
+            previous, self.written = self.written, value_text(node.args[2]) if len(node.args) > 2 else ""
             self.handle_attribute_target(fake, node.args[2] if len(node.args) > 2 else None, self.kind_of(node.args[2])[0] if len(node.args) > 2 else "unknown", "", "assign")
+            self.written = previous
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("register_buffer", "register_parameter"):
             cls = self.class_scope()
             if cls is not None and dotted_name(node.func.value) == "self" and node.args and isinstance(node.args[0], ast.Constant):
@@ -1048,7 +1157,7 @@ class _Collector(ast.NodeVisitor):
                 options=tuple(options),
                 option_kinds=tuple(kinds),
                 loop_vars=tuple(v for vs in self.loop_vars for v in vs),
-                in_loop=bool(self.loop_vars[-1]),
+                in_loop=bool(self.loop_vars[-1]) or bool(self.loop_lines[-1]),
             )
         )
 
@@ -1274,10 +1383,12 @@ class _Collector(ast.NodeVisitor):
             "defs": set(),
             "flows": [],
             "returns": [_position(node.body)] if isinstance(node, ast.Lambda) else [],
+            "loop_calls": {},
         }
         self.scopes.append(("function", qualname, data))
         self.function_scopes.append(self.scopes[-1])
         self.loop_vars.append([])
+        self.loop_lines.append([])
         sites_before = len(self.compile_sites)
         # Declarations apply to the whole body whatever their position: read them first.
         body = node.body if isinstance(node.body, list) else [node.body]  # type: ignore[attr-defined]
@@ -1286,6 +1397,7 @@ class _Collector(ast.NodeVisitor):
         for stmt in body:
             self.visit(stmt)
         self.loop_vars.pop()
+        self.loop_lines.pop()
         self.scopes.pop()
         self.function_scopes.pop()
         param_names = {p.name for p in params}
@@ -1325,6 +1437,7 @@ class _Collector(ast.NodeVisitor):
                 compiles_param=compiles_param,
                 flows=tuple(data["flows"]),
                 returns=tuple(data["returns"]),
+                loop_calls=tuple(data["loop_calls"]),
             )
         )
         if parent_fn is not None:
@@ -1350,8 +1463,10 @@ class _Collector(ast.NodeVisitor):
         data = {"attrs": {}, "submodules": {}, "buffers": set(), "elements": {}, "flows": []}
         self.scopes.append(("class", qualname, data))
         self.loop_vars.append([])
+        self.loop_lines.append([])
         for stmt in node.body:
             self.visit(stmt)
+        self.loop_lines.pop()
         self.loop_vars.pop()
         self.scopes.pop()
         methods = tuple(
@@ -1433,4 +1548,5 @@ def collect_facts(tree: ast.Module, path: str, module: str, is_package: bool, te
         config_settings=tuple(collector.config_settings),
         flows=tuple(collector.scopes[0][2]["flows"]),
         lines=len(lines),
+        toplevel_loop_calls=tuple(collector.toplevel_loop_calls),
     )

@@ -17,10 +17,11 @@ from typing import Callable, Iterable, Iterator
 
 from recompile_lint.analysis.facts import Binding, ClassFacts, FunctionFacts, ModuleFacts, Mutation, collect_facts
 from recompile_lint.analysis import textscan
-from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, parse_error, syntax_error
+from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, on_deep_stack, parse_error, parse_source, raise_recursion_limit, syntax_error
 from recompile_lint.analysis.textscan import may_mutate
 from recompile_lint.models import FileError
-from recompile_lint.source import SourceError, decode_source, read_bytes
+from recompile_lint.source import DEFAULT_MAX_FILE_BYTES, SourceError, decode_source, read_bytes, too_large
+
 # ``class X(A, pkg.B[T], metaclass=M):`` -> the text between the parentheses; a base's last name.
 _CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
 _BASE_NAME = re.compile(r"(?:^|,)\s*(?:\w+\s*\.\s*)*(\w+)")
@@ -73,31 +74,39 @@ class FactsStore:
         digest.update(repr(self.compile_functions).encode())
         return digest.hexdigest()
 
-    def parse(self, path: str, text: str, tree: ast.Module | None = None) -> ModuleFacts:
-        """Facts of a file's text (``tree``: its ``ast`` tree, when the caller parsed it)."""
+    def parse(self, path: str, text: str) -> ModuleFacts:
+        """Facts of a file's text."""
+        return self.parse_with_tree(path, text)[0]
+
+    def parse_with_tree(self, path: str, text: str) -> tuple[ModuleFacts, ast.Module | None]:
+        """Facts of a file's text and, when they were not cached, the ``ast`` tree they came from."""
         key = self.key(path, text)
         if self.cache is not None:
             cached = self.cache.get(key, path)
             if cached is not None:
-                return cached
+                return cached, None
         module, is_package, _ = module_name_for(path)
-        if tree is None:
-            tree = ast.parse(text, filename=path)
-        facts = collect_facts(tree, path, module, is_package, text, self.compile_functions)
+        tree, facts = on_deep_stack(self._collect, path, text, module, is_package)
         if facts.compile_sites:
             self.compile_site_trees[path] = (text, tree)
         if self.cache is not None:
             self.cache.put(key, path, facts)
-        return facts
+        return facts, tree
+
+    def _collect(self, path: str, text: str, module: str, is_package: bool) -> tuple[ast.Module, ModuleFacts]:
+        raise_recursion_limit()  # before the parse too: what parses must not depend on order
+        tree = parse_source(text, path)
+        return tree, collect_facts(tree, path, module, is_package, text, self.compile_functions)
 
 
 class ProjectIndex:
     """Every Python file of the project by module name; facts parsed on demand."""
 
-    def __init__(self, files: Iterable[str], store: FactsStore, reader: Callable[[str], bytes] | None = None, jobs: int = 1):
+    def __init__(self, files: Iterable[str], store: FactsStore, reader: Callable[[str], bytes] | None = None, jobs: int = 1, max_bytes: int = DEFAULT_MAX_FILE_BYTES):
         self.store = store
         self.jobs = jobs  # worker processes for batches of parses (0: one per core)
         self.reader = reader or read_bytes
+        self.max_bytes = max_bytes  # larger files are an error, never parsed
         self.paths: list[str] = sorted(dict.fromkeys(files))
         self.by_module: dict[str, list[str]] = {}
         self.sys_root: dict[str, str] = {}
@@ -112,6 +121,7 @@ class ProjectIndex:
         self._facts: dict[str, ModuleFacts | None] = {}
         self.errors: dict[str, FileError] = {}
         self._mutations: dict[tuple[str, str, str], list[Mutation]] | None = None
+        self._mutations_of = 0  # how many files were known when the table was built
         self._scanned: set[str] = set()
         # Call sites of compiled objects, keyed by the names they are called by (callsites.py).
         self.call_site_cache: dict[frozenset[str], list] = {}
@@ -133,7 +143,10 @@ class ProjectIndex:
     def text(self, path: str) -> str | None:
         if path not in self._text:
             try:
-                self._text[path] = decode_source(self.reader(path), path)
+                data = read_bytes(path, self.max_bytes) if self.reader is read_bytes else self.reader(path)
+                if len(data) > self.max_bytes:
+                    raise SourceError(too_large(len(data), self.max_bytes))
+                self._text[path] = decode_source(data, path)
             except SourceError as exc:
                 self.errors[path] = FileError(path=path, message=str(exc))
                 self._text[path] = None
@@ -162,14 +175,11 @@ class ProjectIndex:
         text = self.text(path)
         if text is None:
             return self.facts(path), None
-        try:
-            tree = ast.parse(text, filename=path)
-        except PARSE_ERRORS:
-            return self.facts(path), None  # records the error as a parse for facts would
         for listener in self.parse_listeners:
             listener(path)
+        tree = None
         try:
-            self._facts[path] = self.store.parse(path, text, tree)
+            self._facts[path], tree = self.store.parse_with_tree(path, text)
         except PARSE_ERRORS as exc:
             self.errors[path] = parse_error(path, exc)
             self._facts[path] = None
@@ -296,7 +306,7 @@ class ProjectIndex:
         if self.jobs != 1 and self.reader is read_bytes:
             from recompile_lint.analysis.parallel import select_in_parallel
 
-            found = select_in_parallel(todo, test, self.jobs, run_meanwhile)
+            found = select_in_parallel(todo, test, self.jobs, run_meanwhile, self.max_bytes)
         if found is not None:
             chosen, unread = found
             for path in unread:
@@ -490,7 +500,8 @@ class ProjectIndex:
         return facts.function(ref.qualname) if facts else None
 
     def resolve_function(self, dotted: str, from_path: str | None, _seen: frozenset[str] = frozenset()) -> FunctionRef | None:
-        """A module-level function (or class method) an absolute dotted name denotes."""
+        """A module-level function (or class method) an absolute dotted name denotes, following
+        re-exports (``from .impl import f`` in a package ``__init__``), a cycle of them to none."""
         split = self.split_dotted(dotted, from_path)
         if split is None:
             return None
@@ -575,11 +586,15 @@ class ProjectIndex:
 
     def mutation_table(self) -> dict[tuple[str, str, str], list[Mutation]]:
         """(kind, path of the module holding the value, name) -> mutations, over parsed files."""
-        if self._mutations is None:
+        if self._mutations is None or self._mutations_of != len(self._facts):
+            # Built over the files parsed so far; a file parsed since (a class's module the
+            # analysis resolved) makes it stale.
+            self._mutations_of = len(self._facts)
             table: dict[tuple[str, str, str], list[Mutation]] = {}
             for facts in list(self.parsed()):
                 for mutation in facts.mutations:
-                    if mutation.kind == "instance-attribute":
+                    if mutation.kind == "instance-attribute" or (mutation.kind == "length" and mutation.key == "instance"):
+                        # Attributes of instances: by name (the owner says whose, when known).
                         table.setdefault((mutation.kind, "", mutation.name), []).append(mutation)
                         continue
                     if mutation.kind == "environ":

@@ -20,8 +20,9 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Iterable, Sequence, TypeVar
 
 from recompile_lint.analysis.facts import ModuleFacts, collect_facts
-from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, parse_error, syntax_error
+from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, on_deep_stack, parse_error, parse_source, raise_recursion_limit, syntax_error
 from recompile_lint.models import FileError
+from recompile_lint.source import DEFAULT_MAX_FILE_BYTES
 
 # Below this much source, starting workers (~50 ms each with fork, more with spawn) and
 # sending facts back costs more than parsing here: ast.parse + collect_facts run at roughly
@@ -40,14 +41,20 @@ Source = tuple[str, str]  # (path, decoded text)
 T = TypeVar("T")
 
 
-def effective_jobs(jobs: int) -> int:
-    """Worker count for ``--jobs``: 0 means one per usable core."""
-    if jobs > 0:
-        return jobs
+def usable_cores() -> int:
+    """The cores this process may run on."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def effective_jobs(jobs: int) -> int:
+    """Worker count for ``--jobs``: 0 means one per usable core, and never more than that (a
+    repository's ``jobs = 32`` must not start 32 workers on a two-core machine: each holds
+    a copy of the analysis)."""
+    cores = usable_cores()
+    return min(jobs, cores) if jobs > 0 else cores
 
 
 def worth_parallel(sources: Sequence[Source], jobs: int, min_bytes: int | None = None) -> bool:
@@ -69,14 +76,19 @@ def parse_one(path: str, text: str, compile_functions: tuple[str, ...], keep: bo
     global _kept_bytes
     try:
         module, is_package, _ = module_name_for(path)
-        tree = ast.parse(text, filename=path)
-        facts = collect_facts(tree, path, module, is_package, text, compile_functions)
+        tree, facts = on_deep_stack(_collect, path, text, module, is_package, compile_functions)
     except PARSE_ERRORS as exc:
         return parse_error(path, exc)
     if keep and _kept_bytes + len(text) <= KEEP_TREES_BYTES:
         _kept_trees.append(tree)
         _kept_bytes += len(text)
     return facts
+
+
+def _collect(path: str, text: str, module: str, is_package: bool, compile_functions: tuple[str, ...]) -> tuple[ast.Module, ModuleFacts]:
+    raise_recursion_limit()
+    tree = parse_source(text, path)
+    return tree, collect_facts(tree, path, module, is_package, text, compile_functions)
 
 
 def _parse_chunk(chunk: list[Source], compile_functions: tuple[str, ...], keep: bool = False) -> list[tuple[str, ModuleFacts | FileError]]:
@@ -191,23 +203,23 @@ def _call_sites_chunk(files: list[tuple[str, tuple[str, ...]]]) -> dict[str, tup
     return {path: collect(index, path, index.text(path) or "", set(names)) for path, names in files}
 
 
-def _read(path: str) -> str | None:
-    """A worker's read of a file from disk; None where it cannot be read or decoded (the main
-    process then reads it and records the error itself)."""
+def _read(path: str, limit: int) -> str | None:
+    """A worker's read of a file from disk; None where it cannot be read or decoded, or is
+    larger than ``limit`` (the main process then reads it and records the error itself)."""
     from recompile_lint.source import SourceError, decode_source, read_bytes
 
     try:
-        return decode_source(read_bytes(path), path)
+        return decode_source(read_bytes(path, limit), path)
     except (SourceError, OSError):
         return None
 
 
-def _select_chunk(paths: list[str], test: Callable[[str, str], bool]) -> tuple[list[str], list[str]]:
+def _select_chunk(paths: list[str], test: Callable[[str, str], bool], limit: int = DEFAULT_MAX_FILE_BYTES) -> tuple[list[str], list[str]]:
     """(the paths whose text passes ``test``, the paths that could not be read or decoded)."""
     chosen: list[str] = []
     unread: list[str] = []
     for path in paths:
-        text = _read(path)
+        text = _read(path, limit)
         if text is None:
             unread.append(path)
         elif test(path, text):
@@ -216,7 +228,7 @@ def _select_chunk(paths: list[str], test: Callable[[str, str], bool]) -> tuple[l
 
 
 def select_in_parallel(
-    paths: Sequence[str], test: Callable[[str, str], bool], jobs: int, meanwhile: Callable[[], None] | None = None
+    paths: Sequence[str], test: Callable[[str, str], bool], jobs: int, meanwhile: Callable[[], None] | None = None, limit: int = DEFAULT_MAX_FILE_BYTES
 ) -> tuple[set[str], list[str]] | None:
     """(the paths whose text passes ``test``, the paths the workers could not read): up to
     ``jobs`` worker processes read the files from disk and test them, while this process
@@ -236,7 +248,7 @@ def select_in_parallel(
     unread: list[str] = []
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=gc.disable) as pool:
-            futures = [pool.submit(_select_chunk, chunk, test) for chunk in chunks]
+            futures = [pool.submit(_select_chunk, chunk, test, limit) for chunk in chunks]
             if meanwhile is not None:
                 meanwhile()
             for future in futures:
@@ -251,13 +263,13 @@ def select_in_parallel(
 # ---- syntax checks in the background ---------------------------------------------------------
 
 
-def _check_chunk(paths: list[str], skip: Callable[[str], bool] = lambda path: False) -> list[tuple[str, FileError | None | bool]]:
+def _check_chunk(paths: list[str], skip: Callable[[str], bool] = lambda path: False, limit: int = DEFAULT_MAX_FILE_BYTES) -> list[tuple[str, FileError | None | bool]]:
     """(path, error or None) per file; False where the file could not be read or decoded
-    here (the main process reads it and reports that itself), or ``skip`` says it need not
-    be checked."""
+    here, or is larger than ``limit`` (the main process reads it and reports that itself),
+    or ``skip`` says it need not be checked."""
     out: list[tuple[str, FileError | None | bool]] = []
     for path in paths:
-        text = None if skip(path) else _read(path)
+        text = None if skip(path) else _read(path, limit)
         out.append((path, False if text is None else syntax_error(path, text)))
     return out
 
@@ -286,9 +298,10 @@ class BackgroundSyntaxCheck:
     often (the ones regions reach), so the worker takes the smaller files first (``sizes``).
     """
 
-    def __init__(self, paths: Sequence[str], sizes: Sequence[int] | None = None):
+    def __init__(self, paths: Sequence[str], sizes: Sequence[int] | None = None, max_bytes: int = DEFAULT_MAX_FILE_BYTES):
         self._process = None
         self._receive = None
+        self._max_bytes = max_bytes
         if sizes is not None:
             paths = [path for _, path in sorted(zip(sizes, paths))]
         self._number = {path: number for number, path in enumerate(paths)}
@@ -302,7 +315,7 @@ class BackgroundSyntaxCheck:
             # Per path (in ``paths`` order): 1 once the analysis has parsed it.
             self._parsed = context.Array("b", len(paths), lock=False)
             self._receive, send = context.Pipe(duplex=False)
-            args = (self._chunks, self._bounds, self._parsed, self._number, send, sys.getrecursionlimit())
+            args = (self._chunks, self._bounds, self._parsed, self._number, send, sys.getrecursionlimit(), max_bytes)
             self._process = context.Process(target=_syntax_worker, args=args, daemon=True)
             self._process.start()
             send.close()
@@ -320,7 +333,7 @@ class BackgroundSyntaxCheck:
         out: dict[str, FileError | None] = {}
         # One chunk claimed at a time (the worker goes on meanwhile); with no worker, all.
         numbers = range(len(self._chunks)) if self._bounds is None else iter(lambda: _claim(self._bounds, back=True), None)
-        found = [_check_chunk([path for path in self._chunks[number] if not skip(path)]) for number in numbers]
+        found = [_check_chunk([path for path in self._chunks[number] if not skip(path)], limit=self._max_bytes) for number in numbers]
         try:
             if self._receive is not None:
                 found.extend(self._receive.recv())
@@ -357,7 +370,7 @@ def _claim(bounds, back: bool) -> int | None:
         return bounds[0] - 1
 
 
-def _syntax_worker(chunks: list[list[str]], bounds, parsed, numbers: dict[str, int], send, recursion_limit: int) -> None:
+def _syntax_worker(chunks: list[list[str]], bounds, parsed, numbers: dict[str, int], send, recursion_limit: int, limit: int = DEFAULT_MAX_FILE_BYTES) -> None:
     _worker_setup(recursion_limit)
     try:
         os.nice(10)
@@ -365,6 +378,6 @@ def _syntax_worker(chunks: list[list[str]], bounds, parsed, numbers: dict[str, i
         pass
     found = []
     while (number := _claim(bounds, back=False)) is not None:
-        found.append(_check_chunk(chunks[number], lambda path: parsed[numbers[path]] == 1))
+        found.append(_check_chunk(chunks[number], lambda path: parsed[numbers[path]] == 1, limit))
     send.send(found)
     send.close()

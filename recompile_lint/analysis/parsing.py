@@ -1,13 +1,36 @@
-"""One file on its own: the module name its path gives it, and what parsing its text raises."""
+"""One file on its own: the module name its path gives it, what parsing its text raises, and
+parsing that is safe on any valid Python.
+
+Deeply nested code is valid Python (a 7,100-term ``and``, an ``elif`` chain of thousands):
+``ast`` and the visitors over it recurse once per level, and libcst's native parser recurses
+in native code, where no recursion limit applies and the C stack simply overflows. So:
+
+- ``on_deep_stack`` runs a parse where the stack is known to be large enough for the
+  recursion limit the visitors raise (``facts.DEEP_CODE_FRAMES``): the main thread with the
+  usual 8 MiB or more, else a thread of its own with ``DEEP_STACK_BYTES``.
+- ``parse_cst`` (the rules' libcst trees) measures a snippet before handing it to libcst: a
+  tree deeper than ``MAX_CST_DEPTH`` levels, whose walk by the rules would exhaust the
+  recursion limit, or a left-recursive chain longer than ``MAX_CST_CHAIN`` terms (``a + a +
+  ...``, ``a[0][0]...``: libcst's parser takes time that grows with the cube of its length), is
+  not parsed: ``CstRefused`` says why, and the function's findings are reported missing.
+"""
 
 from __future__ import annotations
 
 import ast
 import os
+import sys
 import symtable
+import threading
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from recompile_lint.models import FileError
+
+if TYPE_CHECKING:
+    import libcst
+
+T = TypeVar("T")
 
 
 def module_name_for(path: str) -> tuple[str, bool, str]:
@@ -47,6 +70,23 @@ def forget_package_layout() -> None:
 PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
+def parse_source(text: str, path: str = "<unknown>") -> ast.Module:
+    """``ast.parse(text)``, and on an interpreter older than 3.12 the ``ast`` 3.12 gives for
+    syntax only newer Pythons read (PEP 695 type parameters and aliases, PEP 701 f-strings:
+    ``newsyntax``). Raises what ``ast.parse`` raises for text no Python up to 3.13 reads."""
+    try:
+        return ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        from recompile_lint.analysis import newsyntax
+
+        if not newsyntax.NEEDED:
+            raise
+        try:
+            return newsyntax.parse_module(text, path)
+        except (SyntaxError, newsyntax.Unsupported, RecursionError, ValueError):
+            raise exc from None
+
+
 def parse_error(path: str, exc: BaseException) -> FileError:
     """The error recorded for a file whose parse raised ``exc`` (one of ``PARSE_ERRORS``)."""
     if isinstance(exc, SyntaxError):
@@ -62,13 +102,189 @@ def syntax_error(path: str, text: str) -> FileError | None:
     parse (a misplaced ``nonlocal``): whatever it rejects is parsed again with ``ast``, and
     only ``ast``'s verdict counts.
     """
+    raise_recursion_limit()
     try:
-        symtable.symtable(text, path, "exec")
+        on_deep_stack(symtable.symtable, text, path, "exec")
         return None
     except PARSE_ERRORS:
         pass
     try:
-        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        on_deep_stack(parse_source, text, path)
     except PARSE_ERRORS as exc:
         return parse_error(path, exc)
     return None
+
+
+# ---- parsing on a stack deep enough ---------------------------------------------------------
+
+# The stack a parse thread gets (address space, paid for only as it is used).
+DEEP_STACK_BYTES = 256 * 1024 * 1024
+# The main thread's stack below which parses move to a thread of their own: with the
+# visitors' raised recursion limit, ``ast`` recurses up to three times that limit in C, about
+# 4 MiB at the limit the facts use (measured: 60,000 levels fit in 8 MiB).
+MAIN_STACK_BYTES = 8 * 1024 * 1024
+_stack_lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _main_stack_is_large() -> bool:
+    try:
+        import resource
+    except ImportError:  # not POSIX: the platform's default main stack (1 MiB on Windows)
+        return False
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
+    except (OSError, ValueError):
+        return False
+    return soft == resource.RLIM_INFINITY or soft >= MAIN_STACK_BYTES
+
+
+def on_deep_stack(function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)`` where the stack is large enough for deep recursion: here on a main
+    thread with a large stack, else in a thread with ``DEEP_STACK_BYTES`` (an editor or a test
+    runner may call from a thread with a small stack). Exceptions are raised here."""
+    if threading.current_thread() is threading.main_thread() and _main_stack_is_large():
+        return function(*args)
+    outcome: list[tuple[bool, Any]] = []
+
+    def target() -> None:
+        try:
+            outcome.append((True, function(*args)))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            outcome.append((False, exc))
+
+    with _stack_lock:  # the size applies to every thread started meanwhile
+        previous = threading.stack_size()
+        try:
+            threading.stack_size(DEEP_STACK_BYTES)
+        except (ValueError, RuntimeError):
+            return function(*args)  # no larger stacks here: the platform's default
+        try:
+            thread = threading.Thread(target=target, name="recompile-lint-parse", daemon=True)
+            thread.start()
+        finally:
+            threading.stack_size(previous)
+    thread.join()
+    ok, value = outcome[0]
+    if ok:
+        return value
+    raise value
+
+
+# ---- libcst, guarded --------------------------------------------------------------------------
+
+# Levels of nesting of a libcst tree the rules walk safely: their visitors recurse a few
+# frames per level within the recursion limit the facts set (``DEEP_CODE_FRAMES``, 10,000);
+# 3,000 levels were measured to pass, 5,000 to fail, on a main thread's 8 MiB stack. The
+# rules walk the tree in the caller's thread: one that is not the main thread may have a
+# much smaller stack (512 KiB on macOS), and gets the smaller bound.
+MAX_CST_DEPTH = 2_500
+MAX_CST_DEPTH_OFF_MAIN = 250
+# Terms of one left-recursive chain libcst parses in reasonable time: its parser takes about
+# 0.7 s for a 1,000-term ``a + a + ...`` and 4 s for 2,000, 1.6 s for a 1,000-term
+# ``a[0][0]...`` and 24 s for 2,000 (CPython compiles such chains up to about 3,000 terms).
+MAX_CST_CHAIN = 1_000
+# Source characters of one snippet libcst is given at most.
+MAX_CST_BYTES = 2_000_000
+# Characters that can extend a left-recursive chain: operators, attribute access, calls and
+# subscripts. A snippet with fewer of them than ``MAX_CST_CHAIN`` cannot hold a longer chain,
+# and one shorter than four characters a level cannot nest deeper than ``MAX_CST_DEPTH``:
+# only others are measured.
+_CHAIN_CHARACTERS = ".([+-*/%|&^@<>~"
+_CHAIN_KINDS = {ast.BinOp: "left", ast.Attribute: "value", ast.Subscript: "value", ast.Call: "func"}
+
+
+class CstRefused(Exception):
+    """A snippet the rules do not parse with libcst; the message says why (for the user)."""
+
+
+def parse_cst(snippet: str) -> "libcst.Module":
+    """``libcst.parse_module(snippet)``, guarded (see the module's docstring). Raises
+    ``CstRefused`` for a snippet that is too large, deep or long-chained, and what libcst
+    raises for one it cannot parse."""
+    import libcst
+
+    if len(snippet) > MAX_CST_BYTES:
+        raise CstRefused(f"it is {len(snippet):,} characters long, more than the {MAX_CST_BYTES:,} the rules parse")
+    check_cst_shape(snippet)
+    raise_recursion_limit()  # as the facts do, here too when the facts came from the cache
+    return on_deep_stack(libcst.parse_module, snippet)
+
+
+def raise_recursion_limit() -> None:
+    """The recursion limit the visitors over deep code need (``facts.DEEP_CODE_FRAMES``), on
+    stacks ``on_deep_stack`` makes sure of: ``ast`` then recurses up to three times as deep
+    in C, about 4 MiB at 10,000."""
+    from recompile_lint.analysis.facts import DEEP_CODE_FRAMES
+
+    if sys.getrecursionlimit() < DEEP_CODE_FRAMES:
+        sys.setrecursionlimit(DEEP_CODE_FRAMES)
+
+
+def check_cst_shape(snippet: str) -> None:
+    """Raise ``CstRefused`` when ``snippet``'s libcst tree would nest deeper than
+    ``MAX_CST_DEPTH`` or hold a chain longer than ``MAX_CST_CHAIN``; cheap for the snippets
+    that cannot (most)."""
+    most = MAX_CST_DEPTH if threading.current_thread() is threading.main_thread() and _main_stack_is_large() else MAX_CST_DEPTH_OFF_MAIN
+    chain_characters = sum(snippet.count(character) for character in _CHAIN_CHARACTERS)
+    if chain_characters <= MAX_CST_CHAIN and len(snippet) <= 4 * most:
+        return
+    try:
+        tree = on_deep_stack(ast.parse, snippet)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return  # libcst's own verdict counts
+    depth, chain = cst_shape(tree, snippet)
+    if chain > MAX_CST_CHAIN:
+        raise CstRefused(f"an expression chains {chain:,} terms, more than the {MAX_CST_CHAIN:,} the rules parse")
+    if depth > most:
+        raise CstRefused(f"its syntax nests {depth:,} levels deep, more than the {most:,} the rules follow")
+
+
+def cst_shape(tree: ast.AST, source: str) -> tuple[int, int]:
+    """(the nesting depth of the libcst tree of ``source``, its longest left-recursive chain),
+    from its ``ast`` ``tree`` (walked without recursion). libcst nests what ``ast`` keeps flat:
+    ``a and b and c`` is one ``BoolOp`` but two ``BooleanOperation`` levels, and implicitly
+    concatenated strings (one ``Constant``) a level per string."""
+    deepest = longest = 0
+    stack: list[tuple[ast.AST, int, int]] = [(tree, 0, 0)]
+    while stack:
+        node, depth, chain = stack.pop()
+        depth += 1
+        kind = type(node)
+        if kind is ast.BoolOp:
+            depth += len(node.values) - 1  # type: ignore[attr-defined]
+        elif kind is ast.JoinedStr or (kind is ast.Constant and isinstance(node.value, (str, bytes))):  # type: ignore[attr-defined]
+            depth += _string_parts(node, source)
+        if depth > deepest:
+            deepest = depth
+        if chain > longest:
+            longest = chain
+        link = _CHAIN_KINDS.get(kind)
+        for child in ast.iter_child_nodes(node):
+            # The chain goes on down the left operand (the receiver) when it is one more link.
+            if link is not None and child is getattr(node, link) and type(child) in _CHAIN_KINDS:
+                stack.append((child, depth, chain + 1))
+            else:
+                stack.append((child, depth, 1 if type(child) in _CHAIN_KINDS else 0))
+    return deepest, longest
+
+
+def _string_parts(node: ast.AST, source: str) -> int:
+    """How many literals an implicit concatenation joined into ``node``, less one (libcst
+    nests a level per literal). Only a long literal can hold enough of them to matter (each
+    takes three characters at least): only those are tokenized."""
+    first, last = getattr(node, "lineno", 0), getattr(node, "end_lineno", 0) or 0
+    if first == last and (getattr(node, "end_col_offset", 0) or 0) - node.col_offset < 3 * MAX_CST_DEPTH:  # type: ignore[attr-defined]
+        return 0
+    segment = ast.get_source_segment(source, node) or ""
+    if len(segment) < 3 * MAX_CST_DEPTH:
+        return 0
+    import io
+    import tokenize
+
+    kinds = {tokenize.STRING, getattr(tokenize, "FSTRING_START", tokenize.STRING)}
+    try:
+        count = sum(1 for token in tokenize.generate_tokens(io.StringIO(f"({segment})").readline) if token.type in kinds)
+    except (tokenize.TokenError, SyntaxError):
+        return len(segment) // 3
+    return max(0, count - 1)

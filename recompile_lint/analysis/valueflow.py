@@ -91,6 +91,7 @@ from dataclasses import dataclass
 
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.parsing import on_deep_stack, parse_source
 from recompile_lint.analysis.textscan import mentions
 
 # What a value is. ``ref`` names it: a project object's qualified name (``pkg.mod.Class``,
@@ -1499,7 +1500,7 @@ class ValueFlow:
                 self._trees[path] = kept[1]
                 return kept[1]
             try:
-                self._trees[path] = ast.parse(text, filename=path) if text is not None else None
+                self._trees[path] = on_deep_stack(parse_source, text, path) if text is not None else None
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._trees[path] = None
         return self._trees[path]

@@ -13,7 +13,7 @@ import click
 
 from recompile_lint import __version__
 from recompile_lint.config import Config, ConfigError, load_config
-from recompile_lint.report import FORMAT_NAMES, get_formatter
+from recompile_lint.report import FORMAT_NAMES, render
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -70,7 +70,13 @@ def run_in_server() -> int:
 
 
 # Subcommands imported only when used, so linting never pays for the verifier's imports.
-LAZY_COMMANDS = {"verify": ("recompile_lint.verify.command", "verify"), "server": ("recompile_lint.frontends.cli_server", "server"), "regions": ("recompile_lint.frontends.cli_regions", "regions")}
+LAZY_COMMANDS = {
+    "verify": ("recompile_lint.verify.command", "verify"),
+    "server": ("recompile_lint.frontends.cli_server", "server"),
+    "lsp": ("recompile_lint.frontends.lsp", "lsp"),
+    "explain": ("recompile_lint.explain.command", "explain"),
+    "regions": ("recompile_lint.frontends.cli_regions", "regions"),
+}
 
 
 class DefaultGroup(click.Group):
@@ -84,6 +90,22 @@ class DefaultGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, "[OPTIONS] [PATHS]... | COMMAND [ARGS]...")
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The group's options and commands, then the lint options: linting is what a bare
+        ``recompile-lint`` does, so ``recompile-lint --help`` shows how to tune it."""
+        super().format_options(ctx, formatter)
+        check_command = self.commands.get("check")
+        if check_command is None:
+            return
+        options = [param for param in check_command.get_params(ctx) if isinstance(param, click.Option) and param.name != "help"]
+        records = [record for record in (option.get_help_record(ctx) for option in options) if record]
+        if records:
+            with formatter.section("Lint options (recompile-lint [OPTIONS] [PATHS], or recompile-lint check)"):
+                formatter.write_dl(records)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in LAZY_COMMANDS and name not in self.commands:
@@ -111,7 +133,9 @@ def main() -> None:
     recompile-lint rules            list every rule
     recompile-lint rule RCL101      show a rule's documentation
     recompile-lint verify [PATHS]   confirm findings with compiled probes (needs torch)
+    recompile-lint explain LOG      map a run's recompile log or trace to source lines
     recompile-lint server start     keep a resident server for fast runs
+    recompile-lint lsp              language server for editors (needs the lsp extra)
     """
     try:
         os.getcwd()
@@ -134,13 +158,18 @@ def lint_options(func):
         click.option("--jobs", "-j", type=click.IntRange(min=0), help="Worker processes for parsing (0: one per core)."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the facts cache."),
         click.option("--cache-dir", type=click.Path(file_okay=False), help="Where to keep the facts cache."),
+        click.option(
+            "--respect-gitignore/--no-respect-gitignore",
+            default=None,
+            help="Skip files that .gitignore files ignore when walking directories (default: on; config key respect-gitignore).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
     return func
 
 
-def build_config(paths: Sequence[str], select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir) -> Config:
+def build_config(paths: Sequence[str], select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore=None) -> Config:
     """File settings, then command-line options on top (the command line wins)."""
     from recompile_lint.codes import validate_codes
 
@@ -159,22 +188,62 @@ def build_config(paths: Sequence[str], select, extend_select, ignore, exclude, e
         jobs=jobs,
         cache=False if no_cache else None,
         cache_dir=cache_dir,
+        respect_gitignore=respect_gitignore,
     )
+
+
+# ``--fail-on LEVEL``: findings of this severity or a higher one make the exit status 1.
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+def use_color(output_file: str | None, stream=None) -> bool:
+    """Colour for a person at a terminal: never into a file, none with ``NO_COLOR`` set,
+    always with ``FORCE_COLOR`` set (a CI log that shows colours), else when stdout is a terminal."""
+    if output_file:
+        return False
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    stream = stream if stream is not None else sys.stdout
+    try:
+        return stream.isatty() and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 @main.command("check")
 @click.argument("paths", nargs=-1, type=click.Path())
 @lint_options
-@click.option("--format", "output_format", type=click.Choice(FORMAT_NAMES), default="text", show_default=True)
+@click.option(
+    "--output-format",
+    "output_format",
+    type=click.Choice(FORMAT_NAMES),
+    default=None,
+    help="full (default: headline, code frame, related locations, help), concise (one line per finding), json, sarif, github. `text` is concise.",
+)
+@click.option("--format", "format_alias", type=click.Choice(FORMAT_NAMES), default=None, metavar="FORMAT", help="Same as --output-format.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report here instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(tuple(SEVERITY_RANK)),
+    default="info",
+    show_default=True,
+    help="Exit 1 only for findings of this severity or higher (all are still reported).",
+)
 @click.option("--start-server", is_flag=True, default=None, help="When no resident server answered this command, start one for the next ones (see `recompile-lint server`).")
 @click.option("--stdin-filename", metavar="PATH", help="Lint standard input (an editor's unsaved buffer) as the file PATH; the rest of its project is read from disk. Give no PATHS, or -.")
-def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, output_format, output_file, statistics, exit_zero, start_server, stdin_filename) -> None:
+def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore, output_format, format_alias, output_file, statistics, exit_zero, fail_on, start_server, stdin_filename) -> None:
     """Lint PATHS (files or directories; default: the current directory)."""
     from recompile_lint.engine import lint_buffer, lint_paths
+    from recompile_lint.frontends.progress import LintProgress
 
+    if output_format and format_alias and output_format != format_alias:
+        click.echo("recompile-lint: error: --format is another name for --output-format: give one of them", err=True)
+        sys.exit(EXIT_ERROR)
+    output_format = output_format or format_alias or "full"
     buffer = None
     if stdin_filename is not None:
         if paths not in ((), ("-",)) or not stdin_filename:
@@ -188,7 +257,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
             sys.exit(EXIT_ERROR)
     paths = tuple(paths) or (".",)
     try:
-        config = build_config(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir)
+        config = build_config(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore)
         config = config.with_overrides(start_server=start_server)
     except ConfigError as exc:
         click.echo(f"recompile-lint: error: {exc}", err=True)
@@ -200,20 +269,38 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
         resident.record_what_to_keep()
     try:
         retain = _retained if _process_ends else None
-        result = lint_paths(paths, config, retain=retain) if buffer is None else lint_buffer(paths[0], buffer, config, retain=retain)
+        # Findings are reported where the named files hold one of their locations (the write
+        # a commit added), not only where they are analysed.
+        with LintProgress(sys.stderr) as progress:
+            if buffer is None:
+                result = lint_paths(paths, config, retain=retain, relocate=True, progress=progress.parsed)
+            else:
+                result = lint_buffer(paths[0], buffer, config, retain=retain, relocate=True)
     except Exception as exc:  # noqa: BLE001 - an internal error must still be one clear line
         click.echo(f"recompile-lint: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(EXIT_ERROR)
+    color = use_color(output_file)
     if statistics:
         from recompile_lint.report.text import format_statistics
 
         rendered = format_statistics(result)
     else:
-        rendered = get_formatter(output_format)(result)
-    if output_format != "text" or statistics:
+        sources = None
+        if buffer is not None:
+            from recompile_lint.source import SourceError, decode_source
+
+            try:
+                # The frame quotes the buffer being linted, not the file on disk.
+                text = decode_source(buffer, paths[0])
+                sources = {paths[0]: text, os.path.normpath(paths[0]): text}
+            except SourceError:
+                sources = None
+        rendered = render(output_format, result, color=color, sources=sources)
+    if output_format not in ("full", "concise", "text") or statistics:
         for error in result.errors:
             where = f"{error.path}:{error.line}:{error.column}" if error.line else error.path
             click.echo(f"recompile-lint: error: {where}: {error.message}", err=True)
+    unwritten: list[str] = []
     if output_file:
         try:
             with open(output_file, "w", encoding="utf-8") as handle:
@@ -222,7 +309,9 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
             click.echo(f"recompile-lint: error: cannot write {output_file}: {exc.strerror or exc}", err=True)
             sys.exit(EXIT_ERROR)
     else:
-        click.echo(rendered, nl=False)
+        from recompile_lint.frontends.output import write_report
+
+        unwritten = write_report(rendered, result, color=color)  # files the output's encoding could not show
     if result.files_checked == 0 and not result.errors:
         if result.excluded:
             # Every named file is excluded by the configuration: nothing to do, not an error.
@@ -232,9 +321,10 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
         sys.exit(EXIT_ERROR)
     if config.start_server and _server_to_start():
         start_server_for_next_commands()
-    if result.errors:
+    if result.errors or unwritten:
         sys.exit(EXIT_ERROR)
-    if result.findings and not exit_zero:
+    threshold = SEVERITY_RANK[fail_on]
+    if not exit_zero and any(SEVERITY_RANK[finding.severity.value] >= threshold for finding in result.findings):
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
 
@@ -262,11 +352,14 @@ def start_server_for_next_commands() -> None:
 @main.command("rules")
 @click.option("--all", "show_all", is_flag=True, help="Accepted for symmetry; every rule is always listed.")
 def list_rules(show_all: bool) -> None:
-    """List every rule: code, name, severity, boundedness and summary."""
+    """List every rule: code, name, severities (with boundedness) and summary."""
+    from recompile_lint.report.pages import severity_text
     from recompile_lint.rules import all_rules
 
-    for rule in all_rules():
-        click.echo(f"{rule.code}  {rule.name:<34} {rule.severity.value:<8} {rule.bounded.value:<10} {rule.summary}")
+    rules = all_rules()
+    width = max(len(severity_text(rule)) for rule in rules)
+    for rule in rules:
+        click.echo(f"{rule.code}  {rule.name:<34} {severity_text(rule):<{width}}  {rule.summary}")
 
 
 @main.command("rule")

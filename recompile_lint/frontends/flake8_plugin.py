@@ -7,6 +7,10 @@ Rules whose severity is ``info`` are added to flake8's default ignore list, so a
 ``flake8`` run shows what a plain ``recompile-lint`` run shows, and ``--select RCL`` or
 ``--extend-select RCL107`` turns them on.
 
+As in the CLI, a finding whose own file flake8 was not asked to check (pre-commit names only
+the changed files) is reported in a file it checks that holds another of the finding's
+locations (the write that makes compiled code recompile), worded from there.
+
 flake8 is not a dependency: this module imports nothing from it.
 """
 
@@ -15,11 +19,11 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
 
 from recompile_lint import __version__
 from recompile_lint.config import Config, load_config
-from recompile_lint.engine import lint_buffer_alone, lint_paths, project_scope
+from recompile_lint.engine import lint_buffer_alone, lint_paths, locations_in, project_scope, reported_at
 from recompile_lint.models import Finding, Severity
 from recompile_lint.source import SourceError, decode_source, read_bytes
 
@@ -109,15 +113,39 @@ _MEMO = ProjectMemo()
 
 
 def _lint(paths: Sequence[str], config: Config, project_files: Sequence[str], buffers: dict[str, bytes] | None = None):
-    # flake8 applies # noqa itself (and honours --disable-noqa).
-    return lint_paths(list(paths), config, project_files=list(project_files), buffers=buffers, noqa=False)
+    # flake8 applies # noqa itself (and honours --disable-noqa). A run of one file reports
+    # there what the file's changes cause elsewhere, as the CLI does.
+    return lint_paths(list(paths), config, project_files=list(project_files), buffers=buffers, noqa=False, relocate=True)
 
 
-def findings_for(filename: str, lines: Sequence[str] | None = None) -> tuple[Finding, ...]:
+def is_named(path: str, named: Sequence[str] | None) -> bool:
+    """Whether flake8 was asked to check ``path``: it or a folder above it was named (every
+    file is, when the names are unknown)."""
+    if named is None:
+        return True
+    absolute = os.path.abspath(path)
+    return any(absolute == name or absolute.startswith(name.rstrip(os.sep) + os.sep) for name in named)
+
+
+def reported_here(findings: dict[str, tuple[Finding, ...]], absolute: str, named: Sequence[str] | None) -> list[Finding]:
+    """Findings of files flake8 was not asked to check, reported at their location in
+    ``absolute`` (a file it checks), worded from there."""
+    out = []
+    for path, items in findings.items():
+        if path == absolute or is_named(path, named):
+            continue
+        for finding in items:
+            for location in locations_in(finding, lambda p: os.path.abspath(p) == absolute):
+                out.append(reported_at(finding, location))
+    return out
+
+
+def findings_for(filename: str, lines: Sequence[str] | None = None, named: Sequence[str] | None = None) -> tuple[Finding, ...]:
     """The findings the CLI reports for ``filename`` with every rule selected.
 
     ``lines`` is the text flake8 checks (an editor's unsaved buffer, or standard input);
-    when it differs from the file on disk, the buffer is what gets linted.
+    when it differs from the file on disk, the buffer is what gets linted. ``named``: the
+    absolute paths flake8 was given (None: unknown, every file counts as named).
     """
     buffer = _normalise("".join(lines)) if lines is not None else None
     if filename in STDIN_NAMES or not os.path.isfile(filename):
@@ -133,7 +161,7 @@ def findings_for(filename: str, lines: Sequence[str] | None = None) -> tuple[Fin
 
     listing, findings = _MEMO.lookup(listing, config)
     if absolute in findings:
-        return findings[absolute]
+        return findings[absolute] + tuple(sorted(reported_here(findings, absolute, named)))
     # A file outside the project's listing (excluded, or beyond the root): lint it alone.
     return _lint([absolute], config, sorted(set(listing.files) | {absolute})).findings
 
@@ -163,6 +191,10 @@ class RecompileLintPlugin:
 
     name = "recompile-lint"
     version = __version__
+    # The paths flake8 was given (``parse_options``): a finding of a file outside them is
+    # reported in a file inside them that holds one of its locations. flake8 hands options to
+    # a plugin only through this class method, so they are kept on the class.
+    named: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
         # ``tree`` is unused (the engine reads the project itself), but flake8 runs tree
@@ -171,7 +203,7 @@ class RecompileLintPlugin:
         # The work happens here rather than in run(): flake8 turns an exception raised while
         # building a plugin (an invalid [tool.recompile-lint] table) into a one-line failure
         # naming the file, where one raised from run() would end in a traceback.
-        self.findings = findings_for(filename, lines)
+        self.findings = findings_for(filename, lines, self.named)
 
     @classmethod
     def add_options(cls, option_manager: Any) -> None:
@@ -179,6 +211,12 @@ class RecompileLintPlugin:
         codes = info_codes()
         if codes:
             option_manager.extend_default_ignore(codes)
+
+    @classmethod
+    def parse_options(cls, options: Any) -> None:
+        """Remember the paths flake8 checks (``.``, a folder, or the changed files)."""
+        names = [name for name in getattr(options, "filenames", None) or [] if name not in STDIN_NAMES]
+        cls.named = tuple(os.path.abspath(name) for name in names) if names else None
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         for finding in self.findings:

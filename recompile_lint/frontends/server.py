@@ -15,12 +15,16 @@ its text alone, and so does the result of a text test that picks the files to pa
 the test, the path and the content digest the run cache computed (``textscan.resident_tests``):
 nothing kept ever goes stale.
 
-Protocol (a Unix socket in a directory only its user can enter): the client sends a 4-byte
-length with its standard streams' descriptors attached, then the request as Python literals,
-``{"argv", "cwd", "env", "streams", "package", "umask"}`` (or ``{"control": "stop" |
-"status"}``); the server answers ``pid N`` (the process running the command, for the client
-to pass interrupts on to) and ``exit N``. The server ends after ``--idle-timeout`` seconds without a connection, on
-``recompile-lint server stop``, or on SIGTERM, and removes its socket.
+Protocol (a Unix socket in a directory only its user can enter, ``lstat``-checked, each end
+checking with ``SO_PEERCRED`` that the other is a process of the same user): the client sends
+a 4-byte length with its standard streams' descriptors attached, then the request as Python
+literals, ``{"argv", "cwd", "env", "streams", "package", "umask", "rlimits", "priority",
+"locale", "utf8_mode"}`` (or ``{"control": "stop" | "status"}``); the server answers ``pid N``
+(the process running the command, for the client to pass interrupts on to) and ``exit N``, or
+``decline`` when its process cannot take on the caller's limits or priority (the client then
+runs the command itself). A client that goes away before ``exit`` (killed) ends the command
+and everything it started. The server ends after ``--idle-timeout`` seconds without a
+connection, on ``recompile-lint server stop``, or on SIGTERM, and removes its socket.
 """
 
 from __future__ import annotations
@@ -82,12 +86,16 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT, learn: str | None = Non
     if command is not None:
         _run_command = command
     from recompile_lint import cache
-    from recompile_lint.analysis import context, index, textscan
+    from recompile_lint.analysis import context, textscan
 
     directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    if not client.private_directory(directory):
-        sys.stderr.write(f"recompile-lint: error: {directory} must be a directory only you can enter\n")
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except OSError:
+        pass  # what is there is examined below
+    problem = client.directory_problem(directory)
+    if problem is not None:
+        sys.stderr.write(f"recompile-lint: error: {directory} cannot hold the server's socket: it {problem} (it must be a directory only you can enter)\n")
         return 2
     preload()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -204,7 +212,7 @@ def _queue(line: str, work: dict[str, Iterator[None]], directory: str) -> None:
     """Queue what a ``kind value`` line of ``what_to_keep`` names (listings only from the
     server's own directory)."""
     from recompile_lint import cache
-    from recompile_lint.analysis import context, index, textscan
+    from recompile_lint.analysis import context, textscan
 
     kind, _, value = line.partition(" ")
     if kind == "facts" and os.path.isdir(value):
@@ -298,6 +306,8 @@ def _answer(conn, listener, notify_read, notify_write, info) -> None:
         os.close(notify_read)
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, signal.SIG_DFL)
+        if client.peer_uid(conn) != os.getuid():
+            return  # another user's process: it gets nothing, not even an answer
         conn.settimeout(10)
         request, fds = _receive(conn)
         conn.settimeout(None)
@@ -317,16 +327,53 @@ def _answer(conn, listener, notify_read, notify_write, info) -> None:
                 os.close(fd)
             os.close(notify_write)
             conn.sendall(f"pid {worker}\n".encode())
-            _, status = os.waitpid(worker, 0)
-            # The command says its status itself before its process is torn down; this one
-            # counts only when it could not (it crashed or was killed).
-            status = os.waitstatus_to_exitcode(status)
-            conn.sendall(f"exit {status if status >= 0 else 128 - status}\n".encode())
+            status = _wait_for_command(worker, conn)
+            if status is not None:
+                # The command says its status itself before its process is torn down; this
+                # one counts only when it could not (it crashed or was killed).
+                status = os.waitstatus_to_exitcode(status)
+                conn.sendall(f"exit {status if status >= 0 else 128 - status}\n".encode())
             code = 0
     except BaseException:  # noqa: BLE001 - this process must end here, whatever happened
         code = 1
     finally:
         os._exit(code)
+
+
+def _wait_for_command(worker: int, conn) -> int | None:
+    """The wait status of the command's process; None when its caller went away first (killed
+    by a signal that cannot be passed on, such as SIGKILL): then the command, and every
+    process it started, is killed, since nobody is left to see its output or status."""
+    try:
+        watch = os.pidfd_open(worker)
+    except (AttributeError, OSError):
+        watch = None  # no process descriptors: the command's end is polled for
+    try:
+        while True:
+            ready, _, _ = select.select([conn] + ([watch] if watch is not None else []), [], [], 0.2 if watch is None else None)
+            if conn in ready:
+                try:
+                    gone = conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+                except BlockingIOError:
+                    gone = False
+                except OSError:
+                    gone = True
+                if gone:
+                    # The caller closed without waiting: it was killed. The command's
+                    # process group is its own (``_command``): end all of it.
+                    for target in (lambda: os.killpg(worker, signal.SIGKILL), lambda: os.kill(worker, signal.SIGKILL)):
+                        try:
+                            target()
+                        except OSError:
+                            pass
+                    os.waitpid(worker, 0)
+                    return None
+            done, status = os.waitpid(worker, os.WNOHANG)
+            if done:
+                return status
+    finally:
+        if watch is not None:
+            os.close(watch)
 
 
 def _receive(conn) -> tuple[dict, list[int]]:
@@ -351,13 +398,17 @@ def _command(request: dict, fds: list[int], notify_write: int, conn) -> None:
     status (the caller need not wait for this large process to be torn down), and end."""
     code = 1
     try:
+        # Its own process group, so that everything it starts (worker processes) ends with it
+        # when its caller is killed (``_wait_for_command``).
+        os.setpgid(0, 0)
+        if not take_caller_state(request):
+            conn.sendall(b"decline\n")
+            os._exit(0)
         for number, fd in enumerate(fds):
             if fd != number:
                 os.dup2(fd, number)
                 os.close(fd)
         os.chdir(request["cwd"])
-        if isinstance(request.get("umask"), int):
-            os.umask(request["umask"])
         os.environ.clear()
         os.environ.update(request["env"])
         sys.argv = list(request["argv"]) or ["recompile-lint"]
@@ -384,6 +435,36 @@ def _command(request: dict, fds: list[int], notify_write: int, conn) -> None:
         os._exit(code)
 
 
+def take_caller_state(request: dict) -> bool:
+    """Give this process what the caller's has (``client.caller_state``): umask, resource
+    limits, scheduling priority, locale. False when one cannot be taken on (a limit above
+    this process's hard limit, a higher priority than its own, another UTF-8 mode): the
+    command must then run in the caller, or it would not run as it does there."""
+    import locale
+
+    if request.get("utf8_mode") not in (None, sys.flags.utf8_mode):
+        return False
+    try:
+        if isinstance(request.get("umask"), int):
+            os.umask(request["umask"])
+        limits = request.get("rlimits") or []
+        if limits:
+            import resource
+
+            for number, soft, hard in limits:
+                if (soft, hard) != resource.getrlimit(number):
+                    resource.setrlimit(number, (soft, hard))
+        priority = request.get("priority")
+        if isinstance(priority, int) and priority != os.getpriority(os.PRIO_PROCESS, 0):
+            os.setpriority(os.PRIO_PROCESS, 0, priority)
+        wanted = request.get("locale")
+        if isinstance(wanted, str) and wanted != locale.setlocale(locale.LC_ALL, None):
+            locale.setlocale(locale.LC_ALL, wanted)
+    except (OSError, ValueError, TypeError, locale.Error):
+        return False
+    return True
+
+
 def _tell_server(notify_write: int) -> None:
     """Tell the server what it may keep for the next commands (``what_to_keep``)."""
     try:
@@ -394,7 +475,7 @@ def _tell_server(notify_write: int) -> None:
 
 def record_what_to_keep() -> None:
     """Have this process's run record what a server keeps (a server's children always do)."""
-    from recompile_lint.analysis import context, index, textscan
+    from recompile_lint.analysis import context, textscan
 
     if context.resident_snippets is None:
         context.resident_snippets = {}
@@ -409,7 +490,7 @@ def what_to_keep(directory: str) -> str:
     import tempfile
 
     from recompile_lint import cache
-    from recompile_lint.analysis import context, index, textscan
+    from recompile_lint.analysis import context, textscan
 
     lines = [f"facts {entries}\n" for entries in sorted(cache.opened_directories)]
     tests = ["\0".join((name, path, digest, "1" if result else "0")) for name, path, digest, result in textscan.new_tests]
@@ -531,8 +612,9 @@ def start(path: str, idle_timeout: float, wait: float = 30.0, keep: bool = False
     try:
         directory = os.path.dirname(path)
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        if not client.private_directory(directory):
-            return None, f"{directory} must be a directory only you can enter"
+        problem = client.directory_problem(directory)
+        if problem is not None:
+            return None, f"{directory} cannot hold the server's socket: it {problem} (it must be a directory only you can enter)"
         if keep:
             fd, listing = tempfile.mkstemp(dir=directory, prefix=".learn-")
             with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:

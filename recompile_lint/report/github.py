@@ -1,7 +1,8 @@
 """GitHub Actions workflow commands (``--format github``): one annotation per finding.
 
 ``::error file=src/m.py,line=8,col=16,endLine=8,endColumn=20,title=RCL101 (mutated-global)::...``
-shows on the pull request's diff. Severity maps to the command: error -> ``error``,
+shows on the pull request's diff; its text lists the finding's related lines (the write, the
+compile site) under the headline, then why and the fix. Severity maps to the command: error -> ``error``,
 warning -> ``warning``, info -> ``notice``.
 """
 
@@ -44,7 +45,23 @@ def format_annotation(finding: Finding) -> str:
     if finding.end_line >= finding.line and finding.end_column > 0:
         properties += [("endLine", finding.end_line), ("endColumn", finding.end_column)]
     properties.append(("title", f"{finding.code} ({finding.name})"))
-    return _command(COMMANDS[finding.severity], properties, finding.message)
+    return _command(COMMANDS[finding.severity], properties, annotation_text(finding))
+
+
+def annotation_text(finding: Finding) -> str:
+    """The annotation's text: the headline, the related lines (``path:line: label: note``),
+    why, and the fix, one per line (an annotation shows them as lines)."""
+    from recompile_lint.report.text import ROLE_LABELS
+    from recompile_lint.report.wording import note_of
+
+    lines = [finding.title or finding.message]
+    for location in finding.evidence:
+        lines.append(f"{display_path(location.path)}:{location.line}: {ROLE_LABELS.get(location.role, location.role)}: {note_of(location)}")
+    if finding.explanation:
+        lines.append(finding.explanation)
+    if finding.fix:
+        lines.append(f"help: {finding.fix}")
+    return "\n".join(lines)
 
 
 def format_error(error: FileError) -> str:

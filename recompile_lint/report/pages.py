@@ -1,14 +1,31 @@
-"""Rule documentation: the Markdown page under ``rules/`` at the repository root, or, when the
-package is installed without the repository, a page rendered from the rule class itself."""
+"""Rule documentation pages, from one source.
+
+Each rule's page text lives in the package, ``report/rule_docs/RCLxxx.md``: a front matter
+with the severities its findings can have (``severity: error (unbounded), warning
+(bounded)``), then the sections under the fixed ``HEADINGS``. ``rule_page`` renders the page
+(title, summary and severity from the rule class and that front matter, then the sections):
+it is what ``recompile-lint rule RCL101`` prints from an installed wheel, and ``rules/*.md``
+at the repository root are the same pages written by
+
+    python -m recompile_lint.report.pages --write rules
+
+(``--check rules`` fails when they differ; a test runs it). The severities declared here are
+the ones ``recompile-lint rules`` lists and the README's table shows, and a test holds every
+finding of the fixtures to them.
+"""
 
 from __future__ import annotations
 
-import inspect
-import textwrap
+import sys
+from functools import lru_cache
 from pathlib import Path
+from typing import Sequence
 
-from recompile_lint.rules import rule_by_code
+from recompile_lint.models import Boundedness, Severity
+from recompile_lint.rules import Rule, all_rules, rule_by_code
 
+SOURCE_DIR = Path(__file__).resolve().parent / "rule_docs"
+# The generated copies beside the README (absent from an installed wheel).
 PAGES_DIR = Path(__file__).resolve().parent.parent.parent / "rules"
 
 # Fixed headings of every page, in order (a test holds the pages to them).
@@ -21,9 +38,49 @@ HEADINGS = (
     "How the verifier confirms it",
 )
 
+GENERATED_NOTE = "<!-- Generated from recompile_lint/report/rule_docs/{code}.md by `python -m recompile_lint.report.pages --write rules`: edit that file. -->\n"
 
-def page_path(code: str) -> Path:
-    return PAGES_DIR / f"{code.upper()}.md"
+
+class PageError(Exception):
+    """A page source that does not follow the format (front matter, severities)."""
+
+
+@lru_cache(maxsize=None)
+def page_source(code: str) -> tuple[tuple[tuple[Severity, Boundedness], ...], str]:
+    """(declared severities, the sections' text) of a rule's page source."""
+    path = SOURCE_DIR / f"{code}.md"
+    text = path.read_text(encoding="utf-8")
+    head, sep, body = text.partition("\n---\n")
+    if not text.startswith("---\n") or not sep:
+        raise PageError(f"{path}: the page must start with a front matter (---, severity: ..., ---)")
+    meta = dict(line.split(":", 1) for line in head[4:].splitlines() if ":" in line)
+    return parse_severities(meta.get("severity", ""), str(path)), body.lstrip("\n")
+
+
+def parse_severities(text: str, where: str) -> tuple[tuple[Severity, Boundedness], ...]:
+    """``error (unbounded), warning (bounded)`` -> ((ERROR, UNBOUNDED), (WARNING, BOUNDED))."""
+    out = []
+    for item in text.split(","):
+        severity, _, bounded = item.strip().partition(" ")
+        try:
+            out.append((Severity(severity), Boundedness(bounded.strip().strip("()"))))
+        except ValueError:
+            raise PageError(f"{where}: severity {item.strip()!r} is not `<error|warning|info> (<unbounded|bounded|by-design>)`") from None
+    if not out:
+        raise PageError(f"{where}: no severity declared")
+    return tuple(out)
+
+
+def severities(rule: type[Rule]) -> tuple[tuple[Severity, Boundedness], ...]:
+    """The severities (with boundedness) a rule's findings can have, most severe first."""
+    declared = page_source(rule.code)[0]
+    order = list(Severity)
+    return tuple(sorted(declared, key=lambda pair: order.index(pair[0])))
+
+
+def severity_text(rule: type[Rule]) -> str:
+    """``error (unbounded) / warning (bounded)``: as the listing, the pages and the README say it."""
+    return " / ".join(f"{severity.value} ({bounded.value})" for severity, bounded in severities(rule))
 
 
 def rule_page(code: str) -> str | None:
@@ -31,14 +88,52 @@ def rule_page(code: str) -> str | None:
     rule = rule_by_code(code)
     if rule is None:
         return None
-    path = page_path(rule.code)
-    if path.is_file():
-        return path.read_text(encoding="utf-8")
-    doc = inspect.cleandoc(rule.__doc__ or "")
-    example = textwrap.dedent(rule.INVALID[0]).strip() if rule.INVALID else ""
-    fixed = textwrap.dedent(rule.VALID[0]).strip() if rule.VALID else ""
-    return (
-        f"# {rule.code}: {rule.name}\n\n{rule.summary}.\n\nSeverity: {rule.severity.value}; "
-        f"{rule.bounded.value}.\n\n{doc}\n\n## Example\n\n```python\n{example}\n```\n\n"
-        f"## Use instead\n\n```python\n{fixed}\n```\n"
-    )
+    _, body = page_source(rule.code)
+    default = "off unless selected (`--extend-select " + rule.code + "`)" if rule.severity is Severity.INFO else "on by default"
+    return f"# {rule.code}: {rule.name}\n\n{rule.summary}.\n\nSeverity: {severity_text(rule)}; {default}.\n\n{body}"
+
+
+def generated_page(code: str) -> str:
+    """The text of ``rules/<code>.md``: the page and a note naming its source."""
+    page = rule_page(code)
+    if page is None:
+        raise KeyError(code)
+    return page.rstrip("\n") + "\n\n" + GENERATED_NOTE.format(code=code)
+
+
+def stale_pages(directory: Path) -> list[str]:
+    """Problems of the generated pages in ``directory``: missing, different, or without a rule."""
+    problems = []
+    codes = {rule.code for rule in all_rules()}
+    for code in sorted(codes):
+        path = directory / f"{code}.md"
+        if not path.is_file():
+            problems.append(f"{path}: missing")
+        elif path.read_text(encoding="utf-8") != generated_page(code):
+            problems.append(f"{path}: differs from its source, recompile_lint/report/rule_docs/{code}.md")
+    for path in sorted(directory.glob("RCL*.md")):
+        if path.stem not in codes:
+            problems.append(f"{path}: no rule has this code")
+    return problems
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``--write DIR`` writes every page there; ``--check DIR`` exits 1 when one is stale."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2 or args[0] not in ("--write", "--check"):
+        print("usage: python -m recompile_lint.report.pages --write|--check DIRECTORY", file=sys.stderr)
+        return 2
+    directory = Path(args[1])
+    if args[0] == "--write":
+        directory.mkdir(parents=True, exist_ok=True)
+        for rule in all_rules():
+            (directory / f"{rule.code}.md").write_text(generated_page(rule.code), encoding="utf-8")
+        return 0
+    problems = stale_pages(directory)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

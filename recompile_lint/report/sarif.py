@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from recompile_lint import __version__
-from recompile_lint.models import FileError, Finding, LintResult, Severity
+from recompile_lint.models import FileError, Finding, LintResult, Location, Severity
 
 # The one place the project's public address is written down. Rule pages live in ``rules/``
 # at the repository root, so a rule's help link is RULE_DOCS_BASE_URL + "RCL101.md".
@@ -64,7 +64,7 @@ def artifact_location(path: str, base: Path) -> dict[str, Any]:
     return {"uri": quote(PurePosixPath(*relative.parts).as_posix()), "uriBaseId": SRCROOT}
 
 
-def _region(finding: Finding) -> dict[str, int]:
+def _region(finding: Finding | Location) -> dict[str, int]:
     region = {"startLine": max(finding.line, 1), "startColumn": max(finding.column, 1)}
     end_line, end_column = finding.end_line, finding.end_column
     # SARIF's endColumn is the column after the region, as ours is; an empty or inverted span
@@ -88,11 +88,26 @@ def _result(finding: Finding, rule_index: dict[str, int], base: Path) -> dict[st
         "locations": [location],
         "properties": {"name": finding.name, "severity": finding.severity.value, "bounded": finding.bounded.value},
     }
+    if finding.evidence:
+        # The compile site, the write, and (for a finding reported where the change is) the
+        # primary location: code scanning lists them beside the alert.
+        result["relatedLocations"] = [_related(i, location, base) for i, location in enumerate(finding.evidence, start=1)]
     if finding.code in rule_index:
         result["ruleIndex"] = rule_index[finding.code]
     if finding.region:
         result["properties"]["region"] = finding.region
     return result
+
+
+def _related(number: int, location: Location, base: Path) -> dict[str, Any]:
+    from recompile_lint.report.text import ROLE_LABELS
+    from recompile_lint.report.wording import note_of
+
+    return {
+        "id": number,
+        "physicalLocation": {"artifactLocation": artifact_location(location.path, base), "region": _region(location)},
+        "message": {"text": f"{ROLE_LABELS.get(location.role, location.role)}: {note_of(location)}"},
+    }
 
 
 def _notification(error: FileError, base: Path) -> dict[str, Any]:

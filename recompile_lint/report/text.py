@@ -1,19 +1,177 @@
-"""``path:line:col: CODE [severity] message (rule-name)``, then a summary line."""
+"""Text output.
+
+``full`` (the default), as ruff prints it: a headline (``path:line:col: CODE [severity,
+boundedness] what``), a frame of the reported line with the span underlined, the related
+locations with what happens there, why it recompiles, and ``help:`` with the fix.
+
+``concise``: one line per finding, ``path:line:col: CODE [severity] message (rule-name)``,
+for grep and for tools that read flake8-style lines.
+
+Both end with a summary line. Colour (ANSI) only when the caller asks for it.
+"""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from dataclasses import dataclass
+from typing import Mapping
 
-from recompile_lint.models import LintResult
+from recompile_lint.models import FileError, Finding, LintResult, Location, Severity
+
+# What each role of a related location is called in the output.
+ROLE_LABELS = {
+    "primary": "finding",
+    "compile-site": "compiled",
+    "read": "read",
+    "use": "used",
+    "write": "changed",
+    "call": "called",
+}
 
 
-def format_finding_line(finding) -> str:
+@dataclass(frozen=True)
+class Style:
+    """ANSI styling; the plain style leaves text as it is."""
+
+    enabled: bool = False
+
+    def _wrap(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.enabled and text else text
+
+    def bold(self, text: str) -> str:
+        return self._wrap(text, "1")
+
+    def dim(self, text: str) -> str:
+        return self._wrap(text, "2")
+
+    def gutter(self, text: str) -> str:
+        return self._wrap(text, "1;34")  # bold blue, as ruff and rustc draw the frame
+
+    def severity(self, text: str, severity: Severity) -> str:
+        return self._wrap(text, {Severity.ERROR: "1;31", Severity.WARNING: "1;33", Severity.INFO: "1;36"}[severity])
+
+    def help(self, text: str) -> str:
+        return self._wrap(text, "1;32")
+
+
+PLAIN = Style(False)
+_NAME = re.compile(r"[\w.]+")
+
+
+class SourceLines:
+    """The lines of files, read once each (a frame needs one line of a file)."""
+
+    def __init__(self, sources: Mapping[str, str] | None = None) -> None:
+        self._lines: dict[str, list[str] | None] = {path: text.split("\n") for path, text in (sources or {}).items()}
+
+    def line(self, path: str, number: int) -> str | None:
+        if path not in self._lines:
+            self._lines[path] = _read_lines(path)
+        lines = self._lines[path]
+        if lines is None or not 0 < number <= len(lines):
+            return None
+        return lines[number - 1]
+
+
+def _read_lines(path: str) -> list[str] | None:
+    from recompile_lint.source import SourceError, decode_source, read_bytes
+
+    try:
+        return decode_source(read_bytes(path), path).split("\n")
+    except SourceError:
+        return None
+
+
+def format_finding_line(finding: Finding) -> str:
+    """The concise line of a finding."""
     return f"{finding.path}:{finding.line}:{finding.column}: {finding.code} [{finding.severity}] {finding.message} ({finding.name})"
 
 
-def format_text(result: LintResult) -> str:
-    lines = [format_finding_line(f) for f in result.findings]
-    lines.extend(f"{e.path}:{e.line}:{e.column}: E999 {e.message}" if e.line else f"{e.path}: E902 {e.message}" for e in result.errors)
+def headline(finding: Finding, style: Style = PLAIN) -> str:
+    """``path:line:col: CODE [severity, boundedness] what``."""
+    where = style.bold(f"{finding.path}:{finding.line}:{finding.column}:")
+    code = style.severity(finding.code, finding.severity)
+    tag = f"[{finding.severity}, {finding.bounded}]"
+    return f"{where} {code} {style.severity(tag, finding.severity)} {style.bold(finding.title or finding.message)}"
+
+
+def frame(finding: Finding, lines: SourceLines, style: Style = PLAIN) -> list[str]:
+    """The reported line with its span underlined (nothing when the line cannot be read)."""
+    text = lines.line(finding.path, finding.line)
+    if text is None:
+        return []
+    text = text.replace("\t", " ")  # one column per character, so the carets line up
+    number = str(finding.line)
+    pad = " " * len(number)
+    start = max(finding.column, 1)
+    if finding.end_line == finding.line and finding.end_column > start:
+        end = finding.end_column
+    elif finding.end_line > finding.line:
+        end = max(len(text.rstrip()) + 1, start + 1)  # the span goes on: underline to the line's end
+    else:
+        # A location without an extent (a write) underlines the name it starts with.
+        word = _NAME.match(text, start - 1)
+        end = start + max(len(word.group(0)) if word else 0, 1)
+    carets = " " * (start - 1) + "^" * (end - start)
+    bar = style.gutter("|")
+    return [
+        f"{pad} {bar}",
+        f"{style.gutter(number)} {bar} {text}",
+        f"{pad} {bar} {style.severity(carets, finding.severity)} {style.severity(finding.code, finding.severity)} ({finding.name})",
+        f"{pad} {bar}",
+    ]
+
+
+def related(location: Location) -> str:
+    """``model.py:11:30: finding: what happens there``."""
+    from recompile_lint.report.wording import note_of
+
+    label = ROLE_LABELS.get(location.role, location.role)
+    return f"{location.path}:{location.line}:{location.column}: {label}: {note_of(location)}"
+
+
+def format_full(finding: Finding, lines: SourceLines, style: Style = PLAIN) -> list[str]:
+    """Every line of one finding in the full format."""
+    out = [headline(finding, style)]
+    out.extend(frame(finding, lines, style))
+    indent = " " * (len(str(finding.line)) + 1)
+    for location in finding.evidence:
+        out.append(f"{indent}{style.gutter(':::')} {related(location)}")
+    if finding.explanation:
+        out.append(f"{indent}{style.gutter('=')} {style.bold('why')}: {finding.explanation}")
+    if finding.fix:
+        out.append(f"{indent}{style.gutter('=')} {style.help('help')}: {finding.fix}")
+    return out
+
+
+def format_error(error: FileError) -> str:
+    """A file that could not be linted: E999 (syntax) with its place, E902 otherwise."""
+    return f"{error.path}:{error.line}:{error.column}: E999 {error.message}" if error.line else f"{error.path}: E902 {error.message}"
+
+
+def format_text(result: LintResult, *, color: bool = False, sources: Mapping[str, str] | None = None) -> str:
+    """The full format: each finding with its frame, related locations, why and help.
+    ``sources`` (path -> text) stands in for files whose text is not on disk (a buffer)."""
+    style = Style(color)
+    lines = SourceLines(sources)
+    blocks = ["\n".join(format_full(f, lines, style)) + "\n" for f in result.findings]
+    tail = [format_error(e) for e in result.errors]
+    tail.append(summary(result))
+    return "\n".join(blocks) + ("\n" if blocks else "") + "\n".join(tail) + "\n"
+
+
+def format_concise(result: LintResult, *, color: bool = False, sources: Mapping[str, str] | None = None) -> str:
+    """One line per finding (and per file error), then the summary."""
+    style = Style(color)
+    lines = []
+    for finding in result.findings:
+        line = format_finding_line(finding)
+        if style.enabled:
+            head, _, rest = line.partition(f" {finding.code} ")
+            line = f"{style.bold(head)} {style.severity(finding.code, finding.severity)} {rest}"
+        lines.append(line)
+    lines.extend(format_error(e) for e in result.errors)
     lines.append(summary(result))
     return "\n".join(lines) + "\n"
 

@@ -14,6 +14,7 @@ from typing import Iterator
 
 from recompile_lint.analysis.facts import ModuleFacts, Span, dotted_name, span_of
 from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.parsing import parse_source
 
 # Library namespaces whose attributes are functions with a fixed identity (``torch.sin``).
 LIBRARY_ROOTS = frozenset({"torch", "math", "operator", "numpy", "builtins", "functools", "einops"})
@@ -67,7 +68,7 @@ class Trees:
                 tree = kept[1]  # parsed for the file's facts in this run
             elif text is not None:
                 try:
-                    tree = ast.parse(text, filename=path)
+                    tree = parse_source(text, path)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     tree = None
             self._trees[path] = tree

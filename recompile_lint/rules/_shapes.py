@@ -13,7 +13,8 @@ import libcst as cst
 from recompile_lint.analysis.callsites import Argument, CallSite, Loop, call_sites, names_of, primed_sites
 from recompile_lint.analysis.context import child_nodes
 from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Param, dotted_name, span_of
-from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.parsing import parse_source
 from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.rules._common import place
 
@@ -176,8 +177,48 @@ def is_slice_argument(arg: Argument) -> bool:
     parts = tree.slice.elts if isinstance(tree.slice, ast.Tuple) else [tree.slice]
     for part in parts:
         if isinstance(part, ast.Slice) and any(isinstance(n, ast.Name) and n.id in arg.loop_names for n in ast.walk(part)):
-            return True
+            if not fixed_length(part, set(arg.loop_names)):
+                return True
     return False
+
+
+def fixed_length(part: ast.Slice, loop_names: set[str]) -> bool:
+    """Whether a slice has the same length whatever the loop variable: ``x[i * n:(i + 1) * n]``,
+    ``x[i:i + k]`` (the difference of its bounds does not involve the loop variable). Checked
+    by evaluating the bounds for a few values of every name."""
+    if part.lower is None or part.upper is None or part.step is not None:
+        return False
+    names = sorted({n.id for n in ast.walk(part) if isinstance(n, ast.Name)})
+    lengths = set()
+    for trial in range(4):
+        values = {name: (trial + 2 if name in loop_names else 7 + 3 * i) for i, name in enumerate(names)}
+        try:
+            lower = _integer(part.lower, values)
+            upper = _integer(part.upper, values)
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return False
+        lengths.add(upper - lower)
+    return len(lengths) == 1
+
+
+def _integer(node: ast.AST, values: dict[str, int]) -> int:
+    """The value of a small integer expression (names, constants, + - * //)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in values:
+        return values[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_integer(node.operand, values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        left, right = _integer(node.left, values), _integer(node.right, values)
+        if isinstance(node.op, ast.Add):
+            return left + right
+        if isinstance(node.op, ast.Sub):
+            return left - right
+        if isinstance(node.op, ast.Mult):
+            return left * right
+        return left // right
+    raise ValueError("not a small integer expression")
 
 
 def sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
@@ -212,15 +253,23 @@ def _sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
         # Looked up by file and by the name a call resolves to: a name many regions share
         # (``forward``, ``step``) is not scanned once per region.
         found: list[tuple[int, CallSite]] = []
+        aliases = region_aliases(index, region)
         for name in names:
             table = _SitesNamed.of(index, name, by_name)
             found.extend(entry for entry in table.by_path.get(region.site_path, ()) if keep_here(entry[1]))
             if not local and home:
                 found.extend(entry for entry in table.resolved(index).get(f"{home}.{name}", ()) if entry[1].path != region.site_path)
-        return [call for _, call in sorted(found, key=lambda entry: entry[0])]
+            if aliases:
+                # A parameter handed the compiled object (``evaluate(model, compiled)``).
+                found.extend(entry for entry in table.entries if entry[1].function and (FunctionRef(entry[1].path, entry[1].function), entry[1].callee) in aliases)
+        return [call for _, call in sorted(dict.fromkeys(found), key=lambda entry: entry[0])]
     out: list[CallSite] = []
+    aliases = region_aliases(index, region)
     for call in call_sites(index, region):
         name = call.callee.rsplit(".", 1)[-1]
+        if call.function and (FunctionRef(call.path, call.function), call.callee) in aliases:
+            out.append(call)  # a parameter handed the compiled object (``evaluate(model, compiled)``)
+            continue
         if call.path == region.site_path:
             if keep_here(call):
                 out.append(call)
@@ -231,6 +280,14 @@ def _sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
         if other is not None and other.resolve(call.callee) == f"{home}.{name}":
             out.append(call)
     return out
+
+
+def region_aliases(index: ProjectIndex, region: CompiledRegion) -> set:
+    """(function, parameter) pairs that receive the compiled object or the compiled module
+    (``variation.Variation.aliases``), once per region and run."""
+    from recompile_lint.analysis.variation import variation_of
+
+    return variation_of(index).aliases(region)
 
 
 class _SitesNamed:
@@ -331,7 +388,7 @@ def _returned_loader(index: ProjectIndex, path: str, qualname: str, passed: dict
     if facts is None or text is None or fn is None:
         return None
     try:
-        tree = ast.parse(text, filename=path)
+        tree = parse_source(text, path)
     except (SyntaxError, ValueError, RecursionError):
         return None
     node = _find_def(tree, fn)

@@ -1,3 +1,5 @@
+"""RCL302 autocast-switch (project rule): call sites inside and outside ``autocast``."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext

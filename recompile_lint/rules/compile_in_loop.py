@@ -1,3 +1,5 @@
+"""RCL402 compile-in-loop (project rule): ``torch.compile`` in a loop of a function that reads the loop variable."""
+
 from __future__ import annotations
 
 import ast

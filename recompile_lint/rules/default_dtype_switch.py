@@ -1,3 +1,5 @@
+"""RCL303 default-dtype-switch (project rule): ``set_default_dtype`` switched around a compiled function."""
+
 from __future__ import annotations
 
 import ast
@@ -6,6 +8,7 @@ from dataclasses import dataclass
 from recompile_lint.analysis.context import ProjectContext
 from recompile_lint.analysis.facts import Span, dotted_name, span_of
 from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.parsing import parse_source
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import places
 from recompile_lint.rules._shapes import module_of, sites_of
@@ -38,7 +41,7 @@ def dtype_sets(index: ProjectIndex, paths: set[str] | None = None) -> list[Dtype
         if facts is None:
             continue
         try:
-            tree = ast.parse(text, filename=path)
+            tree = parse_source(text, path)
         except (SyntaxError, ValueError, RecursionError):
             continue
         lines = text.split("\n")

@@ -1,9 +1,13 @@
+"""RCL204 dynamic-false-varying-sizes (project rule): call sites of a ``dynamic=False`` region passing varying sizes."""
+
 from __future__ import annotations
 
+
 from recompile_lint.analysis.context import ProjectContext
-from recompile_lint.models import Boundedness, Severity, Subject
+from recompile_lint.models import Boundedness, Guard, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT, places
 from recompile_lint.rules._shapes import entry_params, is_slice_argument, loader_loop, module_of, sites_of
+from recompile_lint.analysis.variation import over_parameters
 from recompile_lint.rules.base import Rule
 
 
@@ -111,6 +115,11 @@ def run(x):
                     elif arg.grown and arg.kind == "name":
                         unbounded.append(f"`{arg.text}`, grown in a loop, at {where}")
                         varying_param = varying_param or name
+                    elif over_parameters(site, arg.text):
+                        # ``for p in model.parameters(): update(p, p.grad)``: weights and biases
+                        # of different layers have different shapes (and ranks).
+                        unbounded.append(f"`{arg.text}`, one per model parameter (parameters differ in shape), at {where}")
+                        varying_param = varying_param or name
                     elif arg.shape:
                         shapes.setdefault(name, {}).setdefault(arg.shape, (site.path, site.span.line))
                 found = loader_loop(ctx.index, site)
@@ -153,4 +162,5 @@ def run(x):
                 subject=Subject(kind="parameter", module=module_of(ctx, region), name=varying_param, value_kind="tensor"),
                 region=region.name,
                 function=region.name,
+                guard=Guard("TENSOR_MATCH", f"L[{varying_param!r}]", "size") if varying_param and not varying_param.startswith("#") else None,
             )

@@ -1,3 +1,5 @@
+"""RCL301 grad-mode-switch (project rule): call sites inside and outside ``no_grad``/``inference_mode``."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext

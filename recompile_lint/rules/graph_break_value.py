@@ -1,3 +1,5 @@
+"""RCL404 graph-break-value (function rule): a value that crosses a graph break (``.item()``, ``.tolist()``, clocks, ``random``)."""
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -35,6 +37,10 @@ CLOCK_FUNCTIONS = frozenset(
     {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns", "time.perf_counter_ns", "time.monotonic_ns", "datetime.datetime.now", "datetime.datetime.utcnow"}
 )
 RANDOM_MODULES = ("random.", "numpy.random.")
+
+
+# Calls whose int or list-of-int arguments must be concrete (measured: docs/guard-model.md).
+CONCRETE_SIZES = frozenset({"split", "chunk", "tensor_split", "range", "unfold", "one_hot"})
 
 
 class GraphBreakValue(Rule):
@@ -101,13 +107,48 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
             what, fix = self.classify(ctx, node, captured)
             if not what:
                 continue
+            subject = Subject(kind="graph-break", module=ctx.module.module, name=ctx.function.qualname, value_kind=what.split("`")[1] if "`" in what else "")
+            concrete = self.needed_concrete(ctx, node)
+            if concrete:
+                # The values come back into the resume function where they must be concrete
+                # (split sizes, a range bound): each new set of values is a new graph.
+                ctx.report(
+                    node,
+                    f"{what} in {via(ctx)} breaks the graph, and its values come back as {concrete}, which must be "
+                    f"concrete: the resume function guards on each of them (`___stack0[0] == ...`) and the values "
+                    f"change with the data, so it recompiles until `recompile_limit` (8) and then runs eagerly "
+                    f"(unbounded). Fix: {fix}",
+                    severity=Severity.ERROR,
+                    bounded=Boundedness.UNBOUNDED,
+                    subject=subject,
+                )
+                continue
             ctx.report(
                 node,
                 f"{what} in {via(ctx)} breaks the graph: the rest of `{ctx.function.name}` is compiled as a resume "
                 f"function that guards on the value (`___stack0 == ...`), so a new value recompiles it once "
                 f"(bounded: 2 graphs, plus the break on every call). Fix: {fix}",
-                subject=Subject(kind="graph-break", module=ctx.module.module, name=ctx.function.qualname, value_kind=what.split("`")[1] if "`" in what else ""),
+                subject=subject,
             )
+
+    def needed_concrete(self, ctx: FunctionContext, node: cst.Call) -> str:
+        """Where the value of ``x.tolist()`` / ``.item()`` (assigned to a name) is used as a
+        size or bound that must be a concrete Python value, "" when nowhere."""
+        parents = ctx.parents()
+        parent = parents.get(id(node))
+        while parent is not None and not isinstance(parent, (cst.Assign, cst.SimpleStatementLine)):
+            parent = parents.get(id(parent))
+        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1 or not isinstance(parent.targets[0].target, cst.Name):
+            return ""
+        name = parent.targets[0].target.value
+        for call in ctx.nodes_of(cst.Call):
+            callee = dotted(call.func)
+            last = callee.rsplit(".", 1)[-1] if callee else (call.func.attr.value if isinstance(call.func, cst.Attribute) else "")
+            if last not in CONCRETE_SIZES:
+                continue
+            if any(isinstance(arg.value, cst.Name) and arg.value.value == name for arg in call.args):
+                return f"the sizes of `{last}()`" if last != "range" else "a `range()` bound"
+        return ""
 
     def classify(self, ctx: FunctionContext, node: cst.Call, captured: bool) -> tuple[str, str]:
         func = node.func

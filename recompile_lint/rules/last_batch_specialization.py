@@ -1,3 +1,5 @@
+"""RCL205 last-batch-specialization (project rule): a compiled callee called on the batches of a DataLoader that keeps its last batch."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext

@@ -1,16 +1,13 @@
+"""RCL104 module-int-attribute. Guards: an attribute reached through an nn.Module or a plain object (``L['self'].step``, submodules, properties, hooks). Evidence: writes between calls, or per-instance values of instances compiled one by one."""
+
 from __future__ import annotations
 
-import libcst as cst
-
-from recompile_lint.analysis.context import FunctionContext
-from recompile_lint.analysis.facts import Mutation
-from recompile_lint.models import Boundedness, Guard, Severity, Subject
-from recompile_lint.rules._common import kinds_of, reads_of, via, where, writes
+from recompile_lint.analysis.context import ProjectContext
+from recompile_lint.analysis.guards import HOOKED
+from recompile_lint.analysis.risks import Risk
+from recompile_lint.models import Boundedness, Severity
+from recompile_lint.rules._risk import changes, logged, reader, report
 from recompile_lint.rules.base import Rule
-
-# Attributes every nn.Module has whose changes other rules (or nothing) cover.
-SKIPPED = frozenset({"training"})
-
 
 class ModuleIntAttribute(Rule):
     """An integer attribute of an ``nn.Module`` (or any object) read in compiled code and
@@ -68,94 +65,40 @@ model = torch.compile(Counter())
 """,
     )
 
-    def check_function(self, ctx: FunctionContext) -> None:
-        cls = ctx.enclosing_class()
-        if cls is None:
-            return
-        reads = reads_of(ctx)
-        seen: set[str] = set()
-        for node in reads.attributes:
-            if not (isinstance(node.value, cst.Name) and node.value.value == "self"):
-                continue
-            attr = node.attr.value
-            if attr in seen or attr in SKIPPED:
-                continue
-            seen.add(attr)
-            self.check_attribute(ctx, cls, node, attr)
+    def claims(self, risk: Risk) -> bool:
+        """An attribute read through an ``nn.Module`` instance (``self.step``,
+        ``self._modules['blocks']._modules['0'].k``, ``self.trainer.current_epoch``), or an
+        attribute of instances of a class compiled one by one."""
+        storage = risk.guard.storage
+        return storage.kind == "attribute" and storage.name != "training" and not risk.guard.guard.source.startswith("G[")
 
-    def check_attribute(self, ctx: FunctionContext, cls, node: cst.Attribute, attr: str) -> None:
-        index = ctx.index
-        if index.is_buffer(ctx.module, cls, attr):
-            return
-        found = index.class_attr(ctx.module, cls, attr)
-        owners = {f"{f.module}.{c.qualname}" if f.module else c.qualname for f, c in index.mro(ctx.module, cls)}
-        mutations = self.mutations(ctx, attr, owners)
-        if not mutations:
-            self.check_per_instance(ctx, node, attr, found)
-            return
-        kind = found[2].kind if found is not None else ""
-        if kind in ("", "unknown", "none"):
-            kinds = kinds_of(mutations)
-            kind = "float" if "float" in kinds else (kinds.pop() if len(kinds) == 1 else kind)
-        if kind not in ("int", "str"):
-            # floats and bools are bounded; tensors, submodules and unknowns are not flagged.
-            return
-        owner_facts, owner_cls = (found[0], found[1]) if found is not None else (ctx.module, cls)
-        unknown = [m for m in mutations if not m.owner]
-        hint = ""
-        if unknown and len(unknown) == len(mutations):
-            hint = f" (matched by attribute name: `{owner_cls.name}` initialises `{attr}` to an {kind})"
-        ctx.report(
-            node,
-            f"`self.{attr}` ({kind} attribute of `{owner_cls.name}`) is read in {via(ctx)} and changed at "
-            f"{where(mutations)}{hint}: Dynamo treats integer module attributes as static, so every new value "
-            f"recompiles; after 8 recompiles `{ctx.region.name}` falls back to eager for good (unbounded). "
-            f"Fix: `self.register_buffer(\"{attr}\", torch.zeros((), dtype=torch.long))` and update it in place "
-            f"(`self.{attr}.add_(1)`), or pass the value to forward as a tensor",
-            subject=Subject(kind="instance-attribute", module=owner_facts.module, owner=owner_cls.qualname, name=attr, value_kind=kind),
-            guard=Guard("CONSTANT_MATCH", f"L['self'].{attr}") if ctx.is_entry else None,
-            evidence=writes(mutations, f"`{owner_cls.name}.{attr}`"),
-        )
-
-    def check_per_instance(self, ctx: FunctionContext, node: cst.Attribute, attr: str, found) -> None:
-        """Instances compiled one by one (``for block in blocks: block.compile()``) share the
-        method's code object and so one cache: an int set per instance from ``__init__`` is a
-        different constant for each (``self.layer_idx == 0``)."""
-        if found is None or not found[2].from_param or found[2].kind not in ("int", "str"):
-            return
-        if not ctx.region.site.in_loop or not ctx.region.model_class:
-            return
-        owner_facts, owner_cls, init = found
-        ctx.report(
-            node,
-            f"`self.{attr}` ({init.kind}, set per instance in `{owner_cls.name}.__init__`) is read in {via(ctx)}, "
-            f"and instances are compiled one by one in a loop: they share one cache, so each instance's value "
-            f"is another graph; past 8 instances the rest run eagerly (unbounded). Fix: register it as a buffer "
-            f"(`self.register_buffer(\"{attr}\", torch.tensor({attr}))`) or pass it to forward as a tensor",
-            subject=Subject(kind="instance-attribute", module=owner_facts.module, owner=owner_cls.qualname, name=attr, value_kind=init.kind),
-        )
-
-    @staticmethod
-    def mutations(ctx: FunctionContext, attr: str, owners: set[str]) -> list[Mutation]:
-        """Changes of ``<instance>.attr`` on this class: by owner where the receiver's class is
-        known, else by attribute name in modules that can see the class."""
-        out = []
-        class_modules = {o.rsplit(".", 1)[0] for o in owners if "." in o}
-        for mutation in ctx.index.mutations("instance-attribute", "", attr):
-            if mutation.owner:
-                if mutation.owner in owners:
-                    out.append(mutation)
-                    continue
-                # An instance of a subclass that inherits the compiled method.
-                found = ctx.index.resolve_class(mutation.owner, mutation.path)
-                if found is not None and any(f"{f.module}.{c.qualname}" in owners for f, c in ctx.index.mro(*found)):
-                    out.append(mutation)
-                continue
-            facts = ctx.index.facts(mutation.path)
-            if facts is None:
-                continue
-            if mutation.path == ctx.path or facts.module in class_modules or any(
-                target.rsplit(".", 1)[0] in class_modules or target in class_modules for _, target in facts.imports
-            ):
-                out.append(mutation)
-        return out
+    def check_risk(self, risk: Risk, ctx: ProjectContext) -> None:
+        storage = risk.guard.storage
+        owner = storage.owner.rsplit(".", 1)[-1] if storage.owner else "its object"
+        attr = storage.name
+        if risk.evidence.per_instance:
+            what = (
+                f"`{logged(risk.guard.guard.source)}` ({risk.value_kind}, set per instance of `{owner}`) is read in {reader(risk, ctx.index)}, "
+                f"and instances are compiled one by one: they share one code object and one cache ({risk.evidence.why})"
+            )
+            fix = f"register it as a buffer (`self.register_buffer(\"{attr}\", torch.tensor({attr}))`) or pass it to forward as a tensor"
+        elif storage.owner == HOOKED:
+            what = (
+                f"`{attr}` ({risk.value_kind}), an attribute of the modules a forward hook is registered on, is read in "
+                f"{reader(risk, ctx.index)} and {changes(risk)}; Dynamo inlines the hook into the compiled call and treats "
+                f"integer attributes of an nn.Module as static"
+            )
+            fix = (
+                f"keep the count in a buffer of the hooked module (`module.register_buffer(\"{attr}\", torch.zeros((), "
+                f"dtype=torch.long))`, updated with `module.{attr}.add_(1)`), or count outside the compiled model"
+            )
+        else:
+            shown = logged(risk.guard.guard.source)
+            what = f"`{shown}` ({risk.value_kind} attribute of `{owner}`) is read in {reader(risk, ctx.index)} and {changes(risk)}"
+            fix = (
+                f"`self.register_buffer(\"{attr}\", torch.zeros((), dtype=torch.long))` and update it in place "
+                f"(`self.{attr}.add_(1)`), or pass the value to forward as a tensor"
+            )
+            if risk.guard.module_attribute and risk.value_kind == "int":
+                what += "; Dynamo treats integer attributes of an nn.Module as static"
+        report(ctx, risk, what, fix)

@@ -1,20 +1,26 @@
+"""RCL101 mutated-global. Guards: CONSTANT_MATCH/ID_MATCH on a module-level scalar (``G['step']``, ``G['__import_pkg_dot_mod'].X``). Evidence: writes that run between calls (``variation``)."""
+
 from __future__ import annotations
 
-import libcst as cst
-
-from recompile_lint.analysis.context import FunctionContext
-from recompile_lint.models import Boundedness, Guard, Severity, Subject
-from recompile_lint.rules._common import BOUNDED_KINDS, UNBOUNDED_KINDS, cost, dotted, global_source, kinds_of, reads_of, via, where, writes
+from recompile_lint.analysis.context import ProjectContext
+from recompile_lint.analysis.risks import Risk
+from recompile_lint.models import Boundedness, Severity
+from recompile_lint.rules._risk import changes, dynamic_sources_fix, reader, report, tensor_fix
 from recompile_lint.rules.base import Rule
 
 
 class MutatedGlobal(Rule):
-    """A module-level int or str that compiled code reads and other code reassigns.
+    """A module-level scalar that compiled code reads and the program changes between calls.
 
     Dynamo reads a global Python scalar as a constant and guards on its value
-    (``G['step'] == 1``). Each new value fails the guard and compiles another graph; after
-    ``recompile_limit`` (8) the function silently runs eagerly. A float recompiles once and
-    then becomes an input; a bool or enum costs one graph per value.
+    (``G['step'] == 1``; ``G['__import_pkg_dot_mod'].STEP`` when a helper of another module
+    reads its own global). Each new value fails the guard and compiles another graph; after
+    ``recompile_limit`` (8) the function silently runs eagerly. An int or str that changes
+    without bound (a counter, a loop variable) reaches the limit; a float recompiles once and
+    then becomes an input; a bool or enum costs one graph per value. Reported only when
+    something changes the value between calls: a write in the loop that calls the compiled
+    function, in a function called per step, or in the compiled code itself. A global set
+    once at import or before the first call compiles once.
     """
 
     code = "RCL101"
@@ -71,60 +77,18 @@ def train(x):
 """,
     )
 
-    def check_function(self, ctx: FunctionContext) -> None:
-        reads = reads_of(ctx)
-        updated = {id(u.target) for u in reads.updates if isinstance(u, cst.AugAssign)}
-        seen: set[tuple[str, str]] = set()
-        for node in reads.names:
-            if id(node) in updated or node.value in reads.lambda_params:
-                continue
-            value = ctx.global_value(node.value)
-            if value is None or value.binding is None or value.binding.kind in ("module", "imported", "function", "class"):
-                continue
-            self.check_value(ctx, node, value.facts.path, value.facts.module, node.value, value.kind, seen, global_source(ctx, node.value))
-        for node in reads.attributes:
-            # ``ops.STEP`` where ``ops`` is a project module: a global of that module.
-            if id(node) in updated or not isinstance(node.value, (cst.Name, cst.Attribute)):
-                continue
-            base = dotted(node.value)
-            if not base or ctx.is_local(base.split(".")[0]):
-                continue
-            target = ctx.module.resolve(base)
-            other = ctx.index.module_facts(target, ctx.path)
-            if other is None or (base == target and ctx.module.binding(base.split(".")[0]) is not None and ctx.module.binding(base.split(".")[0]).kind != "module"):
-                continue
-            binding = other.binding(node.attr.value)
-            if binding is None:
-                continue
-            kind = binding.kind
-            if kind in ("unknown", "none"):
-                kind = next(iter(kinds_of(ctx.index.mutations("global", other.path, node.attr.value))), kind)
-            self.check_value(ctx, node, other.path, other.module, node.attr.value, kind, seen, global_source(ctx, f"{base}.{node.attr.value}"))
+    def claims(self, risk: Risk) -> bool:
+        """A module-level name (of the compiled function's module, or of a module an inlined
+        helper belongs to or that compiled code reads through ``mod.NAME``) holding a scalar."""
+        storage = risk.guard.storage
+        return storage.kind == "global" and not storage.length and risk.guard.guard.source.startswith("G[")
 
-    def check_value(self, ctx: FunctionContext, node: cst.CSTNode, path: str, module: str, name: str, kind: str, seen: set, source: str) -> None:
-        if (path, name) in seen or kind not in UNBOUNDED_KINDS | BOUNDED_KINDS:
-            return
-        mutations = ctx.index.mutations("global", path, name)
-        if not mutations:
-            return
-        if any(src.endswith((f"['{name}']", f'["{name}"]', f".{name}")) for src in ctx.index.dynamic_sources({path, ctx.path, ctx.region.site_path})):
-            # Declared a dynamic source: Dynamo makes it a symbolic input, one graph.
-            return
-        seen.add((path, name))
-        unbounded = kind in UNBOUNDED_KINDS
-        fix = (
-            f"keep it in a 0-d tensor (`{name} = torch.tensor(0)`, updated in place with `{name}.add_(1)` or `.fill_()`), "
-            f"pass it as an argument, or set `torch.compiler.config.dynamic_sources = \"G['{name}']\"`"
-        )
-        if kind == "bool" or kind == "enum":
-            fix = f"pass `{name}` as an argument or branch outside the compiled function"
-        ctx.report(
-            node,
-            f"global `{name}` ({kind}) is read in {via(ctx)} and reassigned at {where(mutations)}: "
-            f"{cost(kind, ctx.region.name)}. Fix: {fix}",
-            severity=Severity.ERROR if unbounded else Severity.WARNING,
-            bounded=Boundedness.UNBOUNDED if unbounded else Boundedness.BOUNDED,
-            subject=Subject(kind="global", module=module, name=name, value_kind=kind),
-            guard=Guard("ID_MATCH" if kind == "enum" else "CONSTANT_MATCH", source),
-            evidence=writes(mutations, f"`{name}`"),
-        )
+    def check_risk(self, risk: Risk, ctx: ProjectContext) -> None:
+        name = risk.guard.storage.name
+        kind = risk.value_kind
+        fix = tensor_fix(name)
+        if kind in ("bool", "enum"):
+            fix = f"pass `{name}` as an argument, or branch outside the compiled function"
+        elif kind in ("int", "unknown"):
+            fix = f"{fix}, {dynamic_sources_fix(risk)}"
+        report(ctx, risk, f"global `{name}` ({kind}) is read in {reader(risk, ctx.index)} and {changes(risk)}", fix)

@@ -1,12 +1,15 @@
+"""RCL403 per-call-backend (project rule): a backend object built anew each time a compile runs again."""
+
 from __future__ import annotations
 
 import ast
 
 from recompile_lint.analysis.context import ProjectContext
 from recompile_lint.analysis.facts import CompileSite, ModuleFacts, dotted_name
+from recompile_lint.analysis.index import FunctionRef
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT
-from recompile_lint.rules._identity import PARTIAL_CALLEES, Trees, assignments, is_module_level, runs_once
+from recompile_lint.rules._identity import PARTIAL_CALLEES, Trees, assignments, is_module_level
 from recompile_lint.rules.base import Rule
 
 
@@ -54,6 +57,11 @@ import torch
 
 def step(x: torch.Tensor) -> torch.Tensor:
     return torch.compile(torch.sin, backend=lambda gm, inputs: gm.forward)(x)  # RCL403
+
+
+def train(xs: list[torch.Tensor]) -> None:
+    for x in xs:
+        step(x)
 """,
         """
 import torch
@@ -66,6 +74,11 @@ class CountingBackend:
 
 def step(x: torch.Tensor) -> torch.Tensor:
     return torch.compile(torch.sin, backend=CountingBackend())(x)  # RCL403
+
+
+def train(xs: list[torch.Tensor]) -> None:
+    for x in xs:
+        step(x)
 """,
     )
 
@@ -91,15 +104,22 @@ def step(x: torch.Tensor) -> torch.Tensor:
         if anchor is None:
             return
         scope = trees.enclosing_scope(path, anchor)
-        in_loop = bool(trees.enclosing_loops(path, anchor))
+        loops = trees.enclosing_loops(path, anchor)
+        in_loop = bool(loops)
         if is_module_level(scope) and not in_loop:
             return  # runs once per process
-        if not in_loop and runs_once(trees, path, getattr(scope, "name", "")) and scope in trees.tree(path).body:  # type: ignore[union-attr]
-            return  # ``main()`` called once from the module's ``__main__`` block
-        what = self.fresh_object(ctx, facts, backend, scope)
+        repeated = ""
+        if not in_loop:
+            # The compile runs again only if its function does: called in a loop, from
+            # several places, or by a framework every step. A test or a ``main()`` that runs
+            # once compiles once.
+            repeated = self.variation(ctx).runs_repeatedly(FunctionRef(path, site.function)) if site.function else ""
+            if not repeated:
+                return
+        what = self.fresh_object(ctx, facts, backend, scope, loops[0] if loops else scope)
         if not what:
             return
-        where_ = "each iteration of the loop" if in_loop else f"each call of `{getattr(scope, 'name', '')}`"
+        where_ = "each iteration of the loop" if in_loop else f"each call of `{getattr(scope, 'name', '')}` ({repeated})"
         message = (
             f"`backend=` gets {what} on {where_}: every cache entry remembers its backend and Dynamo rejects "
             f"it for a different object (`BACKEND_MATCH failure: torch.compile detected different backend "
@@ -128,9 +148,25 @@ def step(x: torch.Tensor) -> torch.Tensor:
             return call.args[0]
         return None
 
-    def fresh_object(self, ctx: ProjectContext, facts: ModuleFacts, expr: ast.expr, scope: ast.AST | None, depth: int = 0) -> str:
-        """How ``expr`` makes a new object each time it runs ("a new lambda"), or "" if it does not."""
+    @staticmethod
+    def variation(ctx: ProjectContext):
+        from recompile_lint.analysis.variation import variation_of
+
+        return variation_of(ctx.index)
+
+    def fresh_object(self, ctx: ProjectContext, facts: ModuleFacts, expr: ast.expr, scope: ast.AST | None, repeats: ast.AST | None = None, depth: int = 0) -> str:
+        """How ``expr`` makes a new object each time it runs ("a new lambda"), or "" if it does
+        not. ``repeats``: the loop (or function) that runs the compile again."""
         if depth > 3:
+            return ""
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and repeats is not None:
+            # ``backend=stats.capture``: a bound method of an object built anew each time (a
+            # bound method of one object compares equal and compiles once).
+            built = [value for value in assignments(repeats, expr.value.id) if isinstance(value, ast.Call)]
+            if built and not isinstance(repeats, ast.Module):
+                made = self.fresh_object(ctx, facts, built[0], scope, None, depth + 1)
+                if made.endswith("instance"):
+                    return f"a bound method of {made.replace('a new', 'a new', 1)}"
             return ""
         if isinstance(expr, ast.Lambda):
             return "a new lambda"
@@ -150,7 +186,7 @@ def step(x: torch.Tensor) -> torch.Tensor:
                     return f"a new function object (`{expr.id}`, defined inside `{getattr(scope, 'name', '')}`)"
             values = assignments(scope, expr.id)
             if len(values) == 1:
-                return self.fresh_object(ctx, facts, values[0], scope, depth + 1)
+                return self.fresh_object(ctx, facts, values[0], scope, repeats, depth + 1)
         return ""
 
     @staticmethod

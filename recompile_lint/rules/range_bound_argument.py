@@ -1,15 +1,12 @@
+"""RCL106 range-bound-argument. Guards: an argument (or a tensor argument's size) used as a ``range()`` bound. Evidence: different values at the call sites."""
+
 from __future__ import annotations
 
-import libcst as cst
-
-from recompile_lint.analysis.context import FunctionContext, child_nodes
-from recompile_lint.models import Boundedness, Severity, Subject
-from recompile_lint.rules._common import dotted
+from recompile_lint.analysis.context import ProjectContext
+from recompile_lint.analysis.risks import Risk
+from recompile_lint.models import Boundedness, Severity
+from recompile_lint.rules._risk import reader, report
 from recompile_lint.rules.base import Rule
-
-# Annotations that say a parameter is not a Python int.
-NOT_INT = ("Tensor", "tensor", "float", "str", "bool", "list", "List", "tuple", "Tuple", "Sequence", "dict", "Dict")
-
 
 class RangeBoundArgument(Rule):
     """An int argument of a compiled function used as a ``range()`` bound.
@@ -51,45 +48,31 @@ def partial_sum(x, start: int, end: int):
     for i in range(start, end):  # RCL106
         total = total + x[i]
     return total
+
+
+def report(x):
+    for end in range(1, len(x)):
+        partial_sum(x, 0, end)
 """,
     )
 
-    def check_function(self, ctx: FunctionContext) -> None:
-        if not ctx.is_entry or ctx.function.is_lambda and not ctx.function.params:
-            return
-        params = {
-            p.name: p
-            for p in ctx.function.params
-            if p.kind in ("positional", "keyword") and p.name not in ("self", "cls") and not any(t in p.annotation for t in NOT_INT)
-            and p.default_kind in ("", "int", "none")
-        }
-        if not params:
-            return
-        for node in ctx.nodes_of(cst.Call):
-            if not (dotted(node.func) == "range" and ctx.global_value("range") is None):
-                continue
-            used = [n.value for arg in node.args for n in _names(arg.value) if n.value in params]
-            if not used:
-                continue
-            names = ", ".join(f"`{n}`" for n in dict.fromkeys(used))
-            ctx.report(
-                node,
-                f"argument {names} of compiled `{ctx.region.name}` bounds a Python `range()`: the loop is unrolled, "
-                f"so each new value is a new graph; after 8 recompiles `{ctx.region.name}` falls back to eager for good "
-                f"(unbounded). Fix: loop over a fixed bound and mask, use tensor ops (`x[start:end].sum()`), or keep "
-                f"the bound constant per compiled function",
-                subject=Subject(kind="parameter", module=ctx.module.module, name=used[0], value_kind="int"),
-            )
+    def claims(self, risk: Risk) -> bool:
+        """An argument the compiled code uses as a ``range()`` bound, that its callers vary."""
+        guard = risk.guard
+        storage = guard.storage
+        sized = bool(storage.members) and storage.members[0].startswith(".shape[")
+        return storage.kind == "parameter" and not storage.length and (not storage.members or sized) and guard.specialized == "a range() bound"
 
-
-def _names(node: cst.CSTNode):
-    """Names used as plain values in a bound (``n``, ``n + 1``), not ``x.shape[0]`` or
-    ``len(xs)``: those are sizes and lengths, which other rules judge."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            yield current
-        if isinstance(current, (cst.Attribute, cst.Call, cst.Subscript)):
-            continue
-        stack.extend(child_nodes(current))
+    def check_risk(self, risk: Risk, ctx: ProjectContext) -> None:
+        storage = risk.guard.storage
+        name = storage.name + "".join(storage.members)
+        region = risk.region.name
+        what = f"argument `{name}`" if not storage.members else f"the size `{name}` of argument `{storage.name}`"
+        report(
+            ctx,
+            risk,
+            f"{what} of {reader(risk, ctx.index)} is used as {risk.guard.specialized}, so it stays a constant of "
+            f"the graph, and its callers pass {risk.evidence.why}",
+            "loop over a fixed bound and mask, use tensor ops (`x[start:end].sum()`), or keep the bound constant per "
+            f"compiled function (`{region}` is compiled once per value)",
+        )

@@ -1,3 +1,5 @@
+"""RCL201 rank-polymorphic. Guards: a tensor argument's rank (TENSOR_MATCH rank). Evidence: call sites passing several ranks. Also a reshape whose rank comes from a Python value (function rule)."""
+
 from __future__ import annotations
 
 import libcst as cst
@@ -10,15 +12,15 @@ from recompile_lint.rules._shapes import (
     SHAPE_FUNCTIONS,
     SHAPE_METHODS,
     argument_for,
-    branch_tests,
     entry_params,
     is_sequence_annotation,
     module_of,
-    rank_receiver,
     site_function,
     sites_of,
     walk,
 )
+from recompile_lint.analysis.risks import Risk
+from recompile_lint.rules._risk import reader, report
 from recompile_lint.rules.base import Rule
 
 
@@ -82,6 +84,11 @@ def to_batch(x):
     if x.dim() == 1:  # RCL201
         x = x.unsqueeze(0)
     return x.softmax(-1)
+
+
+def run():
+    to_batch(torch.randn(8))
+    to_batch(torch.randn(4, 8))  # RCL201
 """,
         """
 import torch
@@ -112,26 +119,25 @@ def run():
 """,
     )
 
+    def claims(self, risk: Risk) -> bool:
+        """The rank of a tensor argument the compiled code uses (a branch on ``x.ndim``), that
+        its callers pass tensors of several ranks."""
+        return risk.guard.guard.kind == "TENSOR_MATCH" and risk.guard.guard.detail == "rank"
+
+    def check_risk(self, risk: Risk, ctx: ProjectContext) -> None:
+        name = risk.guard.storage.name
+        report(
+            ctx,
+            risk,
+            f"{reader(risk, ctx.index)} uses the rank of argument `{name}` (`tensor '{name}' rank mismatch` when it "
+            f"changes), and its callers pass {risk.evidence.why}",
+            f"give `{risk.region.name}` one rank (reshape to a fixed rank before the call, e.g. "
+            f"`x.reshape(-1, x.shape[-1])`) or compile one function per rank",
+        )
+
     def check_function(self, ctx: FunctionContext) -> None:
         params = {p.name for p in ctx.function.params}
         reported: set[str] = set()
-        for stmt, test in branch_tests(ctx.nodes_of(cst.If, cst.While, cst.IfExp)):
-            for node in walk(test):
-                receiver = rank_receiver(node)
-                if receiver is None or receiver.value in reported or not ctx.is_local(receiver.value):
-                    continue
-                if receiver.value in params and self.single_rank(ctx, receiver.value):
-                    continue
-                reported.add(receiver.value)
-                ctx.report(
-                    node,
-                    f"{via(ctx)} branches on the rank of `{receiver.value}`: Dynamo specializes on rank "
-                    f"(`tensor '{receiver.value}' rank mismatch`), so each rank callers pass compiles "
-                    f"its own graph (bounded: one graph per rank; unbounded if ranks are unbounded). "
-                    f"Fix: give `{ctx.region.name}` one rank (reshape to a fixed rank before the call, e.g. "
-                    f"`x.reshape(-1, x.shape[-1])`) or compile one function per rank",
-                    subject=Subject(kind="rank", module=ctx.module.module, name=receiver.value, value_kind="tensor"),
-                )
         for node in ctx.nodes_of(cst.Call):
             source = self.rank_source(ctx, node, params)
             if source is None or source in reported:

@@ -1,3 +1,5 @@
+"""RCL901 recompile-limit-raised (project rule): ``recompile_limit``/``cache_size_limit`` raised."""
+
 from __future__ import annotations
 
 import ast

@@ -1,3 +1,5 @@
+"""RCL206 size-branch (function rule): a Python branch on a tensor size inside compiled code."""
+
 from __future__ import annotations
 
 from typing import Iterable

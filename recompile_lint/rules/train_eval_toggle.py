@@ -1,6 +1,10 @@
+"""RCL107 train-eval-toggle (project rule): ``train()``/``eval()`` calls on a compiled module, directly or through a function it is handed to."""
+
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext
+from recompile_lint.analysis.index import FunctionRef
+from recompile_lint.rules._shapes import region_aliases
 from recompile_lint.models import Boundedness, Severity, Subject
 from recompile_lint.rules.base import Rule
 
@@ -59,13 +63,21 @@ def fit(loader):
             facts = ctx.index.facts(region.site_path)
             if facts is None or not receivers:
                 continue
-            calls = [c for c in facts.method_calls if c.receiver in receivers]
-            modes = {("eval" if c.method == "eval" or c.args[:1] == ("False",) else "train") for c in calls}
+            calls = [(region.site_path, c) for c in facts.method_calls if c.receiver in receivers and c.method in ("train", "eval")]
+            # The module handed to another function with it (``train_one_epoch(model, compiled)``).
+            aliases = region_aliases(ctx.index, region)
+            for other in ctx.index.parsed():
+                calls += [
+                    (other.path, c)
+                    for c in other.method_calls
+                    if c.method in ("train", "eval") and c.function and (FunctionRef(other.path, c.function), c.receiver) in aliases
+                ]
+            modes = {("eval" if c.method == "eval" or c.args[:1] == ("False",) else "train") for _, c in calls}
             if modes != {"train", "eval"}:
                 continue
-            for call in calls:
+            for path, call in calls:
                 ctx.report(
-                    region.site_path,
+                    path,
                     call.span,
                     f"`{call.receiver}.{call.method}()` switches compiled `{region.name}` between training and "
                     f"evaluation: `self.training` is guarded, so each mode has its own graph (bounded: 2 graphs). "

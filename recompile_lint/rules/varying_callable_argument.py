@@ -1,3 +1,5 @@
+"""RCL401 varying-callable-argument (function rule): a called parameter whose call sites pass different functions."""
+
 from __future__ import annotations
 
 import ast

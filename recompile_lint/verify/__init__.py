@@ -1,10 +1,13 @@
 """The dynamic verifier: confirm findings by running compiled probes in child processes.
 
-Importing this package never imports torch; only the child processes do (``child``), and the
-recorder imports it when entered. Stages: ``targets`` (finding -> module to import),
-``runner`` (child process with timeout and cleanup), ``child`` (import, locate, synthesize
-arguments, probe), ``probes`` (what to vary per rule code), ``recorder`` + ``reasons``
-(capture and read recompiles), ``verdicts`` / ``matcher`` (evidence -> verdict), ``report``.
+Importing this package never imports torch; only the processes it starts do (``supervisor``,
+``child``), and the recorder imports it when entered. Stages: ``targets`` (finding -> module
+to import), ``runner`` (lanes, run directory, orphan sweep; in the verify process),
+``supervisor`` (one per lane: imports torch once, runs each job in a contained child) with
+``procs`` (subreaper, process tree) and ``boot`` (command lines), ``child`` (import, locate,
+synthesize arguments, probe), ``probes`` (what to vary per rule code), ``recorder`` +
+``reasons`` (capture and read recompiles), ``verdicts`` / ``matcher`` (evidence -> verdict),
+``report``.
 """
 
 from recompile_lint.verify.results import (

@@ -26,7 +26,7 @@ from recompile_lint.verify.results import (
     VerifiedFinding,
     unverifiable,
 )
-from recompile_lint.verify.runner import ChildOutcome, run_child
+from recompile_lint.verify.runner import ChildOutcome, Runner, run_child
 from recompile_lint.verify.targets import ImportTarget, import_target, module_of_path
 
 Progress = Callable[[str], None]
@@ -45,7 +45,10 @@ class VerifyOptions:
     calls: int = 12
     timeout: float = 120.0
     examples: tuple[tuple[str, str], ...] = ()
-    jobs: int = 1  # child processes at once (each imports torch: mind the memory)
+    jobs: int = 1  # lanes at once (each imports torch once: mind the memory)
+    # CPU lanes fork a child per module from a process that imported torch; False: a fresh
+    # interpreter per module (as CUDA always gets; the benchmark compares the two).
+    fork: bool = True
 
 
 def _finding_payload(index: int, finding: Finding) -> dict[str, object]:
@@ -75,6 +78,10 @@ def _failure_detail(outcome: ChildOutcome, options: VerifyOptions, index: int, m
     if status in {"import-failed", "torch-failed"}:
         return str(data.get("detail", status))
     current = data.get("current")
+    if outcome.supervisor_lost:
+        # The code under test can signal its own supervisor; what it started was killed then.
+        where = "while probing this finding" if current == index else f"while {module} was probed"
+        return f"the verifier's supervisor process was killed {where}; everything it ran was stopped"
     if outcome.timed_out:
         if current == index:
             return f"timed out after {options.timeout:g}s while probing this finding"
@@ -103,7 +110,10 @@ def check_device(options: VerifyOptions) -> None:
         if options.device != "cpu":
             raise VerifyUsageError(f"--device must be cpu or cuda, not {options.device!r}")
         return
-    outcome = run_child({"mode": "device-check", "device": options.device}, timeout=max(options.timeout, 60.0))
+    # A fresh interpreter: CUDA initialised in a forked child of a process that imported
+    # torch is exactly what this check must not depend on.
+    outcome = run_child({"mode": "device-check", "device": options.device}, timeout=max(options.timeout, 60.0),
+                        fork=False)
     if outcome.data.get("status") == "no-cuda" or outcome.data.get("status") != "device-ok":
         raise VerifyUsageError(
             "--device cuda: torch here cannot use a CUDA GPU (torch.cuda.is_available() is False)"
@@ -117,8 +127,10 @@ class ModuleTiming:
     module: str
     findings: int
     wall: float
-    torch_import: float
+    torch_import: float  # in the module's own child (0 when it was forked with torch loaded)
     module_import: float
+    timed_out: bool = False
+    lane_torch_import: float = 0.0  # the lane's one torch import, shared by its modules
 
 
 def verify_findings(
@@ -144,7 +156,7 @@ def verify_findings(
     def probe_module(number: int, target: ImportTarget, indexed: list[tuple[int, Finding]]) -> ChildOutcome:
         if progress is not None:
             progress(f"[{number}/{total}] {target.module}: probing {len(indexed)} finding(s)")
-        return run_child(_job(target, indexed, options), timeout=options.timeout)
+        return runner.run(_job(target, indexed, options), timeout=options.timeout)
 
     def collect(number: int, target: ImportTarget, indexed: list[tuple[int, Finding]], outcome: ChildOutcome) -> None:
         if outcome.data.get("status") == "no-cuda":
@@ -153,6 +165,7 @@ def verify_findings(
             timings.append(ModuleTiming(
                 target.module, len(indexed), outcome.elapsed,
                 float(outcome.data.get("torch_import_s", 0.0)), float(outcome.data.get("module_import_s", 0.0)),
+                outcome.timed_out, outcome.lane_torch_import,
             ))
         reported = outcome.data.get("verifications", {})
         for index, _ in indexed:
@@ -167,18 +180,21 @@ def verify_findings(
             progress(f"[{number}/{total}] {target.module}: {summary} ({outcome.elapsed:.1f}s)")
 
     jobs = max(1, options.jobs)
-    if jobs == 1 or total <= 1:
-        for number, (target, indexed) in enumerate(ordered, start=1):
-            collect(number, target, indexed, probe_module(number, target, indexed))
-    else:
-        with ThreadPoolExecutor(max_workers=min(jobs, total)) as pool:
-            futures = {
-                pool.submit(probe_module, number, target, indexed): (number, target, indexed)
-                for number, (target, indexed) in enumerate(ordered, start=1)
-            }
-            for future in as_completed(futures):
-                number, target, indexed = futures[future]
-                collect(number, target, indexed, future.result())
+    # On CPU each lane imports torch once and forks a child per module; CUDA needs a fresh
+    # interpreter per module (it does not survive a fork).
+    with Runner(fork=options.fork and not options.device.startswith("cuda")) as runner:
+        if jobs == 1 or total <= 1:
+            for number, (target, indexed) in enumerate(ordered, start=1):
+                collect(number, target, indexed, probe_module(number, target, indexed))
+        else:
+            with ThreadPoolExecutor(max_workers=min(jobs, total)) as pool:
+                futures = {
+                    pool.submit(probe_module, number, target, indexed): (number, target, indexed)
+                    for number, (target, indexed) in enumerate(ordered, start=1)
+                }
+                for future in as_completed(futures):
+                    number, target, indexed = futures[future]
+                    collect(number, target, indexed, future.result())
     return [VerifiedFinding(f, verdicts[i]) for i, f in enumerate(findings)]
 
 
@@ -225,7 +241,8 @@ def verify_run(
     }
     if progress is not None:
         progress(f"running {shlex.join(argv)} under the recorder")
-    outcome = run_child(job, timeout=options.timeout, cwd=workdir)
+    with Runner(fork=not options.device.startswith("cuda")) as runner:
+        outcome = runner.run(job, timeout=options.timeout, cwd=workdir)
     data = outcome.data
     if data.get("status") == "no-cuda":
         raise VerifyUsageError(str(data.get("detail", "--device cuda: no usable GPU")))
@@ -250,4 +267,6 @@ def verify_run(
         limit_hits=recording.limit_hits,
         detail=detail,
         graphs=graphs,
+        events=recording.events,
+        timed_out=outcome.timed_out,
     )

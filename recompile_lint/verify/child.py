@@ -20,8 +20,9 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Any, Callable
 
 from recompile_lint.verify.probes import (
@@ -37,7 +38,7 @@ from recompile_lint.verify.probes import (
     probe_builder,
 )
 from recompile_lint.verify.recorder import Recorder, Recording
-from recompile_lint.verify.results import Verification, unverifiable
+from recompile_lint.verify.results import Verdict, Verification, unverifiable
 from recompile_lint.verify.synthesis import (
     CallArgs,
     candidates,
@@ -147,12 +148,59 @@ def _instantiate(cls: type, sizes: list[int], torch: Any, device: str) -> Any:
     raise ProbeError(f"cannot construct {cls.__name__}: {errors[-1] if errors else 'needs arguments'}")
 
 
+def _same_file(a: str | None, b: str | None) -> bool:
+    if not a or not b:
+        return False
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):
+        return a == b
+
+
+def code_of(obj: Any) -> CodeType | None:
+    """The code object Dynamo compiles for ``obj``: a compiled function's original, a compiled
+    module's (or module class's) ``forward``, a method's function."""
+    for _ in range(6):
+        if hasattr(obj, "_torchdynamo_orig_callable"):
+            obj = obj._torchdynamo_orig_callable
+        elif hasattr(obj, "_orig_mod"):
+            obj = type(obj._orig_mod).forward
+        elif isinstance(obj, type) and callable(getattr(obj, "forward", None)):
+            obj = obj.forward
+        else:
+            break
+    code = getattr(getattr(obj, "__func__", obj), "__code__", None)
+    return code if isinstance(code, CodeType) else None
+
+
+def region_code(module: ModuleType, region: str) -> CodeType | None:
+    """The code object of ``region`` (``pkg.mod.f``, ``pkg.mod.Net.forward``) when it is defined
+    in ``module``'s own file: regions are matched by file and qualified name, never by a
+    same-named function elsewhere."""
+    name = module.__name__
+    if not region.startswith(name + "."):
+        return None
+    obj: Any = module
+    for part in region[len(name) + 1:].split("."):
+        try:
+            obj = inspect.getattr_static(obj, part)
+        except AttributeError:
+            return None
+        if isinstance(obj, (staticmethod, classmethod)):
+            obj = obj.__func__
+    code = code_of(obj)
+    if code is None or not _same_file(code.co_filename, getattr(module, "__file__", None)):
+        return None
+    return code
+
+
 def locate(module: ModuleType, region: str, torch: Any, backend: str, sizes: list[int],
            device: str, options: dict[str, Any] | None = None) -> Target:
     """Find the compiled callable ``region`` names in ``module`` (or compile it here with ``options``)."""
     options = dict(options or {})
     name = module.__name__
-    if region.startswith(name + "."):
+    strict = region.startswith(name + ".")
+    if strict:
         parts = region[len(name) + 1:].split(".")
     else:
         # The linter may name modules differently (a tree without packages): keep what resolves.
@@ -167,6 +215,11 @@ def locate(module: ModuleType, region: str, torch: Any, backend: str, sizes: lis
         if not hasattr(obj, part):
             raise ProbeError(f"{region} is not reachable from the top level of {name}")
         parent, obj = obj, getattr(obj, part)
+    if not strict:
+        # A same-named function imported from another file is not the region.
+        code = code_of(obj)
+        if code is not None and not _same_file(code.co_filename, getattr(module, "__file__", None)):
+            raise ProbeError(f"{'.'.join(parts)} in {name} is defined in {code.co_filename}, not the region's file")
     if isinstance(parent, type):
         # ``pkg.mod.Class.method``: build an instance; ``forward`` means the module is compiled.
         inst = _instantiate(parent, sizes, torch, device)
@@ -271,6 +324,18 @@ def _entry_point(module: ModuleType) -> tuple[str, Callable[[], Any]] | None:
     return None
 
 
+@dataclass(frozen=True)
+class ProbeRun:
+    """What one probe did: its recording, calls made, why it stopped early, what it varied."""
+
+    recording: Recording
+    done: int
+    stopped: str
+    description: str
+    how: str  # "probe" or "examples"
+    region: tuple[str, int] | None  # the compiled code object's file and first line
+
+
 class ProbeSession:
     """Probes every finding of one module, in order, inside this process."""
 
@@ -282,6 +347,9 @@ class ProbeSession:
         self.calls = int(job.get("calls", 12))
         self.examples = dict(job.get("examples", {}))
         self.user_files: set[str] = set()
+        self.at_import: Recording | None = None  # what importing the module compiled
+        self.entry_runs: dict[str, tuple[Recording, str]] = {}  # entry point -> its recording, why it stopped
+        self.probe_runs: dict[tuple[str, str, Any], ProbeRun] = {}  # (code, region, subject) -> its run
 
     def _finding_module(self, spec: FindingSpec, region_module: ModuleType) -> ModuleType | None:
         name = _module_name(spec.path, str(self.job.get("root", "")))
@@ -296,13 +364,31 @@ class ProbeSession:
         except Exception:  # noqa: BLE001 - a failed reset only blurs the next count
             pass
 
+    def _region(self, module: ModuleType, spec: FindingSpec) -> tuple[str, int] | None:
+        code = region_code(module, spec.region) if spec.region else None
+        return (code.co_filename, code.co_firstlineno) if code is not None else None
+
     def probe(self, module: ModuleType, spec: FindingSpec, sizes: list[int]) -> Verification:
-        builder = probe_builder(spec.code)
         if spec.code in NOT_A_RECOMPILE:
             return unverifiable(no_probe_reason(spec.code))
+        region = self._region(module, spec)
+        if self.at_import is not None:
+            # A module-level sweep recompiles while the module is imported: that is evidence
+            # already, and after it the region may sit at the limit, where nothing is logged.
+            seen = judge(self.at_import, spec.subject, path=spec.path, line=spec.line, calls=0,
+                         description=f"importing {module.__name__}", method="import", region_code=region,
+                         region_name=spec.region)
+            if seen.verdict is Verdict.CONFIRMED:
+                return seen
+        builder = probe_builder(spec.code)
         if builder is None or not spec.region:
             # The module's own entry point may still show it; otherwise say why not.
-            return self.via_entry_point(module, spec, no_probe_reason(spec.code))
+            return self.via_entry_point(module, spec, no_probe_reason(spec.code), region)
+        key = (spec.code, spec.region, spec.subject)
+        if key in self.probe_runs:
+            # Another finding of the same rule, region and value (a second line): the probe
+            # would vary the same thing again; each line is judged on the one recording.
+            return self._after_probe(module, spec, region, self.judge_run(spec, self.probe_runs[key]))
         self.reset()
         try:
             target = locate(module, spec.region, self.torch, self.backend, sizes, self.device,
@@ -310,20 +396,32 @@ class ProbeSession:
             args = find_arguments(target, module, sizes, self.torch, self.device, self.examples,
                                   spec.region, spec)
         except ProbeError as exc:
-            return self.via_entry_point(module, spec, str(exc))
+            return self.via_entry_point(module, spec, str(exc), region)
         except Exception as exc:  # noqa: BLE001 - user code raised while being set up
-            return self.via_entry_point(module, spec, _describe(exc) + _where(exc, self.user_files))
+            return self.via_entry_point(module, spec, _describe(exc) + _where(exc, self.user_files), region)
         context = ProbeContext(spec, module, target, args, self.calls, self.torch, self.device)
         try:
             probe = builder(context)
         except ProbeError as exc:
-            return unverifiable(str(exc), args.how)
+            return self.via_entry_point(module, spec, str(exc), region, method=args.how)
         except Exception as exc:  # noqa: BLE001
-            return unverifiable(f"building the probe failed: {_describe(exc)}", args.how)
+            return self.via_entry_point(module, spec, f"building the probe failed: {_describe(exc)}", region,
+                                        method=args.how)
         self.reset()
-        return self.run(spec, target, args, probe)
+        self.probe_runs[key] = self.run(target, args, probe)
+        return self._after_probe(module, spec, region, self.judge_run(spec, self.probe_runs[key]))
 
-    def run(self, spec: FindingSpec, target: Target, args: CallArgs, probe: Probe) -> Verification:
+    def _after_probe(self, module: ModuleType, spec: FindingSpec, region: tuple[str, int] | None,
+                     result: Verification) -> Verification:
+        if result.verdict is Verdict.CONFIRMED or _entry_point(module) is None:
+            return result
+        # The probe varied what the finding blames and saw no recompile for it (or could not
+        # call the region): the module's own entry point drives it as the program does.
+        second = self.via_entry_point(module, spec, result.detail, region)
+        return second if second.verdict is Verdict.CONFIRMED else result
+
+    def run(self, target: Target, args: CallArgs, probe: Probe) -> ProbeRun:
+        """Call the compiled region ``calls`` times, varying what the probe varies, recording."""
         stopped, done = "", 0
         with Recorder() as recorder:
             try:
@@ -341,17 +439,23 @@ class ProbeSession:
                 except Exception:  # noqa: BLE001
                     pass
         code = target.code
-        region_code = (code.co_filename, code.co_firstlineno) if code is not None else None
-        how = "declared example inputs" if args.how == "examples" else "synthesized arguments"
-        if done == 0 and stopped:
-            return unverifiable(f"with {how}, {stopped}", args.how)
+        region_key = (code.co_filename, code.co_firstlineno) if code is not None else None
+        return ProbeRun(recorder.recording(), done, stopped, probe.description, args.how, region_key)
+
+    @staticmethod
+    def judge_run(spec: FindingSpec, run: ProbeRun) -> Verification:
+        """The verdict for one finding from a probe's recording."""
+        how = "declared example inputs" if run.how == "examples" else "synthesized arguments"
+        if run.done == 0 and run.stopped:
+            return unverifiable(f"with {how}, {run.stopped}", run.how)
         return judge(
-            recorder.recording(), spec.subject, path=spec.path, line=spec.line, calls=done,
-            description=f"{probe.description} ({how})", method=args.how, stopped=stopped,
-            region_code=region_code,
+            run.recording, spec.subject, path=spec.path, line=spec.line, calls=run.done,
+            description=f"{run.description} ({how})", method=run.how, stopped=run.stopped,
+            region_code=run.region, region_name=spec.region,
         )
 
-    def via_entry_point(self, module: ModuleType, spec: FindingSpec, why: str) -> Verification:
+    def via_entry_point(self, module: ModuleType, spec: FindingSpec, why: str,
+                        region: tuple[str, int] | None = None, method: str = "") -> Verification:
         """When no call can be built, run the module's own ``main()``/``run()`` instead.
 
         The region's module comes first; then the module of the finding's own file (a model
@@ -362,21 +466,27 @@ class ProbeSession:
             other = self._finding_module(spec, module)
             entry = _entry_point(other) if other is not None else None
         if entry is None:
-            return unverifiable(why)
+            return unverifiable(why, method)
         label, fn = entry
-        self.reset()
-        stopped = ""
-        with Recorder() as recorder:
-            try:
-                fn()
-            except SystemExit as exc:
-                if exc.code not in (None, 0):
-                    stopped = f"{label} {_describe(exc)}"
-            except Exception as exc:  # noqa: BLE001 - evidence gathered so far still counts
-                stopped = f"{label} raised {_describe(exc)}{_where(exc, self.user_files)}"
+        if label not in self.entry_runs:
+            # The program is the same for every finding of the module: run it once, judge
+            # each finding on what it recorded.
+            self.reset()
+            stopped = ""
+            with Recorder() as recorder:
+                try:
+                    fn()
+                except SystemExit as exc:
+                    if exc.code not in (None, 0):
+                        stopped = f"{label} {_describe(exc)}"
+                except Exception as exc:  # noqa: BLE001 - evidence gathered so far still counts
+                    stopped = f"{label} raised {_describe(exc)}{_where(exc, self.user_files)}"
+            self.entry_runs[label] = (recorder.recording(), stopped)
+        recording, stopped = self.entry_runs[label]
         return judge(
-            recorder.recording(), spec.subject, path=spec.path, line=spec.line, calls=0,
+            recording, spec.subject, path=spec.path, line=spec.line, calls=0,
             description=f"ran {label} instead ({why})", method=label, stopped=stopped,
+            region_code=region, region_name=spec.region,
         )
 
 
@@ -401,13 +511,36 @@ def _import(module_name: str, files: set[str]) -> tuple[ModuleType | None, str]:
         return None, f"importing {module_name} failed: {_describe(exc)}{_where(exc, files)}"
 
 
+def lighten_compiles(torch: Any) -> None:
+    """Skip two costs of every compile that decide nothing about guards (probe mode only; a
+    ``--run`` program runs unchanged): the garbage collection after each compile
+    (``run_gc_after_compile``), and the guard-latency measurement, which flushes the CPU cache
+    to time one guard evaluation for a log line (a private torch name: left alone if moved).
+    Under load they were a third of a probe's compile time."""
+    try:
+        torch._dynamo.config.run_gc_after_compile = False
+    except (AttributeError, RuntimeError):
+        pass
+    try:
+        from torch._dynamo import guards
+
+        if callable(getattr(guards, "profile_guard_manager", None)):
+            guards.profile_guard_manager = lambda *args, **kwargs: 0.0
+    except ImportError:
+        pass
+
+
 def run_probe_job(job: dict[str, Any], results: _Results, torch: Any) -> None:
+    lighten_compiles(torch)
     session = ProbeSession(job, torch)
     module_file = str(job["module_file"])
     session.user_files = {module_file} | {str(f["path"]) for f in job["findings"]}
     results.update(status="importing")
     started = time.perf_counter()
-    module, error = _import(str(job["module"]), session.user_files)
+    # Recording starts before the import: a module-level sweep can reach the limit right here.
+    with Recorder() as at_import:
+        module, error = _import(str(job["module"]), session.user_files)
+    session.at_import = at_import.recording()
     results.update(module_import_s=time.perf_counter() - started)
     if module is None:
         results.update(status="import-failed", detail=error)
@@ -475,24 +608,25 @@ def _store_recording(results: _Results, recording: Recording) -> None:
     results.data["graphs"] = [[f, line, name, n] for (f, line, name), n in recording.graphs]
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point of the child process; never returns."""
+def execute(job: dict[str, Any], torch: Any = None) -> None:
+    """Run one job and end the process. ``torch``: already imported (a child forked from the
+    supervisor, which imported it once for every job); None: import it here."""
     sys.dont_write_bytecode = True
-    args = sys.argv[1:] if argv is None else argv
-    with open(args[0], encoding="utf-8") as handle:
-        job = json.load(handle)
     results = _Results(str(job["result"]))
     code = 0
     started = time.perf_counter()
     try:
-        results.update(status="importing torch")
-        try:
-            import torch
-            import torch._dynamo  # noqa: F401 - the first torch.compile imports it anyway: count it here
-        except BaseException as exc:  # noqa: BLE001
-            results.update(status="torch-failed", detail=f"import torch failed: {_describe(exc)}")
-            os._exit(0)
-        results.update(torch_import_s=time.perf_counter() - started)
+        if torch is None:
+            results.update(status="importing torch")
+            try:
+                import torch
+                import torch._dynamo  # noqa: F401 - the first torch.compile imports it anyway: count it here
+            except BaseException as exc:  # noqa: BLE001
+                results.update(status="torch-failed", detail=f"import torch failed: {_describe(exc)}")
+                os._exit(0)
+            results.update(torch_import_s=time.perf_counter() - started)
+        else:
+            results.update(status="importing torch", torch_import_s=0.0, torch_preloaded=True)
         if str(job.get("device", "cpu")).startswith("cuda") and not torch.cuda.is_available():
             results.update(status="no-cuda", detail="--device cuda: this torch has no usable GPU")
             os._exit(0)
@@ -513,9 +647,40 @@ def main(argv: list[str] | None = None) -> None:
         traceback.print_exc()
         code = 3
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
     os._exit(code)
+
+
+def _read_job(path: str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as handle:
+        job = json.load(handle)
+    if not isinstance(job, dict):
+        raise ValueError(f"{path}: not a job")
+    return job
+
+
+def run_job_file(path: str, torch: Any) -> None:
+    """A child forked from the supervisor: torch is imported already. Never returns."""
+    execute(_read_job(path), torch)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of a freshly started child (``spawn`` lanes: CUDA); never returns."""
+    from recompile_lint.verify import procs
+    from recompile_lint.verify.boot import SUPERVISOR_VAR
+
+    supervisor = os.environ.pop(SUPERVISOR_VAR, "")
+    if supervisor.isdigit():
+        import signal
+
+        procs.die_with_parent(signal.SIGKILL, parent=int(supervisor))
+    sys.dont_write_bytecode = True
+    args = sys.argv[1:] if argv is None else argv
+    execute(_read_job(args[0]))
 
 
 if __name__ == "__main__":  # pragma: no cover - started through runner

@@ -17,6 +17,19 @@ EXIT_CLEAN, EXIT_CONFIRMED, EXIT_ERROR = 0, 1, 2
 INSTALL_HINT = "pip install 'recompile-lint[verify]'"
 
 
+def user_cache_dir(paths: Sequence[str]) -> str:
+    """Where verify keeps the lint cache: under the user's cache directory, one folder per
+    project root, so that verify writes nothing into the project it runs."""
+    import hashlib
+
+    from recompile_lint.discovery import find_project_root
+
+    root = os.path.realpath(str(find_project_root(list(paths))))
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    digest = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return os.path.join(base, "recompile-lint", "verify", digest)
+
+
 def torch_available() -> bool:
     """Whether torch can be imported here, without importing it."""
     try:
@@ -58,16 +71,21 @@ def _split(values: Sequence[str]) -> tuple[str, ...]:
 @click.option("--ignore", multiple=True, help="Codes or prefixes to skip.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="pyproject.toml to read settings from.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@click.option("--no-cache", is_flag=True,
+              help="Lint without the facts cache (verify keeps it in your cache directory, never in the project).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are confirmed or a module timed out.")
 def verify(paths: tuple[str, ...], run_command: str | None, backend: str | None, device: str | None,
            timeout: float | None, calls: int | None, jobs: int, output_format: str, select: tuple[str, ...],
            extend_select: tuple[str, ...], ignore: tuple[str, ...], config_file: str | None,
-           quiet: bool) -> None:
+           quiet: bool, no_cache: bool, exit_zero: bool) -> None:
     """Confirm findings in PATHS by running compiled probes (needs torch).
 
-    Each finding's module is imported in a child process with a timeout; the blamed value is
-    varied between calls and every recompile is recorded. Verdicts: confirmed, not-reproduced,
-    unverifiable (with the reason). Exit code 1 when any finding is confirmed (or, with --run,
-    when the program recompiled), 0 otherwise, 2 on usage errors.
+    Each finding's module is imported in a supervised child process with a timeout; the blamed
+    value is varied between calls and every recompile is recorded. Verdicts: confirmed,
+    not-reproduced, not-exercised, unverifiable (with the reason). Exit code 1 when any finding
+    is confirmed, a module timed out (or, with --run, the program recompiled or timed out), 0
+    otherwise (always with --exit-zero), 2 on usage errors. Nothing is written into the
+    project: the lint cache lives in your cache directory (--no-cache: none at all).
     """
     from recompile_lint.config import ConfigError, load_config
     from recompile_lint.verify.api import VerifyOptions, VerifyUsageError, check_device
@@ -87,6 +105,8 @@ def verify(paths: tuple[str, ...], run_command: str | None, backend: str | None,
             select=_split(select) or None,
             extend_select=_split(extend_select) or None,
             ignore=_split(ignore) or None,
+            cache=False if no_cache else None,
+            cache_dir=None if no_cache else user_cache_dir(paths),
         )
     except ConfigError as exc:
         _fail(str(exc))
@@ -119,28 +139,34 @@ def verify(paths: tuple[str, ...], run_command: str | None, backend: str | None,
     try:
         check_device(options)
         if run_command is not None:
-            _verify_run(run_command, result.findings, options, output_format, progress)
+            _verify_run(run_command, result.findings, options, output_format, progress, exit_zero)
         else:
-            _verify_probes(result.findings, options, output_format, progress)
+            _verify_probes(result.findings, options, output_format, progress, exit_zero)
     except VerifyUsageError as exc:
         _fail(str(exc))
 
 
-def _verify_probes(findings: Any, options: Any, output_format: str, progress: Any) -> None:
-    from recompile_lint.verify.api import verify_findings
+def _verify_probes(findings: Any, options: Any, output_format: str, progress: Any, exit_zero: bool) -> None:
+    from recompile_lint.verify.api import ModuleTiming, verify_findings
     from recompile_lint.verify.report import render_json, render_text
     from recompile_lint.verify.results import Verdict
 
     if progress is not None and findings:
         progress(f"verifying {len(findings)} finding(s) with backend={options.backend}, "
                  f"device={options.device}, timeout={options.timeout:g}s per module")
-    verified = verify_findings(findings, options, progress)
+    timings: list[ModuleTiming] = []
+    verified = verify_findings(findings, options, progress, timings)
     click.echo(render_json(verified) if output_format == "json" else render_text(verified), nl=False)
+    timed_out = [t.module for t in timings if t.timed_out]
+    if timed_out:
+        click.echo(f"recompile-lint: {len(timed_out)} module(s) ran past the {options.timeout:g}s timeout: "
+                   + ", ".join(timed_out), err=True)
     confirmed = any(v.verification.verdict is Verdict.CONFIRMED for v in verified)
-    sys.exit(EXIT_CONFIRMED if confirmed else EXIT_CLEAN)
+    sys.exit(EXIT_CONFIRMED if (confirmed or timed_out) and not exit_zero else EXIT_CLEAN)
 
 
-def _verify_run(command: str, findings: Any, options: Any, output_format: str, progress: Any) -> None:
+def _verify_run(command: str, findings: Any, options: Any, output_format: str, progress: Any,
+                exit_zero: bool) -> None:
     from recompile_lint.verify.api import verify_run
     from recompile_lint.verify.report import render_run_json, render_run_text
     from recompile_lint.verify.results import Verdict
@@ -148,4 +174,5 @@ def _verify_run(command: str, findings: Any, options: Any, output_format: str, p
     report = verify_run(command, findings, options, progress=progress)
     click.echo(render_run_json(report) if output_format == "json" else render_run_text(report), nl=False)
     confirmed = any(v.verification.verdict is Verdict.CONFIRMED for v in report.findings)
-    sys.exit(EXIT_CONFIRMED if confirmed or report.unpredicted else EXIT_CLEAN)
+    attention = confirmed or report.unpredicted or report.timed_out
+    sys.exit(EXIT_CONFIRMED if attention and not exit_zero else EXIT_CLEAN)

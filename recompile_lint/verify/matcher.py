@@ -1,8 +1,9 @@
 """Run mode: match the recompiles a real run recorded to the static findings (no torch here).
 
-A recorded guard failure matches a finding when it was created by the finding's own line
-(the reason's ``file:line``), or when it blames the finding's subject from the function the
-finding names, with a reason family the finding's rule can produce.
+A recorded guard failure matches a finding when it is a recompile of the finding's region
+(same file and first line, or same file and name: never a same-named function elsewhere) and
+it blames the finding's subject with a reason family the finding's rule can produce, or, for a
+subject that names no single value, was created by the finding's own line (``file:line``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from recompile_lint.models import Finding
-from recompile_lint.verify.reasons import blames
 from recompile_lint.verify.recorder import Recording
 from recompile_lint.verify.results import (
     Family,
@@ -20,7 +20,8 @@ from recompile_lint.verify.results import (
     Verification,
     VerifiedFinding,
 )
-from recompile_lint.verify.verdicts import MAX_REASONS, same_path, points_at
+from recompile_lint.verify.targets import import_target, region_location
+from recompile_lint.verify.verdicts import MAX_REASONS, explains, points_at, same_path
 
 # The reason families each rule family can produce (RCL1: values, RCL2: shapes, ...).
 FAMILIES_BY_PREFIX: dict[str, frozenset[Family]] = {
@@ -40,16 +41,35 @@ def _short(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
+def in_region(finding: Finding, event: RecompileEvent) -> bool:
+    """Whether ``event`` recompiled the code object of ``finding``'s region: same file and
+    first line when the source says where the region starts, else same file and name. A
+    same-named function in another file is another region."""
+    short = _short(finding.region)
+    if not short:
+        return False
+    location = region_location(finding)
+    if location is not None:
+        file, first_line = location
+        if not same_path(event.file, file):
+            return False
+        return event.first_line == first_line or event.function.startswith(f"torch_dynamo_resume_in_{short}_at_")
+    target = import_target(finding)
+    file = target.file if target is not None else finding.path
+    return event.function == short and same_path(event.file, file)
+
+
 def reason_matches(finding: Finding, event: RecompileEvent, failure: GuardFailure) -> bool:
     """Whether ``failure`` (in a recompile of ``event``) is what ``finding`` predicted."""
-    if points_at(failure, finding.path, finding.line):
-        return True
-    if failure.family not in families_for(finding.code):
+    if failure.family not in families_for(finding.code) and not points_at(failure, finding.path, finding.line):
         return False
-    if not blames(finding.subject, failure):
+    if not explains(finding.subject, failure, finding.path, finding.line):
         return False
-    names = {_short(finding.region), _short(finding.function)} - {""}
-    return not names or event.function in names or failure.function in names
+    if not finding.region:
+        return _short(finding.function) in {event.function, failure.function}
+    # The guard may be created in an inlined helper (another function, another file); the
+    # recompile is still of the region's own code object.
+    return in_region(finding, event)
 
 
 def _event_matches(finding: Finding, event: RecompileEvent) -> list[GuardFailure]:
@@ -57,10 +77,24 @@ def _event_matches(finding: Finding, event: RecompileEvent) -> list[GuardFailure
 
 
 def _region_graphs(finding: Finding, recording: Recording) -> int:
+    location = region_location(finding)
+    if location is not None:
+        return recording.graphs_for(location[0], location[1])
     name = _short(finding.region)
-    counts = [n for (file, _, fn), n in recording.graphs if fn == name]
-    exact = [n for (file, _, fn), n in recording.graphs if fn == name and same_path(file, finding.path)]
-    return max(exact or counts, default=0)
+    target = import_target(finding)
+    file = target.file if target is not None else finding.path
+    return max((n for (f, _, fn), n in recording.graphs if fn == name and same_path(f, file)), default=0)
+
+
+def _limit_hit(finding: Finding, recording: Recording) -> bool:
+    location = region_location(finding)
+    name = _short(finding.region)
+    for hit in recording.limit_hits:
+        if hit.function != name:
+            continue
+        if location is None or (same_path(hit.file, location[0]) and hit.first_line in (0, location[1])):
+            return True
+    return False
 
 
 def match_run(
@@ -77,7 +111,7 @@ def match_run(
                 matched.append((event, failures))
                 explained.add(number)
         graphs = _region_graphs(finding, recording)
-        limit_hit = any(hit.function == _short(finding.region) for hit in recording.limit_hits)
+        limit_hit = _limit_hit(finding, recording)
         if matched:
             reasons = tuple(dict.fromkeys(f.describe() for _, fs in matched for f in fs))[:MAX_REASONS]
             detail = f"the run recompiled {len(matched)} time(s) for this reason"

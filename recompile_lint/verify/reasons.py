@@ -93,8 +93,31 @@ def _same_file(full: str, shortened: str) -> bool:
     return full == shortened or full.endswith(shortened)
 
 
+_BULLET = re.compile(r"^\s*- ?(?P<text>.*)$")
+
+
+def _starts_reason(raw: str) -> bool:
+    """Whether a body line opens a new failing guard rather than continuing one.
+
+    Every release writes a reason as ``    - <guard>`` and its stack trace as ``    - User
+    stack trace:`` followed by indented ``-   File ...`` / ``-     code`` lines. Torch <= 2.4
+    has no ``0/0:`` entry prefix, so the bullet's own text decides: a guard starts right after
+    the dash, stack lines are indented or say what they are.
+    """
+    if _ENTRY.match(_clean(raw)):
+        return True
+    bullet = _BULLET.match(raw)
+    if bullet is None:
+        return False
+    text = bullet.group("text")
+    if not text or text[0].isspace() or text.startswith("User stack trace"):
+        return False
+    return not _STACK_FILE.match(text)
+
+
 def split_reasons(body: Iterable[str]) -> list[str]:
-    """Group the lines after the header into one block per failing cache entry."""
+    """Group the lines after the header into one block per failing guard (one per cache entry,
+    several per entry with ``recompiles_verbose``)."""
     blocks: list[list[str]] = []
     for raw in body:
         cleaned = _clean(raw)
@@ -102,7 +125,7 @@ def split_reasons(body: Iterable[str]) -> list[str]:
             continue
         if re.match(r"^guard \d+ failures:", cleaned):  # recompiles_verbose wording
             continue
-        if _ENTRY.match(cleaned) or not blocks:
+        if _starts_reason(raw) or not blocks:
             blocks.append([cleaned])
         else:
             blocks[-1].append(cleaned)

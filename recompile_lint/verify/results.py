@@ -19,7 +19,7 @@ class Verdict(str, enum.Enum):
     CONFIRMED = "confirmed"  # recompiles observed, blamed on what the finding names
     NOT_REPRODUCED = "not-reproduced"  # compiled once, or the guards blame something else
     UNVERIFIABLE = "unverifiable"  # no probe could run; ``detail`` says why
-    NOT_EXERCISED = "not-exercised"  # run mode: the user's program never reached the region
+    NOT_EXERCISED = "not-exercised"  # the region never compiled (the run or probe never reached it)
 
     def __str__(self) -> str:
         return self.value
@@ -219,8 +219,11 @@ class RunReport:
     limit_hits: tuple[LimitHit, ...] = ()
     detail: str = ""  # why the run stopped early, when it did
     graphs: tuple[tuple[str, int], ...] = field(default=())  # "file:line function" -> graphs
+    events: tuple[RecompileEvent, ...] = ()  # every recompile the run recorded, in order
+    timed_out: bool = False  # the program ran past the timeout and was stopped
 
     def to_dict(self) -> dict[str, Any]:
+        # Fields are only ever added here: other tools read this JSON.
         return {
             "command": list(self.command),
             "exit_code": self.exit_code,
@@ -229,4 +232,6 @@ class RunReport:
             "unpredicted": [e.to_dict() for e in self.unpredicted],
             "limit_hits": [h.to_dict() for h in self.limit_hits],
             "graphs": {key: count for key, count in self.graphs},
+            "events": [e.to_dict() for e in self.events],
+            "timed_out": self.timed_out,
         }

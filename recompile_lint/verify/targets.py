@@ -8,7 +8,10 @@ next to the finding's file and in the directories above it, longest module name 
 
 from __future__ import annotations
 
+import ast
+import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from recompile_lint.models import Finding
@@ -67,3 +70,52 @@ def module_of_path(path: str) -> ImportTarget | None:
     if not parts:
         return None
     return ImportTarget(str(directory), ".".join(parts), str(file))
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _find_def(body: list[ast.stmt], name: str) -> ast.stmt | None:
+    """The last definition of ``name`` in a block (the one a module ends up with)."""
+    found = None
+    for node in body:
+        if isinstance(node, _DEFS) and node.name == name:
+            found = node
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            nested = _find_def([*getattr(node, "body", []), *getattr(node, "orelse", []),
+                                *getattr(node, "finalbody", [])], name)
+            found = nested or found
+    return found
+
+
+@lru_cache(maxsize=256)
+def _region_line(file: str, qualname: str, stamp: tuple[int, int]) -> int:  # stamp: the file's version
+    try:
+        tree = ast.parse(Path(file).read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return 0
+    body: list[ast.stmt] = tree.body
+    node: ast.stmt | None = None
+    for part in qualname.split("."):
+        node = _find_def(body, part)
+        if node is None:
+            return 0
+        body = node.body
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return 0
+    # A decorated function's code object starts at its first decorator.
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+
+
+def region_location(finding: Finding) -> tuple[str, int] | None:
+    """The file of ``finding``'s region and the first line of its code object (where Dynamo's
+    ``Recompiling function f in file:line`` points), read from the source; None when unknown."""
+    target = import_target(finding)
+    if target is None or not finding.region.startswith(target.module + "."):
+        return None
+    try:
+        info = os.stat(target.file)
+    except OSError:
+        return None
+    line = _region_line(target.file, finding.region[len(target.module) + 1:], (info.st_mtime_ns, info.st_size))
+    return (target.file, line) if line else None

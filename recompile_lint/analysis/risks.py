@@ -1,0 +1,153 @@
+"""Risks: a predicted guard together with the evidence that its value changes between calls,
+and what that costs under torch 2.13's measured behaviour (``docs/torch-2.13.md``).
+
+Severity follows from the guard and the values the evidence allows:
+
+* a value that stays a constant of the graph (a global, an attribute reached through an
+  ``nn.Module``, a ``str``, an argument under ``dynamic=False``, an int that must be concrete:
+  a ``range()`` bound, a ``math`` function's argument, a split size) compiles one graph per
+  value: unbounded when the values are (a counter, a loop variable, data), else one graph per
+  value, and unbounded again past ``recompile_limit`` (8) values;
+* a ``float`` (global, module attribute, argument) recompiles once and then becomes an input:
+  2 graphs;
+* an ``int`` argument, or an int attribute of an argument object, recompiles once and then
+  becomes dynamic (automatic dynamic shapes): 2 graphs, not reported;
+* a ``bool`` costs one graph per value (2), an enum one per member;
+* a callable's identity and a container's length never become dynamic: one graph per value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from recompile_lint.analysis.guards import FunctionTrees, PredictedGuard, predict_guards
+from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.regions import CompiledRegion
+from recompile_lint.analysis.variation import Evidence, variation_of
+from recompile_lint.models import Subject
+
+RECOMPILE_LIMIT = 8
+# Why a value keeps being a constant where automatic dynamic shapes would free an int.
+ALWAYS_CONSTANT = ("global", "module attribute", "dynamic=False")
+
+
+@dataclass(frozen=True)
+class Risk:
+    """A guard whose value changes between calls, and what it costs."""
+
+    guard: PredictedGuard
+    evidence: Evidence
+    value_kind: str  # the kind of the guarded value, from the read or from the writes
+    graphs: int | None  # graphs the region ends up with (None: unbounded, it reaches the limit)
+
+    @property
+    def unbounded(self) -> bool:
+        return self.graphs is None
+
+    @property
+    def region(self) -> CompiledRegion:
+        return self.guard.region
+
+    def subject(self, index: ProjectIndex) -> Subject:
+        """What the verifier varies to confirm it."""
+        storage = self.guard.storage
+        facts = index.facts(storage.path) if storage.path else None
+        module = facts.module if facts is not None else ""
+        kind = self.value_kind
+        if storage.kind == "global":
+            return Subject(kind="length" if storage.length else "global", module=module, name=storage.name, value_kind=kind)
+        if storage.kind == "member":
+            first = storage.members[0]
+            if first.startswith("."):
+                return Subject(kind="attribute", module=module, name=storage.name, key=first[1:], value_kind=kind)
+            return Subject(kind="item", module=module, name=storage.name, key=first[2:-2], value_kind=kind)
+        if storage.kind == "attribute":
+            if self.guard.guard.source.startswith("G["):
+                # An attribute of a module-level object: vary it through the object.
+                head = self.guard.guard.source.split("]", 1)[0][3:-1]
+                return Subject(kind="attribute", module=module, name=head, key=storage.name, owner=storage.owner.rsplit(".", 1)[-1], value_kind=kind)
+            owner = storage.owner
+            owner_module, _, qualname = owner.rpartition(".")
+            return Subject(kind="instance-attribute", module=owner_module, owner=qualname, name=storage.name, value_kind=kind)
+        if storage.kind == "environ":
+            return Subject(kind="environ", key=storage.name, value_kind=kind)
+        if storage.kind == "parameter":
+            return Subject(kind="length" if storage.length else "parameter", module=module, name=storage.name, value_kind=kind)
+        return Subject(kind=storage.kind, module=module, name=storage.name, value_kind=kind)
+
+
+def value_kind(guard: PredictedGuard, evidence: Evidence) -> str:
+    kind = guard.value_kind
+    if kind in ("unknown", "none", ""):
+        kinds = set(evidence.kinds) - {"unknown", "none", ""}
+        if len(kinds) == 1:
+            kind = kinds.pop()
+        elif evidence.values is None and any(loc.note.startswith("this update") for loc in evidence.locations):
+            kind = "int"  # ``+= 1``: a counter
+        elif "str" in kinds:
+            kind = "str"
+        elif "int" in kinds:
+            kind = "int"
+    return kind
+
+
+def graphs(guard: PredictedGuard, evidence: Evidence, kind: str) -> int | None:
+    """Graphs the region ends up with for this guard (None: it reaches recompile_limit)."""
+    values = evidence.values
+    reason = guard.specialized
+    if guard.guard.kind == "TENSOR_MATCH":
+        return values if values is not None and values <= RECOMPILE_LIMIT else None
+    if guard.guard.kind in ("ID_MATCH", "LENGTH_CHECK") and kind != "enum":
+        return values if values is not None and values <= RECOMPILE_LIMIT else None
+    if kind == "bool":
+        return 2
+    if kind == "enum":
+        if guard.choices is not None:
+            values = min(values, guard.choices) if values is not None else guard.choices
+        return values if values is not None and values <= RECOMPILE_LIMIT else None
+    constant = reason in ALWAYS_CONSTANT or (reason != "" and kind in ("int", "float", "unknown")) or kind in ("str", "bytes")
+    if kind == "float" and reason in ALWAYS_CONSTANT:
+        return 2  # the second compile makes it an input
+    if not constant:
+        # An int or float that automatic dynamic shapes turn into an input after one recompile.
+        return 2 if kind in ("int", "float") or values is not None else None
+    if values is None or values > RECOMPILE_LIMIT:
+        return None
+    return values
+
+
+def assess(guard: PredictedGuard, evidence: Evidence) -> Risk | None:
+    if guard.value_kind == "none" and not (set(evidence.kinds) & {"int", "str", "float", "bool", "enum", "bytes"}):
+        # ``self.mask = None`` filled in later with a tensor or an object (lazy
+        # initialisation): not a Python scalar that changes call after call.
+        return None
+    kind = value_kind(guard, evidence) if guard.guard.kind != "TENSOR_MATCH" else guard.guard.detail.split(" ", 1)[0]
+    if kind in ("tensor", "list", "dict", "object", "module", "function", "class") and guard.guard.kind == "CONSTANT_MATCH":
+        return None
+    if guard.storage.kind == "parameter" and kind in ("unknown", "none") and guard.guard.kind == "CONSTANT_MATCH":
+        return None  # an argument of unknown kind (a tensor, often) is not assumed to be a scalar
+    count = graphs(guard, evidence, kind)
+    if count is not None and count < 2:
+        return None
+    return Risk(guard, evidence, kind, count)
+
+
+def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6, trees: FunctionTrees | None = None) -> Iterator[Risk]:
+    """Every guard of the regions that the project's code makes fail, with its cost."""
+    variation = variation_of(index, regions)
+    trees = trees or FunctionTrees(index)
+    declared: dict[str, frozenset[str]] = {}
+    for guard in predict_guards(index, regions, max_depth, trees):
+        region = guard.region
+        key = region.site_path
+        if key not in declared:
+            declared[key] = index.dynamic_sources({region.site_path, region.entry.path})
+        if guard.guard.source in declared[key]:
+            continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input
+        evidence = variation.evidence(guard)
+        if evidence is None:
+            continue
+        risk = assess(guard, evidence)
+        if risk is not None:
+            yield risk

@@ -1,0 +1,1070 @@
+"""Variation: evidence that a guarded value differs between calls of the same compiled code.
+
+A guard (``guards``) fails only when its value changes between calls. This module looks for
+what changes it, where the value lives (its ``Storage``):
+
+* a write that runs between calls: inside the compiled region itself (every call); in a loop
+  that also calls the region; in a function called from such a loop, or that calls the
+  region and is itself called in a loop; in a hook or a function ``apply``'d per step; in a
+  framework callback (``on_train_epoch_start``, ``training_step``); an increment in a function
+  nothing in the project calls (someone calls it, and a counter only counts when called again);
+* different values at the call sites of the region (literals, loop variables, values that
+  grow per iteration, data-dependent values);
+* instances compiled one by one from one class whose value differs per instance.
+
+A write that runs only before the first call (at import, in ``__init__``, in setup code that
+runs once, a config or argparse read once) is not evidence: the value is fixed when the region
+first compiles. Each piece of evidence counts the values it allows: an increment, a loop
+variable or a value read from data is unbounded; literals count one value each.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass, field
+
+from recompile_lint.analysis.callsites import CallSite, call_sites, collect_call_sites, names_of
+from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Mutation
+from recompile_lint.analysis.guards import HOOKED, PredictedGuard, Storage, forward_hooks
+from recompile_lint.analysis.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.parsing import parse_source
+from recompile_lint.analysis.regions import CompiledRegion
+from recompile_lint.models import Location
+
+# Methods a framework calls again and again (Lightning, Keras-style trainers, PyTorch's own
+# Module/optimizer/scheduler protocol): a write in them runs between steps.
+CALLBACK_PREFIXES = ("on_",)
+CALLBACK_NAMES = frozenset(
+    {
+        "training_step", "validation_step", "test_step", "predict_step", "forward", "__call__", "step", "__next__",
+        "__iter__", "__getitem__", "backward", "optimizer_step", "update", "train_step", "eval_step",
+    }
+)  # fmt: skip
+# Method names too common to tell a receiver's class by (``obj.update()`` may be a dict's).
+COMMON_METHODS = frozenset(
+    {
+        "forward", "update", "step", "get", "set", "append", "pop", "add", "run", "call", "apply", "reset", "clear",
+        "copy", "items", "keys", "values", "to", "train", "eval", "backward", "zero_grad", "state_dict", "load_state_dict",
+        "close", "open", "read", "write", "start", "stop", "put", "send", "format", "join", "split", "sum", "mean",
+    }
+)  # fmt: skip
+HOOK_METHODS = frozenset({"register_forward_pre_hook", "register_forward_hook", "register_module_forward_pre_hook", "register_module_forward_hook"})
+# How deep to follow callers (a write in a helper of a helper of the training loop).
+CALLER_DEPTH = 4
+UNBOUNDED = None
+
+
+def variation_of(index: ProjectIndex, regions: list[CompiledRegion] | None = None) -> "Variation":
+    """The run's one ``Variation`` (its call graph and file walks are shared by every
+    question); the engine creates it with the run's regions."""
+    found = index.memo.get("variation")
+    if not isinstance(found, Variation) or (regions is not None and found.regions != regions):
+        found = Variation(index, list(regions or []))
+        index.memo["variation"] = found
+    return found
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Why a guarded value takes more than one value across calls, and how many it can take."""
+
+    locations: tuple[Location, ...]  # the writes or calls that change it (roles write / call)
+    values: int | None  # distinct values the evidence allows (None: unbounded)
+    why: str  # a short phrase: "incremented in the loop that calls `poly`"
+    inside: bool = False  # the compiled code itself changes it (on every call)
+    kinds: frozenset[str] = frozenset()  # kinds of the values written or passed
+    per_instance: bool = False
+
+
+@dataclass
+class _Writes:
+    locations: list[Location] = field(default_factory=list)
+    literals: set[str] = field(default_factory=set)
+    unbounded: bool = False
+    inside: bool = False
+    why: list[str] = field(default_factory=list)
+    kinds: set[str] = field(default_factory=set)
+
+
+class Variation:
+    """Evidence for the guards of a run's regions."""
+
+    def __init__(self, index: ProjectIndex, regions: list[CompiledRegion]):
+        self.index = index
+        self.regions = regions
+        self._callers: dict[FunctionRef, list[tuple[FunctionRef | None, str, tuple[int, ...]]]] | None = None
+        self._executes: dict[tuple[int, FunctionRef], bool] = {}
+        self._names: dict[int, set[str]] = {}
+        self._reached: dict[int, set[FunctionRef]] = {}
+        self._hooks: set[FunctionRef] | None = None
+        self._aliases: dict[int, set[tuple[FunctionRef, str]]] = {}
+        self._methods: dict[str, list[FunctionRef]] | None = None
+        self._passed: list[tuple[str, FunctionRef, str, str, str]] | None = None
+        self._function_sites: dict[FunctionRef, list[CallSite]] = {}
+        self._strings: dict[str, list[tuple[tuple[str | None, ...], tuple[tuple[str, str], ...]]]] | None = None
+        self._resolved: dict[tuple[str, str, str], FunctionRef | None] = {}
+        self._tops: set[str] | None = None
+
+    # ---- entry ---------------------------------------------------------------------------
+
+    def evidence(self, guard: PredictedGuard) -> Evidence | None:
+        storage = guard.storage
+        if storage.kind == "parameter":
+            return self.parameter_evidence(guard)
+        if storage.kind == "closure":
+            return None
+        writes = self.writes_of(guard)
+        found = self.judge_writes(guard, writes) if writes else None
+        if found is None and storage.kind == "attribute":
+            found = self.per_instance_evidence(guard)
+        return found
+
+    def per_instance_evidence(self, guard: PredictedGuard) -> Evidence | None:
+        """Instances of one class compiled one by one (``for block in blocks: block.compile()``,
+        ``[torch.compile(Block(c, 2 ** i)) for i in ...]``) share the method's code object and so
+        one cache: an attribute each instance sets from its constructor's argument is a
+        different constant per instance."""
+        region = guard.region
+        storage = guard.storage
+        if not region.site.in_loop or not region.model_class or guard.depth != 0:
+            return None
+        found = self.index.resolve_class(storage.owner, storage.path)
+        init = self.index.class_attr(*found, storage.name) if found is not None else None
+        if init is None or not init[2].from_param or init[2].kind not in ("int", "str", "unknown"):
+            return None
+        site = region.site_location()
+        note = f"compiles each instance of `{init[1].name}` on its own, each with its own `{storage.name}`"
+        return Evidence(
+            (Location(site.path, site.line, site.column, "call", note, site.end_line, site.end_column),),
+            UNBOUNDED,
+            f"set per instance from `{init[1].name}.__init__`'s argument",
+            kinds=frozenset({init[2].kind}),
+            per_instance=True,
+        )
+
+    # ---- writes --------------------------------------------------------------------------
+
+    def writes_of(self, guard: PredictedGuard) -> list[Mutation]:
+        storage = guard.storage
+        index = self.index
+        if storage.kind == "environ":
+            return [m for m in index.mutations("environ", "", "environ") + self._environ_writes() if m.key in (storage.name, "")]
+        if storage.length:
+            if storage.kind == "global":
+                return index.mutations("length", storage.path, storage.name)
+            return []
+        if storage.kind == "global":
+            return [m for m in index.mutations("global", storage.path, storage.name) if m.op != "replace"]
+        if storage.kind == "member":
+            return self.member_writes(storage)
+        if storage.kind == "attribute":
+            return self.attribute_writes(storage, guard)
+        return []
+
+    def _environ_writes(self) -> list[Mutation]:
+        out = []
+        for facts in self.index.parsed():
+            out.extend(m for m in facts.mutations if m.kind == "environ")
+        return out
+
+    def member_writes(self, storage: Storage) -> list[Mutation]:
+        index = self.index
+        first = storage.members[0]
+        out: list[Mutation] = []
+        # Rebinding the global itself changes every member of it.
+        out.extend(m for m in index.mutations("global", storage.path, storage.name) if m.op not in ("replace",))
+        if first.startswith("."):
+            key = first[1:]
+            name = storage.name
+            out.extend(m for m in index.mutations("attribute", storage.path, name) if m.key == key)
+            facts = index.facts(storage.path)
+            binding = facts.binding(name) if facts else None
+            if binding is not None and binding.kind == "object" and binding.class_ref:
+                found = index.resolve_class(binding.class_ref, storage.path)
+                if found is not None:
+                    owners = {f"{f.module}.{c.qualname}" for f, c in index.mro(*found)}
+                    out.extend(m for m in index.mutations("instance-attribute", "", key) if m.owner in owners)
+            if binding is not None and binding.kind == "class":
+                owner = f"{facts.module}.{name}" if facts and facts.module else name
+                out.extend(m for m in index.mutations("instance-attribute", "", key) if m.owner == owner)
+        else:
+            key = first[2:-2] if first.startswith("['") or first.startswith('["') else first[1:-1]
+            out.extend(m for m in index.mutations("item", storage.path, storage.name) if m.key in (key, ""))
+        return sorted(set(out), key=lambda m: (m.path, m.line, m.column))
+
+    def attribute_writes(self, storage: Storage, guard: PredictedGuard) -> list[Mutation]:
+        index = self.index
+        if storage.owner == HOOKED:
+            # Read through a forward hook: the hook's own writes to the module it sits on.
+            hooks = set(forward_hooks(index))
+            return [m for m in index.mutations("instance-attribute", "", storage.name) if m.function and FunctionRef(m.path, m.function) in hooks]
+        if not storage.owner:
+            return []
+        found = index.resolve_class(storage.owner, storage.path)
+        owners: set[str] = {storage.owner}
+        if found is not None:
+            owners |= {f"{f.module}.{c.qualname}" for f, c in index.mro(*found)}
+        out = []
+        class_module = storage.owner.rsplit(".", 1)[0]
+        for mutation in index.mutations("instance-attribute", "", storage.name):
+            if mutation.owner:
+                if mutation.owner in owners:
+                    out.append(mutation)
+                    continue
+                sub = index.resolve_class(mutation.owner, mutation.path)
+                if sub is not None and any(f"{f.module}.{c.qualname}" in owners for f, c in index.mro(*sub)):
+                    out.append(mutation)
+                continue
+            if self.unknown_receiver_may_be(mutation, class_module):
+                out.append(mutation)
+        if storage.name == "training":
+            out.extend(self.train_eval_calls(guard))
+        out.extend(self.setattr_writes(storage.name))
+        return out
+
+    def setattr_writes(self, attr: str) -> list[Mutation]:
+        """``setattr(obj, name, v)`` where the function's parameter ``name`` is given ``attr``
+        by a caller, a ``partial`` or an ``apply(partial(f, "attr", ...))``."""
+        out = []
+        for mutation in self.index.mutations("instance-attribute", "", ""):
+            if not mutation.key.startswith("param:"):
+                continue
+            param = mutation.key[len("param:") :]
+            facts = self.index.facts(mutation.path)
+            fn = facts.function(mutation.function) if facts is not None and mutation.function else None
+            if fn is None:
+                continue
+            position = next((i for i, p in enumerate(p for p in fn.params if p.kind == "positional") if p.name == param), None)
+            if position is not None and attr in self.literal_arguments(FunctionRef(mutation.path, fn.qualname), position, param):
+                out.append(Mutation(
+                    mutation.kind, mutation.module, attr, mutation.line, mutation.column, owner=mutation.owner,
+                    value_kind=mutation.value_kind, op=mutation.op, function=mutation.function, path=mutation.path,
+                    loop_lines=mutation.loop_lines, value=mutation.value,
+                ))
+        return out
+
+    def literal_arguments(self, ref: FunctionRef, position: int, name: str) -> set[str]:
+        """The string literals callers pass ``ref`` for its parameter ``name`` (at
+        ``position``): in calls, and in ``partial(ref, ...)`` anywhere (``apply(partial(...))``)."""
+        found: set[str] = set()
+        for args, keywords in self.string_arguments().get(ref.qualname.rsplit(".", 1)[-1], ()):
+            if position < len(args) and args[position] is not None:
+                found.add(args[position])  # type: ignore[arg-type]
+            found.update(value for key, value in keywords if key == name)
+        return found
+
+    def string_arguments(self) -> dict[str, list[tuple[tuple[str | None, ...], tuple[tuple[str, str], ...]]]]:
+        """By callee name: the string literals of each call's positional arguments (None for
+        other arguments) and keywords, ``partial(f, ...)`` counted as a call of ``f``. One walk
+        of the files that call ``setattr`` with a parameter's name, or name such a function."""
+        if self._strings is not None:
+            return self._strings
+        table: dict[str, list[tuple[tuple[str | None, ...], tuple[tuple[str, str], ...]]]] = {}
+        self._strings = table
+        setters = {m.function.rsplit(".", 1)[-1] for m in self.index.mutations("instance-attribute", "", "") if m.key.startswith("param:") and m.function}
+        if not setters:
+            return table
+        # A file passes a literal to one only where the text shows it: ``name("...`` or
+        # ``partial(name, "...``.
+        literal_call = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(setters)) + r")\s*(?:\(|,)\s*['\"]")
+        for facts in list(self.index.parsed()):
+            text = self.index.text(facts.path) or ""
+            if literal_call.search(text) is None:
+                continue
+            try:
+                tree = parse_source(text, facts.path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Call):
+                    continue
+                args, keywords = node.args, node.keywords
+                callee = _dotted(node.func)
+                if callee.rsplit(".", 1)[-1] == "partial" and node.args:
+                    callee, args = _dotted(node.args[0]), node.args[1:]
+                last = callee.rsplit(".", 1)[-1]
+                if last not in setters:
+                    continue
+                table.setdefault(last, []).append(
+                    (
+                        tuple(a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None for a in args),
+                        tuple((kw.arg, kw.value.value) for kw in keywords if kw.arg and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)),
+                    )
+                )
+        return table
+
+    def unknown_receiver_may_be(self, mutation: Mutation, class_module: str) -> bool:
+        """A write to ``<something>.attr`` whose receiver's class is unknown: it may be the
+        class's instance when the writing module can see the class (defines or imports its
+        module) and the receiver is not an autograd context or another framework object."""
+        facts = self.index.facts(mutation.path)
+        if facts is None:
+            return False
+        fn = facts.function(mutation.function) if mutation.function else None
+        if fn is not None and fn.params and fn.params[0].name == "ctx" and "staticmethod" in fn.decorators:
+            return False
+        if facts.module == class_module:
+            return True
+        return any(target == class_module or target.startswith(class_module + ".") or target.rsplit(".", 1)[0] == class_module for _, target in facts.imports)
+
+    def train_eval_calls(self, guard: PredictedGuard) -> list[Mutation]:
+        """``model.train()`` / ``model.eval()`` set ``training``: as writes of ``True``/``False``."""
+        out = []
+        for facts in self.index.parsed():
+            for call in facts.method_calls:
+                if call.method in ("train", "eval"):
+                    value = "False" if call.method == "eval" or call.args[:1] == ("False",) else "True"
+                    out.append(
+                        Mutation("instance-attribute", facts.module, "training", call.span.line, call.span.column, function=call.function, path=facts.path, loop_lines=call.loop_lines, value=value, value_kind="bool")
+                    )
+        return out
+
+    # ---- when a write runs ----------------------------------------------------------------
+
+    def judge_writes(self, guard: PredictedGuard, mutations: list[Mutation]) -> Evidence | None:
+        region = guard.region
+        acc = _Writes()
+        for mutation in mutations:
+            when = self.runs_between_calls(region, mutation)
+            if when is None:
+                continue
+            inside, why = when
+            count = self.values_written(mutation)
+            acc.locations.append(
+                Location(mutation.path, mutation.line, mutation.column, "write", f"{_verb(mutation)} {guard.storage.describe()} {why}")
+            )
+            acc.why.append(why)
+            acc.inside = acc.inside or inside
+            if mutation.value_kind:
+                acc.kinds.add(mutation.value_kind)
+            if count is UNBOUNDED:
+                acc.unbounded = True
+            else:
+                acc.literals.update(count)
+        if not acc.locations:
+            return None
+        acc.locations = list(dict.fromkeys(acc.locations))
+        if acc.unbounded:
+            values = UNBOUNDED
+        else:
+            literals = set(acc.literals)
+            if guard.initial:
+                literals.add(guard.initial)
+            values = len(literals)
+            if values <= 1:
+                return None
+        return Evidence(tuple(acc.locations), values, acc.why[0], acc.inside, frozenset(acc.kinds))
+
+    def runs_between_calls(self, region: CompiledRegion, mutation: Mutation) -> tuple[bool, str] | None:
+        """(inside the region, why) when ``mutation`` runs between two calls of ``region``."""
+        ref = FunctionRef(mutation.path, mutation.function) if mutation.function else None
+        if ref is not None and ref in self.reached(region):
+            return True, f"inside compiled `{region.name}`, on every call"
+        if ref is not None and ref in self.hooks():
+            return False, "in a hook that runs at every step"
+        facts = self.index.facts(mutation.path)
+        if facts is None:
+            return None
+        fn = facts.function(mutation.function) if mutation.function else None
+        # The write and a call of the region share a loop.
+        if mutation.loop_lines:
+            calls = fn.loop_calls if fn is not None else facts.toplevel_loop_calls
+            for callee, loops in calls:
+                if set(loops) & set(mutation.loop_lines) and self.calls_region(region, facts, fn, callee):
+                    return False, f"in the loop that calls `{_short(region.name)}`"
+        if fn is None:
+            return None
+        # A function called in such a loop, or one that calls the region and runs in a loop.
+        found = self.called_per_step(region, ref, fn, set(), 0)  # type: ignore[arg-type]
+        if found:
+            return False, found
+        if _is_callback(fn):
+            return False, f"in `{fn.qualname}`, which a training framework calls every step"
+        if mutation.op == "augassign" and not self.callers(ref):  # type: ignore[arg-type]
+            return False, f"in `{fn.qualname}`, which updates it each time it is called"
+        return None
+
+    def called_per_step(self, region: CompiledRegion, ref: FunctionRef, fn: FunctionFacts, seen: set[FunctionRef], depth: int) -> str:
+        if depth > CALLER_DEPTH or ref in seen:
+            return ""
+        seen.add(ref)
+        own = self.executes(region, ref)
+        for caller, callee, loops in self.callers(ref):
+            caller_facts = self.index.facts(caller.path) if caller is not None else None
+            if loops:
+                if own:
+                    return f"in `{fn.qualname}`, which calls `{_short(region.name)}` and runs in a loop"
+                path = caller.path if caller is not None else ""
+                facts = self.index.facts(path) if path else None
+                caller_fn = facts.function(caller.qualname) if facts is not None and caller is not None else None
+                calls = caller_fn.loop_calls if caller_fn is not None else (facts.toplevel_loop_calls if facts is not None else ())
+                for other, other_loops in calls:
+                    if set(other_loops) & set(loops) and facts is not None and self.calls_region(region, facts, caller_fn, other):
+                        return f"in `{fn.qualname}`, called in the loop that calls `{_short(region.name)}`"
+            if caller is not None and caller_facts is not None:
+                caller_fn = caller_facts.function(caller.qualname)
+                if caller_fn is not None:
+                    found = self.called_per_step(region, caller, caller_fn, seen, depth + 1)
+                    if found:
+                        return found
+        return ""
+
+    def runs_repeatedly(self, ref: FunctionRef, depth: int = 0, seen: set[FunctionRef] | None = None) -> str:
+        """Why the code of ``ref`` runs more than once in a run ("" when nothing says so): it is
+        called in a loop, from several places, or by a framework every step; a function only
+        called once, by functions themselves called once, runs once (``main()`` at the bottom
+        of a script, a test calling a helper)."""
+        seen = seen if seen is not None else set()
+        if ref in seen or depth > CALLER_DEPTH:
+            return ""
+        seen.add(ref)
+        facts = self.index.facts(ref.path)
+        fn = facts.function(ref.qualname) if facts is not None else None
+        if fn is None:
+            return ""
+        if _is_callback(fn):
+            return f"`{fn.qualname}` is called by a training framework every step"
+        callers = self.callers(ref)
+        if any(loops for _, _, loops in callers):
+            return f"`{fn.qualname}` is called in a loop"
+        if len(callers) > 1:
+            return f"`{fn.qualname}` is called from {len(callers)} places"
+        for caller, _, _ in callers:
+            if caller is not None:
+                found = self.runs_repeatedly(caller, depth + 1, seen)
+                if found:
+                    return found
+        return ""
+
+    def values_written(self, mutation: Mutation) -> set[str] | None:
+        """The literal values a write can store (None: any number of values)."""
+        if mutation.op in ("augassign", "loop", "delete", "call"):
+            return UNBOUNDED
+        if not mutation.value:
+            return {"True", "False"} if mutation.value_kind == "bool" else UNBOUNDED
+        try:
+            node = ast.parse(mutation.value, mode="eval").body
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return UNBOUNDED
+        return _values_of(node)
+
+    # ---- call graph ----------------------------------------------------------------------
+
+    def reached(self, region: CompiledRegion) -> set[FunctionRef]:
+        key = id(region)
+        if key not in self._reached:
+            self._reached[key] = {ref for ref, _, _ in region.reached}
+        return self._reached[key]
+
+    def names(self, region: CompiledRegion) -> set[str]:
+        key = id(region)
+        if key not in self._names:
+            self._names[key] = names_of(region, self.index)
+        return self._names[key]
+
+    def calls_region(self, region: CompiledRegion, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> bool:
+        """Whether calling ``callee`` (as written in ``fn``) runs ``region``."""
+        if callee.rsplit(".", 1)[-1] in self.names(region) and self.may_name(region, facts, fn, callee):
+            return True
+        if fn is not None and "." not in callee and (FunctionRef(facts.path, fn.qualname), callee) in self.aliases(region):
+            return True
+        ref = self.resolve_callee(facts, fn, callee)
+        return ref is not None and self.executes(region, ref)
+
+    def executes(self, region: CompiledRegion, ref: FunctionRef, depth: int = 0) -> bool:
+        """Whether calling ``ref`` calls ``region`` (directly or through its callees)."""
+        key = (id(region), ref)
+        if key in self._executes:
+            return self._executes[key]
+        self._executes[key] = False  # a recursive call resolves to no
+        facts = self.index.facts(ref.path)
+        fn = facts.function(ref.qualname) if facts else None
+        result = False
+        if facts is not None and fn is not None and depth <= CALLER_DEPTH:
+            names = self.names(region)
+            aliases = self.aliases(region)
+            for callee in fn.calls:
+                if (callee.rsplit(".", 1)[-1] in names and self.may_name(region, facts, fn, callee)) or (ref, callee) in aliases:
+                    result = True
+                    break
+                inner = self.resolve_callee(facts, fn, callee)
+                if inner is not None and inner != ref and self.executes(region, inner, depth + 1):
+                    result = True
+                    break
+        self._executes[key] = result
+        return result
+
+    def aliases(self, region: CompiledRegion) -> set[tuple[FunctionRef, str]]:
+        """(function, parameter) pairs that are handed the compiled object: ``trainer.fit(model,
+        compiled)`` makes ``fit``'s second parameter the region, so ``step_fn(x)`` in ``fit``
+        calls it."""
+        key = id(region)
+        if key not in self._aliases:
+            names = self.names(region)
+            site = region.site
+            found: set[tuple[FunctionRef, str]] = set()
+            # The name is the compiled object where it was compiled (that file, and that
+            # function when it is a local), then wherever an alias hands it on.
+            holders = {(region.site_path, site.function)} if site.function and site.form != "decorator" else None
+            for _ in range(CALLER_DEPTH):
+                added = False
+                for name, ref, param, path, fn in self.passed_names():
+                    if (ref, param) in found:
+                        continue
+                    home = name in names and (
+                        (path, fn) in holders if holders is not None else self.may_name(region, self.index.facts(path), self.index.function(FunctionRef(path, fn)) if fn else None, name)  # type: ignore[arg-type]
+                    )
+                    handed = (FunctionRef(path, fn), name) in found if fn else False
+                    if home or handed:
+                        found.add((ref, param))
+                        added = True
+                if not added:
+                    break
+            self._aliases[key] = found
+        return self._aliases[key]
+
+    def passed_names(self) -> list[tuple[str, FunctionRef, str, str, str]]:
+        """(name, function, parameter, file, calling function) for each argument named like
+        a compiled object (or like a parameter that receives one) that a call of a project
+        function passes: one walk of the files that mention such a name."""
+        if self._passed is not None:
+            return self._passed
+        wanted: set[str] = set()
+        for region in self.regions:
+            wanted |= self.names(region)
+        found: list[tuple[str, FunctionRef, str, str, str]] = []
+        self._passed = found
+        if not wanted:
+            return found
+        for facts in list(self.index.parsed()):
+            text = self.index.text(facts.path) or ""
+            if not any(name in text for name in wanted):
+                continue
+            try:
+                tree = parse_source(text, facts.path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            for fn, call in _calls_with_functions(tree):
+                passed = [(i, _last_name(a)) for i, a in enumerate(call.args) if _last_name(a) in wanted]
+                passed_kw = [(kw.arg, _last_name(kw.value)) for kw in call.keywords if kw.arg and _last_name(kw.value) in wanted]
+                if not passed and not passed_kw:
+                    continue
+                callee = _dotted(call.func)
+                fn_facts = facts.function(fn) if fn else None
+                target = self.resolve_callee(facts, fn_facts, callee) if callee else None
+                target_fn = self.index.function(target) if target is not None else None
+                if target_fn is None:
+                    continue
+                params = [p for p in target_fn.params if p.kind == "positional"]
+                if target_fn.class_name and params and params[0].name in ("self", "cls"):
+                    params = params[1:]
+                for i, name in passed:
+                    if i < len(params):
+                        found.append((name, target, params[i].name, facts.path, fn))  # type: ignore[arg-type]
+                for param, name in passed_kw:
+                    found.append((name, target, param, facts.path, fn))  # type: ignore[arg-type]
+        return found
+
+    def may_name(self, region: CompiledRegion, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> bool:
+        """Whether ``callee``, written in ``fn`` of ``facts``, can be the region's compiled
+        object: the same module as the compile site, or a module that imports it or its module
+        (call sites are found by name; a same-named function elsewhere is not this region)."""
+        site_facts = self.index.facts(region.site_path)
+        if site_facts is None or facts.path == region.site_path:
+            return True
+        entry_facts = self.index.facts(region.entry.path)
+        modules = {site_facts.module, entry_facts.module if entry_facts is not None else ""} - {""}
+        head = callee.split(".", 1)[0]
+        target = facts.import_target(head) or ""
+        if any(target == m or target.startswith(m + ".") for m in modules):
+            return True
+        # ``self.model(x)`` / ``trainer.model(x)``: an attribute holding the compiled object,
+        # set where it was compiled; any module that imports the compiling module may call it.
+        return "." in callee and any(t == m or t.startswith(m + ".") or m.startswith(t + ".") for _, t in facts.imports for m in modules)
+
+    def resolve_callee(self, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> FunctionRef | None:
+        """The project function ``callee`` (as written in ``fn``) calls, where it can be told
+        (asked for every call of the project: remembered per file, function and text)."""
+        key = (facts.path, fn.qualname if fn is not None else "", callee)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve_callee(facts, fn, callee)
+        return self._resolved[key]
+
+    def _resolve_callee(self, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> FunctionRef | None:
+        head, _, rest = callee.partition(".")
+        index = self.index
+        if head == "self" and fn is not None and fn.class_name and rest and "." not in rest:
+            cls = facts.cls(fn.class_name)
+            if cls is not None:
+                return index.class_method(facts, cls, rest)
+            return None
+        if fn is not None and rest and "." not in rest:
+            for var, cls_text in fn.instances:
+                if var == head:
+                    found = index.resolve_class(cls_text, facts.path)
+                    return index.class_method(*found, rest) if found is not None else None
+        if not rest and fn is not None:
+            # A function nested in this one.
+            nested = facts.function(f"{fn.qualname}.{head}")
+            if nested is not None:
+                return FunctionRef(facts.path, nested.qualname)
+        if not rest and facts.function(head) is not None:
+            return FunctionRef(facts.path, head)
+        if rest and facts.binding(head) is not None and facts.binding(head).kind == "object":
+            binding = facts.binding(head)
+            found = index.resolve_class(binding.class_ref, facts.path) if binding.class_ref else None
+            if found is not None and "." not in rest:
+                return index.class_method(*found, rest)
+        resolved = facts.resolve(callee)
+        if resolved.split(".", 1)[0] not in self.top_names():
+            if facts.import_target(head) is not None:
+                return None  # ``torch.cuda.set_device``: another library's function
+            resolved = ""  # a builtin, or a local's method: only the unique-name fallback is left
+        if resolved and (resolved != callee or "." in callee):
+            found = index.resolve_function(resolved, facts.path)
+            if found is not None:
+                return found
+            owner, _, method = resolved.rpartition(".")
+            cls = index.resolve_class(owner, facts.path) if owner else None
+            if cls is not None:
+                return index.class_method(*cls, method)
+        method = callee.rsplit(".", 1)[-1]
+        if rest and method not in COMMON_METHODS:
+            # ``module.set_active(name)``, ``self.model.use_adapter(t)`` on a receiver of
+            # unknown class: the one project method of that name, when there is exactly one.
+            return self.unique_method(method)
+        return None
+
+    def top_names(self) -> set[str]:
+        """The first components of the project's module names (what a project call starts with)."""
+        if self._tops is None:
+            self._tops = {module.split(".", 1)[0] for module in self.index.by_module}
+        return self._tops
+
+    def unique_method(self, name: str) -> FunctionRef | None:
+        if self._methods is None:
+            table: dict[str, list[FunctionRef]] = {}
+            for facts in list(self.index.parsed()):
+                for cls in facts.classes:
+                    for method, qual in cls.methods:
+                        table.setdefault(method, []).append(FunctionRef(facts.path, qual))
+            self._methods = table
+        found = self._methods.get(name, [])
+        return found[0] if len(found) == 1 else None
+
+    def callers(self, ref: FunctionRef) -> list[tuple[FunctionRef | None, str, tuple[int, ...]]]:
+        """(caller or None for module level, callee text, loops around the call) for each call
+        of ``ref`` in the parsed project (``apply(fn)`` and ``partial(fn, ...)`` count)."""
+        if self._callers is None:
+            self._build_callers()
+        return self._callers.get(ref, [])  # type: ignore[union-attr]
+
+    def _build_callers(self) -> None:
+        table: dict[FunctionRef, list[tuple[FunctionRef | None, str, tuple[int, ...]]]] = {}
+        for facts in list(self.index.parsed()):
+            for fn in facts.functions:
+                caller = FunctionRef(facts.path, fn.qualname)
+                in_loop = {callee: loops for callee, loops in fn.loop_calls}
+                for callee in fn.calls:
+                    target = self.resolve_callee(facts, fn, callee)
+                    if target is not None and target != caller:
+                        table.setdefault(target, []).append((caller, callee, in_loop.get(callee, ())))
+            for callee, loops in facts.toplevel_loop_calls:
+                target = self.resolve_callee(facts, None, callee)
+                if target is not None:
+                    table.setdefault(target, []).append((None, callee, loops))
+            for call in facts.method_calls:
+                if call.method != "apply" or not call.args:
+                    continue
+                text = _function_reference(call.args[0])
+                fn = facts.function(call.function) if call.function else None
+                target = self.resolve_callee(facts, fn, text) if text else None
+                if target is not None:
+                    caller = FunctionRef(facts.path, call.function) if call.function else None
+                    table.setdefault(target, []).append((caller, f"{call.receiver}.apply", call.loop_lines))
+        self._callers = table
+
+    def hooks(self) -> set[FunctionRef]:
+        """Functions registered as forward hooks: they run inside every call of the module."""
+        if self._hooks is None:
+            found: set[FunctionRef] = set()
+            for facts in list(self.index.parsed()):
+                for call in facts.method_calls:
+                    if (call.method in HOOK_METHODS or ("hook" in call.method and call.method.startswith("register_"))) and call.args:
+                        text = _function_reference(call.args[0])
+                        fn = facts.function(call.function) if call.function else None
+                        target = self.resolve_callee(facts, fn, text) if text else None
+                        if target is not None:
+                            found.add(target)
+            self._hooks = found
+        return self._hooks
+
+    # ---- arguments -----------------------------------------------------------------------
+
+    def parameter_evidence(self, guard: PredictedGuard) -> Evidence | None:
+        """Different values at the region's call sites for the guarded argument (or its
+        length, or a member of it), followed into the callers' own arguments."""
+        fn = self.index.function(guard.region.entry)
+        if fn is None:
+            return None
+        acc = _Arguments()
+        position = _param_position(fn, guard.storage.name, method=bool(fn.class_name))
+        for site in call_sites(self.index, guard.region):
+            site_facts = self.index.facts(site.path)
+            caller = site_facts.function(site.function) if site_facts is not None and site.function else None
+            if site_facts is None or not self.may_name(guard.region, site_facts, caller, site.callee):
+                continue
+            argument = _argument(site, guard.storage.name, position)
+            if argument is not None:
+                self.argument_values(site, argument, guard.storage, acc, 0)
+        if not acc.locations:
+            return None
+        if acc.unbounded:
+            return Evidence(tuple(dict.fromkeys(acc.locations)), UNBOUNDED, acc.why or "different values", kinds=frozenset(acc.kinds))
+        if len(acc.values) <= 1:
+            return None
+        return Evidence(tuple(dict.fromkeys(acc.locations)), len(acc.values), acc.why or f"{len(acc.values)} different values at its call sites", kinds=frozenset(acc.kinds))
+
+    def argument_values(self, site: CallSite, argument, storage: Storage, acc: "_Arguments", depth: int) -> None:
+        """Add what ``argument`` (at ``site``) can pass for ``storage`` to ``acc``."""
+        kind = argument.kind
+        here = Location(site.path, argument.line or site.span.line, site.span.column, "call", "")
+        loop = next((loop for loop in reversed(site.loops) if argument.text in loop.targets), None) if kind == "name" else None
+        if storage.length:
+            if argument.grown or (argument.loop_names and kind in ("subscript", "call", "list", "name")):
+                acc.add_unbounded(replace_note(here, "passes a container that grows between calls"), "a container that grows between calls")
+            elif argument.length is not None:
+                acc.add_value(_container_shape(argument.text, argument.length), kind, replace_note(here, f"passes {argument.length} item(s)"))
+            elif kind == "attribute":
+                # ``memory.items``: an object's list that one of its methods grows between calls.
+                grown = self.grown_attribute(site, argument.text)
+                if grown:
+                    acc.add_unbounded(replace_note(here, "passes a container that grows between calls"), grown)
+            return
+        if storage.members and storage.members[0] == ".ndim":
+            # The rank of a tensor argument: tensors of another rank at the call sites.
+            if argument.rank is not None:
+                acc.add_value(str(argument.rank), "tensor", replace_note(here, f"passes a tensor of rank {argument.rank}"))
+            elif over_parameters(site, argument.text):
+                acc.add_unbounded(replace_note(here, "passes each parameter of a model (of several ranks)"), "the parameters of a model, of several ranks")
+            elif loop is not None and loop.count is not None and argument.loop_var:
+                pass  # items of a loop: nothing says their ranks differ
+            return
+        if storage.members and storage.members[0].startswith(".shape["):
+            # A size of a tensor argument: tensors sized by the loop, grown, or sliced per call.
+            if argument.grown:
+                acc.add_unbounded(replace_note(here, "passes a tensor built from a list that grows between calls"), "tensors of a different size each time (built from a list that grows)")
+            elif argument.loop_names and (argument.shape or kind in ("subscript", "call")):
+                acc.add_unbounded(replace_note(here, "passes a tensor sized by the loop"), "tensors sized by a loop variable")
+            elif argument.shape:
+                acc.add_value(repr(argument.shape), kind, replace_note(here, f"passes a tensor of shape ({', '.join(argument.shape)})"))
+            return
+        if storage.members:
+            # ``cfg.window`` of an object built per call, from the loop variable: the member
+            # changes when the constructor (or the factory that builds it) is given it.
+            built = argument.text if kind == "call" else argument.origin if kind == "name" else ""
+            targets = {t for loop in site.loops for t in loop.targets}
+            if built and targets & _words(built) and self.sets_member(site, built, storage.members[0].lstrip(".")):
+                acc.add_unbounded(replace_note(here, "passes an object built anew each iteration"), "an object built per call from the loop variable")
+            return
+        if argument.loop_names and not argument.loop_var and _looks_up(argument.text, set(argument.loop_names)):
+            # ``group["lr"]``, ``cfg.scale``, ``p.grad``: data read from the loop's items, which
+            # may well be the same in every item; nothing says the value changes.
+            return
+        if loop is not None or argument.loop_var or argument.loop_names:
+            count = loop.count if loop is not None and len(argument.loop_names) <= 1 else None
+            if count is not None and count <= 8:
+                acc.add_count(count, "int", replace_note(here, f"passes each of {count} values"), f"each of the {count} values of a loop")
+            else:
+                acc.add_unbounded(replace_note(here, "passes a different value each iteration"), "a loop variable")
+            return
+        if kind in ("int", "str", "float", "bool", "none"):
+            acc.add_value(argument.text, kind, replace_note(here, f"passes {argument.text}"))
+            return
+        if kind == "name" and depth < CALLER_DEPTH:
+            # A parameter of the calling function: what its own callers pass.
+            facts = self.index.facts(site.path)
+            caller = facts.function(site.function) if facts is not None and site.function else None
+            if caller is None or argument.text not in {p.name for p in caller.params}:
+                return
+            ref = FunctionRef(site.path, caller.qualname)
+            position = _param_position(caller, argument.text, method=bool(caller.class_name))
+            for outer in self.function_call_sites(ref):
+                outer_argument = _argument(outer, argument.text, position)
+                if outer_argument is not None:
+                    before = len(acc.locations)
+                    self.argument_values(outer, outer_argument, storage, acc, depth + 1)
+                    if len(acc.locations) > before:
+                        acc.locations.insert(before, replace_note(here, f"passes `{argument.text}` on, from `{caller.qualname}`'s callers"))
+
+    def sets_member(self, site: CallSite, built: str, member: str) -> bool:
+        """Whether the call ``built`` (``TaskConfig(name=n, scale=s)``,
+        ``AttentionConfig.for_context(c)``) gives the object's ``member``: as a keyword or a
+        positional argument of the constructor, or in what a factory it calls returns."""
+        try:
+            node = ast.parse(built, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+        if not isinstance(node, ast.Call):
+            return True
+        if any(kw.arg == member or kw.arg is None for kw in node.keywords):
+            return True
+        facts = self.index.facts(site.path)
+        callee = _dotted(node.func)
+        if facts is None or not callee:
+            return True
+        cls = self.index.resolve_class(facts.resolve(callee), facts.path)
+        if cls is not None:
+            # Positional arguments fill the fields in order (a dataclass's ``__init__``).
+            fields = [name for name, init in cls[1].attrs if init.class_level]
+            return member in fields[: len(node.args)]
+        caller = facts.function(site.function) if site.function else None
+        ref = self.resolve_callee(facts, caller, callee)
+        fn = self.index.function(ref) if ref is not None else None
+        if fn is None:
+            return True
+        # A factory: look at the constructor calls it returns.
+        tree_facts = self.index.facts(ref.path)  # type: ignore[union-attr]
+        text = self.index.text(ref.path) or ""  # type: ignore[union-attr]
+        body = "\n".join(text.split("\n")[fn.line - 1 : fn.end_line])
+        try:
+            tree = ast.parse(textwrap.dedent(body))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+        returns = [n.value for n in ast.walk(tree) if isinstance(n, ast.Return) and isinstance(n.value, ast.Call)]
+        if not returns or tree_facts is None:
+            return True
+        return any(any(kw.arg == member or kw.arg is None for kw in call.keywords) or call.args for call in returns)
+
+    def grown_attribute(self, site: CallSite, text: str) -> str:
+        """Why ``obj.attr`` (passed at ``site``) grows between calls of the region called
+        there ("" if nothing says it does): a write to its length that runs between calls."""
+        head, _, attr = text.rpartition(".")
+        facts = self.index.facts(site.path)
+        caller = facts.function(site.function) if facts is not None and site.function else None
+        if facts is None or "." in head or not attr:
+            return ""
+        owner = ""
+        if head == "self" and caller is not None and caller.class_name:
+            owner = f"{facts.module}.{caller.class_name}"
+        elif caller is not None:
+            for var, cls_text in caller.instances:
+                if var == head:
+                    found = self.index.resolve_class(cls_text, facts.path)
+                    owner = f"{found[0].module}.{found[1].qualname}" if found is not None else ""
+        if not owner:
+            return ""
+        for mutation in self.index.mutations("length", "", attr):
+            if mutation.owner == owner:
+                for region in self.regions:
+                    if site.callee.rsplit(".", 1)[-1] in self.names(region):
+                        when = self.runs_between_calls(region, mutation)
+                        if when is not None:
+                            return f"`{text}` grows {when[1]}"
+        return ""
+
+    def function_call_sites(self, ref: FunctionRef) -> list[CallSite]:
+        """The project's calls of a project function or method (``model(x)`` for a module's
+        ``forward``), found by the names it is called by and kept where they resolve to it."""
+        if ref in self._function_sites:
+            return self._function_sites[ref]
+        self._function_sites[ref] = []
+        facts = self.index.facts(ref.path)
+        fn = facts.function(ref.qualname) if facts is not None else None
+        if facts is None or fn is None:
+            return []
+        names = {fn.name}
+        owner = f"{facts.module}.{fn.class_name}" if fn.class_name else ""
+        if fn.class_name and fn.name in ("forward", "__call__"):
+            for other in list(self.index.parsed()):
+                for function in other.functions:
+                    for var, cls_text in function.instances:
+                        found = self.index.resolve_class(cls_text, other.path)
+                        if found is not None and f"{found[0].module}.{found[1].qualname}" == owner:
+                            names.add(var)
+        sites = []
+        for site in collect_call_sites(self.index, frozenset(names)):
+            site_facts = self.index.facts(site.path)
+            caller = site_facts.function(site.function) if site_facts is not None and site.function else None
+            if site_facts is None:
+                continue
+            target = self.resolve_callee(site_facts, caller, site.callee)
+            if target is None and caller is not None and "." not in site.callee:
+                for var, cls_text in caller.instances:
+                    if var == site.callee:
+                        found = self.index.resolve_class(cls_text, site.path)
+                        target = self.index.class_method(*found, "forward") if found is not None else None
+            if target == ref:
+                sites.append(site)
+        self._function_sites[ref] = sites
+        return sites
+
+
+@dataclass
+class _Arguments:
+    locations: list[Location] = field(default_factory=list)
+    values: set[str] = field(default_factory=set)
+    unbounded: bool = False
+    kinds: set[str] = field(default_factory=set)
+    why: str = ""
+
+    def add_unbounded(self, location: Location, why: str) -> None:
+        self.unbounded = True
+        self.locations.append(location)
+        self.why = self.why or why
+
+    def add_value(self, value: str, kind: str, location: Location) -> None:
+        self.values.add(value)
+        self.kinds.add(kind)
+        self.locations.append(location)
+
+    def add_count(self, count: int, kind: str, location: Location, why: str) -> None:
+        self.values.update(f"<{location.path}:{location.line}:{i}>" for i in range(count))
+        self.kinds.add(kind)
+        self.locations.append(location)
+        self.why = self.why or why
+
+
+# What a loop over a model's parameters looks like: ``model.parameters()``,
+# ``named_parameters()``, ``self.params``, ``group["params"]``.
+PARAMETERS = re.compile(r"(?:\bparameters\(|\bnamed_parameters\(|\bparams\b|\[['\"]params['\"]\])")
+
+
+def over_parameters(site: CallSite, text: str) -> bool:
+    """Whether ``text`` (an argument at ``site``) is, or belongs to, the variable of a loop over
+    a model's parameters (weights and biases of different layers differ in shape and rank)."""
+    root = text.split(".", 1)[0].split("[", 1)[0]
+    return any(root in loop.targets and PARAMETERS.search(loop.iter_text) is not None for loop in site.loops)
+
+
+def _looks_up(text: str, loop_names: set[str]) -> bool:
+    """Whether ``text`` reads something out of a loop variable (``group["lr"]``, ``item.size``,
+    ``batch.get("k")``) rather than computing from it (``i * 2``, ``step + 1``)."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return isinstance(node, ast.Name) and node.id in loop_names and not isinstance(ast.parse(text, mode="eval").body, ast.Name)
+
+
+def _container_shape(text: str, length: int) -> str:
+    """What a container display passes, for counting distinct values: its length, and for a
+    dict its keys (same length, other keys: another guard value)."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return str(length)
+    if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) for k in node.keys):
+        return repr(tuple(k.value for k in node.keys))  # type: ignore[union-attr]
+    return str(length)
+
+
+def replace_note(location: Location, note: str) -> Location:
+    return Location(location.path, location.line, location.column, location.role, note, location.end_line, location.end_column)
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+
+
+def _values_of(node: ast.expr) -> set[str] | None:
+    """The values an expression can have, when they are a few known ones: literals, enum
+    members, either branch of a conditional, a boolean (None: any number of values)."""
+    if isinstance(node, ast.IfExp):
+        left, right = _values_of(node.body), _values_of(node.orelse)
+        return None if left is None or right is None else left | right
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool, bytes, type(None))):
+        return {repr(node.value)}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        return {repr(-node.operand.value)} if isinstance(node.operand.value, (int, float)) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) or isinstance(node, ast.Compare):
+        return {"True", "False"}
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id[:1].isupper() and node.attr.isupper():
+        return {ast.unparse(node)}  # ``Mode.TRAIN``: an enum member or a class constant
+    return None
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _last_name(node: ast.AST) -> str:
+    text = _dotted(node)
+    return text.rsplit(".", 1)[-1] if text else ""
+
+
+def _calls_with_functions(tree: ast.Module):
+    """(qualname of the enclosing function or "", call) for every call of a module."""
+    stack: list[tuple[ast.AST, str]] = [(tree, "")]
+    while stack:
+        node, qual = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stack.append((child, f"{qual}.{child.name}" if qual else child.name))
+                continue
+            if isinstance(child, ast.Call):
+                yield qual, child
+            stack.append((child, qual))
+
+
+def _argument(site: CallSite, name: str, position: int | None):
+    for key, argument in site.keywords:
+        if key == name:
+            return argument
+    if position is not None and position < len(site.args):
+        argument = site.args[position]
+        return None if argument.kind == "starred" else argument
+    return None
+
+
+def _param_position(fn: FunctionFacts, name: str, method: bool) -> int | None:
+    positional = [p for p in fn.params if p.kind == "positional"]
+    if method and positional and positional[0].name in ("self", "cls"):
+        positional = positional[1:]
+    for i, param in enumerate(positional):
+        if param.name == name:
+            return i
+    return None
+
+
+def _function_reference(text: str) -> str:
+    """``fn`` in ``fn`` / ``functools.partial(fn, k)`` / ``partial(fn, k=1)``."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    if isinstance(node, ast.Call) and node.args and ast.unparse(node.func).rsplit(".", 1)[-1] == "partial":
+        node = node.args[0]
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return ast.unparse(node)
+    return ""
+
+
+
+def _is_callback(fn: FunctionFacts) -> bool:
+    return bool(fn.class_name) and (fn.name.startswith(CALLBACK_PREFIXES) or fn.name in CALLBACK_NAMES)
+
+
+def _verb(mutation: Mutation) -> str:
+    if mutation.op == "augassign":
+        return "this update changes"
+    if mutation.op == "delete":
+        return "this deletion changes"
+    if mutation.op == "call":
+        return "this call changes"
+    return "this assignment changes"
+
+
+def _short(name: str) -> str:
+    return name.rsplit(".", 1)[-1] if name.count(".") > 1 else name

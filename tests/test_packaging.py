@@ -1,0 +1,86 @@
+"""The wheel a user installs: it carries the rule pages, prints the same page as ``rules/*.md``,
+declares its extras and entry points, and its version has a CHANGELOG entry to tag."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+
+from recompile_lint import __version__
+from recompile_lint.report.pages import PAGES_DIR, generated_page
+from recompile_lint.rules import all_rules
+
+REPO = Path(__file__).resolve().parent.parent
+CODES = [rule.code for rule in all_rules()]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel built from a copy of the sources (the checkout is left as it is)."""
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, source / name)
+    shutil.copytree(REPO / "recompile_lint", source / "recompile_lint", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    out = tmp_path_factory.mktemp("dist")
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", str(out), str(source)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert build.returncode == 0, build.stdout + build.stderr
+    [built] = out.glob("recompile_lint-*.whl")
+    return built
+
+
+def test_the_wheel_carries_the_pages_extras_and_entry_points(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        info = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        metadata = Parser().parsestr(archive.read(info).decode("utf-8"))
+        entry_points = archive.read(info.replace("METADATA", "entry_points.txt")).decode("utf-8")
+    assert {f"recompile_lint/report/rule_docs/{code}.md" for code in CODES} <= names
+    assert "recompile_lint/py.typed" in names
+    assert metadata["Version"] == __version__
+    assert {"verify", "lsp", "test"} <= set(metadata.get_all("Provides-Extra"))
+    assert any(r.startswith("pygls") and "lsp" in r for r in metadata.get_all("Requires-Dist"))
+    assert "recompile-lint = recompile_lint.frontends.main:run" in entry_points
+    assert "RCL = recompile_lint.frontends.flake8_plugin:RecompileLintPlugin" in entry_points
+
+
+def test_the_installed_wheel_prints_the_pages_of_rules(wheel: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+    script = (
+        "import json, recompile_lint\n"
+        "from recompile_lint.report.pages import rule_page\n"
+        f"print(json.dumps({{'file': recompile_lint.__file__, 'pages': {{c: rule_page(c) for c in {CODES!r}}}}}))\n"
+    )
+    # Run from an empty folder with only the unpacked wheel on the path: no checkout to read.
+    env = dict(os.environ, PYTHONPATH=str(site), RECOMPILE_LINT_NO_SERVER="1")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert Path(data["file"]).resolve().is_relative_to(site.resolve())
+    for code in CODES:
+        assert generated_page(code) == (PAGES_DIR / f"{code}.md").read_text(encoding="utf-8")
+        assert generated_page(code).startswith(data["pages"][code].rstrip("\n")), code
+    command = subprocess.run([sys.executable, "-m", "recompile_lint", "rule", "RCL101"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert command.returncode == 0 and command.stdout == data["pages"]["RCL101"] + "\n"
+    assert "## How the verifier confirms it" in command.stdout and "Severity: error (unbounded) / warning (bounded)" in command.stdout
+
+
+def test_the_version_has_a_changelog_entry_and_the_docs_name_its_tag() -> None:
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"\n## {__version__} " in changelog or f"\n## {__version__}\n" in changelog
+    tag = f"v{__version__}"
+    for doc in ("README.md", "docs/integrations.md", ".pre-commit-hooks.yaml"):
+        text = (REPO / doc).read_text(encoding="utf-8")
+        assert f"@{tag}" in text or f"rev: {tag}" in text, doc
