@@ -489,12 +489,27 @@ def file_call_sites(index: ProjectIndex, path: str, text: str, names: set[str]) 
 _ALL_REGIONS = frozenset({"*"})
 
 
+def is_local(region: CompiledRegion) -> bool:
+    """Whether the region's compiled object is a local name of the function that compiles it
+    (``fn = torch.compile(f)``, a decorated ``def`` nested in a function): only that file
+    calls it by name, and other files only through parameters it is handed to."""
+    site = region.site
+    if not site.function:
+        return False
+    if site.form == "decorator":
+        return region.entry.path == region.site_path and region.entry.qualname.startswith(site.function + ".")
+    return not (site.assigned_to or site.target or "").startswith("self.")
+
+
 def prime(index: ProjectIndex, regions: list[CompiledRegion]) -> None:
     """Collect the call sites of every region in one pass over the project: each file is
-    parsed and walked once, instead of once per region that names it."""
+    parsed and walked once, instead of once per region that names it. A local compiled
+    object's calls are collected in its own file (``call_sites``), not project-wide: a local
+    ``fn`` would otherwise walk every file that calls anything named ``fn``."""
     names: set[str] = set()
     for region in regions:
-        names |= names_of(region, index)
+        if not is_local(region):
+            names |= names_of(region, index)
     if names:
         sites = collect_call_sites(index, frozenset(names))
         index.call_site_cache[_ALL_REGIONS] = sites
@@ -519,6 +534,8 @@ def call_sites(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
     names = names_of(region, index)
     if not names:
         return []
+    if is_local(region):
+        return _local_call_sites(index, region, names)
     by_name = primed_sites(index, names)
     if by_name is not None:
         found = [entry for name in names for entry in by_name.get(name, ())]
@@ -528,3 +545,20 @@ def call_sites(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
     if key not in cache:
         cache[key] = collect_call_sites(index, key)
     return list(cache[key])
+
+
+def _local_call_sites(index: ProjectIndex, region: CompiledRegion, names: set[str]) -> list[CallSite]:
+    """Calls of a local compiled object: in its file, and in the files of the functions it is
+    handed to as an argument (``train(model)``: the run's ``Variation`` leaves its ``aliases``
+    in ``index.memo``)."""
+    aliases = index.memo.get("aliases")
+    paths = {region.site_path} | ({ref.path for ref, _ in aliases(region)} if callable(aliases) else set())
+    out: list[CallSite] = []
+    for path in sorted(paths):
+        key = frozenset({f"{path}\0{name}" for name in names})
+        if key not in index.call_site_cache:
+            text = index.text(path) or ""
+            present = {name for name in names if mentions(text, name)}
+            index.call_site_cache[key] = tuple(file_call_sites(index, path, text, present) or ()) if present else ()
+        out.extend(index.call_site_cache[key])
+    return out

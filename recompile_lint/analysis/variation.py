@@ -63,6 +63,7 @@ def variation_of(index: ProjectIndex, regions: list[CompiledRegion] | None = Non
     if not isinstance(found, Variation) or (regions is not None and found.regions != regions):
         found = Variation(index, list(regions or []))
         index.memo["variation"] = found
+        index.memo["aliases"] = found.aliases  # for the call sites of local compiled objects
     return found
 
 
@@ -101,7 +102,8 @@ class Variation:
         self._hooks: set[FunctionRef] | None = None
         self._aliases: dict[int, set[tuple[FunctionRef, str]]] = {}
         self._methods: dict[str, list[FunctionRef]] | None = None
-        self._passed: list[tuple[str, FunctionRef, str, str, str]] | None = None
+        self._wanted: set[str] | None = None
+        self._passed: dict[str, list[tuple[str, FunctionRef, str, str]]] = {}
         self._function_sites: dict[FunctionRef, list[CallSite]] = {}
         self._strings: dict[str, list[tuple[tuple[str | None, ...], tuple[tuple[str, str], ...]]]] | None = None
         self._resolved: dict[tuple[str, str, str], FunctionRef | None] = {}
@@ -508,63 +510,83 @@ class Variation:
             # The name is the compiled object where it was compiled (that file, and that
             # function when it is a local), then wherever an alias hands it on.
             holders = {(region.site_path, site.function)} if site.function and site.form != "decorator" else None
+            # Only files that can hold the name walk their calls: the site's file, the files
+            # importing from the site's or the entry's module, then the files of the functions
+            # an alias was handed to.
+            files = {region.site_path} if holders is not None else self._importers(region)
             for _ in range(CALLER_DEPTH):
                 added = False
-                for name, ref, param, path, fn in self.passed_names():
-                    if (ref, param) in found:
-                        continue
-                    home = name in names and (
-                        (path, fn) in holders if holders is not None else self.may_name(region, self.index.facts(path), self.index.function(FunctionRef(path, fn)) if fn else None, name)  # type: ignore[arg-type]
-                    )
-                    handed = (FunctionRef(path, fn), name) in found if fn else False
-                    if home or handed:
-                        found.add((ref, param))
-                        added = True
+                for path in sorted(files):
+                    for name, ref, param, fn in self.passed_in(path):
+                        if (ref, param) in found:
+                            continue
+                        home = name in names and (
+                            (path, fn) in holders if holders is not None else self.may_name(region, self.index.facts(path), self.index.function(FunctionRef(path, fn)) if fn else None, name)  # type: ignore[arg-type]
+                        )
+                        handed = (FunctionRef(path, fn), name) in found if fn else False
+                        if home or handed:
+                            found.add((ref, param))
+                            added = True
                 if not added:
                     break
+                files |= {ref.path for ref, _ in found}
             self._aliases[key] = found
         return self._aliases[key]
 
-    def passed_names(self) -> list[tuple[str, FunctionRef, str, str, str]]:
-        """(name, function, parameter, file, calling function) for each argument named like
-        a compiled object (or like a parameter that receives one) that a call of a project
-        function passes: one walk of the files that mention such a name."""
-        if self._passed is not None:
-            return self._passed
-        wanted: set[str] = set()
-        for region in self.regions:
-            wanted |= self.names(region)
-        found: list[tuple[str, FunctionRef, str, str, str]] = []
-        self._passed = found
-        if not wanted:
-            return found
+    def _importers(self, region: CompiledRegion) -> set[str]:
+        """The site's file and the parsed files that import from the site's or the entry's
+        module: where a name can be the compiled object (``may_name``)."""
+        site_facts = self.index.facts(region.site_path)
+        entry_facts = self.index.facts(region.entry.path)
+        modules = {f.module for f in (site_facts, entry_facts) if f is not None} - {""}
+        files = {region.site_path}
         for facts in list(self.index.parsed()):
-            text = self.index.text(facts.path) or ""
-            if not any(name in text for name in wanted):
+            # A name passed on is a plain name (``model``), the compiled object only where it
+            # is imported from those modules.
+            if any(t == m or t.startswith(m + ".") for _, t in facts.imports for m in modules):
+                files.add(facts.path)
+        return files
+
+    def passed_in(self, path: str) -> list[tuple[str, FunctionRef, str, str]]:
+        """(name, function, parameter, calling function) for each argument of a call in the
+        file ``path`` that is named like a compiled object of the run and that a project
+        function receives: one walk of the file, only when its text mentions such a name."""
+        if path in self._passed:
+            return self._passed[path]
+        if self._wanted is None:
+            self._wanted = set()
+            for region in self.regions:
+                self._wanted |= self.names(region)
+        wanted = self._wanted
+        found: list[tuple[str, FunctionRef, str, str]] = []
+        self._passed[path] = found
+        facts = self.index.facts(path)
+        text = self.index.text(path) or ""
+        if facts is None or not wanted or not any(name in text for name in wanted):
+            return found
+        try:
+            tree = parse_source(text, facts.path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return found
+        for fn, call in _calls_with_functions(tree):
+            passed = [(i, _last_name(a)) for i, a in enumerate(call.args) if _last_name(a) in wanted]
+            passed_kw = [(kw.arg, _last_name(kw.value)) for kw in call.keywords if kw.arg and _last_name(kw.value) in wanted]
+            if not passed and not passed_kw:
                 continue
-            try:
-                tree = parse_source(text, facts.path)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+            callee = _dotted(call.func)
+            fn_facts = facts.function(fn) if fn else None
+            target = self.resolve_callee(facts, fn_facts, callee) if callee else None
+            target_fn = self.index.function(target) if target is not None else None
+            if target_fn is None:
                 continue
-            for fn, call in _calls_with_functions(tree):
-                passed = [(i, _last_name(a)) for i, a in enumerate(call.args) if _last_name(a) in wanted]
-                passed_kw = [(kw.arg, _last_name(kw.value)) for kw in call.keywords if kw.arg and _last_name(kw.value) in wanted]
-                if not passed and not passed_kw:
-                    continue
-                callee = _dotted(call.func)
-                fn_facts = facts.function(fn) if fn else None
-                target = self.resolve_callee(facts, fn_facts, callee) if callee else None
-                target_fn = self.index.function(target) if target is not None else None
-                if target_fn is None:
-                    continue
-                params = [p for p in target_fn.params if p.kind == "positional"]
-                if target_fn.class_name and params and params[0].name in ("self", "cls"):
-                    params = params[1:]
-                for i, name in passed:
-                    if i < len(params):
-                        found.append((name, target, params[i].name, facts.path, fn))  # type: ignore[arg-type]
-                for param, name in passed_kw:
-                    found.append((name, target, param, facts.path, fn))  # type: ignore[arg-type]
+            params = [p for p in target_fn.params if p.kind == "positional"]
+            if target_fn.class_name and params and params[0].name in ("self", "cls"):
+                params = params[1:]
+            for i, name in passed:
+                if i < len(params):
+                    found.append((name, target, params[i].name, fn))  # type: ignore[arg-type]
+            for param, name in passed_kw:
+                found.append((name, target, param, fn))  # type: ignore[arg-type]
         return found
 
     def may_name(self, region: CompiledRegion, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> bool:
