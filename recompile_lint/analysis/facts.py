@@ -83,6 +83,12 @@ class FunctionFacts:
     loop_sources: tuple[tuple[str, str], ...] = ()
     # Name of a parameter the function passes to torch.compile: the function is a wrapper.
     compiles_param: str = ""
+    # Where the body binds names and attribute chains, for the value flow (``valueflow``):
+    # (target, how, line, column, end_line, end_column) with the span of the value expression
+    # (``ast`` positions: columns are UTF-8 byte offsets). See ``FLOW_HOWS``.
+    flows: tuple[tuple[str, str, int, int, int, int], ...] = ()
+    # Spans of the ``return`` expressions (a lambda: its body), as in ``flows``.
+    returns: tuple[tuple[int, int, int, int], ...] = ()
     # Calls made inside loops of this function: (callee text, lines of the enclosing loops,
     # outermost first). A call and a write that share a loop run in turns.
     loop_calls: tuple[tuple[str, tuple[int, ...]], ...] = ()
@@ -111,6 +117,10 @@ class ClassFacts:
     buffers: frozenset[str] = frozenset()
     is_enum: bool = False
     elements: tuple[tuple[str, str], ...] = ()  # container attr -> dotted class of its elements
+    # Bindings of the class body (``_blocks = ["Block"]``, ``forward = _forward``), as
+    # ``FunctionFacts.flows``.
+    flows: tuple[tuple[str, str, int, int, int, int], ...] = ()
+    decorators: tuple[str, ...] = ()  # resolved dotted names, as ``FunctionFacts.decorators``
 
     def element(self, name: str) -> str | None:
         for key, cls in self.elements:
@@ -229,7 +239,22 @@ class ConfigSetting:
     function: str = ""
 
 
+# How a flow's target is bound to the value at its span (``FunctionFacts.flows``):
+#   "="         target = value (plain, annotated, walrus; a decorated ``def`` is not a flow)
+#   "0", "1.2"  target = value[0], value[1][2] (tuple unpacking; "*" marks a starred target:
+#               any element)
+#   "iter"      target is an element of value (``for``, comprehensions); "iter.1": element[1]
+#   "with"      target = value.__enter__()
+#   "elem"      value is added to the container target (``append``, ``insert``, ``add``)
+#   "elem:KEY"  value is stored in target under the literal KEY (``t["k"] = v``, ``add_module``)
+#   "elem:"     value is stored under a key that is not a literal
+#   "elems"     every element of value is added (``extend``, ``update``, ``+=`` a display)
+FLOW_HOWS = ("=", "iter", "with", "elem", "elems")
+
 CONFIG_PREFIXES = ("torch._dynamo.config.", "torch.compiler.config.", "torch._inductor.config.")
+
+# Calls that put a value into their receiver (a container) or set an attribute: flows.
+FLOW_METHODS = frozenset({"append", "add", "appendleft", "insert", "extend", "update", "add_module", "register_module", "__setitem__"})
 
 # Method calls worth remembering by receiver.
 # ``train``/``eval`` toggle ``training``; hooks registered on a module run inside its compiled
@@ -256,6 +281,9 @@ class ModuleFacts:
     # Calls inside loops of module-level code (``for ...: step(); model(x)`` in a script).
     toplevel_loop_calls: tuple[tuple[str, tuple[int, ...]], ...] = ()
     _lookup: dict = field(default_factory=dict, compare=False, repr=False)
+    # Bindings of the module's top-level code (and of its ``if``/``try``/``with`` blocks), as
+    # ``FunctionFacts.flows``.
+    flows: tuple[tuple[str, str, int, int, int, int], ...] = ()
 
     def _table(self, name: str) -> dict:
         table = self._lookup.get(name)
@@ -409,7 +437,7 @@ class _Collector(ast.NodeVisitor):
         self.method_calls: list[MethodCall] = []
         self.config_settings: list[ConfigSetting] = []
         # Scope stack entries: ("module"|"class"|"function", qualname, data dict)
-        self.scopes: list[tuple[str, str, dict]] = [("module", "", {})]
+        self.scopes: list[tuple[str, str, dict]] = [("module", "", {"flows": []})]
         self.function_scopes: list[tuple[str, str, dict]] = []
         self.loop_vars: list[list[str]] = [[]]  # per scope: loop targets around the current node
         self.loop_lines: list[list[int]] = [[]]  # per scope: lines of the loops around the current node
@@ -866,12 +894,14 @@ class _Collector(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         for target in node.targets:
+            self.add_flows(target, node.value, "=")
             self.handle_target(target, node.value, "assign", node)
             self.visit_target_expressions(target)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             self.visit(node.value)
+            self.add_flows(node.target, node.value, "=")
         if self.scope[0] == "class" and isinstance(node.target, ast.Name) and node.value is None:
             kind = {"int": "int", "float": "float", "bool": "bool", "str": "str"}.get(dotted_name(node.annotation), "unknown")
             self.scope[2]["attrs"].setdefault(node.target.id, AttrInit(kind, node.lineno, class_level=True))
@@ -882,6 +912,9 @@ class _Collector(ast.NodeVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
+        if isinstance(node.op, ast.Add) and isinstance(node.value, (ast.List, ast.Tuple, ast.ListComp, ast.Name, ast.Attribute)):
+            # ``layers += [Block()]``: the container gains the value's elements.
+            self.add_flows(node.target, node.value, "elems")
         self.handle_target(node.target, node.value, "augassign", node)
         self.visit_target_expressions(node.target)
 
@@ -905,6 +938,7 @@ class _Collector(ast.NodeVisitor):
         names: list[str] = []
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.visit(node.iter)
+            self.add_flows(node.target, node.iter, "iter")
             # The target is rebound on every iteration: its writes are inside the loop.
             self.loop_lines[-1].append(node.lineno)
             self.handle_target(node.target, None, "loop", node)
@@ -959,6 +993,7 @@ class _Collector(ast.NodeVisitor):
         for item in node.items:
             self.visit(item.context_expr)
             if item.optional_vars is not None:
+                self.add_flows(item.optional_vars, item.context_expr, "with")
                 self.handle_target(item.optional_vars, None, "assign", node)
         for stmt in node.body:
             self.visit(stmt)
@@ -1001,6 +1036,7 @@ class _Collector(ast.NodeVisitor):
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.visit(node.value)
+        self.add_flows(node.target, node.value, "=")
         self.handle_target(node.target, node.value, "assign", node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -1037,6 +1073,8 @@ class _Collector(ast.NodeVisitor):
             if receiver and self.resolve(receiver) not in ("re", "torch", "regex") and not self.resolve(receiver).startswith("torch."):
                 self.record_compile_site(node, "method", receiver, "name" if "." not in receiver else "attribute", node.keywords)
         # Length changes through methods: ``history.append(x)``, ``os.environ.update(...)``.
+        if isinstance(node.func, ast.Attribute) and node.func.attr in FLOW_METHODS or func_text == "setattr":
+            self.add_call_flows(node)
         if isinstance(node.func, ast.Attribute) and node.func.attr in LENGTH_METHODS:
             base = dotted_name(node.func.value)
             if base and "." not in base:
@@ -1188,6 +1226,73 @@ class _Collector(ast.NodeVisitor):
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.enter_function(node, self.lambda_qualname(node), "<lambda>", [])
 
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self.visit(node.iter)
+        self.add_flows(node.target, node.iter, "iter")
+        self.visit(node.target)
+        for test in node.ifs:
+            self.visit(test)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            scope = self.function_scope()
+            if scope is not None and scope is self.scope:
+                scope[2]["returns"].append(_position(node.value))
+            self.visit(node.value)
+
+    # ---- value flow ----------------------------------------------------------------------
+
+    def add_flows(self, target: ast.AST, value: ast.AST, how: str) -> None:
+        """Record what ``target`` is bound to (``FLOW_HOWS``) in the current scope's flows;
+        tuple targets bind each name to its position in the value (``0``, ``1.2``)."""
+        if isinstance(target, ast.Name):
+            self.scope[2]["flows"].append((target.id, how, *_position(value)))
+        elif isinstance(target, ast.Attribute):
+            text = dotted_name(target)
+            if text:
+                self.scope[2]["flows"].append((text, how, *_position(value)))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if how.startswith("elem"):
+                return
+            prefix = "" if how == "=" else how + "."
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Starred):
+                    self.add_flows(elt.value, value, f"{prefix}*")
+                else:
+                    self.add_flows(elt, value, f"{prefix}{i}")
+        elif isinstance(target, ast.Subscript) and how == "=":
+            base = dotted_name(target.value)
+            key = target.slice
+            if base:
+                literal = key.value if isinstance(key, ast.Constant) and isinstance(key.value, (str, int)) else None
+                self.scope[2]["flows"].append((base, f"elem:{literal}" if literal is not None else "elem:", *_position(value)))
+
+    def add_call_flows(self, node: ast.Call) -> None:
+        """Containers filled by method calls (``layers.append(Block())``, ``add_module``) and
+        ``setattr(obj, "name", value)``."""
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            method = func.attr
+            receiver = dotted_name(func.value)
+            if not receiver or not node.args:
+                return
+            flows = self.scope[2]["flows"]
+            if method in ("append", "add", "appendleft") and len(node.args) == 1:
+                flows.append((receiver, "elem", *_position(node.args[0])))
+            elif method == "insert" and len(node.args) == 2:
+                flows.append((receiver, "elem", *_position(node.args[1])))
+            elif method in ("extend", "update") and len(node.args) == 1:
+                flows.append((receiver, "elems", *_position(node.args[0])))
+            elif method in ("add_module", "register_module", "__setitem__") and len(node.args) == 2:
+                key = node.args[0]
+                literal = key.value if isinstance(key, ast.Constant) and isinstance(key.value, (str, int)) else None
+                flows.append((receiver, f"elem:{literal}" if literal is not None else "elem:", *_position(node.args[1])))
+        elif isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) == 3:
+            receiver = dotted_name(node.args[0])
+            name = node.args[1]
+            if receiver and isinstance(name, ast.Constant) and isinstance(name.value, str):
+                self.scope[2]["flows"].append((f"{receiver}.{name.value}", "=", *_position(node.args[2])))
+
     # ---- definitions ---------------------------------------------------------------------
 
     def params_of(self, args: ast.arguments) -> list[Param]:
@@ -1276,6 +1381,8 @@ class _Collector(ast.NodeVisitor):
             "module_chains": set(),
             "params": params,
             "defs": set(),
+            "flows": [],
+            "returns": [_position(node.body)] if isinstance(node, ast.Lambda) else [],
             "loop_calls": {},
         }
         self.scopes.append(("function", qualname, data))
@@ -1328,6 +1435,8 @@ class _Collector(ast.NodeVisitor):
                 identifiers=frozenset(data["identifiers"]),
                 module_chains=frozenset(data["module_chains"]),
                 compiles_param=compiles_param,
+                flows=tuple(data["flows"]),
+                returns=tuple(data["returns"]),
                 loop_calls=tuple(data["loop_calls"]),
             )
         )
@@ -1351,7 +1460,7 @@ class _Collector(ast.NodeVisitor):
             self.record_binding(node.name, "class", node)
         elif self.scope[0] == "function":
             self.scope[2]["locals"].add(node.name)
-        data = {"attrs": {}, "submodules": {}, "buffers": set(), "elements": {}}
+        data = {"attrs": {}, "submodules": {}, "buffers": set(), "elements": {}, "flows": []}
         self.scopes.append(("class", qualname, data))
         self.loop_vars.append([])
         self.loop_lines.append([])
@@ -1375,6 +1484,8 @@ class _Collector(ast.NodeVisitor):
                 buffers=frozenset(data["buffers"]),
                 is_enum=is_enum,
                 elements=tuple(sorted(data["elements"].items())),
+                flows=tuple(data["flows"]),
+                decorators=tuple(self.resolve(text) for d in node.decorator_list if (text := dotted_name(d.func if isinstance(d, ast.Call) else d))),
             )
         )
 
@@ -1382,6 +1493,11 @@ class _Collector(ast.NodeVisitor):
         for stmt in node.body:
             self.top_stmt = stmt
             self.visit(stmt)
+
+
+def _position(node: ast.AST) -> tuple[int, int, int, int]:
+    """An expression's ``ast`` span (columns in UTF-8 bytes), as flows record it."""
+    return (node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0)  # type: ignore[attr-defined]
 
 
 def _declarations(body: list[ast.stmt], globals_: set[str], nonlocals: set[str]) -> None:
@@ -1430,6 +1546,7 @@ def collect_facts(tree: ast.Module, path: str, module: str, is_package: bool, te
         compile_sites=tuple(collector.compile_sites),
         method_calls=tuple(collector.method_calls),
         config_settings=tuple(collector.config_settings),
+        flows=tuple(collector.scopes[0][2]["flows"]),
         lines=len(lines),
         toplevel_loop_calls=tuple(collector.toplevel_loop_calls),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -20,6 +21,12 @@ from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, on_de
 from recompile_lint.analysis.textscan import may_mutate
 from recompile_lint.models import FileError
 from recompile_lint.source import DEFAULT_MAX_FILE_BYTES, SourceError, decode_source, read_bytes, too_large
+
+# ``class X(A, pkg.B[T], metaclass=M):`` -> the text between the parentheses; a base's last name.
+_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+_BASE_NAME = re.compile(r"(?:^|,)\s*(?:\w+\s*\.\s*)*(\w+)")
+
+
 @dataclass
 class Guarded:
     """Values regions read whose change elsewhere can make Dynamo recompile."""
@@ -68,18 +75,23 @@ class FactsStore:
         return digest.hexdigest()
 
     def parse(self, path: str, text: str) -> ModuleFacts:
+        """Facts of a file's text."""
+        return self.parse_with_tree(path, text)[0]
+
+    def parse_with_tree(self, path: str, text: str) -> tuple[ModuleFacts, ast.Module | None]:
+        """Facts of a file's text and, when they were not cached, the ``ast`` tree they came from."""
         key = self.key(path, text)
         if self.cache is not None:
             cached = self.cache.get(key, path)
             if cached is not None:
-                return cached
+                return cached, None
         module, is_package, _ = module_name_for(path)
         tree, facts = on_deep_stack(self._collect, path, text, module, is_package)
         if facts.compile_sites:
             self.compile_site_trees[path] = (text, tree)
         if self.cache is not None:
             self.cache.put(key, path, facts)
-        return facts
+        return facts, tree
 
     def _collect(self, path: str, text: str, module: str, is_package: bool) -> tuple[ast.Module, ModuleFacts]:
         raise_recursion_limit()  # before the parse too: what parses must not depend on order
@@ -154,6 +166,24 @@ class ProjectIndex:
                     self.errors[path] = parse_error(path, exc)
             self._facts[path] = facts
         return self._facts[path]
+
+    def facts_and_tree(self, path: str) -> tuple[ModuleFacts | None, ast.Module | None]:
+        """Facts of a file and its ``ast`` tree from one parse when its facts are not known
+        yet (the value flow reads the calls of files it parses for their facts)."""
+        if path in self._facts:
+            return self._facts[path], None
+        text = self.text(path)
+        if text is None:
+            return self.facts(path), None
+        for listener in self.parse_listeners:
+            listener(path)
+        tree = None
+        try:
+            self._facts[path], tree = self.store.parse_with_tree(path, text)
+        except PARSE_ERRORS as exc:
+            self.errors[path] = parse_error(path, exc)
+            self._facts[path] = None
+        return self._facts[path], tree
 
     def prefetch(self, paths: Iterable[str]) -> None:
         """Parse the facts of ``paths`` now, in worker processes when the batch is worth it.
@@ -398,6 +428,73 @@ class ProjectIndex:
                 return self.resolve_class(ref, f.path)
         return None
 
+    def classes_named(self, name: str) -> list[tuple[ModuleFacts, ClassFacts]]:
+        """Every project class called ``name`` (``class Block``), wherever it is defined: what a
+        helper that selects modules by class name (``m.__class__.__name__ in names``) means.
+        Files are chosen by their text and parsed on demand."""
+        key = f"classes_named:{name}"
+        known = self.memo.get(key)
+        if known is None:
+            pattern = re.compile(rf"^[ \t]*class[ \t]+{re.escape(name)}\b", re.MULTILINE)
+            found: list[tuple[ModuleFacts, ClassFacts]] = []
+            for path in self.paths:
+                text = self.text(path)
+                if text is None or name not in text or pattern.search(text) is None:
+                    continue
+                facts = self.facts(path)
+                if facts is not None:
+                    found.extend((facts, cls) for cls in facts.classes if cls.name == name)
+            known = self.memo[key] = found
+        return known  # type: ignore[return-value]
+
+    def subclasses(self, facts: ModuleFacts, cls: ClassFacts, limit: int = 400) -> list[tuple[ModuleFacts, ClassFacts]]:
+        """Project classes that have ``cls`` among their bases, directly or not, nearest first
+        (at most ``limit``). Files are chosen by a one-pass text index of ``class X(...)``
+        statements by the last names of their bases, and parsed on demand."""
+        key = f"subclasses:{facts.path}:{cls.qualname}"
+        known = self.memo.get(key)
+        if known is not None:
+            return known  # type: ignore[return-value]
+        self.memo[key] = []  # a cycle of bases finds nothing more
+        by_base = self._classes_by_base()
+        out: list[tuple[ModuleFacts, ClassFacts]] = []
+        seen = {(facts.path, cls.qualname)}
+        todo = [cls.name]
+        names_done: set[str] = set()
+        while todo and len(out) < limit:
+            name = todo.pop(0)
+            if name in names_done:
+                continue
+            names_done.add(name)
+            for path in sorted(by_base.get(name, ())):
+                other = self.facts(path)
+                if other is None:
+                    continue
+                for candidate in other.classes:
+                    if (other.path, candidate.qualname) in seen or not any(base.rsplit(".", 1)[-1] == name for base in candidate.bases):
+                        continue
+                    if any(f.path == facts.path and c.qualname == cls.qualname for f, c in self.mro(other, candidate)[1:]):
+                        seen.add((other.path, candidate.qualname))
+                        out.append((other, candidate))
+                        todo.append(candidate.name)
+        self.memo[key] = out
+        return out
+
+    def _classes_by_base(self) -> dict[str, set[str]]:
+        """Last name of a base class -> the files with a ``class X(..., base, ...)`` statement."""
+        known = self.memo.get("classes_by_base")
+        if known is None:
+            table: dict[str, set[str]] = {}
+            for path in self.paths:
+                text = self.text(path)
+                if text is None or "class" not in text:
+                    continue
+                for bases in _CLASS_BASES.findall(text):
+                    for base in _BASE_NAME.findall(bases):
+                        table.setdefault(base, set()).add(path)
+            known = self.memo["classes_by_base"] = table
+        return known  # type: ignore[return-value]
+
     def function(self, ref: FunctionRef) -> FunctionFacts | None:
         facts = self.facts(ref.path)
         return facts.function(ref.qualname) if facts else None
@@ -413,6 +510,7 @@ class ProjectIndex:
             return FunctionRef(facts.path, rest)
         head, _, tail = rest.partition(".")
         target = facts.import_target(head)
+        # Re-exports can go round in a circle (``a`` imports it from ``b``, ``b`` from ``a``).
         if target and target != dotted and not tail and target not in _seen:
             return self.resolve_function(target, facts.path, _seen | {dotted})
         return None

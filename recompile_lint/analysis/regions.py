@@ -1,14 +1,24 @@
 """Compiled regions: the code objects Dynamo traces, from each compile site through the
-callees it inlines."""
+callees it inlines.
+
+Every compile site is resolved on the value flow (``valueflow``): what the compiled
+expression may hold decides the region(s). A site resolves to project code (one region per
+entry function), to a modelled torch library entry (``library``), or to nothing, with a reason.
+How it resolved is its form (``RESOLUTION_FORMS``); why it did not, its reason
+(``UNRESOLVED_REASONS``). docs/regions.md describes both lists with examples.
+"""
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass
 
 from recompile_lint.analysis.facts import CompileSite, FunctionFacts, ModuleFacts
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.library import LibraryRegion, entry_for
+from recompile_lint.analysis.valueflow import GENERIC_TORCH, TORCH_WRAPPERS, Value, ValueFlow, literal_text
 from recompile_lint.models import Location
-
 # Decorators that stop Dynamo from tracing into a function (a graph break, no guards).
 DISABLE_DECORATORS = frozenset(
     {
@@ -33,6 +43,10 @@ class CompiledRegion:
     # (function, depth, caller) for the entry (depth 0, caller None) and every inlined callee.
     reached: tuple[tuple[FunctionRef, int, FunctionRef | None], ...]
     model_class: str = ""  # ``module.Class`` when an nn.Module instance was compiled
+    form: str = ""  # how the site was resolved (RESOLUTION_FORMS)
+    # For per-block compiles (an instance taken from a container), the container as written
+    # (``model.layers``); "" otherwise.
+    container: str = ""
 
     def site_location(self) -> Location:
         """Where the compiled object is made, as a finding's location."""
@@ -55,47 +69,357 @@ def is_disabled(fn: FunctionFacts) -> bool:
     return any(d in DISABLE_DECORATORS for d in fn.decorators)
 
 
+# How a compile site resolved: the kind of object compiled, or how it was found.
+RESOLUTION_FORMS = {
+    "decorated": "a `def` decorated with `@torch.compile` (or `@torch.compile(...)`, `@torch._dynamo.optimize(...)`)",
+    "function": "a project function: by name, import, re-export, factory result, `functools.partial`, a parameter's callers",
+    "lambda": "a lambda",
+    "method": "a project method, bound or not: `torch.compile(self._forward)`, `torch.compile(model.forward)`",
+    "module": "an instance of a project class: its `forward` (or `__call__`): `torch.compile(model)`, `model.compile()`",
+    "per-block": "instances taken from a container: `for layer in model.layers: layer.compile()`, `torch.compile(self.blocks[i])`",
+    "by-class-name": "instances a helper selects by class or class name: `isinstance(m, Block)`, `m.__class__.__name__ in names`",
+    "library": "a torch callable or torch class instance: the entry modelled in `analysis/library.py`",
+}
+
+# Why a compile site did not resolve (a short fixed list; docs/regions.md explains each).
+UNRESOLVED_REASONS = {
+    "external": "the compiled object comes from a library other than torch, or from a module outside the project",
+    "parameter": "the compiled object is a parameter that no call site in the project passes a known value to",
+    "dynamic": "the compiled object is computed at run time (a computed attribute or key, an expression)",
+    "call": "the compiled object is the result of a call whose callee or return value is not known",
+    "unbound": "a name on the way is bound nowhere the index sees (a star import, a global set elsewhere)",
+    "depth": "the chain from the site to the object is longer than the bounds followed",
+    "no-code": "the object has no code Dynamo would trace (a class without `forward`, a container, a literal)",
+    "disabled": "every candidate is decorated with `torch._dynamo.disable` / `torch.compiler.disable`",
+    "not-torch": "`.compile()` of something that is not an nn.Module (`re`, another library's `compile`): not a compile site",
+}
+# When candidates disagree, the reason shown is the first of these that applies.
+# An unknown candidate is more likely the real object than a stray one with no code (a
+# name rebound to something else later in the scope), so it names the reason first.
+_REASON_ORDER = ("disabled", "external", "parameter", "call", "dynamic", "unbound", "depth", "no-code", "not-torch")
+
+
+@dataclass(frozen=True)
+class SiteResolution:
+    """What one compile site compiles: project regions, library regions, or a reason."""
+
+    site: CompileSite
+    site_path: str
+    regions: tuple[CompiledRegion, ...] = ()
+    library: tuple[LibraryRegion, ...] = ()
+    reason: str = ""  # UNRESOLVED_REASONS when nothing resolved, else ""
+    detail: str = ""  # what was found instead (an external name, a parameter), when known
+    # A wrapper's own ``torch.compile(param)``: its callers are compile sites themselves, so
+    # its regions are theirs (the engine does not count them twice).
+    wrapper_body: bool = False
+
+    @property
+    def resolved(self) -> bool:
+        return bool(self.regions or self.library)
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        """The forms of its regions, each once, in order."""
+        return tuple(dict.fromkeys([r.form for r in self.regions] + [r.form for r in self.library]))
+
+
 class RegionFinder:
     """Turns compile sites into regions and follows calls the way Dynamo inlines them."""
 
-    def __init__(self, index: ProjectIndex, max_depth: int = 6):
+    def __init__(self, index: ProjectIndex, max_depth: int = 6, flow: ValueFlow | None = None):
         self.index = index
         self.max_depth = max_depth
+        self.flow = flow if flow is not None else ValueFlow(index)
 
     # ---- entry points --------------------------------------------------------------------
 
     def regions(self, facts: ModuleFacts) -> list[CompiledRegion]:
-        out = []
-        for site in facts.compile_sites:
-            entry, model_class = self.entry_of(facts, site)
-            if entry is None:
-                continue
-            fn = self.index.function(entry)
-            if fn is None or is_disabled(fn):
-                continue
-            out.append(
-                CompiledRegion(
-                    entry=entry,
-                    name=display_name(self.index, entry),
-                    site=site,
-                    site_path=facts.path,
-                    reached=tuple(self.reach(entry)),
-                    model_class=model_class,
-                )
-            )
+        """The project regions of the module's compile sites (a wrapper's own site left out:
+        its callers' sites carry the same regions)."""
+        out: list[CompiledRegion] = []
+        for resolution in self.resolve(facts):
+            if not resolution.wrapper_body:
+                out.extend(resolution.regions)
         return out
 
-    def entry_of(self, facts: ModuleFacts, site: CompileSite) -> tuple[FunctionRef | None, str]:
+    def resolve(self, facts: ModuleFacts) -> list[SiteResolution]:
+        """Every compile site of the module, resolved."""
+        return [self.resolve_site(facts, site) for site in facts.compile_sites]
+
+    def resolve_site(self, facts: ModuleFacts, site: CompileSite) -> SiteResolution:
         if site.form == "decorator":
-            return FunctionRef(facts.path, site.decorated), ""
-        if site.target_kind == "lambda":
-            return FunctionRef(facts.path, site.lambda_qualname), ""
-        if site.target_kind == "call":
-            return self.forward_of_class(site.class_ref, facts)
+            return self._resolved(facts, site, [(FunctionRef(facts.path, site.decorated), "decorated", "", "")], [])
         scope = facts.function(site.function) if site.function else None
+        wrapper_body = self._is_wrapper_body(facts, site, scope)
+        if site.target_kind == "lambda" and site.lambda_qualname:
+            return self._resolved(facts, site, [(FunctionRef(facts.path, site.lambda_qualname), "lambda", "", "")], [], wrapper_body)
+        target = self._target(facts, site)
+        if target is None:
+            return SiteResolution(site, facts.path, reason="dynamic", wrapper_body=wrapper_body)
+        if site.form == "method" and self._not_torch(facts, target):
+            return SiteResolution(site, facts.path, reason="not-torch", detail=ast.unparse(target), wrapper_body=wrapper_body)
+        values = self.flow.values_of(target, facts, scope)
+        container = self._container(facts, scope, target)
+        narrowed = self._narrow(facts, scope, site, target, values)
+        by_name = narrowed is not None
+        if narrowed is not None:
+            values = narrowed
+        form_of_instance = "by-class-name" if by_name else ("per-block" if container else "module")
+        entries: list[tuple[FunctionRef, str, str, str]] = []
+        library: list[LibraryRegion] = []
+        reasons: list[tuple[str, str]] = []
+        for value in sorted(values, key=lambda v: (v.kind, v.ref, v.path, v.detail)):
+            self._classify(value, site, facts, form_of_instance, container, entries, library, reasons, 0)
+        return self._resolved(facts, site, entries, library, wrapper_body, reasons)
+
+    def _classify(self, value: Value, site: CompileSite, facts: ModuleFacts, instance_form: str, container: str, entries: list, library: list, reasons: list, depth: int) -> None:
+        """Sort one compiled value into an entry, a library region or a reason."""
+        kind = value.kind
+        if kind in ("function", "lambda", "method", "bound-method", "partial") and value.path:
+            ref = self.flow.function_ref(value)
+            if ref is None:
+                reasons.append(("unbound", value.ref))
+                return
+            target = value.elements[0] if kind == "partial" and value.elements else value
+            form = {"lambda": "lambda", "method": "method", "bound-method": "method"}.get(target.kind, "function")
+            if site.form == "method":
+                reasons.append(("no-code", value.ref))  # ``fn.compile()``: functions have no compile method
+                return
+            entries.append((ref, form, "", ""))
+            return
+        if kind == "instance":
+            found = self.flow.class_of(value)
+            if found is None:
+                reasons.append(("unbound", value.ref))
+                return
+            ref = self.index.class_method(found[0], found[1], "forward") or self.index.class_method(found[0], found[1], "__call__")
+            model_class = f"{found[0].module}.{found[1].qualname}" if found[0].module else found[1].qualname
+            if ref is None:
+                torch_base = self.flow.torch_base(*found)
+                # A subclass of a concrete torch module keeps its forward (``nn.Sequential``);
+                # one of ``nn.Module`` itself has none: an abstract base, another's ``self``.
+                concrete = torch_base and torch_base not in GENERIC_TORCH
+                entry = entry_for(Value("torch-instance", ref=torch_base)) if concrete else None
+                if entry is not None:
+                    # A project subclass of a torch module that keeps torch's forward.
+                    library.append(LibraryRegion(entry, torch_base, site, facts.path, model_class, instance_form if instance_form != "module" else "library", container))
+                else:
+                    reasons.append(("no-code", value.ref))
+                return
+            entries.append((ref, instance_form, model_class, container))
+            return
+        if kind == "torch-instance" and value.name in TORCH_WRAPPERS:
+            # A wrapper (DistributedDataParallel, ...) runs the forward of what it wraps; one
+            # that wraps the compiled name itself (``model = DDP(model)``) adds nothing.
+            if depth < 3:
+                for inner in value.elements:
+                    self._classify(inner, site, facts, instance_form, container, entries, library, reasons, depth + 1)
+            return
+        if kind == "container" and value.ref == "torch.nn.Sequential" and value.elements and depth < 3:
+            for inner in value.elements:
+                self._classify(inner, site, facts, instance_form, container or "nn.Sequential", entries, library, reasons, depth + 1)
+            return
+        if kind == "unknown":
+            reasons.append((value.detail or "dynamic", value.ref))
+            return
+        if value.is_torch():
+            entry = entry_for(value)
+            if entry is None:
+                reasons.append(("no-code", value.ref))
+                return
+            model_class = value.ref if kind == "torch-instance" else (value.elements[1].ref if kind == "bound-method" and len(value.elements) > 1 else "")
+            library.append(LibraryRegion(entry, value.ref, site, facts.path, model_class, instance_form if kind == "torch-instance" and instance_form != "module" else "library", container))
+            return
+        if kind == "unknown":
+            reasons.append((value.detail or "dynamic", value.ref))
+            return
+        if kind == "literal" and value.detail.startswith("none:"):
+            return  # ``model = None`` before the real assignment: no candidate
+        reasons.append(("no-code", value.ref or kind))
+
+    def _resolved(self, facts: ModuleFacts, site: CompileSite, entries: list, library: list, wrapper_body: bool = False, reasons: list | None = None) -> SiteResolution:
+        regions: list[CompiledRegion] = []
+        disabled: list[str] = []
+        seen: set = set()
+        for ref, form, model_class, container in entries:
+            if (ref, model_class) in seen:
+                continue
+            seen.add((ref, model_class))
+            fn = self.index.function(ref)
+            if fn is None:
+                continue
+            if is_disabled(fn):
+                disabled.append(display_name(self.index, ref))
+                continue
+            regions.append(
+                CompiledRegion(
+                    entry=ref,
+                    name=display_name(self.index, ref),
+                    site=site,
+                    site_path=facts.path,
+                    reached=tuple(self.reach(ref)),
+                    model_class=model_class,
+                    form=form,
+                    container=container,
+                )
+            )
+        unique_library: list[LibraryRegion] = []
+        for region in library:
+            if (region.entry.name, region.ref, region.model_class) not in {(r.entry.name, r.ref, r.model_class) for r in unique_library}:
+                unique_library.append(region)
+        if regions or unique_library:
+            return SiteResolution(site, facts.path, tuple(regions), tuple(unique_library), wrapper_body=wrapper_body)
+        found = list(reasons or [])
+        if disabled:
+            found.append(("disabled", ", ".join(disabled)))
+        if not found:
+            found.append(("no-code", ""))
+        reason, detail = min(found, key=lambda item: _REASON_ORDER.index(item[0]) if item[0] in _REASON_ORDER else len(_REASON_ORDER))
+        return SiteResolution(site, facts.path, reason=reason, detail=detail, wrapper_body=wrapper_body)
+
+    # ---- what a site compiles ------------------------------------------------------------
+
+    def _target(self, facts: ModuleFacts, site: CompileSite) -> ast.expr | None:
+        """The expression a site compiles, parsed from the file: ``torch.compile(X)``,
+        ``torch.compile(**kw)(X)``, ``wrapper(X)``, ``X.compile()``."""
+        text = self.index.text(facts.path)
+        if text is None:
+            return None
+        lines = text.split("\n")
+        span = site.span
+        if not 1 <= span.line <= span.end_line <= len(lines):
+            return None
+        start = len(lines[span.line - 1][: span.column - 1].encode("utf-8", "surrogatepass"))
+        end = len(lines[span.end_line - 1][: span.end_column - 1].encode("utf-8", "surrogatepass"))
+        node = self.flow.expression_at(facts, (span.line, start, span.end_line, end))
+        if not isinstance(node, ast.Call):
+            return None
         if site.form == "method":
-            return self.forward_of_value(site.target, facts, scope)
-        return self.callable_of(site.target, facts, scope)
+            return node.func.value if isinstance(node.func, ast.Attribute) else None
+        if isinstance(node.func, ast.Call):
+            return node.args[0] if node.args else None
+        if node.args and not isinstance(node.args[0], ast.Starred):
+            return node.args[0]
+        for kw in node.keywords:
+            if kw.arg in ("model", "fn", "func", "module"):
+                return kw.value
+        return None
+
+    def _not_torch(self, facts: ModuleFacts, receiver: ast.expr) -> bool:
+        """``x.compile()`` where ``x`` starts from an imported module that is neither torch nor
+        the project's (``pytest.mark.compile``, ``regex.compile``)."""
+        head = receiver
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if not isinstance(head, ast.Name):
+            return False
+        binding = facts.binding(head.id)
+        target = facts.import_target(head.id)
+        # ``import x`` / ``import x.y as z`` bind a module (at module level the binding says
+        # so; in a function, the import statement's text does).
+        if target is None:
+            return False
+        if not ((binding is not None and binding.kind == "module") or target == head.id or self._imports_module(facts, target, head.id)):
+            return False
+        return not (target == "torch" or target.startswith("torch.")) and self.index.module_path(target.split(".")[0], facts.path) is None and self.index.module_path(target, facts.path) is None
+
+    def _imports_module(self, facts: ModuleFacts, target: str, name: str) -> bool:
+        """Whether the file has ``import target as name`` (not ``from ... import``)."""
+        text = self.index.text(facts.path) or ""
+        return re.search(rf"^\s*import\s+{re.escape(target)}\s+as\s+{re.escape(name)}\b", text, re.MULTILINE) is not None
+
+    def _is_wrapper_body(self, facts: ModuleFacts, site: CompileSite, scope: FunctionFacts | None) -> bool:
+        """A wrapper's ``torch.compile(param)``, where calls of the wrapper are sites too."""
+        if scope is None or not scope.compiles_param or site.target != scope.compiles_param:
+            return False
+        dotted = f"{facts.module}.{scope.qualname}" if facts.module else scope.qualname
+        return dotted in self.index.store.compile_functions
+
+    def _container(self, facts: ModuleFacts, scope: FunctionFacts | None, target: ast.expr) -> str:
+        """The container a compiled instance is taken from, as written (``model.layers``),
+        when the site compiles a loop variable or an element: a per-block compile."""
+        if isinstance(target, ast.Subscript):
+            return _strip_iterator(ast.unparse(target.value))
+        if not isinstance(target, ast.Name):
+            return ""
+        fn = scope
+        while fn is not None:
+            for flow in fn.flows:
+                if flow[0] == target.id and flow[1].startswith("iter"):
+                    node = self.flow.expression_at(facts, flow[2:6])
+                    return _strip_iterator(ast.unparse(node)) if node is not None else ""
+            if target.id in fn.local_names:
+                return ""
+            fn = facts.function(fn.parent) if fn.parent else None
+        return ""
+
+    def _narrow(self, facts: ModuleFacts, scope: FunctionFacts | None, site: CompileSite, target: ast.expr, values: frozenset[Value]) -> frozenset[Value] | None:
+        """The instances a site compiles when it sits under a test of the compiled name's
+        class (``isinstance(m, Block)``, ``m.__class__.__name__ in names``,
+        ``type(m).__name__ == "Block"``); None when there is no such test."""
+        if not isinstance(target, ast.Name):
+            return None
+        tree = self.flow.tree(facts.path)
+        if tree is None:
+            return None
+        tests = _tests_around(tree, site.span.line, target.id)
+        if not tests:
+            return None
+        classes: set[Value] = set()
+        names: set[str] = set()
+        for test in tests:
+            kind, expr = test
+            found = self.flow.values_of(expr, facts, scope)
+            if kind == "class":
+                for value in found:
+                    if value.kind == "class":
+                        classes.add(value)
+                    elif value.kind == "container":
+                        classes.update(e for e in value.elements if e.kind == "class")
+            else:
+                for value in found:
+                    for item in ([value] if value.kind == "literal" else list(value.elements) if value.kind == "container" else []):
+                        name = literal_text(item)
+                        if isinstance(name, str) and name:
+                            names.add(name)
+        if names:
+            # The named classes among what the name may hold (a model's own blocks) first;
+            # only when none is, every project class of that name.
+            own = [v for v in values if v.kind == "instance" and v.name in names]
+            if own:
+                return frozenset(own) if not classes else frozenset(own) | self._narrow_to(values, classes)
+            for name in sorted(names):
+                for cfacts, cls in self.index.classes_named(name):
+                    classes.add(Value("class", ref=f"{cfacts.module}.{cls.qualname}" if cfacts.module else cls.qualname, path=cfacts.path))
+        if not classes:
+            return None
+        return self._narrow_to(values, classes)
+
+    def _narrow_to(self, values: frozenset[Value], classes: set[Value]) -> frozenset[Value]:
+        """The values that are instances of ``classes``; a class none of them is gives its own
+        instance (what the test lets through, whatever the name held)."""
+        out: set[Value] = set()
+        for cls in classes:
+            matching = [v for v in values if self._is_instance_of(v, cls)]
+            if matching:
+                out.update(matching)
+            elif cls.path:
+                found_cls = self.flow.class_of(cls)
+                if found_cls is not None:
+                    out.add(Value("instance", ref=cls.ref, path=cls.path))
+            else:
+                out.add(Value("torch-instance", ref=cls.ref))
+        return frozenset(out)
+
+    def _is_instance_of(self, value: Value, cls: Value) -> bool:
+        if value.kind == "torch-instance":
+            return value.ref == cls.ref
+        found = self.flow.class_of(value) if value.kind == "instance" else None
+        if found is None:
+            return False
+        return any((f"{f.module}.{c.qualname}" if f.module else c.qualname) == cls.ref for f, c in self.index.mro(*found))
+
+    # ---- callees of reached code, by name and facts ----------------------------------
 
     def forward_of_class(self, dotted: str, facts: ModuleFacts) -> tuple[FunctionRef | None, str]:
         found = self.index.resolve_class(self.qualify(dotted, facts), facts.path)
@@ -274,3 +598,124 @@ class RegionFinder:
             return None
         ref, _ = self.callable_of(text, facts, fn)
         return ref
+
+
+def _strip_iterator(text: str) -> str:
+    """``model.layers`` for ``model.layers.named_children()``, ``enumerate(model.layers)``."""
+    for prefix in ("enumerate(", "list(", "reversed(", "tuple("):
+        if text.startswith(prefix) and text.endswith(")"):
+            text = text[len(prefix) : -1].split(",")[0].strip()
+    for suffix in (".named_children()", ".children()", ".named_modules()", ".modules()", ".items()", ".values()"):
+        if text.endswith(suffix):
+            return text[: -len(suffix)]
+    return text
+
+
+def _tests_around(tree: ast.Module, line: int, name: str) -> list[tuple[str, ast.expr]]:
+    """Class tests on ``name`` that guard ``line``: (``class``, the class expression) for
+    ``isinstance(name, C)`` / ``type(name) is C``; (``name``, the names expression) for
+    ``name.__class__.__name__ in names`` / ``type(name).__name__ == "Block"``. An ``if``
+    whose body holds the line counts, and ``if not <test>: continue`` before it in a loop."""
+    found: list[tuple[str, ast.expr]] = []
+
+    def visit(body: list[ast.stmt]) -> None:
+        for i, stmt in enumerate(body):
+            end = getattr(stmt, "end_lineno", stmt.lineno) or stmt.lineno
+            if not stmt.lineno <= line <= end:
+                # ``if not isinstance(m, Block): continue`` before the site, in the same body.
+                if isinstance(stmt, ast.If) and stmt.lineno < line and len(stmt.body) == 1 and isinstance(stmt.body[0], (ast.Continue, ast.Return)):
+                    test = stmt.test
+                    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                        found.extend(_class_tests(test.operand, name))
+                    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn):
+                        found.extend(_class_tests(ast.Compare(left=test.left, ops=[ast.In()], comparators=test.comparators), name))
+                continue
+            if isinstance(stmt, ast.If) and any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in stmt.body):
+                found.extend(_class_tests(stmt.test, name))
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list):
+                    visit([s for s in inner if isinstance(s, ast.stmt)] if field != "handlers" else [s for h in inner for s in h.body])
+            return
+
+    visit(tree.body)
+    return found
+
+
+def _class_tests(test: ast.expr, name: str) -> list[tuple[str, ast.expr]]:
+    out: list[tuple[str, ast.expr]] = []
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        for value in test.values:
+            out.extend(_class_tests(value, name))
+        return out
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2:
+        if isinstance(test.args[0], ast.Name) and test.args[0].id == name:
+            out.append(("class", test.args[1]))
+        return out
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, right, op = test.left, test.comparators[0], test.ops[0]
+        if _is_class_name_of(right, name) and isinstance(op, (ast.Eq, ast.In)):
+            left, right = right, left
+        if _is_class_name_of(left, name) and isinstance(op, (ast.Eq, ast.In)):
+            out.append(("name", right))
+        elif _is_type_of(left, name) and isinstance(op, (ast.Is, ast.Eq, ast.In)):
+            out.append(("class", right))
+    return out
+
+
+def _is_class_name_of(node: ast.expr, name: str) -> bool:
+    """``name.__class__.__name__`` or ``type(name).__name__``."""
+    if not (isinstance(node, ast.Attribute) and node.attr in ("__name__", "__qualname__")):
+        return False
+    return _is_type_of(node.value, name)
+
+
+def _is_type_of(node: ast.expr, name: str) -> bool:
+    """``name.__class__`` or ``type(name)``."""
+    if isinstance(node, ast.Attribute) and node.attr == "__class__":
+        return isinstance(node.value, ast.Name) and node.value.id == name
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id == name
+
+
+def compile_site_files(index: ProjectIndex) -> list[str]:
+    """The project files that hold compile sites, parsed, as a lint run finds them: files
+    whose text may compile (or call a configured wrapper), then files that call the project's
+    own wrappers (functions that compile their parameter), which become configured wrappers of
+    the index's store."""
+    from functools import partial
+
+    from recompile_lint.analysis.textscan import calls_any, may_compile_text
+
+    store = index.store
+    wrappers = tuple(w.rsplit(".", 1)[-1] for w in store.compile_functions)
+    candidates = index.select(index.paths, partial(may_compile_text, extra_tokens=wrappers))
+    chosen = set(candidates)
+    index.prefetch(candidates)
+    for path in candidates:
+        index.facts(path)
+    found = sorted(index.wrapper_functions() - set(store.compile_functions))
+    if found:
+        store.compile_functions = store.compile_functions + tuple(found)
+        short = tuple(sorted({name.rsplit(".", 1)[-1] for name in found} - {"compile", "optimize"}))
+        index.reparse([p for p in index.paths if index.is_parsed(p) and any(name in (index.text(p) or "") for name in short)])
+        more = set(index.select([p for p in index.paths if p not in chosen], partial(calls_any, tokens=short))) if short else set()
+        candidates = [p for p in index.paths if p in chosen or p in more]
+        index.prefetch(candidates)
+        for path in candidates:
+            index.facts(path)
+    return [path for path in candidates if (facts := index.facts(path)) is not None and facts.compile_sites]
+
+
+def find_sites(index: ProjectIndex, paths: "set[str] | None" = None, max_depth: int = 6) -> list[SiteResolution]:
+    """Every compile site of the project (with ``paths``, of those files only), resolved,
+    sorted by file and position."""
+    finder = RegionFinder(index, max_depth)
+    out: list[SiteResolution] = []
+    for path in sorted(compile_site_files(index)):
+        if paths is not None and path not in paths:
+            continue
+        facts = index.facts(path)
+        if facts is not None:
+            out.extend(finder.resolve(facts))
+    out.sort(key=lambda r: (r.site_path, r.site.span.line, r.site.span.column))
+    return out

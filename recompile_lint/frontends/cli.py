@@ -75,6 +75,7 @@ LAZY_COMMANDS = {
     "server": ("recompile_lint.frontends.cli_server", "server"),
     "lsp": ("recompile_lint.frontends.lsp", "lsp"),
     "explain": ("recompile_lint.explain.command", "explain"),
+    "regions": ("recompile_lint.frontends.cli_regions", "regions"),
 }
 
 

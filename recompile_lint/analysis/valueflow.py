@@ -1,0 +1,1928 @@
+"""Value flow: what a name, an attribute chain or a call may hold, without running anything.
+
+The region finder asks it what ``torch.compile(x)`` compiles; the guard model asks it what
+names, attributes, receivers of writes and callees hold. The answer is a set of abstract
+values (``Value``), computed on demand from the per-file facts (``facts.FunctionFacts.flows``,
+``returns``, ``ClassFacts.flows``, ``ModuleFacts.flows``: where each name is bound and to which
+expression, as source spans) and memoised per query.
+
+API (stable; names starting with ``_`` are private)::
+
+    flow = ValueFlow(index)
+    flow.values_of(expr, facts, scope)        -> frozenset[Value]
+    flow.attribute_values(owner, attr)        -> frozenset[Value]
+    flow.element_values(container, key=None)  -> frozenset[Value]
+    flow.call_values(callee, facts, scope, call=None) -> frozenset[Value]
+    flow.callees(call, facts, scope)          -> tuple[FunctionRef, ...]
+    flow.function_ref(value)                  -> FunctionRef | None
+    flow.class_of(value)                      -> tuple[ModuleFacts, ClassFacts] | None
+    flow.parameter_values(facts, scope, name) -> frozenset[Value]
+    flow.callers(ref)                         -> list[(facts, scope, ast.Call, skipped)]
+    flow.code_of(value)                       -> FunctionRef | None
+    flow.torch_base(facts, cls)               -> str
+    flow.expression_at(facts, span)           -> ast.expr | None
+    flow.tree(path)                           -> ast.Module | None
+
+``expr`` is an ``ast.expr`` or the source text of one (``"self._optimizer.step"``,
+``"build_model(cfg)"``); ``scope`` is the ``FunctionFacts`` it appears in, ``None`` at module
+level (a class body's names are looked up with the class's module scope). An ``ast.expr``
+comes from the file of ``facts``: its positions matter only for a lambda, which is found by
+its position among the file's functions.
+
+Sources followed:
+
+- plain, annotated, tuple (``a, (b, c) = ...``, starred) and walrus assignments, ``for`` and
+  comprehension targets (an element of the iterable; ``enumerate``, ``zip``, ``.items()``,
+  ``.values()``, ``.named_children()``, ``.children()``, ``.modules()`` understood),
+  ``with ... as`` (unknown);
+- constructor calls (an ``instance`` of the project class, a ``torch-instance`` of a torch
+  class); calls of project functions, methods, classmethods and staticmethods: the values of
+  their ``return`` expressions, with the callee's parameters bound to the call's arguments,
+  followed across modules to ``max_depth`` calls; a ``from_*`` classmethod whose returns the
+  flow cannot follow builds an instance of its class; ``accelerator.prepare(...)`` and
+  Lightning Fabric's ``setup(...)`` return their arguments (``PASS_THROUGH``), and so do
+  torch's ``parallelize_module``, ``fully_shard`` and the like (``TORCH_RETURNS_MODULE``);
+- ``self.x = ...`` in any method of the class or its project base classes, class attributes,
+  methods (a ``bound-method`` on an instance, a ``method`` on the class), properties (their
+  return values);
+- elements of lists, tuples, dicts, sets, ``nn.ModuleList``, ``nn.ModuleDict``,
+  ``nn.Sequential`` from their displays and constructor arguments, plus ``append``,
+  ``extend``, ``insert``, ``add_module``, ``x[key] = v`` and ``update`` on the same receiver;
+  subscripts with a literal key pick the element, other subscripts any element; ``.get(k)``;
+- ``getattr(obj, "literal"[, default])``; imports and re-exports through ``__init__.py``;
+  decorators (a decorated ``def`` holds the function itself: a wrapping decorator's wrapper
+  inlines it, so compiling either traces the same code); ``functools.partial``;
+  ``torch.compile(x)`` holds what ``x`` holds (the wrapper forwards attributes);
+- parameters: ``self`` (an instance of the enclosing class), ``cls``, the annotation (a
+  project or torch class), the default, and, when nothing else is known, the arguments passed
+  at the function's call sites in the project (found by name, confirmed by the callee's value,
+  ``max_callers`` of them). A call followed with its arguments bound skips the branches of
+  ``if isinstance(param, C):`` that those arguments cannot take.
+
+Where it over-approximates (a superset of what can happen; the region finder reports every
+candidate, the guard model should treat several values as "one of"):
+
+- flow-insensitive per scope: every binding of a name in a function counts at every point of
+  it (``model = Net(); model = torch.compile(model)`` holds the ``Net`` instance throughout);
+- ``self.x`` is the union of every assignment in every method of the class and its bases;
+  in a method, ``self`` may be an instance of any subclass: an attribute the class leaves
+  unset (and torch's nn.Module does not provide) or sets to ``None`` or an empty container is
+  looked up on every project subclass (their class bodies, methods and properties, and their
+  other bases: mixins);
+- a list grown by ``append`` holds any of its appended values at any index;
+- a parameter's values from call sites are the union over every call site found;
+- a subscript whose key is not a literal holds any element of the container.
+
+Where it under-approximates (the value is ``unknown``, with ``detail`` saying why, from
+``UNKNOWN_REASONS``): values from outside the project other than torch (``external``),
+parameters of functions nobody in the project calls (``parameter``), computed attribute names
+and keys (``dynamic``), chains longer than the bounds (``depth``), names bound nowhere the
+index sees (``unbound``), results of calls whose callee is not known (``call``), values that
+``global`` statements in functions rebind.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import os
+import re
+from dataclasses import dataclass
+
+from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts
+from recompile_lint.analysis.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.parsing import on_deep_stack, parse_source
+from recompile_lint.analysis.textscan import mentions
+
+# What a value is. ``ref`` names it: a project object's qualified name (``pkg.mod.Class``,
+# ``pkg.mod.func``, ``pkg.mod.Class.method``, ``pkg.mod`` for a module), a torch object's
+# (``torch.optim.AdamW``, ``torch.nn.functional.scaled_dot_product_attention``).
+KINDS = frozenset(
+    {
+        "instance",  # an instance of a project class; ref: the class
+        "class",  # a class (project or torch); ref: the class
+        "function",  # a project function or nested function; ref: the function
+        "method",  # a method looked up on its class (unbound); ref: the function
+        "bound-method",  # a method looked up on an instance; ref: the function; elements: (function, receiver)
+        "lambda",  # a lambda; ref: ``pkg.mod.<lambda:LINE:COL>`` (its qualname in the facts)
+        "partial",  # functools.partial; elements: (target,); detail: its keywords as source text
+        "torch-callable",  # a function of torch; ref: its dotted name
+        "torch-instance",  # an instance of a torch class; ref: the class
+        "module",  # a module; ref: its dotted name; path: its file when in the project
+        "literal",  # a Python constant; detail: ``kind:text`` (``int:0``, ``str:'gpt'``)
+        "tensor",  # a tensor (a torch factory, a tensor method, a Parameter, a buffer)
+        "container",  # list/tuple/dict/set/ModuleList/ModuleDict/Sequential; ref: which; elements
+        "unknown",  # detail: why (UNKNOWN_REASONS); ref: the dotted name when one is known
+    }
+)
+
+# Why a value is unknown: a short fixed list, shared with the region finder's reasons.
+UNKNOWN_REASONS = (
+    "external",  # comes from a library other than torch (or a module outside the project)
+    "parameter",  # a parameter: no annotation, default or call site in the project tells
+    "dynamic",  # a computed attribute name, key or callee
+    "depth",  # the chain goes past the configured bounds
+    "unbound",  # the name is bound nowhere the index sees
+    "call",  # the result of a call whose callee is unknown or returns nothing known
+)
+
+
+@dataclass(frozen=True)
+class Value:
+    """One abstract value a name or expression may hold.
+
+    ``kind``: one of ``KINDS``. ``ref``: the qualified name of what it is (see ``KINDS``).
+    ``path``: the file of a project definition (a class, function, module), "" otherwise.
+    ``detail``: a literal's ``kind:text``; a partial's keywords (``k=1, j=x``); ``exact`` for a
+    container whose ``elements`` are positional (a display, a tuple returned); ``self`` for the
+    ``self`` of a method (an instance of the class or of any subclass); for ``unknown``, the
+    reason (``UNKNOWN_REASONS``). ``elements``: a container's elements (in order when exact, a
+    set of candidates otherwise); a partial's target; a bound method's function and receiver.
+    ``keys``: for keyed containers (dict, ModuleDict), the literal key of each element
+    (``""`` where not literal), parallel to ``elements``.
+    """
+
+    kind: str
+    ref: str = ""
+    path: str = ""
+    detail: str = ""
+    elements: tuple["Value", ...] = ()
+    keys: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The last component of ``ref`` (``AdamW``, ``forward``)."""
+        return self.ref.rsplit(".", 1)[-1]
+
+    def is_torch(self) -> bool:
+        """A torch object (callable, class, instance, module, or a container of torch)."""
+        return self.ref == "torch" or self.ref.startswith("torch.")
+
+
+
+def unknown(reason: str, ref: str = "") -> Value:
+    """An unknown value and why (``UNKNOWN_REASONS``)."""
+    return Value("unknown", ref=ref, detail=reason)
+
+
+def literal(node: ast.Constant) -> Value:
+    """A constant's value: ``literal`` with ``kind:text`` as its detail."""
+    value = node.value
+    kind = "none" if value is None else type(value).__name__
+    text = repr(value)
+    return Value("literal", detail=f"{kind}:{text[:60]}")
+
+
+def literal_text(value: Value) -> str | int | None:
+    """The Python value of a str or int literal (``str:'gpt'`` -> ``gpt``), else None."""
+    if value.kind != "literal":
+        return None
+    kind, _, text = value.detail.partition(":")
+    if kind in ("str", "int"):
+        try:
+            out = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return None
+        return out if isinstance(out, (str, int)) else None
+    return None
+
+
+# torch modules (a dotted name under torch that is one of these is a module, not a callable).
+TORCH_MODULES = frozenset(
+    {
+        "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.modules",
+        "torch.nn.parallel", "torch.nn.attention", "torch.nn.attention.flex_attention", "torch.optim",
+        "torch.optim.lr_scheduler", "torch.distributed", "torch.distributed.fsdp", "torch.distributed.tensor",
+        "torch.utils", "torch.utils.data", "torch.utils.checkpoint", "torch.cuda", "torch.cuda.amp", "torch.amp",
+        "torch.autograd", "torch.fx", "torch.linalg", "torch.fft", "torch.special", "torch.compiler", "torch._dynamo",
+        "torch._inductor", "torch.export", "torch.jit", "torch.backends", "torch.testing", "torch.library", "torch.ops",
+        "torch.distributions", "torch.quantization", "torch.ao", "torch.func", "torch.sparse", "torch.nested",
+    }
+)
+# torch callables whose result is a tensor when called.
+TENSOR_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special"})
+# torch containers of modules, by their last name.
+TORCH_CONTAINERS = frozenset({"ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict"})
+# torch classes that wrap a module and run its forward (the value holds what it wraps).
+TORCH_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"})
+# torch functions that change a module in place (or wrap it and run its forward) and return
+# it: ``parallelize_module(model, ...)``, ``fully_shard(model)``.
+TORCH_RETURNS_MODULE = frozenset({"parallelize_module", "fully_shard", "replicate", "checkpoint_wrapper", "offload_wrapper", "quantize_dynamic"})
+# Base classes too general to say what an annotated parameter holds.
+GENERIC_TORCH = frozenset(
+    {"torch.nn.Module", "torch.nn.modules.module.Module", "torch.optim.Optimizer", "torch.optim.optimizer.Optimizer", "torch.Tensor"}
+)
+# Methods of modules and tensors that return their receiver (``model.to(device)``).
+RETURNS_SELF = frozenset(
+    {"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval", "requires_grad_", "share_memory", "to_empty", "type", "apply"}
+)
+# Attributes every nn.Module has (a subclass does not set them: torch does).
+NN_MODULE_ATTRIBUTES = frozenset(
+    {
+        "to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval", "training", "forward", "compile",
+        "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
+        "named_modules", "state_dict", "load_state_dict", "register_buffer", "register_parameter", "register_module",
+        "add_module", "apply", "zero_grad", "requires_grad_", "get_submodule", "get_parameter", "get_buffer", "__call__",
+        "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "type", "to_empty",
+    }
+)
+# Methods of modules that iterate over their submodules.
+MODULE_ITERATORS = frozenset({"children", "modules", "named_children", "named_modules"})
+# Methods of a container that the value flow follows (iteration, lookups).
+CONTAINER_METHODS = frozenset({"children", "modules", "values", "parameters", "items", "keys", "named_children", "named_modules", "get", "__getitem__", "forward", "copy"})
+# Builtins that return a container of their argument's elements.
+ELEMENT_COPIES = frozenset({"list", "tuple", "sorted", "reversed", "set", "frozenset", "iter"})
+# Calls that return (a copy of) their first argument.
+IDENTITY_CALLS = frozenset({"copy.copy", "copy.deepcopy", "typing.cast"})
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    """Where an expression is evaluated: a module, a function of it (or a class body), the
+    function's parameters bound by a call being followed, and how deep the query is."""
+
+    facts: ModuleFacts
+    fn: FunctionFacts | None
+    env: tuple[tuple[str, frozenset[Value]], ...] = ()
+    depth: int = 0
+    cls: ClassFacts | None = None  # a class body being evaluated
+    # The nodes evaluated carry their file's positions: a name's value at its line can be
+    # told from the assignments that reach it (not for source text parsed on its own).
+    positions: bool = True
+
+    def bound(self, name: str) -> frozenset[Value] | None:
+        for key, values in self.env:
+            if key == name:
+                return values
+        return None
+
+
+EMPTY: frozenset[Value] = frozenset()
+# A name a file calls (``name(``, ``.name(``) or decorates with (``@name``, ``@x.name``).
+CALLED_NAME = re.compile(r"\b(\w+)[ \t]*\(")
+DECORATED_NAME = re.compile(r"@\s*(?:\w+\s*\.\s*)*(\w+)")
+# Exact containers made per display at most (one per combination of its positions' values).
+MAX_COMBINATIONS = 8
+
+
+class ValueFlow:
+    """Answers value questions over a project index, memoising every answer."""
+
+    def __init__(self, index: ProjectIndex, max_depth: int = 4, max_callers: int = 24, max_values: int = 48):
+        self.index = index
+        self.max_depth = max_depth  # calls followed into callees (returns), and callers (parameters)
+        self.max_callers = max_callers  # call sites looked at per parameter
+        self.max_values = max_values  # values kept per answer (the rest: unknown "depth")
+        self.max_caller_files = 60  # files parsed per search for a function's call sites
+        # Call sites are searched for a parameter met this many calls deep at most: a
+        # parameter's callers' parameters' callers... each level reads more files.
+        self.max_caller_depth = 3
+        self._memo: dict[tuple, frozenset[Value]] = {}
+        self._active: set[tuple] = set()
+        self._stack: list[tuple] = []  # the queries in progress, outermost first
+        # Queries in progress whose answer used a cut cycle -> stack index of the cycle's start.
+        self._tainted: dict[tuple, int] = {}
+        self._snippets: dict[tuple[str, int, int, int, int], ast.expr | None] = {}
+        self._lines: dict[str, list[bytes]] = {}
+        self._trees: dict[str, ast.Module | None] = {}
+        self._callers: dict[tuple[str, str], list] = {}
+        self._mentions: dict[str, list[str]] = {}
+        self._call_index: dict[tuple[str, str], list[ast.Call]] = {}
+        self._by_target: dict[tuple[str, str, str], dict[str, list[tuple]]] = {}
+        self._called: dict[str, frozenset[str]] = {}
+        self._dead_ranges: dict[tuple, list[tuple[int, int]]] = {}
+        self._reaching_defs: dict[tuple, tuple | None] = {}
+        self._bodies: dict[tuple[str, str], list[ast.stmt] | None] = {}
+
+    # ---- public API ----------------------------------------------------------------------
+
+    def values_of(self, expr: ast.expr | str, facts: ModuleFacts, scope: FunctionFacts | None) -> frozenset[Value]:
+        """What ``expr`` may evaluate to in ``scope`` of ``facts``'s module."""
+        if isinstance(expr, str):
+            try:
+                node = ast.parse(expr.strip(), mode="eval").body
+            except SyntaxError:
+                return frozenset({unknown("dynamic")})
+            return self._eval(node, _Ctx(facts, scope, positions=False))
+        return self._eval(expr, _Ctx(facts, scope))
+
+    def attribute_values(self, owner: Value, attr: str) -> frozenset[Value]:
+        """What ``owner.attr`` may hold: assignments to ``self.attr`` in the class's methods,
+        class attributes, methods (bound on an instance), properties; a module's global or
+        submodule; a torch object's attribute (a bound method of a torch instance)."""
+        return self._attribute(owner, attr, 0)
+
+    def element_values(self, container: Value, key: str | int | None = None) -> frozenset[Value]:
+        """The elements of a container value; with ``key`` (a literal index or dict key), the
+        one at that key where the container is exact, else every element."""
+        return self._elements(container, key, 0)
+
+    def call_values(self, callee: Value, facts: ModuleFacts, scope: FunctionFacts | None, call: ast.Call | None = None) -> frozenset[Value]:
+        """What calling ``callee`` returns (with ``call``'s arguments bound to its parameters,
+        evaluated in ``scope`` of ``facts``)."""
+        return self._call_value(callee, call, _Ctx(facts, scope))
+
+    def callees(self, call: ast.Call | str, facts: ModuleFacts, scope: FunctionFacts | None) -> tuple[FunctionRef, ...]:
+        """The project functions a call runs first: a function's or method's code, a class's
+        ``__init__``, an nn.Module instance's ``forward``, an object's ``__call__``."""
+        if isinstance(call, str):
+            try:
+                node = ast.parse(call.strip(), mode="eval").body
+            except SyntaxError:
+                return ()
+            func = node.func if isinstance(node, ast.Call) else node
+            ctx = _Ctx(facts, scope, positions=False)
+        else:
+            func = call.func
+            ctx = _Ctx(facts, scope)
+        out: list[FunctionRef] = []
+        for value in sorted(self._eval(func, ctx), key=_order):
+            ref = self.code_of(value)
+            if ref is not None and ref not in out:
+                out.append(ref)
+        return tuple(out)
+
+    def function_ref(self, value: Value) -> FunctionRef | None:
+        """The project code object of a function, method, bound method, lambda or partial
+        value; None for anything else."""
+        if value.kind == "partial" and value.elements:
+            return self.function_ref(value.elements[0])
+        if value.kind not in ("function", "method", "bound-method", "lambda") or not value.path:
+            return None
+        facts = self.index.facts(value.path)
+        if facts is None:
+            return None
+        qualname = value.ref[len(facts.module) + 1 :] if facts.module and value.ref.startswith(facts.module + ".") else value.ref
+        return FunctionRef(value.path, qualname) if facts.function(qualname) is not None else None
+
+    def code_of(self, value: Value) -> FunctionRef | None:
+        """What calling ``value`` runs first in the project: a function's code, an instance's
+        ``forward`` (nn.Module) or ``__call__``, a class's ``__init__``."""
+        ref = self.function_ref(value)
+        if ref is not None:
+            return ref
+        found = self.class_of(value)
+        if found is None:
+            return None
+        if value.kind == "class":
+            return self.index.class_method(found[0], found[1], "__init__")
+        return self.index.class_method(found[0], found[1], "forward") or self.index.class_method(found[0], found[1], "__call__")
+
+    def class_of(self, value: Value) -> tuple[ModuleFacts, ClassFacts] | None:
+        """The project class of an instance (or of a class value itself)."""
+        if value.kind not in ("instance", "class") or not value.path:
+            return None
+        facts = self.index.facts(value.path)
+        if facts is None:
+            return None
+        qualname = value.ref[len(facts.module) + 1 :] if facts.module and value.ref.startswith(facts.module + ".") else value.ref
+        cls = facts.cls(qualname)
+        return (facts, cls) if cls is not None else None
+
+    def parameter_values(self, facts: ModuleFacts, scope: FunctionFacts, name: str) -> frozenset[Value]:
+        """What parameter ``name`` of ``scope`` may hold (see the module docstring)."""
+        return self._parameter(_Ctx(facts, scope), name)
+
+    def callers(self, ref: FunctionRef) -> list[tuple[ModuleFacts, FunctionFacts | None, ast.Call, int]]:
+        """Call sites of a project function found in the project, confirmed by the callee's
+        value: (facts, enclosing function, call, how many leading parameters the call does
+        not pass: 1 for a method called on an instance or a class's ``__init__``). A
+        decorator application counts as a call with the decorated object as its argument."""
+        return self._find_callers(ref, 0)
+
+    # ---- values of project objects -------------------------------------------------------
+
+    def _module_value(self, module: str, path: str | None = None) -> Value:
+        if path is None:
+            path = self.index.module_path(module) or ""
+        return Value("module", ref=module, path=path)
+
+    @staticmethod
+    def _qualified(facts: ModuleFacts, qualname: str) -> str:
+        return f"{facts.module}.{qualname}" if facts.module else qualname
+
+    def _function_value(self, facts: ModuleFacts, fn: FunctionFacts) -> Value:
+        kind = "lambda" if fn.is_lambda else ("method" if _is_method(fn) else "function")
+        return Value(kind, ref=self._qualified(facts, fn.qualname), path=facts.path)
+
+    def _class_value(self, facts: ModuleFacts, cls: ClassFacts) -> Value:
+        return Value("class", ref=self._qualified(facts, cls.qualname), path=facts.path)
+
+    def _instance(self, facts: ModuleFacts, cls: ClassFacts, detail: str = "") -> Value:
+        return Value("instance", ref=self._qualified(facts, cls.qualname), path=facts.path, detail=detail)
+
+    @staticmethod
+    def _torch(dotted: str) -> Value:
+        """A dotted name under torch: a module, a class, or a callable."""
+        if dotted in TORCH_MODULES:
+            return Value("module", ref=dotted)
+        last = dotted.rsplit(".", 1)[-1]
+        if last[:1].isupper():
+            return Value("class", ref=dotted)
+        return Value("torch-callable", ref=dotted)
+
+    def _dotted(self, dotted: str, from_path: str | None, depth: int) -> frozenset[Value]:
+        """The values of an absolute dotted name (an import target)."""
+        if dotted == "torch" or dotted.startswith("torch."):
+            return frozenset({self._torch(dotted)})
+        parts = dotted.split(".")
+        for i in range(len(parts), 0, -1):
+            module = ".".join(parts[:i])
+            path = self.index.module_path(module, from_path)
+            if path is None:
+                continue
+            values = frozenset({self._module_value(module, path)})
+            for attr in parts[i:]:
+                values = self._union(self._attribute(v, attr, depth) for v in values)
+            return values
+        return frozenset({unknown("external", dotted)})
+
+    # ---- expressions ---------------------------------------------------------------------
+
+    def _eval(self, node: ast.AST, ctx: _Ctx) -> frozenset[Value]:
+        if isinstance(node, ast.Name):
+            return self._name(node.id, ctx, node.lineno if ctx.positions else 0)
+        if isinstance(node, ast.Attribute):
+            if ctx.positions:
+                # ``self.model`` / ``pipe.unet`` rebound earlier in the same function.
+                text = _dotted_text(node)
+                reaching = self._reaching(ctx, text, node.lineno) if text and "." in text else None
+                if reaching is not None:
+                    return reaching
+            base = self._eval(node.value, ctx)
+            out = self._union(self._attribute(v, node.attr, ctx.depth) for v in base)
+            # ``pipe.unet = ...`` rebinds the attribute here too (flow-insensitive).
+            text = _dotted_text(node)
+            if text and not text.startswith("self.") and self._binds(ctx, text):
+                local = self._flow_values(ctx, text)
+                if local:
+                    out = self._union(({v for v in out if v.kind != "unknown"}, local))
+            return out
+        if isinstance(node, ast.Call):
+            return self._call(node, ctx)
+        if isinstance(node, ast.Constant):
+            return frozenset({literal(node)})
+        if isinstance(node, ast.Lambda):
+            fn = self._lambda_at(ctx.facts, node)
+            return frozenset({self._function_value(ctx.facts, fn) if fn is not None else unknown("unbound")})
+        if isinstance(node, ast.Subscript):
+            base = self._eval(node.value, ctx)
+            key = self._key(node.slice, ctx)
+            if isinstance(node.slice, ast.Slice):
+                return self._union(frozenset({Value("container", ref=v.ref, elements=tuple(self._elements(v, None, ctx.depth)))}) if v.kind == "container" else frozenset({v}) for v in base)
+            return self._union(self._elements(v, key, ctx.depth) for v in base)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            ref = {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set"}[type(node)]
+            return self._display(ref, list(node.elts), ctx)
+        if isinstance(node, ast.Dict):
+            keys = [self._key(k, ctx) if k is not None else None for k in node.keys]
+            values = [self._eval(v, ctx) if k is not None else self._union(self._elements(c, None, ctx.depth) for c in self._eval(v, ctx)) for k, v in zip(node.keys, node.values)]
+            return self._container("dict", values, keys)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            return frozenset({Value("container", ref="set" if isinstance(node, ast.SetComp) else "list", elements=tuple(sorted(self._eval(node.elt, ctx), key=_order)))})
+        if isinstance(node, ast.DictComp):
+            inner = tuple(sorted(self._eval(node.value, ctx), key=_order))
+            return frozenset({Value("container", ref="dict", elements=inner, keys=("",) * len(inner))})
+        if isinstance(node, ast.IfExp):
+            return self._union((self._eval(node.body, ctx), self._eval(node.orelse, ctx)))
+        if isinstance(node, ast.BoolOp):
+            return self._union(self._eval(v, ctx) for v in node.values)
+        if isinstance(node, ast.NamedExpr):
+            return self._eval(node.value, ctx)
+        if isinstance(node, ast.Starred):
+            return self._union(self._elements(v, None, ctx.depth) for v in self._eval(node.value, ctx))
+        if isinstance(node, ast.Await):
+            return self._eval(node.value, ctx)
+        if isinstance(node, (ast.JoinedStr,)):
+            return frozenset({Value("literal", detail="str:")})
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            left = self._eval(node.left, ctx) if isinstance(node, ast.BinOp) else EMPTY
+            if any(v.kind == "tensor" for v in left):
+                return frozenset({Value("tensor")})
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and any(v.kind == "container" for v in left):
+                right = self._eval(node.right, ctx)
+                elements = [e for v in left | right for e in self._elements(v, None, ctx.depth)]
+                return frozenset({Value("container", ref="list", elements=tuple(sorted(set(elements), key=_order)))})
+            return frozenset({unknown("dynamic")})
+        return frozenset({unknown("dynamic")})
+
+    def _key(self, node: ast.AST, ctx: _Ctx) -> str | int | None:
+        """A subscript key or dict key as a literal, when it is one (a name bound to one
+        literal counts)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, int):
+            return -node.operand.value
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            values = self._eval(node, ctx)
+            if len(values) == 1:
+                return literal_text(next(iter(values)))
+        return None
+
+    def _display(self, ref: str, elts: list[ast.expr], ctx: _Ctx) -> frozenset[Value]:
+        values: list[frozenset[Value]] = []
+        for elt in elts:
+            if isinstance(elt, ast.Starred):
+                # Positions after a starred element are not known.
+                inner = self._eval(elt, ctx)
+                return self._container(ref, values + [inner], None, exact=False)
+            values.append(self._eval(elt, ctx))
+        return self._container(ref, values, None)
+
+    def _container(self, ref: str, values: list[frozenset[Value]], keys: list | None, exact: bool = True) -> frozenset[Value]:
+        """Containers of the given per-position values: exact ones (positions and keys kept),
+        one per combination of the positions' candidates while there are few combinations,
+        else one holding the set of every candidate."""
+        combinations = 1
+        for options in values:
+            combinations *= max(len(options), 1)
+        if exact and combinations <= MAX_COMBINATIONS and all(values) and (keys is None or all(k is not None for k in keys)):
+            rows: list[tuple[Value, ...]] = [()]
+            for options in values:
+                rows = [row + (v,) for row in rows for v in sorted(options, key=_order)]
+            key_texts = tuple(str(k) for k in keys) if keys is not None else ()
+            return frozenset(Value("container", ref=ref, detail="exact", elements=row, keys=key_texts) for row in rows)
+        pairs: dict[Value, str] = {}
+        for i, options in enumerate(values):
+            key = keys[i] if keys is not None and i < len(keys) and keys[i] is not None else ""
+            for v in sorted(options, key=_order):
+                pairs.setdefault(v, str(key))
+        elements = tuple(pairs)
+        return frozenset({Value("container", ref=ref, elements=elements, keys=tuple(pairs.values()) if keys is not None else ())})
+
+    # ---- names ---------------------------------------------------------------------------
+
+    def _name(self, name: str, ctx: _Ctx, line: int = 0) -> frozenset[Value]:
+        bound = ctx.bound(name)
+        if bound is not None and not (line and ctx.fn is not None and name in ctx.fn.local_names and self._binds(ctx, name)):
+            return bound
+        if line:
+            reaching = self._reaching(ctx, name, line)
+            if reaching is not None:
+                return reaching
+        if ctx.cls is not None:
+            values = self._class_body_name(ctx, name)
+            if values:
+                return values
+        fn = ctx.fn
+        facts = ctx.facts
+        first = True
+        while fn is not None:
+            if name in fn.global_decls:
+                break
+            nested = facts.function(f"{fn.qualname}.{name}")
+            if nested is not None:
+                return frozenset({self._function_value(facts, nested)})
+            nested_cls = facts.cls(f"{fn.qualname}.{name}")
+            if nested_cls is not None:
+                return frozenset({self._class_value(facts, nested_cls)})
+            scope_ctx = ctx if first else _Ctx(facts, fn, (), ctx.depth)
+            if any(p.name == name for p in fn.params):
+                return self._parameter(scope_ctx, name)
+            if name in fn.local_names:
+                if self._binds(scope_ctx, name):
+                    # Empty inside a cycle (``model = torch.compile(model)``): the outer
+                    # query of the same name has the values.
+                    return self._flow_values(scope_ctx, name)
+                return frozenset({unknown("unbound")})
+            first = False
+            # A method does not see its class body's names: go to the enclosing function or module.
+            fn = facts.function(fn.parent) if fn.parent else None
+        return self._global(facts, name, ctx.depth)
+
+    def _class_body_name(self, ctx: _Ctx, name: str) -> frozenset[Value]:
+        cls = ctx.cls
+        assert cls is not None
+        facts = ctx.facts
+        qual = cls.method(name)
+        if qual is not None:
+            fn = facts.function(qual)
+            if fn is not None:
+                return frozenset({self._function_value(facts, fn)})
+        inner = facts.cls(f"{cls.qualname}.{name}")
+        if inner is not None:
+            return frozenset({self._class_value(facts, inner)})
+        flows = self._targets(facts, cls).get(name)
+        if flows:
+            return self._union(self._flow(ctx, f) for f in flows)
+        return EMPTY
+
+    def _global(self, facts: ModuleFacts, name: str, depth: int) -> frozenset[Value]:
+        """A module-level name of ``facts``: a def, a class, an assignment, an import."""
+        key = ("global", facts.path, name, depth)
+        return self._memoised(key, lambda: self._global_uncached(facts, name, depth))
+
+    def _global_uncached(self, facts: ModuleFacts, name: str, depth: int) -> frozenset[Value]:
+        out: set[Value] = set()
+        fn = facts.function(name)
+        if fn is not None:
+            out.add(self._function_value(facts, fn))
+        cls = facts.cls(name)
+        if cls is not None:
+            out.add(self._class_value(facts, cls))
+        ctx = _Ctx(facts, None, (), depth)
+        flows = self._targets(facts, None).get(name, ())
+        for flow in flows:
+            if not flow[1].startswith("elem"):
+                out.update(self._flow(ctx, flow))
+        out.update(self._added_elements(ctx, out, flows))
+        target = facts.import_target(name)
+        if target is not None and not out:
+            if target == self._qualified(facts, name):
+                return frozenset({unknown("unbound", target)})
+            out.update(self._dotted(target, facts.path, depth))
+        if not out:
+            if name in BUILTINS:
+                return frozenset({unknown("external", f"builtins.{name}")})
+            return frozenset({unknown("unbound", self._qualified(facts, name))})
+        return self._cap(out)
+
+    def _reaching(self, ctx: _Ctx, name: str, line: int) -> frozenset[Value] | None:
+        """What ``name`` (or an attribute chain) holds at ``line`` of ``ctx``'s function (or
+        module), from the assignments of that scope that reach the line in statement order;
+        None when they do not decide it (the value comes from outside the scope, or a binding
+        the walk does not follow): the caller then uses every binding of the scope."""
+        if ctx.cls is not None or not self._binds(ctx, name):
+            return None
+        fn = ctx.fn
+        key = (ctx.facts.path, fn.qualname if fn is not None else "", name, line)
+        if key not in self._reaching_defs:
+            body = self._body(ctx.facts, fn)
+            found = _reaching(body, name, line) if body is not None else None
+            self._reaching_defs[key] = None if found is None or ENTRY in found else tuple(found)
+        defs = self._reaching_defs[key]
+        if defs is None:
+            return None
+
+        def compute() -> frozenset[Value]:
+            out: set[Value] = set()
+            for item in defs:
+                expr, path = item if isinstance(item, tuple) else (item, ())
+                values = self._eval(expr, ctx)
+                for position in path:
+                    values = self._union(self._elements(v, position, ctx.depth) for v in values)
+                out.update(values)
+            return self._cap(out)
+
+        # In a loop an assignment can reach itself (``xs = xs + [x]``): a cycle like any other.
+        return self._memoised(("reach", *key, ctx.env, ctx.depth), compute)
+
+    def _body(self, facts: ModuleFacts, fn: FunctionFacts | None) -> list[ast.stmt] | None:
+        """The statements of a function (of the module when ``fn`` is None), found once."""
+        key = (facts.path, fn.qualname if fn is not None else "")
+        if key not in self._bodies:
+            tree = self.tree(facts.path)
+            self._bodies[key] = _body_of(tree, fn) if tree is not None else None
+        return self._bodies[key]
+
+    def _targets(self, facts: ModuleFacts, owner: FunctionFacts | ClassFacts | None) -> dict[str, list[tuple]]:
+        """The flows of a scope (a function, a class body, the module) by target, once."""
+        key = (facts.path, type(owner).__name__, owner.qualname if owner is not None else "")
+        known = self._by_target.get(key)
+        if known is None:
+            known = {}
+            for flow in owner.flows if owner is not None else facts.flows:
+                known.setdefault(flow[0], []).append(flow)
+            self._by_target[key] = known
+        return known
+
+    def _binds(self, ctx: _Ctx, target: str) -> bool:
+        """Whether the scope of ``ctx`` has a flow to ``target``."""
+        return target in self._targets(ctx.facts, ctx.fn)
+
+    def _flow_values(self, ctx: _Ctx, target: str) -> frozenset[Value]:
+        """What the flows of ``ctx``'s scope bind ``target`` to (memoised per scope)."""
+        fn = ctx.fn
+        flows = self._targets(ctx.facts, fn).get(target, ())
+        key = ("flow", ctx.facts.path, fn.qualname if fn is not None else "", ctx.env, target, ctx.depth)
+
+        def compute() -> frozenset[Value]:
+            live = [flow for flow in flows if not self._dead(ctx, flow[2])]
+            out: set[Value] = set()
+            for flow in live:
+                if not flow[1].startswith("elem"):
+                    out.update(self._flow(ctx, flow))
+            out.update(self._added_elements(ctx, out, live))
+            return self._cap(out)
+
+        return self._memoised(key, compute)
+
+    def _dead(self, ctx: _Ctx, line: int) -> bool:
+        """Whether ``line`` of ``ctx``'s function cannot run for the parameters the call being
+        followed binds: it sits under ``if isinstance(param, C):`` and no value bound to the
+        parameter is a ``C`` (or in the ``else`` when every one is)."""
+        if not ctx.env or ctx.fn is None:
+            return False
+        key = (ctx.facts.path, ctx.fn.qualname, ctx.env)
+        ranges = self._dead_ranges.get(key)
+        if ranges is None:
+            ranges = self._dead_ranges[key] = self._branches_not_taken(ctx)
+        return any(start <= line <= end for start, end in ranges)
+
+    def _branches_not_taken(self, ctx: _Ctx) -> list[tuple[int, int]]:
+        fn = ctx.fn
+        assert fn is not None
+        body = self._body(ctx.facts, fn)
+        if body is None:
+            return []
+        out: list[tuple[int, int]] = []
+        stack: list[ast.AST] = list(body)
+        while stack:
+            stmt = stack.pop()
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(stmt, ast.If):
+                taken = self._isinstance_test(stmt.test, ctx)
+                if taken is False and stmt.body:
+                    out.append((stmt.body[0].lineno, stmt.body[-1].end_lineno or stmt.body[-1].lineno))
+                elif taken is True and stmt.orelse:
+                    out.append((stmt.orelse[0].lineno, stmt.orelse[-1].end_lineno or stmt.orelse[-1].lineno))
+            stack.extend(child for child in ast.iter_child_nodes(stmt) if isinstance(child, ast.stmt))
+        return out
+
+    def _isinstance_test(self, test: ast.expr, ctx: _Ctx) -> bool | None:
+        """True/False when ``isinstance(param, C)`` (or its ``not``) is decided for every value
+        the call binds to ``param``; None when it is not such a test or not decided."""
+        negate = False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            negate, test = True, test.operand
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2 and isinstance(test.args[0], ast.Name)):
+            return None
+        bound = ctx.bound(test.args[0].id)
+        if not bound or any(v.kind not in ("instance", "torch-instance", "container") for v in bound):
+            return None
+        classes = self._eval(test.args[1], _Ctx(ctx.facts, ctx.fn, (), ctx.depth))
+        members = [c for v in classes for c in (v.elements if v.kind == "container" else (v,))]
+        if not members or any(c.kind != "class" for c in members):
+            return None
+        matches = [any(self.is_instance(v, c) for c in members) for v in bound]
+        if all(matches):
+            return not negate
+        if not any(matches):
+            return negate
+        return None
+
+    def is_instance(self, value: Value, cls: Value) -> bool:
+        """Whether ``value`` is an instance of the class value ``cls`` (project classes by
+        their bases, torch classes by name)."""
+        if value.kind in ("torch-instance", "container"):
+            return value.ref == cls.ref or (cls.ref in GENERIC_TORCH and value.ref.startswith("torch.nn."))
+        found = self.class_of(value) if value.kind == "instance" else None
+        if found is None:
+            return False
+        if any(self._qualified(f, c.qualname) == cls.ref for f, c in self.index.mro(*found)):
+            return True
+        # A torch base class among the project bases (``isinstance(model, nn.Module)``).
+        return bool(cls.is_torch()) and any(f.resolve(b) == cls.ref for f, c in self.index.mro(*found) for b in c.bases)
+
+    def _added_elements(self, ctx: _Ctx, values: set[Value], flows) -> set[Value]:
+        """Containers of a target with the elements its scope adds (``append``, ``t[k] = v``,
+        ``extend``; ``flows``: the target's flows): replaces the container values in
+        ``values`` (returned: the new ones)."""
+        added: list[tuple[str, Value]] = []
+        for flow in flows:
+            if not flow[1].startswith("elem"):
+                continue
+            if flow[1] == "elems":
+                for v in self._flow_value_expr(ctx, flow):
+                    added.extend(("", e) for e in self._elements(v, None, ctx.depth))
+            else:
+                key = flow[1].partition(":")[2]
+                added.extend((key, v) for v in self._flow_value_expr(ctx, flow))
+        if not added:
+            return set()
+        containers = [v for v in values if v.kind == "container"]
+        if not containers:
+            keyed = any(":" in f[1] for f in flows if f[1].startswith("elem"))
+            containers = [Value("container", ref="dict" if keyed else "list")]
+        out = set()
+        for container in containers:
+            values.discard(container)
+            pairs = dict(zip(container.elements, container.keys or ("",) * len(container.elements)))
+            for key, v in added:
+                pairs.setdefault(v, key)
+            keyed = container.ref in ("dict", "torch.nn.ModuleDict") or any(pairs.values())
+            out.add(Value("container", ref=container.ref, elements=tuple(pairs), keys=tuple(pairs.values()) if keyed else ()))
+        return out
+
+    def _flow_value_expr(self, ctx: _Ctx, flow: tuple) -> frozenset[Value]:
+        node = self.expression_at(ctx.facts, flow[2:6])
+        if node is None:
+            return frozenset({unknown("dynamic")})
+        return self._eval(node, ctx)
+
+    def _flow(self, ctx: _Ctx, flow: tuple) -> frozenset[Value]:
+        """The value one flow binds its target to."""
+        values = self._flow_value_expr(ctx, flow)
+        how = flow[1]
+        if how == "=":
+            return values
+        if how == "with":
+            return frozenset({unknown("external")})
+        out = values
+        for step in how.split("."):
+            if step == "iter":
+                out = self._union(self._iterate(v, ctx.depth) for v in out)
+            elif step == "*":
+                out = self._union(self._elements(v, None, ctx.depth) for v in out)
+            elif step.isdigit():
+                out = self._union(self._elements(v, int(step), ctx.depth) for v in out)
+            elif step == "with":
+                return frozenset({unknown("external")})
+        return out
+
+    def _iterate(self, value: Value, depth: int) -> frozenset[Value]:
+        """What iterating over ``value`` yields (a dict yields its keys)."""
+        if value.kind == "container" and value.ref in ("dict", "torch.nn.ModuleDict", "torch.nn.ParameterDict"):
+            return frozenset(Value("literal", detail=f"str:{k!r}") if k else Value("literal", detail="str:") for k in value.keys) or frozenset({Value("literal", detail="str:")})
+        return self._elements(value, None, depth)
+
+    # ---- parameters ----------------------------------------------------------------------
+
+    def _parameter(self, ctx: _Ctx, name: str) -> frozenset[Value]:
+        fn = ctx.fn
+        assert fn is not None
+        bound = ctx.bound(name)
+        if bound is not None:
+            return bound
+        key = ("param", ctx.facts.path, fn.qualname, name, ctx.depth)
+        return self._memoised(key, lambda: self._parameter_uncached(ctx, name))
+
+    def _parameter_uncached(self, ctx: _Ctx, name: str) -> frozenset[Value]:
+        facts, fn = ctx.facts, ctx.fn
+        assert fn is not None
+        params = fn.params
+        index = next(i for i, p in enumerate(params) if p.name == name)
+        param = params[index]
+        if param.kind in ("vararg", "kwarg"):
+            return frozenset({unknown("parameter")})
+        if _is_method(fn) and index == 0 and "staticmethod" not in fn.decorators:
+            cls = facts.cls(fn.class_name)
+            if cls is not None:
+                if "classmethod" in fn.decorators or fn.name in ("__new__", "__init_subclass__", "__class_getitem__"):
+                    return frozenset({self._class_value(facts, cls)})
+                return frozenset({self._instance(facts, cls, detail="self")})
+        out: set[Value] = set()
+        if param.annotation:
+            out.update(self._annotation(ctx, param.annotation))
+        if param.default and param.default != "None":
+            parent = facts.function(fn.parent) if fn.parent else None
+            out.update(self._eval_text(param.default, _Ctx(facts, parent, (), ctx.depth)))
+        if not any(_known(v) for v in out) and ctx.depth < self.max_caller_depth:
+            out.update(self._caller_arguments(ctx, index))
+        known = {v for v in out if v.kind != "unknown"}
+        if known:
+            return self._cap(known)
+        return frozenset({unknown("parameter", f"{self._qualified(facts, fn.qualname)}.{name}")})
+
+    def _annotation(self, ctx: _Ctx, text: str) -> set[Value]:
+        """Instances of the classes an annotation names (``Optional``/``|`` unions too);
+        generic bases (``nn.Module``) say nothing."""
+        try:
+            node = ast.parse(text.strip("'\""), mode="eval").body
+        except SyntaxError:
+            return set()
+        names: list[ast.expr] = []
+        stack = [node]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, ast.BinOp) and isinstance(item.op, ast.BitOr):
+                stack.extend((item.left, item.right))
+            elif isinstance(item, ast.Subscript) and _dotted_text(item.value).rsplit(".", 1)[-1] in ("Optional", "Union"):
+                inner = item.slice
+                stack.extend(inner.elts if isinstance(inner, ast.Tuple) else [inner])
+            elif isinstance(item, (ast.Name, ast.Attribute)):
+                names.append(item)
+        out: set[Value] = set()
+        for item in names:
+            for value in self._eval(item, _Ctx(ctx.facts, None, (), ctx.depth)):
+                if value.kind == "class" and value.path:
+                    found = self.class_of(value)
+                    if found is not None:
+                        out.add(self._instance(*found))
+                elif value.kind == "class" and value.is_torch() and value.ref not in GENERIC_TORCH:
+                    out |= self._construct_torch(value.ref, None, ctx)
+        return out
+
+    def _caller_arguments(self, ctx: _Ctx, index: int) -> set[Value]:
+        """The values passed for parameter ``index`` of ``ctx.fn`` at its call sites."""
+        facts, fn = ctx.facts, ctx.fn
+        assert fn is not None
+        param = fn.params[index]
+        out: set[Value] = set()
+        for caller_facts, scope, call, skipped in self._find_callers(FunctionRef(facts.path, fn.qualname), ctx.depth + 1):
+            caller_ctx = _Ctx(caller_facts, scope, (), ctx.depth + 1)
+            arg = _argument(call, fn.params, index - skipped, param.name, skipped)
+            if arg is None:
+                continue
+            if isinstance(arg, ast.Starred):
+                out.add(unknown("dynamic"))
+                continue
+            out.update(self._eval(arg, caller_ctx))
+        return out
+
+    # ---- attributes ----------------------------------------------------------------------
+
+    def _attribute(self, owner: Value, attr: str, depth: int) -> frozenset[Value]:
+        key = ("attr", owner, attr, depth)
+        return self._memoised(key, lambda: self._attribute_uncached(owner, attr, depth))
+
+    def _attribute_uncached(self, owner: Value, attr: str, depth: int) -> frozenset[Value]:
+        kind = owner.kind
+        if kind == "module":
+            return self._module_attribute(owner, attr, depth)
+        if kind == "instance":
+            return self._instance_attribute(owner, attr, depth)
+        if kind == "class":
+            if owner.path:
+                return self._class_attribute(owner, attr, depth)
+            return frozenset({self._torch(f"{owner.ref}.{attr}") if owner.is_torch() else unknown("external", f"{owner.ref}.{attr}")})
+        if kind == "torch-instance":
+            if attr == "module" and owner.elements:
+                return frozenset(owner.elements)
+            if attr in ("weight", "bias"):
+                return frozenset({Value("tensor")})
+            return frozenset({self._torch_method(owner, attr)})
+        if kind in ("function", "method", "lambda") and attr in ("__wrapped__", "__func__"):
+            return frozenset({owner})
+        if kind == "bound-method" and attr == "__func__" and owner.elements:
+            return frozenset({owner.elements[0]})
+        if kind == "bound-method" and attr == "__self__" and len(owner.elements) > 1:
+            return frozenset({owner.elements[1]})
+        if kind == "container" and owner.ref in ("torch.nn.ModuleDict",) and attr in owner.keys:
+            return frozenset(e for e, k in zip(owner.elements, owner.keys) if k == attr)
+        if kind == "container" and (attr in CONTAINER_METHODS or (owner.ref.startswith("torch.nn.") and attr in RETURNS_SELF | MODULE_ITERATORS)):
+            return frozenset({Value("bound-method", ref=f"{owner.ref}.{attr}", elements=(Value("torch-callable", ref=f"{owner.ref}.{attr}"), owner))})
+        if kind == "torch-callable":
+            # ``torch.ops.mylib.my_op``: a namespace of callables.
+            return frozenset({Value("torch-callable", ref=f"{owner.ref}.{attr}")})
+        if kind == "partial" and attr == "func" and owner.elements:
+            return frozenset({owner.elements[0]})
+        if kind == "unknown":
+            return frozenset({unknown(owner.detail or "dynamic", f"{owner.ref}.{attr}" if owner.ref else "")})
+        return frozenset({unknown("dynamic")})
+
+    def _torch_method(self, owner: Value, attr: str) -> Value:
+        ref = f"{owner.ref}.{attr}"
+        return Value("bound-method", ref=ref, elements=(Value("torch-callable", ref=ref), owner))
+
+    def _module_attribute(self, owner: Value, attr: str, depth: int) -> frozenset[Value]:
+        if owner.is_torch() or not owner.path:
+            dotted = f"{owner.ref}.{attr}"
+            if owner.is_torch():
+                return frozenset({self._torch(dotted)})
+            return frozenset({unknown("external", dotted)})
+        facts = self.index.facts(owner.path)
+        if facts is None:
+            return frozenset({unknown("unbound", f"{owner.ref}.{attr}")})
+        values = self._global(facts, attr, depth)
+        if all(v.kind == "unknown" and v.detail == "unbound" for v in values):
+            sub = f"{owner.ref}.{attr}"
+            path = self.index.module_path(sub, owner.path)
+            if path is not None:
+                return frozenset({self._module_value(sub, path)})
+        return values
+
+    def _class_attribute(self, owner: Value, attr: str, depth: int) -> frozenset[Value]:
+        found = self.class_of(owner)
+        if found is None:
+            return frozenset({unknown("unbound", f"{owner.ref}.{attr}")})
+        for facts, cls in self.index.mro(*found):
+            qual = cls.method(attr)
+            if qual is not None:
+                fn = facts.function(qual)
+                if fn is None:
+                    continue
+                value = self._function_value(facts, fn)
+                if "classmethod" in fn.decorators:
+                    return frozenset({Value("bound-method", ref=value.ref, path=value.path, elements=(value, owner))})
+                return frozenset({Value("function", ref=value.ref, path=value.path) if "staticmethod" in fn.decorators else value})
+            inner = facts.cls(f"{cls.qualname}.{attr}")
+            if inner is not None:
+                return frozenset({self._class_value(facts, inner)})
+            flows = self._targets(facts, cls).get(attr)
+            if flows:
+                ctx = _Ctx(facts, None, (), depth, cls)
+                return self._union(self._flow(ctx, f) for f in flows)
+        torch_base = self.torch_base(*found)
+        if torch_base:
+            return frozenset({self._torch(f"{torch_base}.{attr}")})
+        return frozenset({unknown("unbound", f"{owner.ref}.{attr}")})
+
+    def torch_base(self, facts: ModuleFacts, cls: ClassFacts) -> str:
+        """The first torch base class among the class's bases (``torch.nn.Module``), else ""."""
+        for f, c in self.index.mro(facts, cls):
+            for base in c.bases:
+                full = f.resolve(base)
+                if full == "torch" or full.startswith("torch."):
+                    return full
+        return ""
+
+    def _instance_attribute(self, owner: Value, attr: str, depth: int) -> frozenset[Value]:
+        found = self.class_of(owner)
+        if found is None:
+            return frozenset({unknown("unbound", f"{owner.ref}.{attr}")})
+        out: set[Value] = set()
+        target = f"self.{attr}"
+        mro = self.index.mro(*found)
+        for facts, cls in mro:
+            for _, qual in cls.methods:
+                fn = facts.function(qual)
+                if fn is None or target not in self._targets(facts, fn):
+                    continue
+                ctx = _Ctx(facts, fn, (("self", frozenset({owner})),), depth)
+                out.update(self._flow_values(ctx, target))
+        # The class level: a method (bound to the instance), a property, a class attribute.
+        for facts, cls in mro:
+            qual = cls.method(attr)
+            if qual is not None:
+                fn = facts.function(qual)
+                if fn is None:
+                    continue
+                value = self._function_value(facts, fn)
+                if any(d.rsplit(".", 1)[-1] in ("property", "cached_property") for d in fn.decorators):
+                    if depth < self.max_depth:
+                        out.update(self._returns(FunctionRef(facts.path, qual), (("self", frozenset({owner})),), depth + 1))
+                    else:
+                        out.add(unknown("depth"))
+                elif "staticmethod" in fn.decorators:
+                    out.add(Value("function", ref=value.ref, path=value.path))
+                else:
+                    receiver = self._class_value(*found) if "classmethod" in fn.decorators else owner
+                    out.add(Value("bound-method", ref=value.ref, path=value.path, elements=(value, receiver)))
+                break
+            inner = facts.cls(f"{cls.qualname}.{attr}")
+            if inner is not None:
+                out.add(self._class_value(facts, inner))
+                break
+            flows = self._targets(facts, cls).get(attr)
+            if flows:
+                ctx = _Ctx(facts, None, (), depth, cls)
+                for flow in flows:
+                    for value in self._flow(ctx, flow):
+                        if value.kind == "function" and value.path:
+                            # A function stored in the class body is a method of the instance.
+                            value = Value("bound-method", ref=value.ref, path=value.path, elements=(value, owner))
+                        out.add(value)
+                break
+        if owner.detail == "self" and all(_placeholder(v) for v in out) and not (not out and attr in NN_MODULE_ATTRIBUTES):
+            # ``self`` in a method of a base class may be an instance of any subclass: a class
+            # attribute the subclasses set (``model_class = Net``) is what it holds there.
+            # Mixins too: the attribute may come from another base of the subclass.
+            for facts, cls in self.index.subclasses(*found)[: self.max_values]:
+                for value in self._attribute(self._instance(facts, cls), attr, depth):
+                    if value.kind != "unknown":
+                        out.add(value)
+        if not out:
+            torch_base = self.torch_base(*found)
+            if torch_base:
+                out.add(self._torch_method(owner, attr) if attr not in ("weight", "bias") else Value("tensor"))
+            else:
+                out.add(unknown("unbound", f"{owner.ref}.{attr}"))
+        return self._cap(out)
+
+    # ---- elements ------------------------------------------------------------------------
+
+    def _elements(self, container: Value, key: str | int | None, depth: int) -> frozenset[Value]:
+        if container.kind == "torch-instance" and container.elements:
+            return self._union(self._elements(e, key, depth) for e in container.elements)
+        if container.kind != "container":
+            if container.kind == "unknown":
+                return frozenset({container})
+            if container.kind == "tensor":
+                return frozenset({container})
+            if container.kind == "instance":
+                # A project subclass of a torch container: the elements its __init__ adds.
+                return frozenset({unknown("dynamic", f"{container.ref}[...]")})
+            return frozenset({unknown("dynamic")})
+        elements = container.elements
+        if key is not None and container.detail == "exact":
+            if container.keys:
+                picked = [e for e, k in zip(elements, container.keys) if k == str(key)]
+                if picked:
+                    return frozenset(picked)
+            elif isinstance(key, int) and -len(elements) <= key < len(elements):
+                return frozenset({elements[key]})
+        if key is not None and container.keys:
+            picked = [e for e, k in zip(elements, container.keys) if k == str(key)]
+            if picked:
+                return frozenset(picked)
+        if not elements:
+            return frozenset({unknown("dynamic", f"{container.ref}[...]")})
+        return frozenset(elements)
+
+    # ---- calls ---------------------------------------------------------------------------
+
+    def _call(self, node: ast.Call, ctx: _Ctx) -> frozenset[Value]:
+        func = node.func
+        # Builtins and standard helpers the value flow understands.
+        if isinstance(func, ast.Name) and ctx.bound(func.id) is None and not self._shadowed(func.id, ctx):
+            name = func.id
+            if name == "getattr" and len(node.args) >= 2:
+                attr = node.args[1]
+                if isinstance(attr, ast.Constant) and isinstance(attr.value, str):
+                    out = self._union(self._attribute(v, attr.value, ctx.depth) for v in self._eval(node.args[0], ctx))
+                    if len(node.args) > 2:
+                        out = self._union((out - {unknown("unbound")}, self._eval(node.args[2], ctx)))
+                    return out
+                return frozenset({unknown("dynamic")})
+            if name in ELEMENT_COPIES and node.args:
+                inner = self._union(self._iterate(v, ctx.depth) for v in self._eval(node.args[0], ctx))
+                return frozenset({Value("container", ref="list" if name != "tuple" else "tuple", elements=tuple(sorted(inner, key=_order)))})
+            if name == "next" and node.args:
+                return self._union(self._elements(v, None, ctx.depth) for v in self._eval(node.args[0], ctx))
+            if name == "enumerate" and node.args:
+                inner = self._union(self._iterate(v, ctx.depth) for v in self._eval(node.args[0], ctx))
+                return frozenset({Value("container", ref="list", elements=tuple(Value("container", ref="tuple", detail="exact", elements=(Value("literal", detail="int:"), e)) for e in sorted(inner, key=_order)))})
+            if name == "zip" and node.args:
+                columns = [self._union(self._iterate(v, ctx.depth) for v in self._eval(a, ctx)) for a in node.args]
+                rows = self._container("tuple", columns, None)
+                return frozenset({Value("container", ref="list", elements=tuple(sorted(rows, key=_order)))})
+            if name == "type" and len(node.args) == 1:
+                out = set()
+                for v in self._eval(node.args[0], ctx):
+                    found = self.class_of(v)
+                    out.add(self._class_value(*found) if found is not None and v.kind == "instance" else unknown("dynamic"))
+                return frozenset(out)
+            if name in ("super",):
+                return frozenset({unknown("dynamic", "super()")})
+        callees = self._eval(func, ctx)
+        out: set[Value] = set()
+        for callee in sorted(callees, key=_order):
+            out.update(self._call_value(callee, node, ctx))
+        return self._cap(out)
+
+    def _shadowed(self, name: str, ctx: _Ctx) -> bool:
+        """Whether a builtin's name is bound by the code (a local, or a module global)."""
+        fn = ctx.fn
+        while fn is not None:
+            if name in fn.local_names:
+                return True
+            fn = ctx.facts.function(fn.parent) if fn.parent else None
+        return ctx.facts.binding(name) is not None or ctx.facts.function(name) is not None
+
+    def _call_value(self, callee: Value, call: ast.Call | None, ctx: _Ctx) -> frozenset[Value]:
+        kind = callee.kind
+        if kind == "class":
+            if callee.path:
+                found = self.class_of(callee)
+                return frozenset({self._instance(*found)}) if found is not None else frozenset({unknown("unbound", callee.ref)})
+            if callee.is_torch():
+                return self._construct_torch(callee.ref, call, ctx)
+            return frozenset({unknown("external", callee.ref)})
+        if kind == "torch-callable":
+            return self._call_torch(callee.ref, call, ctx)
+        if kind in ("function", "method", "lambda", "bound-method"):
+            if kind == "bound-method" and callee.name in RETURNS_SELF and not callee.path and len(callee.elements) > 1:
+                return frozenset({callee.elements[1]})
+            if kind == "bound-method" and not callee.path and len(callee.elements) > 1:
+                return self._torch_bound_call(callee, call, ctx)
+            ref = self.function_ref(callee)
+            if ref is None:
+                return frozenset({unknown("call", callee.ref)})
+            if ctx.depth >= self.max_depth:
+                return frozenset({unknown("depth", callee.ref)})
+            env = self._bind(ref, callee, call, ctx)
+            returned = self._returns(ref, env, ctx.depth + 1)
+            if kind == "bound-method" and callee.name.startswith("from_") and len(callee.elements) > 1 and callee.elements[1].kind == "class":
+                if not any(_known(v) for v in returned):
+                    # ``Net.from_pretrained(...)``: a classmethod constructor whose body the
+                    # flow cannot follow (a checkpoint, a config) builds an instance of its class.
+                    found = self.class_of(callee.elements[1])
+                    if found is not None:
+                        return frozenset({self._instance(*found)})
+            return returned
+        if kind == "partial" and callee.elements:
+            return self._call_value(callee.elements[0], None, ctx)
+        if kind == "instance":
+            found = self.class_of(callee)
+            if found is not None:
+                ref = self.index.class_method(found[0], found[1], "__call__")
+                if ref is not None and ctx.depth < self.max_depth:
+                    return self._returns(ref, (("self", frozenset({callee})),), ctx.depth + 1)
+            return frozenset({unknown("call", callee.ref)})
+        if kind == "unknown":
+            if callee.ref in ("functools.partial", "partial") or callee.ref.endswith("functools.partial"):
+                return self._partial(call, ctx)
+            if callee.ref in IDENTITY_CALLS and call is not None and call.args:
+                return self._eval(call.args[0], ctx)
+            if call is not None and call.args and _passes_through(callee.ref):
+                # ``accelerator.prepare(model, opt)``: the library hands back (wrappers of) its
+                # arguments, in order.
+                if len(call.args) == 1:
+                    return self._eval(call.args[0], ctx)
+                return self._container("tuple", [self._eval(a, ctx) for a in call.args], None)
+            return frozenset({unknown(callee.detail if callee.detail in ("external", "parameter", "depth") else "call", f"{callee.ref}()" if callee.ref else "")})
+        return frozenset({unknown("call")})
+
+    def _partial(self, call: ast.Call | None, ctx: _Ctx) -> frozenset[Value]:
+        if call is None or not call.args:
+            return frozenset({unknown("dynamic")})
+        keywords = ", ".join(f"{kw.arg}={ast.unparse(kw.value)}" for kw in call.keywords if kw.arg)
+        out = set()
+        for target in self._eval(call.args[0], ctx):
+            out.add(Value("partial", ref=target.ref, path=target.path, detail=keywords, elements=(target,)))
+        return frozenset(out)
+
+    def _construct_torch(self, ref: str, call: ast.Call | None, ctx: _Ctx) -> frozenset[Value]:
+        last = ref.rsplit(".", 1)[-1]
+        canonical = f"torch.nn.{last}" if ref.startswith("torch.nn.") and last in TORCH_CONTAINERS else ref
+        if last in TORCH_CONTAINERS and ref.startswith("torch.nn"):
+            if call is None or not call.args:
+                return frozenset({Value("container", ref=canonical, detail="exact")})
+            if last in ("Sequential",) and not (len(call.args) == 1 and isinstance(call.args[0], ast.Starred)):
+                if len(call.args) == 1:
+                    only = self._eval(call.args[0], ctx)
+                    if any(v.kind == "container" and v.ref in ("dict", "collections.OrderedDict") for v in only):
+                        return frozenset(Value("container", ref=canonical, detail=v.detail, elements=v.elements, keys=v.keys) for v in only if v.kind == "container")
+                return self._display(canonical, list(call.args), ctx)
+            inner = self._eval(call.args[0], ctx)
+            out = set()
+            for v in inner:
+                if v.kind == "container":
+                    out.add(Value("container", ref=canonical, detail=v.detail, elements=v.elements, keys=v.keys))
+                else:
+                    out.add(Value("container", ref=canonical, elements=(v,)))
+            return frozenset(out)
+        if last in TORCH_WRAPPERS and call is not None and call.args:
+            wrapped = self._eval(call.args[0], ctx)
+            return frozenset({Value("torch-instance", ref=ref, elements=tuple(sorted(wrapped, key=_order)))})
+        return frozenset({Value("torch-instance", ref=ref)})
+
+    def _call_torch(self, ref: str, call: ast.Call | None, ctx: _Ctx) -> frozenset[Value]:
+        if ref in ("torch.compile", "torch.compiler.compile", "torch._dynamo.optimize"):
+            if call is not None and call.args and ref != "torch._dynamo.optimize":
+                return self._eval(call.args[0], ctx)
+            model = _keyword(call, "model") if call is not None else None
+            if model is not None:
+                return self._eval(model, ctx)
+            # ``torch.compile(**options)``: a decorator that compiles what it is applied to.
+            return frozenset({Value("torch-callable", ref="torch.compile")})
+        module, _, last = ref.rpartition(".")
+        if last in TORCH_RETURNS_MODULE and call is not None and call.args:
+            # Applied to a module in place (or wrapping it): it returns that module.
+            return self._eval(call.args[0], ctx)
+        if module in TENSOR_MODULES or last in ("Parameter", "Buffer"):
+            return frozenset({Value("tensor")})
+        return frozenset({unknown("external", f"{ref}()")})
+
+    def _torch_bound_call(self, callee: Value, call: ast.Call | None, ctx: _Ctx) -> frozenset[Value]:
+        """A method of a torch object or container called: iterators over submodules and
+        items, ``get``; anything else is unknown."""
+        method = callee.name
+        receiver = callee.elements[1]
+        if receiver.kind == "container":
+            if method in ("children", "modules", "values", "parameters"):
+                return frozenset({Value("container", ref="list", elements=receiver.elements)})
+            if method in ("named_children", "named_modules", "items"):
+                rows = tuple(Value("container", ref="tuple", detail="exact", elements=(Value("literal", detail=f"str:{k!r}" if k else "str:"), e)) for e, k in zip(receiver.elements, receiver.keys or ("",) * len(receiver.elements)))
+                return frozenset({Value("container", ref="list", elements=rows)})
+            if method == "keys":
+                return frozenset({Value("container", ref="list", elements=tuple(Value("literal", detail=f"str:{k!r}") for k in receiver.keys))})
+            if method == "copy":
+                return frozenset({receiver})
+            if method in ("get", "__getitem__") and call is not None and call.args:
+                key = self._key(call.args[0], ctx)
+                out = self._elements(receiver, key, ctx.depth)
+                if len(call.args) > 1:
+                    out = self._union((out, self._eval(call.args[1], ctx)))
+                return out
+        if method in MODULE_ITERATORS and receiver.kind in ("instance", "torch-instance"):
+            named = method.startswith("named_")
+            parts = self._submodules(receiver, method.endswith("modules"), ctx.depth)
+            if named:
+                parts = frozenset(Value("container", ref="tuple", detail="exact", elements=(Value("literal", detail="str:"), p)) for p in parts)
+            return frozenset({Value("container", ref="list", elements=tuple(sorted(parts, key=_order)))})
+        return frozenset({unknown("external", f"{callee.ref}()")})
+
+    def _submodules(self, owner: Value, recursive: bool, depth: int) -> frozenset[Value]:
+        """The modules an instance holds as attributes (and, ``recursive``, theirs, and itself)."""
+        out: set[Value] = {owner} if recursive else set()
+        todo = [owner]
+        seen = {owner}
+        while todo and len(out) < self.max_values:
+            current = todo.pop()
+            found = self.class_of(current)
+            if found is None:
+                continue
+            # Plainly an instance of its class (``self`` of a base class would look up every
+            # subclass's attributes: its submodules are its own class's).
+            current = Value(current.kind, ref=current.ref, path=current.path)
+            for attr in self._self_attributes(*found):
+                for value in self._attribute(current, attr, depth):
+                    if value.kind == "container" and value.ref.startswith("torch.nn."):
+                        # A ModuleList is a child module itself; its elements are its children.
+                        members = [value] + (list(value.elements) if recursive else [])
+                    elif value.kind in ("instance", "torch-instance"):
+                        members = [value]
+                    else:
+                        continue
+                    for member in members:
+                        if member.kind in ("instance", "torch-instance", "container") and member not in seen:
+                            seen.add(member)
+                            out.add(member)
+                            if recursive and member.kind != "container":
+                                todo.append(member)
+        return frozenset(out)
+
+    def _self_attributes(self, facts: ModuleFacts, cls: ClassFacts) -> list[str]:
+        names: dict[str, None] = {}
+        for f, c in self.index.mro(facts, cls):
+            for _, qual in c.methods:
+                fn = f.function(qual)
+                if fn is None:
+                    continue
+                for flow in fn.flows:
+                    if flow[0].startswith("self.") and flow[0].count(".") == 1:
+                        names.setdefault(flow[0][5:], None)
+        return list(names)
+
+    def _bind(self, ref: FunctionRef, callee: Value, call: ast.Call | None, ctx: _Ctx) -> tuple[tuple[str, frozenset[Value]], ...]:
+        """The callee's parameters bound to the call's arguments (evaluated in ``ctx``)."""
+        fn = self.index.function(ref)
+        if fn is None:
+            return ()
+        params = [p for p in fn.params if p.kind in ("positional", "keyword")]
+        env: dict[str, frozenset[Value]] = {}
+        skip = 0
+        if callee.kind == "bound-method" and len(callee.elements) > 1 and params and "staticmethod" not in fn.decorators:
+            env[params[0].name] = frozenset({callee.elements[1]})
+            skip = 1
+        if call is None:
+            return tuple(sorted(env.items()))
+        positional = [p for p in params if p.kind == "positional"][skip:]
+        for param, arg in zip(positional, call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            env[param.name] = self._eval(arg, ctx)
+        for kw in call.keywords:
+            if kw.arg and any(p.name == kw.arg for p in params):
+                env[kw.arg] = self._eval(kw.value, ctx)
+        return tuple(sorted(env.items(), key=lambda item: item[0]))
+
+    def _returns(self, ref: FunctionRef, env: tuple, depth: int) -> frozenset[Value]:
+        """What a project function returns, its parameters bound by ``env``."""
+        key = ("returns", ref, env, depth)
+
+        def compute() -> frozenset[Value]:
+            facts = self.index.facts(ref.path)
+            fn = facts.function(ref.qualname) if facts is not None else None
+            if facts is None or fn is None:
+                return frozenset({unknown("unbound", ref.qualname)})
+            if not fn.returns:
+                return frozenset({Value("literal", detail="none:None")})
+            ctx = _Ctx(facts, fn, env, depth)
+            out: set[Value] = set()
+            for span in fn.returns:
+                if self._dead(ctx, span[0]):
+                    continue
+                node = self.expression_at(facts, span)
+                out.update(self._eval(node, ctx) if node is not None else {unknown("dynamic")})
+            return self._cap(out)
+
+        return self._memoised(key, compute)
+
+    # ---- callers -------------------------------------------------------------------------
+
+    def _find_callers(self, ref: FunctionRef, depth: int) -> list[tuple[ModuleFacts, FunctionFacts | None, ast.Call, int]]:
+        key = (ref.path, ref.qualname)
+        if key in self._callers:
+            return self._callers[key]
+        self._callers[key] = []  # a recursive search finds nothing more
+        facts = self.index.facts(ref.path)
+        fn = facts.function(ref.qualname) if facts is not None else None
+        if facts is None or fn is None:
+            return []
+        target = self._function_value(facts, fn)
+        name = fn.name
+        offset = 0
+        if _is_method(fn) and "staticmethod" not in fn.decorators:
+            offset = 1
+        cls = facts.cls(fn.class_name) if fn.class_name else None
+        if fn.name == "__init__" and cls is not None:
+            name = cls.name
+            target = self._class_value(facts, cls)
+        names = {name}
+        parent = facts.function(fn.parent) if fn.parent else None
+        if parent is not None and not parent.class_name:
+            # A nested function its parent returns (a decorator factory's decorator) is
+            # called where the parent's result is: ``@factory(...)``, ``factory(...)(fn)``.
+            names.add(parent.name)
+        found: list[tuple[ModuleFacts, FunctionFacts | None, ast.Call, int]] = []
+        for path in self._caller_files(facts, cls, names):
+            tree = self.tree(path)
+            other = self.index.facts(path)
+            if tree is None or other is None:
+                continue
+            for call in [c for n in sorted(names) for c in self._calls_named(path, tree, n)]:
+                scope = _scope_at(other, call.lineno, call.col_offset)
+                ctx = _Ctx(other, scope, (), depth)
+                values = self._eval(call.func, ctx)
+                skipped = -1
+                for value in values:
+                    if value.ref == target.ref and value.path == target.path and value.kind in ("class", "function", "lambda"):
+                        skipped = offset if value.kind == "class" else 0
+                    elif value.ref == target.ref and value.path == target.path and value.kind == "bound-method":
+                        skipped = offset
+                    elif value.ref == target.ref and value.path == target.path and value.kind == "method":
+                        skipped = 0
+                if skipped >= 0:
+                    found.append((other, scope, call, skipped))
+                    if len(found) >= self.max_callers:
+                        break
+            if len(found) >= self.max_callers:
+                break
+        self._callers[key] = found
+        return found
+
+    def _caller_files(self, facts: ModuleFacts, cls: ClassFacts | None, names: set[str]) -> list[str]:
+        """The files a search for calls of a function of ``facts`` (named ``names``, a method
+        of ``cls``) looks at: those that call one of the names and can reach the function by
+        name: its own file, files that name its module or import one of the names (or the
+        class), nearest directories first, at most ``max_caller_files``."""
+        module_name = facts.module.rsplit(".", 1)[-1] if facts.module else ""
+        words = set(names) | ({cls.name} if cls is not None else set())
+        out = []
+        for path in {p for n in names for p in self._mentioning(n)}:
+            if path == facts.path:
+                out.append(path)
+                continue
+            text = self.index.text(path) or ""
+            if (module_name and mentions(text, module_name)) or any(_imports_name(text, word) for word in words if word in text):
+                out.append(path)
+        here = os.path.dirname(facts.path)
+        out.sort(key=lambda p: (p != facts.path, -len(os.path.commonpath([here, os.path.dirname(p)])), p))
+        return out[: self.max_caller_files]
+
+    def _mentioning(self, name: str) -> list[str]:
+        """Project files whose text can call ``name`` or decorate with it (``name(``,
+        ``.name(``, ``@name``)."""
+        known = self._mentions.get(name)
+        if known is None:
+            known = []
+            for path in self.index.paths:
+                text = self.index.text(path)
+                if text is None or name not in text:
+                    continue
+                called = self._called.get(path)
+                if called is None:
+                    # The names a file calls or decorates with, once per file that has a name asked for.
+                    called = self._called[path] = frozenset(CALLED_NAME.findall(text)) | frozenset(DECORATED_NAME.findall(text))
+                if name in called:
+                    known.append(path)
+            self._mentions[name] = known
+        return known
+
+    def _calls_named(self, path: str, tree: ast.Module, name: str) -> list[ast.Call]:
+        """The calls of ``name`` in a file (``_calls_by_name``), looked for only in the
+        statements whose lines mention it."""
+        key = (path, name)
+        known = self._call_index.get(key)
+        if known is None:
+            text = self.index.text(path) or ""
+            lines = {number for number, line in enumerate(text.split("\n"), 1) if name in line}
+            known = self._call_index[key] = _calls_by_name(tree, lines).get(name, [])
+        return known
+
+    def tree(self, path: str) -> ast.Module | None:
+        """The ``ast`` tree of a project file (None when it cannot be parsed), parsed once."""
+        if path not in self._trees and not self.index.is_parsed(path):
+            # Its facts are needed too: one parse gives both.
+            self._trees[path] = self.index.facts_and_tree(path)[1]
+            if self._trees[path] is not None:
+                return self._trees[path]
+            del self._trees[path]
+        if path not in self._trees:
+            text = self.index.text(path)
+            kept = self.index.store.compile_site_trees.get(path)
+            if kept is not None and kept[0] is text:
+                # The parse of the facts kept the tree of a file with compile sites.
+                self._trees[path] = kept[1]
+                return kept[1]
+            try:
+                self._trees[path] = on_deep_stack(parse_source, text, path) if text is not None else None
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._trees[path] = None
+        return self._trees[path]
+
+    # ---- plumbing ------------------------------------------------------------------------
+
+    def expression_at(self, facts: ModuleFacts, span: tuple[int, int, int, int]) -> ast.expr | None:
+        """The expression at a span of the file (a flow's: line, byte column, end line, end
+        byte column), parsed from its text with file positions; None when it does not parse."""
+        key = (facts.path, *span)
+        if key in self._snippets:
+            return self._snippets[key]
+        node = None
+        lines = self._lines.get(facts.path)
+        if lines is None:
+            text = self.index.text(facts.path) or ""
+            lines = self._lines[facts.path] = [line.encode("utf-8", "surrogatepass") for line in text.split("\n")]
+        line, col, end_line, end_col = span
+        if 1 <= line <= end_line <= len(lines):
+            if line == end_line:
+                chunk = lines[line - 1][col:end_col]
+            else:
+                chunk = b"\n".join([lines[line - 1][col:]] + lines[line : end_line - 1] + [lines[end_line - 1][:end_col]])
+            try:
+                node = ast.parse(b"(" + chunk + b"\n)", mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                node = None
+            if node is not None:
+                _shift(node, line, col)
+        self._snippets[key] = node
+        return node
+
+    def _lambda_at(self, facts: ModuleFacts, node: ast.Lambda) -> FunctionFacts | None:
+        for fn in facts.functions:
+            if fn.is_lambda and fn.line == node.lineno and fn.qualname.endswith(f"<lambda:{node.lineno}:{node.col_offset}>"):
+                return fn
+        return None
+
+    def _eval_text(self, text: str, ctx: _Ctx) -> frozenset[Value]:
+        try:
+            node = ast.parse(text.strip(), mode="eval").body
+        except SyntaxError:
+            return frozenset({unknown("dynamic")})
+        return self._eval(node, _Ctx(ctx.facts, ctx.fn, ctx.env, ctx.depth, ctx.cls, positions=False))
+
+    def _memoised(self, key: tuple, compute) -> frozenset[Value]:
+        """``compute()`` once per key. A query that comes back to itself (``model =
+        torch.compile(model)``) is cut with no values there; the answers computed inside the
+        cycle are incomplete, so they are not kept: only the query the cycle started from
+        is, and the answers do not depend on the order of the queries."""
+        known = self._memo.get(key)
+        if known is not None:
+            return known
+        if key in self._active:
+            # The queries from that one up to here depend on the cut (marked on the way back).
+            start = self._stack.index(key)
+            if start < len(self._stack) - 1:
+                top = self._stack[-1]
+                self._tainted[top] = min(self._tainted.get(top, start), start)
+            return EMPTY
+        self._active.add(key)
+        self._stack.append(key)
+        try:
+            value = compute()
+        finally:
+            self._active.discard(key)
+            self._stack.pop()
+        start = self._tainted.pop(key, None)
+        if start is None:
+            self._memo[key] = value
+        elif start < len(self._stack) - 1:
+            # The enclosing query used this incomplete answer, and is inside the cycle too.
+            parent = self._stack[-1]
+            self._tainted[parent] = min(self._tainted.get(parent, start), start)
+        return value
+
+    def _union(self, parts) -> frozenset[Value]:
+        out: set[Value] = set()
+        for part in parts:
+            out.update(part)
+        return self._cap(out)
+
+    def _cap(self, values: set[Value] | frozenset[Value]) -> frozenset[Value]:
+        if len(values) <= self.max_values:
+            return frozenset(values)
+        kept = sorted(values, key=_order)[: self.max_values]
+        return frozenset(kept + [unknown("depth")])
+
+
+BUILTINS = frozenset(dir(__import__("builtins")))
+
+
+def _order(value: Value) -> tuple:
+    return (value.kind, value.ref, value.path, value.detail, len(value.elements))
+
+
+# Methods of training libraries outside the project that return their arguments (wrapped for
+# distribution or mixed precision, forwarding to the same modules): (package, method name).
+PASS_THROUGH = frozenset(
+    {
+        ("accelerate", "prepare"), ("accelerate", "prepare_model"), ("lightning", "setup"),
+        ("lightning", "setup_module"), ("lightning_fabric", "setup"), ("lightning_fabric", "setup_module"),
+    }
+)
+
+
+def _passes_through(ref: str) -> bool:
+    """Whether an external call (``accelerate.Accelerator().prepare``) is in ``PASS_THROUGH``."""
+    package = ref.split(".", 1)[0]
+    method = ref.rsplit(".", 1)[-1]
+    return (package, method) in PASS_THROUGH
+
+
+def _is_method(fn: FunctionFacts) -> bool:
+    """A function defined directly in a class body."""
+    return bool(fn.class_name) and fn.qualname == f"{fn.class_name}.{fn.name}" and not fn.is_lambda
+
+
+def _placeholder(value: Value) -> bool:
+    """``None`` or an empty container: what a base class sets for its subclasses to fill."""
+    if value.kind == "literal":
+        return value.detail.startswith("none:")
+    return value.kind == "container" and not value.elements
+
+
+def _known(value: Value) -> bool:
+    """A value that says something (not unknown, not ``None``)."""
+    return value.kind != "unknown" and value.detail != "none:None"
+
+
+def _dotted_text(node: ast.AST) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def _argument(call: ast.Call, params, position: int, name: str, skipped: int) -> ast.expr | None:
+    """The argument expression a call passes for a parameter (by position or keyword)."""
+    value = _keyword(call, name)
+    if value is not None:
+        return value
+    positional = [p for p in params if p.kind == "positional"]
+    if position < 0 or position + skipped >= len(positional) or positional[position + skipped].name != name:
+        return None
+    if position < len(call.args):
+        arg = call.args[position]
+        if any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+            return ast.Starred(value=arg)
+        return arg
+    return None
+
+
+def _imports_name(text: str, name: str) -> bool:
+    """Whether ``text`` imports ``name`` (``from m import a, name``, also parenthesised)."""
+    return re.search(rf"\bimport\b[^\n]*\b{re.escape(name)}\b|\bimport\s*\([^)]*\b{re.escape(name)}\b", text) is not None
+
+
+def _last_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+def _calls_by_name(tree: ast.Module, lines: set[int]) -> dict[str, list[ast.Call]]:
+    """The calls of a tree by the last name of their callee: ``name(...)`` and
+    ``x.name(...)`` under ``name``; ``name(...)(...)`` (a factory's result applied) under
+    ``name`` too; decorator applications (``@name``, ``@x.name``, ``@name(...)``) as calls
+    with the decorated object as their argument. Only statements that span one of ``lines``
+    are looked into."""
+    out: dict[str, list[ast.Call]] = {}
+    for node in _nodes_on(tree, lines):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = _last_name(func) or (_last_name(func.func) if isinstance(func, ast.Call) else "")
+            if name:
+                out.setdefault(name, []).append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for deco in node.decorator_list:
+                name = _last_name(deco.func if isinstance(deco, ast.Call) else deco)
+                if name:
+                    applied = ast.Call(func=deco, args=[ast.Name(id=node.name, ctx=ast.Load())], keywords=[])
+                    ast.copy_location(applied, deco)
+                    ast.copy_location(applied.args[0], deco)
+                    out.setdefault(name, []).append(applied)
+    return out
+
+
+def _nodes_on(tree: ast.Module, lines: set[int]):
+    """The nodes of the statements of ``tree`` that span one of ``lines`` (a statement that
+    spans none is skipped with everything in it)."""
+    ordered = sorted(lines)
+    stack: list[ast.AST] = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            start = min([d.lineno for d in getattr(node, "decorator_list", ())] + [node.lineno])
+            end = node.end_lineno or node.lineno
+            at = bisect.bisect_left(ordered, start)
+            if at == len(ordered) or ordered[at] > end:
+                continue
+        yield node
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _scope_at(facts: ModuleFacts, line: int, column: int) -> FunctionFacts | None:
+    """The innermost function of ``facts`` whose body holds ``line`` (None: module level)."""
+    best = None
+    for fn in facts.functions:
+        if fn.line < line <= fn.end_line:
+            if best is None or fn.line >= best.line:
+                best = fn
+    return best
+
+
+def _shift(node: ast.AST, line: int, col: int) -> None:
+    """Positions of a parsed snippet moved back to the file's (the snippet starts with "(")."""
+    for child in ast.walk(node):
+        if hasattr(child, "lineno"):
+            if child.lineno == 1:
+                child.col_offset += col - 1
+            if getattr(child, "end_lineno", None) == 1:
+                child.end_col_offset += col - 1
+            child.lineno += line - 1
+            if getattr(child, "end_lineno", None) is not None:
+                child.end_lineno += line - 1
+
+
+# The value a name has on entry to its scope (a parameter, a global, another method's
+# assignment): in a set of reaching definitions, it means the scope's own do not decide.
+ENTRY: ast.expr = ast.Constant(value=None)
+
+
+class _GiveUp(Exception):
+    """A binding the reaching-definitions walk does not follow (tuple targets, loops over
+    the name, ``with ... as`` the name, ``global``)."""
+
+
+def _chain(node: ast.expr) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _body_of(tree: ast.Module, scope: FunctionFacts | None) -> list[ast.stmt] | None:
+    """The statements of the function ``scope`` (the module's at module level)."""
+    if scope is None:
+        return tree.body
+    if scope.is_lambda:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == scope.line and node.name == scope.name:
+            return node.body
+    return None
+
+
+def _reaching(body: list[ast.stmt], name: str, line: int) -> set | None:
+    """The value expressions of the assignments to ``name`` that reach ``line`` (``ENTRY``
+    for the value it had on entry), or None when a binding is beyond this walk."""
+    try:
+        out, reached = _walk(body, name, line, {ENTRY})
+    except _GiveUp:
+        return None
+    return out if reached else None
+
+
+def _walk(body: list[ast.stmt], name: str, line: int, defs: set) -> tuple[set, bool]:
+    """(definitions after ``body``, or at ``line`` when it is in ``body``; whether it is)."""
+    for stmt in body:
+        end = stmt.end_lineno or stmt.lineno
+        if stmt.lineno <= line <= end:
+            return _into(stmt, name, line, defs)
+        defs = _transfer(stmt, name, defs)
+    return defs, False
+
+
+def _into(stmt: ast.stmt, name: str, line: int, defs: set) -> tuple[set, bool]:
+    """The definitions reaching ``line`` inside the compound statement ``stmt``."""
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt.target, name):
+            raise _GiveUp
+        # A later iteration sees what the body assigned in the earlier ones.
+        looped = defs | _transfer_all(stmt.body + stmt.orelse, name, defs)
+        for block in (stmt.body, stmt.orelse):
+            found, reached = _walk(block, name, line, looped)
+            if reached:
+                return found, True
+        return defs, True
+    if isinstance(stmt, ast.If):
+        for block in (stmt.body, stmt.orelse):
+            found, reached = _walk(block, name, line, defs)
+            if reached:
+                return found, True
+        return defs, True
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        if any(item.optional_vars is not None and _binds(item.optional_vars, name) for item in stmt.items):
+            raise _GiveUp
+        found, reached = _walk(stmt.body, name, line, defs)
+        return (found, True) if reached else (defs, True)
+    if isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, ast.TryStar)):
+        blocks = [stmt.body] + [h.body for h in stmt.handlers] + [stmt.orelse, stmt.finalbody]
+        anywhere = defs | _transfer_all([s for b in blocks for s in b], name, defs)
+        for block in blocks:
+            found, reached = _walk(block, name, line, anywhere)
+            if reached:
+                return found, True
+        return defs, True
+    # The site's own statement: its right-hand side sees what reached it.
+    return defs, True
+
+
+def _transfer(stmt: ast.stmt, name: str, defs: set) -> set:
+    """The definitions after ``stmt``."""
+    if isinstance(stmt, ast.Assign):
+        if any(_target_text(t) == name for t in stmt.targets):
+            return {stmt.value}
+        for target in stmt.targets:
+            position = _position_in(target, name)
+            if position:
+                return {(stmt.value, position)}
+        if any(_is_prefix(_target_text(t), name) for t in stmt.targets):
+            return {ENTRY}  # ``model = Net()`` before ``model.forward``: the new object's own
+        if any(_binds(t, name) for t in stmt.targets):
+            raise _GiveUp
+        return defs
+    if isinstance(stmt, ast.AnnAssign):
+        if _target_text(stmt.target) == name:
+            return {stmt.value} if stmt.value is not None else defs
+        if _is_prefix(_target_text(stmt.target), name):
+            return {ENTRY}
+        return defs
+    if isinstance(stmt, ast.AugAssign):
+        if _target_text(stmt.target) == name:
+            raise _GiveUp
+        return defs
+    if isinstance(stmt, ast.If):
+        return _walk(stmt.body, name, 0, defs)[0] | _walk(stmt.orelse, name, 0, defs)[0]
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt.target, name):
+            raise _GiveUp
+        return defs | _walk(stmt.body, name, 0, defs)[0] | _walk(stmt.orelse, name, 0, defs)[0]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        if any(item.optional_vars is not None and _binds(item.optional_vars, name) for item in stmt.items):
+            raise _GiveUp
+        return _walk(stmt.body, name, 0, defs)[0]
+    if isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, ast.TryStar)):
+        return defs | _transfer_all(stmt.body + [s for h in stmt.handlers for s in h.body] + stmt.orelse + stmt.finalbody, name, defs)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if stmt.name == name:
+            raise _GiveUp
+        return defs
+    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Delete)) or (hasattr(ast, "Match") and isinstance(stmt, ast.Match)):
+        if name.split(".")[0] in {a.asname or a.name.split(".")[0] for a in getattr(stmt, "names", ()) if not isinstance(a, str)} | set(n for n in getattr(stmt, "names", ()) if isinstance(n, str)):
+            raise _GiveUp
+        if hasattr(ast, "Match") and isinstance(stmt, ast.Match) and name in ast.unparse(stmt):
+            raise _GiveUp
+        if isinstance(stmt, ast.Delete) and any(_target_text(t) == name for t in stmt.targets):
+            raise _GiveUp
+        return defs
+    if any(isinstance(node, ast.NamedExpr) and _binds(node.target, name) for node in ast.walk(stmt)):
+        raise _GiveUp
+    return defs
+
+
+def _transfer_all(body: list[ast.stmt], name: str, defs: set) -> set:
+    """Every assignment to ``name`` in ``body`` (whatever order they run in)."""
+    out: set = set()
+    for stmt in body:
+        out |= _transfer(stmt, name, set()) - {ENTRY}
+    return out
+
+
+def _target_text(node: ast.AST) -> str:
+    return _chain(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+
+
+def _position_in(target: ast.AST, name: str) -> tuple[int, ...]:
+    """Where a tuple target binds ``name`` (``a, (b, model) = ...`` -> (1, 1)); () when it
+    does not, or binds it through a starred element."""
+    if not isinstance(target, (ast.Tuple, ast.List)):
+        return ()
+    for i, elt in enumerate(target.elts):
+        if isinstance(elt, ast.Starred):
+            if _binds(elt, name):
+                return ()
+            continue
+        if _target_text(elt) == name:
+            return (i,)
+        inner = _position_in(elt, name)
+        if inner:
+            return (i, *inner)
+    return ()
+
+
+def _is_prefix(text: str, name: str) -> bool:
+    """``model`` for ``model.forward``: rebinding it replaces the object the chain reads."""
+    return bool(text) and name.startswith(text + ".")
+
+
+def _binds(target: ast.AST, name: str) -> bool:
+    """Whether an assignment target binds ``name`` (also inside tuples and stars)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_binds(t, name) for t in target.elts)
+    if isinstance(target, ast.Starred):
+        return _binds(target.value, name)
+    text = _target_text(target)
+    return text == name or (bool(text) and name.startswith(text + "."))
