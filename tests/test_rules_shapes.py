@@ -9,7 +9,7 @@ from pathlib import Path
 from helpers import lint_snippet
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
-from recompile_lint.models import Boundedness, Severity
+from recompile_lint.models import Boundedness, Guard, Severity
 
 
 def select(*codes: str) -> Config:
@@ -305,6 +305,8 @@ def finetune(x):
 """
     result = lint_snippet(tmp_path, source, config=select("RCL301"))
     assert [(f.line, f.severity, f.bounded) for f in result.findings] == [(11, Severity.INFO, Boundedness.BY_DESIGN)]
+    # inference_mode turns grad mode off: Dynamo's global-state guard names grad_mode.
+    assert [f.guard for f in result.findings] == [Guard("GLOBAL_STATE", "", "grad_mode")]
 
 
 def test_same_name_in_another_file_is_not_a_call_site(tmp_path):
@@ -371,6 +373,7 @@ def main(x):
     after = once.replace("    torch.set_default_dtype(torch.float64)\n    return energy(x), energy(x)\n", "    a = energy(x)\n    torch.set_default_dtype(torch.float64)\n    return a, energy(x)\n")
     result = lint_snippet(tmp_path, after, config=select("RCL303"))
     assert [f.line for f in result.findings] == [11]
+    assert [f.guard for f in result.findings] == [Guard("GLOBAL_STATE", "", "default_dtype")]
 
 
 def test_info_rules_are_off_by_default(tmp_path):
