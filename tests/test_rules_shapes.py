@@ -417,3 +417,32 @@ def b(x):
 """
     result = lint_snippet(tmp_path, source, config=select("RCL206"))
     assert [(f.line, f.region) for f in result.findings] == [(5, "snippet.b")]
+
+
+def test_size_branch_predicts_the_entry_argument_size_guard_only(tmp_path):
+    source = """
+import torch
+
+
+def helper(t):
+    if t.shape[0] > 4:
+        return t * 2
+    return t
+
+
+@torch.compile
+def chunked(x, y):
+    if x.shape[0] > 4:
+        x = x * 2
+    z = torch.cat([x, y])
+    if z.shape[0] > 8:
+        z = z + 1
+    return helper(y) + z.sum()
+"""
+    result = lint_snippet(tmp_path, source, config=select("RCL206"))
+    by_line = {f.line: f.guard for f in result.findings}
+    # The entry's argument: its first new size fails `tensor 'x' size mismatch` (source L['x']).
+    assert by_line[12] == Guard("TENSOR_MATCH", "L['x']", "size")
+    # A tensor made inside the region, and an inlined helper's argument, have no such source.
+    assert by_line[15] is None
+    assert by_line[5] is None
