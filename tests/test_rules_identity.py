@@ -70,6 +70,50 @@ def test_rcl401_guard_is_the_code_object_for_python_functions(tmp_path):
     assert finding.guard == Guard("ID_MATCH", "L['loss'].__code__")
 
 
+
+PARTIAL_FACTORY = """
+from functools import partial
+
+import torch
+
+
+def scale(logits, temperature):
+    return logits / temperature
+
+
+def strategy(name):
+    table = {"precise": 0.3, "creative": 1.3}
+    return partial(scale, temperature=TEMPERATURE)
+
+
+@torch.compile
+def probs(logits, transform):
+    return transform(logits).softmax(-1)
+
+
+def serve(requests):
+    presets = ["precise", "creative"]
+    for i in range(requests):
+        probs(torch.randn(1, 4), strategy(ARGUMENT))
+"""
+
+
+def test_rcl401_follows_a_factory_returning_a_partial_built_per_iteration(tmp_path):
+    source = PARTIAL_FACTORY.replace("TEMPERATURE", "table[name]").replace("ARGUMENT", "presets[i % 2]")
+    [finding] = lint_snippet(tmp_path, source, config=only("RCL401")).findings
+    assert (finding.line, finding.severity) == (17, Severity.WARNING)
+    assert finding.guard == Guard("CONSTANT_MATCH", "L['transform'].keywords['temperature']")
+
+
+def test_rcl401_factory_partial_with_a_fixed_keyword_or_argument_is_silent(tmp_path):
+    # The same preset every iteration: one stored value, one graph.
+    source = PARTIAL_FACTORY.replace("TEMPERATURE", "table[name]").replace("ARGUMENT", '"precise"')
+    assert lint_snippet(tmp_path, source, config=only("RCL401")).findings == ()
+    # The keyword does not depend on the factory's parameter.
+    source = PARTIAL_FACTORY.replace("TEMPERATURE", "0.7").replace("ARGUMENT", "presets[i % 2]")
+    assert lint_snippet(tmp_path, source, config=only("RCL401")).findings == ()
+
+
 def test_rcl401_no_guard_predicted_when_a_builtin_and_a_function_mix(tmp_path):
     # Which check fails first then depends on which function compiled first.
     result = lint_snippet(tmp_path, CALLABLE_PAIR.replace("SECOND", "torch.sub"), config=only("RCL401"))

@@ -243,6 +243,8 @@ def train(x: torch.Tensor) -> None:
             callee = varying[0]
             what = "`functools.partial`" if callee.family == "partial" else "callable object"
             kind = callee.varying_kind
+            # A partial's keyword is guarded by value: ``L['fn'].keywords['k'] == 0.3``.
+            stored = Guard("CONSTANT_MATCH", f"L[{name!r}]{callee.member}") if callee.member else None
             if kind == "str":
                 ctx.report(
                     node,
@@ -253,6 +255,7 @@ def train(x: torch.Tensor) -> None:
                     severity=Severity.ERROR,
                     bounded=Boundedness.UNBOUNDED,
                     subject=subject,
+                    guard=stored,
                 )
                 return
             ctx.report(
@@ -264,4 +267,5 @@ def train(x: torch.Tensor) -> None:
                 severity=Severity.WARNING,
                 bounded=Boundedness.BOUNDED,
                 subject=subject,
+                guard=stored,
             )
