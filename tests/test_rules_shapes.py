@@ -446,3 +446,44 @@ def chunked(x, y):
     # A tensor made inside the region, and an inlined helper's argument, have no such source.
     assert by_line[15] is None
     assert by_line[5] is None
+
+
+def test_dynamic_false_fed_tensors_a_data_helper_sizes_per_element(tmp_path):
+    files = {
+        "data.py": """
+import torch
+
+
+def utterances(count, mels=20):
+    lengths = [int(n) for n in torch.randint(40, 120, (count,))]
+    return [torch.randn(1, SIZE, mels) for n in ITERABLE]
+""",
+        "run.py": """
+import torch
+from torch import nn
+
+from data import utterances
+
+
+class Encoder(nn.Module):
+    def forward(self, frames):
+        return frames.mean(1)
+
+
+def main():
+    encoder = Encoder()
+    encoder.compile(dynamic=False)
+    return [encoder(frames) for frames in utterances(10)]
+""",
+    }
+
+    def findings(size: str, iterable: str):
+        data = files["data.py"].replace("SIZE", size).replace("ITERABLE", iterable)
+        return list(lint_project(tmp_path, {**files, "data.py": data}, "RCL204").findings)
+
+    [finding] = findings("n", "lengths")
+    assert (finding.path.endswith("run.py"), finding.line, finding.severity) == (True, 14, Severity.ERROR)
+    assert finding.guard == Guard("TENSOR_MATCH", "L['frames']", "size")
+    # Every element the same size, or a fixed set of literal sizes: not this evidence.
+    assert findings("80", "lengths") == []
+    assert findings("n", "(40, 80)") == []
