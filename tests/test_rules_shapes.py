@@ -487,3 +487,39 @@ def main():
     # Every element the same size, or a fixed set of literal sizes: not this evidence.
     assert findings("80", "lengths") == []
     assert findings("n", "(40, 80)") == []
+
+
+RANK_BRANCHES = """
+import torch
+from torch import nn
+
+
+@torch.compile
+def normalise(x):
+    if x.dim() == 4:
+        return x / x.norm(dim=(1, 2, 3), keepdim=True)
+    return x / x.norm(dim=-1, keepdim=True)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.image = nn.Conv2d(3, 4, 3)
+        self.audio = SECOND
+
+    def features(self, image, audio):
+        return [self.image(image), self.audio(audio)]
+
+    def forward(self, image, audio):
+        return [normalise(feat) for feat in self.features(image, audio)]
+"""
+
+
+def test_rank_from_a_loop_over_outputs_of_layers_of_different_ranks(tmp_path):
+    source = RANK_BRANCHES.replace("SECOND", "nn.Conv1d(8, 4, 3)")
+    [finding] = lint_snippet(tmp_path, source, config=select("RCL201")).findings
+    assert (finding.line, finding.severity) == (7, Severity.WARNING)
+    assert finding.guard == Guard("TENSOR_MATCH", "L['x']", "rank")
+    # Two layers whose outputs have the same rank: nothing says the rank changes.
+    source = RANK_BRANCHES.replace("SECOND", "nn.Conv2d(8, 4, 3)")
+    assert lint_snippet(tmp_path, source, config=select("RCL201")).findings == ()
