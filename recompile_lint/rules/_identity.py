@@ -524,8 +524,9 @@ class CallableResolver:
         and builds a partial (or object) holding a different value each time.
         """
         ref = self.index.resolve_function(resolved, path)
-        if ref is None and "." not in resolved and resolved == dotted_name(call.func):
-            ref = self.index.resolve_function(f"{self.index.facts(path).module}.{resolved}", path) if self.index.facts(path) else None
+        here = self.index.facts(path)
+        if ref is None and here is not None and "." not in resolved and resolved == dotted_name(call.func):
+            ref = self.index.resolve_function(f"{here.module}.{resolved}", path)  # a function of this module
         if ref is None or "." in ref.qualname:
             return None  # module-level factories only: a method's receiver is not followed
         target = self.index.facts(ref.path)
@@ -547,11 +548,11 @@ class CallableResolver:
         for position, arg in enumerate(call.args):
             if isinstance(arg, ast.Starred):
                 return None
-            kind = self.varying_kind(ast.Call(func=ast.Name("f"), args=[arg], keywords=[]), loop_kinds)
+            kind = self.loop_kind_of(arg, loop_kinds)
             if kind and position < len(params):
                 varying_params[params[position]] = kind
         for keyword in call.keywords:
-            kind = self.varying_kind(ast.Call(func=ast.Name("f"), args=[keyword.value], keywords=[]), loop_kinds)
+            kind = self.loop_kind_of(keyword.value, loop_kinds)
             if kind and keyword.arg:
                 varying_params[keyword.arg] = kind
         if not varying_params:
@@ -627,7 +628,15 @@ class CallableResolver:
         if not (dotted_name(call.func).endswith("partial")):
             values = list(call.args) + [kw.value for kw in call.keywords]
         for value in values:
-            for node in ast.walk(value):
-                if isinstance(node, ast.Name) and node.id in loop_kinds:
-                    return loop_kinds[node.id]
+            kind = CallableResolver.loop_kind_of(value, loop_kinds)
+            if kind:
+                return kind
+        return ""
+
+    @staticmethod
+    def loop_kind_of(value: ast.expr, loop_kinds: dict[str, str]) -> str:
+        """The kind of the first loop variable ``value`` reads, "" if it reads none."""
+        for node in ast.walk(value):
+            if isinstance(node, ast.Name) and node.id in loop_kinds:
+                return loop_kinds[node.id]
         return ""
