@@ -523,3 +523,28 @@ def test_rank_from_a_loop_over_outputs_of_layers_of_different_ranks(tmp_path):
     # Two layers whose outputs have the same rank: nothing says the rank changes.
     source = RANK_BRANCHES.replace("SECOND", "nn.Conv2d(8, 4, 3)")
     assert lint_snippet(tmp_path, source, config=select("RCL201")).findings == ()
+
+
+PER_PARAMETER = """
+import torch
+
+
+@torch.compile(dynamic=False)
+def update(param, grad, lr):
+    param.sub_(grad * lr)
+
+
+def step(model, lr):
+    for p in model.parameters():
+        update(p, SECOND, lr)
+"""
+
+
+def test_dynamic_false_guard_is_the_varying_argument_dynamo_checks_first(tmp_path):
+    # `param` and `grad` both change shape per parameter: Dynamo orders guards by the length
+    # of the source's name, then the name, so `tensor 'grad' ...` is the one reported.
+    [finding] = lint_snippet(tmp_path, PER_PARAMETER.replace("SECOND", "p.grad"), config=select("RCL204")).findings
+    assert finding.guard == Guard("TENSOR_MATCH", "L['grad']", "size")
+    # A grad that does not follow the parameter (one fixed tensor): only `param` varies.
+    [finding] = lint_snippet(tmp_path, PER_PARAMETER.replace("SECOND", "torch.ones(1)"), config=select("RCL204")).findings
+    assert finding.guard == Guard("TENSOR_MATCH", "L['param']", "size")

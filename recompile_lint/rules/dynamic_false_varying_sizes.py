@@ -8,6 +8,7 @@ import ast
 from recompile_lint.analysis.callsites import CallSite
 from recompile_lint.analysis.context import ProjectContext
 from recompile_lint.analysis.facts import dotted_name
+from recompile_lint.analysis.guards import first_checked
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.models import Boundedness, Guard, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT, places
@@ -107,32 +108,32 @@ def run(x):
             bounded: list[str] = []
             params = entry_params(ctx.index, region)
             shapes: dict[str, dict[tuple[str, ...], tuple[str, int]]] = {}
-            varying_param = ""
+            varying: list[str] = []  # parameters seen to vary, in the order found
             for site in sites_of(ctx.index, region):
                 where = places([(site.path, site.span.line)])
                 named = [(params[i].name if i < len(params) else f"#{i}", a) for i, a in enumerate(site.args)] + list(site.keywords)
                 for name, arg in named:
                     if arg.shape and arg.loop_names:
                         unbounded.append(f"`{arg.text}` sized by loop variable `{arg.loop_names[0]}` at {where}")
-                        varying_param = varying_param or name
+                        varying.append(name)
                     elif is_slice_argument(arg):
                         unbounded.append(f"`{arg.text}` sliced by a loop variable at {where}")
-                        varying_param = varying_param or name
+                        varying.append(name)
                     elif arg.grown and arg.kind == "name":
                         unbounded.append(f"`{arg.text}`, grown in a loop, at {where}")
-                        varying_param = varying_param or name
+                        varying.append(name)
                     elif over_parameters(site, arg.text):
                         # ``for p in model.parameters(): update(p, p.grad)``: weights and biases
                         # of different layers have different shapes (and ranks).
                         unbounded.append(f"`{arg.text}`, one per model parameter (parameters differ in shape), at {where}")
-                        varying_param = varying_param or name
+                        varying.append(name)
                     elif arg.shape:
                         shapes.setdefault(name, {}).setdefault(arg.shape, (site.path, site.span.line))
                     elif arg.loop_var and arg.kind == "name":
                         made = sized_by_helper(ctx.index, site, arg.text)
                         if made:
                             unbounded.append(f"`{arg.text}`, {made}, at {where}")
-                            varying_param = varying_param or name
+                            varying.append(name)
                 found = loader_loop(ctx.index, site)
                 if found is not None and site.args:
                     loop, loader = found
@@ -142,13 +143,14 @@ def run(x):
             for name, seen in shapes.items():
                 if len(seen) >= RECOMPILE_LIMIT:
                     unbounded.append(f"{len(seen)} different shapes for `{name}` at {places(seen.values())}")
-                    varying_param = varying_param or name
+                    varying.append(name)
                 elif len(seen) > 1:
                     bounded.append(f"{len(seen)} different shapes for `{name}` at {places(seen.values())}")
                     graphs = max(graphs, len(seen))
-                    varying_param = varying_param or name
+                    varying.append(name)
             if not unbounded and not bounded:
                 continue
+            varying_param = first_checked(varying)
             evidence = "; ".join(dict.fromkeys(unbounded + bounded))
             if unbounded:
                 cost = (
