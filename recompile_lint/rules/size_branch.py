@@ -117,8 +117,8 @@ def attend(q, k):
         computed inside the region, or an argument of an inlined helper, has no ``L[...]``
         source of that name: no guard is predicted.
         """
-        if not ctx.is_entry:
-            return None
+        if not ctx.is_entry or ctx.region.dynamic not in (None, "None"):
+            return None  # under dynamic=True the sizes start symbolic: the branch's guard fails first
         params = {p.name for p in ctx.function.params if p.kind in ("positional", "keyword")}
         if tensor not in params or tensor in ("self", "cls"):
             return None
