@@ -168,6 +168,8 @@ def test_wrapper_calls_are_found(text, expected):
         ("with lock as obj.step: pass", "step", True, True),
         ("del obj.step", "step", True, True),
         ("setattr(obj, 'step', 3)", "step", True, True),
+        ("def _set(name, v, m):\n    setattr(m, name, v)\nf = partial(_set, 'step', 2)", "step", True, True),
+        ("def _set(name, v, m):\n    setattr(m, name, v)\nf = partial(_set, 'other', 2)", "step", True, False),
         ("if c: obj.step = 1", "step", True, True),
         ("obj.step = (\n    1\n)", "step", True, True),
         ("obj.step: list[\n    int\n] = []", "step", True, True),
@@ -265,7 +267,12 @@ def test_every_recorded_mutation_passes_the_text_tests(root):
     checked = 0
     for text, facts in facts_and_text(root):
         for mutation in facts.mutations:
-            if mutation.kind == "instance-attribute":
+            if mutation.kind == "instance-attribute" and mutation.key.startswith("param:"):
+                # ``setattr(obj, name, v)`` with ``name`` a parameter: the attributes are the
+                # names the callers pass in quotes; the file's own quoted names must pass.
+                quoted = set(re.findall(r"['\"]([A-Za-z_]\w*)['\"]", text))
+                assert all(writes_attribute(text, frozenset({q})) for q in quoted), (facts.path, mutation)
+            elif mutation.kind == "instance-attribute":
                 name = mutation.name
                 assert writes_attribute(text, frozenset({name})), (facts.path, mutation)
             elif mutation.kind != "environ" and mutation.module != facts.module:

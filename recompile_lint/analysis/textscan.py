@@ -123,7 +123,16 @@ def writes_attribute(text: str, attrs: frozenset[str]) -> bool:
             return True
         if _may_write_at(text, *match.span(1), attribute=True):
             return True
+    # ``setattr(module, name, value)`` with ``name`` a parameter sets what the callers name in
+    # quotes (``apply(partial(_set, "dilation", d))``): a file with both may write it.
+    if "setattr" in text and _SETATTR_VARIABLE.search(text) is not None:
+        names = "|".join(re.escape(attr) for attr in sorted(attrs))
+        return re.search(rf"['\"]({names})['\"]", text) is not None
     return False
+
+
+# ``setattr(obj, name`` with a name that is not a string literal.
+_SETATTR_VARIABLE = re.compile(r"setattr\s*\((?:[^(),]|\([^()]*\))*,\s*[A-Za-z_]")
 
 
 # The shapes of a line that can write a name (``writes_name``, ``writes_attribute``).
