@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from helpers import lint_snippet
 from recompile_lint.config import Config
-from recompile_lint.models import Boundedness, Severity
+from recompile_lint.models import Boundedness, Guard, Severity
 
 
 def only(code: str) -> Config:
@@ -37,6 +37,88 @@ def test_rcl401_names_call_sites_and_subject(tmp_path):
     assert "torch.sin" in finding.message and "torch.cos" in finding.message and "2 graphs" in finding.message
     assert finding.subject is not None and finding.subject.kind == "callable" and finding.subject.name == "fn"
     assert set(finding.subject.examples) == {"torch.sin", "torch.cos"}
+    # Builtins are checked by their own identity, not a code object.
+    assert finding.guard == Guard("ID_MATCH", "L['fn']")
+
+
+CALLABLE_PAIR = """
+import torch
+import torch.nn.functional as F
+
+
+def halve(t):
+    return t / 2
+
+
+@torch.compile
+def per_column(loss, pred, target):
+    return loss(pred, target, reduction="none").mean(0)
+
+
+def run(pred, target):
+    per_column(F.smooth_l1_loss, pred, target)
+    per_column(SECOND, pred, target)
+"""
+
+
+def test_rcl401_guard_is_the_code_object_for_python_functions(tmp_path):
+    result = lint_snippet(tmp_path, CALLABLE_PAIR.replace("SECOND", "F.mse_loss"), config=only("RCL401"))
+    [finding] = result.findings
+    assert finding.guard == Guard("ID_MATCH", "L['loss'].__code__")
+    result = lint_snippet(tmp_path, CALLABLE_PAIR.replace("SECOND", "halve"), config=only("RCL401"))
+    [finding] = result.findings
+    assert finding.guard == Guard("ID_MATCH", "L['loss'].__code__")
+
+
+
+PARTIAL_FACTORY = """
+from functools import partial
+
+import torch
+
+
+def scale(logits, temperature):
+    return logits / temperature
+
+
+def strategy(name):
+    table = {"precise": 0.3, "creative": 1.3}
+    return partial(scale, temperature=TEMPERATURE)
+
+
+@torch.compile
+def probs(logits, transform):
+    return transform(logits).softmax(-1)
+
+
+def serve(requests):
+    presets = ["precise", "creative"]
+    for i in range(requests):
+        probs(torch.randn(1, 4), strategy(ARGUMENT))
+"""
+
+
+def test_rcl401_follows_a_factory_returning_a_partial_built_per_iteration(tmp_path):
+    source = PARTIAL_FACTORY.replace("TEMPERATURE", "table[name]").replace("ARGUMENT", "presets[i % 2]")
+    [finding] = lint_snippet(tmp_path, source, config=only("RCL401")).findings
+    assert (finding.line, finding.severity) == (17, Severity.WARNING)
+    assert finding.guard == Guard("CONSTANT_MATCH", "L['transform'].keywords['temperature']")
+
+
+def test_rcl401_factory_partial_with_a_fixed_keyword_or_argument_is_silent(tmp_path):
+    # The same preset every iteration: one stored value, one graph.
+    source = PARTIAL_FACTORY.replace("TEMPERATURE", "table[name]").replace("ARGUMENT", '"precise"')
+    assert lint_snippet(tmp_path, source, config=only("RCL401")).findings == ()
+    # The keyword does not depend on the factory's parameter.
+    source = PARTIAL_FACTORY.replace("TEMPERATURE", "0.7").replace("ARGUMENT", "presets[i % 2]")
+    assert lint_snippet(tmp_path, source, config=only("RCL401")).findings == ()
+
+
+def test_rcl401_no_guard_predicted_when_a_builtin_and_a_function_mix(tmp_path):
+    # Which check fails first then depends on which function compiled first.
+    result = lint_snippet(tmp_path, CALLABLE_PAIR.replace("SECOND", "torch.sub"), config=only("RCL401"))
+    [finding] = result.findings
+    assert finding.guard is None
 
 
 def test_rcl401_more_functions_than_the_limit_is_an_error(tmp_path):
@@ -227,6 +309,7 @@ def test_rcl403_reports_the_backend_expression_with_the_guard_text(tmp_path):
     [finding] = result.findings
     assert (finding.line, finding.column) == (13, 17)
     assert "BACKEND_MATCH" in finding.message and finding.severity is Severity.ERROR
+    assert finding.guard == Guard("BACKEND_MATCH", "")
     assert finding.subject is not None and finding.subject.name == "backend"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from helpers import lint_snippet
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
-from recompile_lint.models import Boundedness, Severity
+from recompile_lint.models import Boundedness, Guard, Severity
 
 
 def select(*codes: str) -> Config:
@@ -305,6 +305,8 @@ def finetune(x):
 """
     result = lint_snippet(tmp_path, source, config=select("RCL301"))
     assert [(f.line, f.severity, f.bounded) for f in result.findings] == [(11, Severity.INFO, Boundedness.BY_DESIGN)]
+    # inference_mode turns grad mode off: Dynamo's global-state guard names grad_mode.
+    assert [f.guard for f in result.findings] == [Guard("GLOBAL_STATE", "", "grad_mode")]
 
 
 def test_same_name_in_another_file_is_not_a_call_site(tmp_path):
@@ -371,6 +373,7 @@ def main(x):
     after = once.replace("    torch.set_default_dtype(torch.float64)\n    return energy(x), energy(x)\n", "    a = energy(x)\n    torch.set_default_dtype(torch.float64)\n    return a, energy(x)\n")
     result = lint_snippet(tmp_path, after, config=select("RCL303"))
     assert [f.line for f in result.findings] == [11]
+    assert [f.guard for f in result.findings] == [Guard("GLOBAL_STATE", "", "default_dtype")]
 
 
 def test_info_rules_are_off_by_default(tmp_path):
@@ -414,3 +417,138 @@ def b(x):
 """
     result = lint_snippet(tmp_path, source, config=select("RCL206"))
     assert [(f.line, f.region) for f in result.findings] == [(5, "snippet.b")]
+
+
+def test_size_branch_predicts_the_entry_argument_size_guard_only(tmp_path):
+    source = """
+import torch
+
+
+def helper(t):
+    if t.shape[0] > 4:
+        return t * 2
+    return t
+
+
+@torch.compile
+def chunked(x, y):
+    if x.shape[0] > 4:
+        x = x * 2
+    z = torch.cat([x, y])
+    if z.shape[0] > 8:
+        z = z + 1
+    return helper(y) + z.sum()
+"""
+    result = lint_snippet(tmp_path, source, config=select("RCL206"))
+    by_line = {f.line: f.guard for f in result.findings}
+    # The entry's argument: its first new size fails `tensor 'x' size mismatch` (source L['x']).
+    assert by_line[12] == Guard("TENSOR_MATCH", "L['x']", "size")
+    # A tensor made inside the region, and an inlined helper's argument, have no such source.
+    assert by_line[15] is None
+    assert by_line[5] is None
+    # Compiled with dynamic=True the size is symbolic from the first call: the branch's own
+    # guard (`5 <= x.size()[0]`) is what fails, not a static size guard.
+    result = lint_snippet(tmp_path, source.replace("@torch.compile\n", "@torch.compile(dynamic=True)\n"), config=select("RCL206"))
+    assert [f.guard for f in result.findings if f.line == 12] == [None]
+
+
+def test_dynamic_false_fed_tensors_a_data_helper_sizes_per_element(tmp_path):
+    files = {
+        "data.py": """
+import torch
+
+
+def utterances(count, mels=20):
+    lengths = [int(n) for n in torch.randint(40, 120, (count,))]
+    return [torch.randn(1, SIZE, mels) for n in ITERABLE]
+""",
+        "run.py": """
+import torch
+from torch import nn
+
+from data import utterances
+
+
+class Encoder(nn.Module):
+    def forward(self, frames):
+        return frames.mean(1)
+
+
+def main():
+    encoder = Encoder()
+    encoder.compile(dynamic=False)
+    return [encoder(frames) for frames in utterances(10)]
+""",
+    }
+
+    def findings(size: str, iterable: str):
+        data = files["data.py"].replace("SIZE", size).replace("ITERABLE", iterable)
+        return list(lint_project(tmp_path, {**files, "data.py": data}, "RCL204").findings)
+
+    [finding] = findings("n", "lengths")
+    assert (finding.path.endswith("run.py"), finding.line, finding.severity) == (True, 14, Severity.ERROR)
+    assert finding.guard == Guard("TENSOR_MATCH", "L['frames']", "size")
+    # Every element the same size, or a fixed set of literal sizes: not this evidence.
+    assert findings("80", "lengths") == []
+    assert findings("n", "(40, 80)") == []
+
+
+RANK_BRANCHES = """
+import torch
+from torch import nn
+
+
+@torch.compile
+def normalise(x):
+    if x.dim() == 4:
+        return x / x.norm(dim=(1, 2, 3), keepdim=True)
+    return x / x.norm(dim=-1, keepdim=True)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.image = nn.Conv2d(3, 4, 3)
+        self.audio = SECOND
+
+    def features(self, image, audio):
+        return [self.image(image), self.audio(audio)]
+
+    def forward(self, image, audio):
+        return [normalise(feat) for feat in self.features(image, audio)]
+"""
+
+
+def test_rank_from_a_loop_over_outputs_of_layers_of_different_ranks(tmp_path):
+    source = RANK_BRANCHES.replace("SECOND", "nn.Conv1d(8, 4, 3)")
+    [finding] = lint_snippet(tmp_path, source, config=select("RCL201")).findings
+    assert (finding.line, finding.severity) == (7, Severity.WARNING)
+    assert finding.guard == Guard("TENSOR_MATCH", "L['x']", "rank")
+    # Two layers whose outputs have the same rank: nothing says the rank changes.
+    source = RANK_BRANCHES.replace("SECOND", "nn.Conv2d(8, 4, 3)")
+    assert lint_snippet(tmp_path, source, config=select("RCL201")).findings == ()
+
+
+PER_PARAMETER = """
+import torch
+
+
+@torch.compile(dynamic=False)
+def update(param, grad, lr):
+    param.sub_(grad * lr)
+
+
+def step(model, lr):
+    for p in model.parameters():
+        update(p, SECOND, lr)
+"""
+
+
+def test_dynamic_false_guard_is_the_varying_argument_dynamo_checks_first(tmp_path):
+    # `param` and `grad` both change shape per parameter: Dynamo orders guards by the length
+    # of the source's name, then the name, so `tensor 'grad' ...` is the one reported.
+    [finding] = lint_snippet(tmp_path, PER_PARAMETER.replace("SECOND", "p.grad"), config=select("RCL204")).findings
+    assert finding.guard == Guard("TENSOR_MATCH", "L['grad']", "size")
+    # A grad that does not follow the parameter (one fixed tensor): only `param` varies.
+    [finding] = lint_snippet(tmp_path, PER_PARAMETER.replace("SECOND", "torch.ones(1)"), config=select("RCL204")).findings
+    assert finding.guard == Guard("TENSOR_MATCH", "L['param']", "size")

@@ -1112,6 +1112,22 @@ _BUILTINS = frozenset({"len", "range", "int", "float", "str", "bool", "min", "ma
 
 # The owner of an attribute read on a module through a forward hook.
 HOOKED = "<hooked module>"
+
+
+def first_checked(parameters: list[str]) -> str:
+    """Of the entry's arguments whose tensor guards fail together, the one Dynamo reports.
+
+    torch 2.13 builds the guards of a frame in ``Guard.sort_key`` order: by source kind, then
+    by the length of the source's name, then by the name (``L['b']`` before ``L['grad']``
+    before ``L['param']``, ``L['xx']`` before ``L['yy']``), whatever the order of the
+    arguments or of their uses, and the recompile message names the first guard that fails
+    (docs/torch-2.13.md, measured). Names Dynamo cannot spell (``#2``, a star argument's
+    position) come last; "" when none.
+    """
+    named = [p for p in parameters if p and not p.startswith("#")]
+    if not named:
+        return parameters[0] if parameters else ""
+    return min(named, key=lambda p: (len(f"L[{p!r}]"), f"L[{p!r}]"))
 HOOK_REGISTRATIONS = frozenset({"register_forward_pre_hook", "register_forward_hook"})
 
 

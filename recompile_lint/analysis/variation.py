@@ -771,8 +771,12 @@ class Variation:
                 acc.add_value(str(argument.rank), "tensor", replace_note(here, f"passes a tensor of rank {argument.rank}"))
             elif over_parameters(site, argument.text):
                 acc.add_unbounded(replace_note(here, "passes each parameter of a model (of several ranks)"), "the parameters of a model, of several ranks")
-            elif loop is not None and loop.count is not None and argument.loop_var:
-                pass  # items of a loop: nothing says their ranks differ
+            elif loop is not None and argument.loop_var and len(loop.targets) == 1:
+                # Items of a loop over the outputs of submodules whose layer types fix different
+                # ranks (a Conv2d's output has rank 4, a Conv1d's 3): one rank per item. Items
+                # of unknown rank say nothing.
+                for rank, layer in self.loop_item_ranks(site, loop.iter_text):
+                    acc.add_value(str(rank), "tensor", replace_note(here, f"passes the output of `{layer}` (rank {rank})"))
             return
         if storage.members and storage.members[0].startswith(".shape["):
             # A size of a tensor argument: tensors sized by the loop, grown, or sliced per call.
@@ -859,6 +863,55 @@ class Variation:
         if not returns or tree_facts is None:
             return True
         return any(any(kw.arg == member or kw.arg is None for kw in call.keywords) or call.args for call in returns)
+
+    def loop_item_ranks(self, site: CallSite, iter_text: str) -> list[tuple[int, str]]:
+        """(rank, layer) for each item of ``iter_text`` whose rank its layer type fixes: a list
+        display of submodule calls (``[self.image(a), self.audio(b)]``), directly or as the one
+        ``return`` of a method of the calling class (``self.features(batch)``)."""
+        facts = self.index.facts(site.path)
+        caller = facts.function(site.function) if facts is not None and site.function else None
+        if facts is None or caller is None or not caller.class_name:
+            return []
+        cls = facts.cls(caller.class_name)
+        if cls is None:
+            return []
+        try:
+            items: ast.expr = ast.parse(iter_text, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return []
+        if isinstance(items, ast.Call):
+            method = _dotted(items.func)
+            qual = cls.method(method[len("self."):]) if method.startswith("self.") and method.count(".") == 1 else None
+            items = self._single_return(facts, qual) if qual else None
+        if not isinstance(items, (ast.List, ast.Tuple)):
+            return []
+        out: list[tuple[int, str]] = []
+        for element in items.elts:
+            callee = _dotted(element.func) if isinstance(element, ast.Call) else ""
+            if not callee.startswith("self.") or callee.count(".") != 1:
+                continue
+            layer = cls.submodule(callee[len("self."):]) or ""
+            rank = LAYER_OUTPUT_RANKS.get(layer.rsplit(".", 1)[-1])
+            if rank is not None:
+                out.append((rank, layer))
+        return out
+
+    def _single_return(self, facts: ModuleFacts, qualname: str) -> ast.expr | None:
+        """The value of the one ``return`` of function ``qualname`` of ``facts``, else None."""
+        text = self.index.text(facts.path)
+        fn = facts.function(qualname)
+        if text is None or fn is None:
+            return None
+        try:
+            tree = parse_source(text, facts.path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        name = qualname.rsplit(".", 1)[-1]
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name and node.lineno == fn.line:
+                returns = [n.value for n in ast.walk(node) if isinstance(n, ast.Return) and n.value is not None]
+                return returns[0] if len(returns) == 1 else None
+        return None
 
     def grown_attribute(self, site: CallSite, text: str) -> str:
         """Why ``obj.attr`` (passed at ``site``) grows between calls of the region called
@@ -952,6 +1005,14 @@ class _Arguments:
 # What a loop over a model's parameters looks like: ``model.parameters()``,
 # ``named_parameters()``, ``self.params``, ``group["params"]``.
 PARAMETERS = re.compile(r"(?:\bparameters\(|\bnamed_parameters\(|\bparams\b|\[['\"]params['\"]\])")
+
+
+# The rank of a batched output of layers whose type fixes it (an unbatched input gives one less,
+# which is as different between the kinds).
+LAYER_OUTPUT_RANKS = {
+    "Conv1d": 3, "Conv2d": 4, "Conv3d": 5, "ConvTranspose1d": 3, "ConvTranspose2d": 4, "ConvTranspose3d": 5,
+    "LazyConv1d": 3, "LazyConv2d": 4, "LazyConv3d": 5,
+}  # fmt: skip
 
 
 def over_parameters(site: CallSite, text: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 from recompile_lint.analysis.facts import ModuleFacts, Span, dotted_name, span_of
@@ -421,6 +421,9 @@ class Callee:
     family: str = "function"  # function, partial, instance
     # For partials and callable objects: the stored value changes per call (a loop variable).
     varying_kind: str = ""  # "" when constant, else int/float/str/bool/unknown
+    # The guarded member that changes, in Dynamo's spelling below the argument: a partial's
+    # keyword ``.keywords['temperature']``; "" when not known.
+    member: str = ""
 
 
 @dataclass(frozen=True)
@@ -504,11 +507,73 @@ class CallableResolver:
                 inner = self.callee(facts, expr.args[0], scopes, {}, depth + 1)
                 if inner is None:
                     return None
-                return Callee(f"partial({inner.identity})", text, place, "partial", varying)
+                member = self.varying_keyword(expr, set(loop_kinds))
+                return Callee(f"partial({inner.identity})", text, place, "partial", varying, member)
             found = self.index.resolve_class(resolved, path) or self.index.resolve_class(callee_text, path)
             if found is not None and self.index.class_method(found[0], found[1], "__call__") is not None:
                 return Callee(f"instance {found[0].module}.{found[1].qualname}", text, place, "instance", varying)
+            return self.made_by_factory(expr, resolved, path, loop_kinds, depth, place, text)
         return None
+
+    def made_by_factory(self, call: ast.Call, resolved: str, path: str, loop_kinds: dict[str, str], depth: int, place: str, text: str) -> Callee | None:
+        """The callable a project function returns (``strategy(name)`` returning
+        ``partial(f, temperature=table[name])``), followed into its one ``return``.
+
+        A stored value that depends on a parameter of the factory varies between calls when
+        the call site passes that parameter a loop variable: the factory runs per iteration
+        and builds a partial (or object) holding a different value each time.
+        """
+        ref = self.index.resolve_function(resolved, path)
+        here = self.index.facts(path)
+        if ref is None and here is not None and "." not in resolved and resolved == dotted_name(call.func):
+            ref = self.index.resolve_function(f"{here.module}.{resolved}", path)  # a function of this module
+        if ref is None or "." in ref.qualname:
+            return None  # module-level factories only: a method's receiver is not followed
+        target = self.index.facts(ref.path)
+        tree = self.trees.tree(ref.path)
+        if target is None or tree is None:
+            return None
+        factory = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == ref.qualname), None)
+        if factory is None:
+            return None
+        returns = [n for n in ast.walk(factory) if isinstance(n, ast.Return) and n.value is not None]
+        if len(returns) != 1 or not isinstance(returns[0].value, ast.Call):
+            return None
+        made = self.callee(target, returns[0].value, [factory, tree], {}, depth + 1)
+        if made is None or made.family not in ("partial", "instance"):
+            return None
+        # Which factory parameters get a loop variable at this call site.
+        params = [a.arg for a in list(factory.args.posonlyargs) + list(factory.args.args)]
+        varying_params: dict[str, str] = {}
+        for position, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                return None
+            kind = self.loop_kind_of(arg, loop_kinds)
+            if kind and position < len(params):
+                varying_params[params[position]] = kind
+        for keyword in call.keywords:
+            kind = self.loop_kind_of(keyword.value, loop_kinds)
+            if kind and keyword.arg:
+                varying_params[keyword.arg] = kind
+        if not varying_params:
+            return replace(made, text=text, place=place, varying_kind="", member="")
+        stored = returns[0].value
+        kind = self.varying_kind(stored, varying_params)
+        if not kind:
+            return replace(made, text=text, place=place, varying_kind="", member="")
+        # The parameter passed through unchanged keeps the loop variable's kind; a value looked
+        # up or computed from it is of a kind not known here.
+        direct = any(isinstance(v, ast.Name) and v.id in varying_params for v in list(stored.args[1:]) + [k.value for k in stored.keywords])
+        member = self.varying_keyword(stored, set(varying_params)) if made.family == "partial" else ""
+        return replace(made, text=text, place=place, varying_kind=kind if direct else "unknown", member=member)
+
+    @staticmethod
+    def varying_keyword(call: ast.Call, names: set[str]) -> str:
+        """``.keywords['k']`` for the first keyword of a partial whose value reads ``names``."""
+        for keyword in call.keywords:
+            if keyword.arg and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(keyword.value)):
+                return f".keywords[{keyword.arg!r}]"
+        return ""
 
     def named(self, facts: ModuleFacts, name: str, scopes: list[ast.AST], loop_kinds: dict[str, str], depth: int, place: str) -> Callee | None:
         path = facts.path
@@ -563,7 +628,15 @@ class CallableResolver:
         if not (dotted_name(call.func).endswith("partial")):
             values = list(call.args) + [kw.value for kw in call.keywords]
         for value in values:
-            for node in ast.walk(value):
-                if isinstance(node, ast.Name) and node.id in loop_kinds:
-                    return loop_kinds[node.id]
+            kind = CallableResolver.loop_kind_of(value, loop_kinds)
+            if kind:
+                return kind
+        return ""
+
+    @staticmethod
+    def loop_kind_of(value: ast.expr, loop_kinds: dict[str, str]) -> str:
+        """The kind of the first loop variable ``value`` reads, "" if it reads none."""
+        for node in ast.walk(value):
+            if isinstance(node, ast.Name) and node.id in loop_kinds:
+                return loop_kinds[node.id]
         return ""

@@ -9,7 +9,7 @@ from recompile_lint.analysis.context import ProjectContext
 from recompile_lint.analysis.facts import Span, dotted_name, span_of
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.analysis.parsing import parse_source
-from recompile_lint.models import Boundedness, Severity, Subject
+from recompile_lint.models import Boundedness, Guard, Severity, Subject
 from recompile_lint.rules._common import places
 from recompile_lint.rules._shapes import module_of, sites_of
 from recompile_lint.rules.base import Rule
@@ -146,4 +146,5 @@ def check(x):
                     subject=Subject(kind="state", module=module_of(ctx, region), name="default_dtype", examples=tuple(sorted(values))),
                     region=region.name,
                     function=change.function,
+                    guard=Guard("GLOBAL_STATE", "", "default_dtype"),
                 )

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 
+import ast
+
+from recompile_lint.analysis.callsites import CallSite
 from recompile_lint.analysis.context import ProjectContext
+from recompile_lint.analysis.facts import dotted_name
+from recompile_lint.analysis.guards import first_checked
+from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.models import Boundedness, Guard, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT, places
+from recompile_lint.rules._identity import Trees
 from recompile_lint.rules._shapes import entry_params, is_slice_argument, loader_loop, module_of, sites_of
 from recompile_lint.analysis.variation import over_parameters
 from recompile_lint.rules.base import Rule
@@ -101,27 +108,32 @@ def run(x):
             bounded: list[str] = []
             params = entry_params(ctx.index, region)
             shapes: dict[str, dict[tuple[str, ...], tuple[str, int]]] = {}
-            varying_param = ""
+            varying: list[str] = []  # parameters seen to vary, in the order found
             for site in sites_of(ctx.index, region):
                 where = places([(site.path, site.span.line)])
                 named = [(params[i].name if i < len(params) else f"#{i}", a) for i, a in enumerate(site.args)] + list(site.keywords)
                 for name, arg in named:
                     if arg.shape and arg.loop_names:
                         unbounded.append(f"`{arg.text}` sized by loop variable `{arg.loop_names[0]}` at {where}")
-                        varying_param = varying_param or name
+                        varying.append(name)
                     elif is_slice_argument(arg):
                         unbounded.append(f"`{arg.text}` sliced by a loop variable at {where}")
-                        varying_param = varying_param or name
+                        varying.append(name)
                     elif arg.grown and arg.kind == "name":
                         unbounded.append(f"`{arg.text}`, grown in a loop, at {where}")
-                        varying_param = varying_param or name
+                        varying.append(name)
                     elif over_parameters(site, arg.text):
                         # ``for p in model.parameters(): update(p, p.grad)``: weights and biases
                         # of different layers have different shapes (and ranks).
                         unbounded.append(f"`{arg.text}`, one per model parameter (parameters differ in shape), at {where}")
-                        varying_param = varying_param or name
+                        varying.append(name)
                     elif arg.shape:
                         shapes.setdefault(name, {}).setdefault(arg.shape, (site.path, site.span.line))
+                    elif arg.loop_var and arg.kind == "name":
+                        made = sized_by_helper(ctx.index, site, arg.text)
+                        if made:
+                            unbounded.append(f"`{arg.text}`, {made}, at {where}")
+                            varying.append(name)
                 found = loader_loop(ctx.index, site)
                 if found is not None and site.args:
                     loop, loader = found
@@ -131,13 +143,14 @@ def run(x):
             for name, seen in shapes.items():
                 if len(seen) >= RECOMPILE_LIMIT:
                     unbounded.append(f"{len(seen)} different shapes for `{name}` at {places(seen.values())}")
-                    varying_param = varying_param or name
+                    varying.append(name)
                 elif len(seen) > 1:
                     bounded.append(f"{len(seen)} different shapes for `{name}` at {places(seen.values())}")
                     graphs = max(graphs, len(seen))
-                    varying_param = varying_param or name
+                    varying.append(name)
             if not unbounded and not bounded:
                 continue
+            varying_param = first_checked(varying)
             evidence = "; ".join(dict.fromkeys(unbounded + bounded))
             if unbounded:
                 cost = (
@@ -164,3 +177,62 @@ def run(x):
                 function=region.name,
                 guard=Guard("TENSOR_MATCH", f"L[{varying_param!r}]", "size") if varying_param and not varying_param.startswith("#") else None,
             )
+
+
+# Tensor factories whose positional arguments (or first tuple argument) are the sizes.
+SIZED_FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty"})
+
+
+def sized_by_helper(index: ProjectIndex, site: CallSite, name: str) -> str:
+    """Why the tensors a loop variable takes vary in size, when the loop walks what a project
+    function returns: ``for frames in utterances(10)`` where ``utterances`` returns
+    ``[torch.randn(1, n, 20) for n in lengths]``. "" when not shown.
+
+    The sizes vary when a dimension of the tensor factory in the returned comprehension reads
+    the comprehension's own variable (one size per element). A fixed set of literal sizes
+    (``for n in (16, 32)``) is a bounded case the literal-shape check counts; not reported here.
+    """
+    loop = next((lp for lp in reversed(site.loops) if name in lp.targets), None)
+    if loop is None or len(loop.targets) != 1:
+        return ""
+    try:
+        iterable = ast.parse(loop.iter_text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    facts = index.facts(site.path)
+    callee = dotted_name(iterable.func) if isinstance(iterable, ast.Call) else ""
+    if facts is None or not callee:
+        return ""
+    resolved = facts.resolve(callee)
+    ref = index.resolve_function(resolved, site.path)
+    if ref is None and resolved == callee and "." not in callee:
+        ref = index.resolve_function(f"{facts.module}.{callee}", site.path)
+    if ref is None or "." in ref.qualname:
+        return ""
+    tree = Trees.of(index).tree(ref.path)
+    helper = next((n for n in (tree.body if tree else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == ref.qualname), None)
+    if helper is None:
+        return ""
+    returns = [n.value for n in ast.walk(helper) if isinstance(n, ast.Return) and n.value is not None]
+    if len(returns) != 1 or not isinstance(returns[0], (ast.ListComp, ast.GeneratorExp)):
+        return ""
+    made = returns[0]
+    variables = {n.id for g in made.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+    if any(_literal_sequence(g.iter) for g in made.generators):
+        return ""
+    element = made.elt
+    if not isinstance(element, ast.Call):
+        return ""
+    target = index.facts(ref.path)
+    factory = target.resolve(dotted_name(element.func)) if target is not None else ""
+    if factory not in SIZED_FACTORIES:
+        return ""
+    dims = element.args[0].elts if len(element.args) == 1 and isinstance(element.args[0], (ast.Tuple, ast.List)) else element.args
+    if not any(isinstance(n, ast.Name) and n.id in variables for dim in dims for n in ast.walk(dim)):
+        return ""
+    return f"each element of `{loop.iter_text}`, a tensor `{ref.qualname}` sizes by `{ast.unparse(made.generators[0].target)}`"
+
+
+def _literal_sequence(node: ast.expr) -> bool:
+    """A tuple/list/set display of constants: a fixed, small set of sizes."""
+    return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and all(isinstance(e, ast.Constant) for e in node.elts)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from recompile_lint.analysis.context import ProjectContext
-from recompile_lint.models import Boundedness, Severity, Subject
+from recompile_lint.models import Boundedness, Guard, Severity, Subject
 from recompile_lint.rules._common import places
 from recompile_lint.rules._shapes import module_of, site_function, split_by_state
 from recompile_lint.rules.base import Rule
@@ -89,4 +89,7 @@ def evaluate(x):
                     subject=Subject(kind="state", module=module_of(ctx, region), name="grad_mode", examples=(state,)),
                     region=region.name,
                     function=site_function(site),
+                    # inference_mode turns grad mode off too: Dynamo's global-state guard names
+                    # the grad mode for both (GROUND_TRUTH.md, Global state).
+                    guard=Guard("GLOBAL_STATE", "", "grad_mode"),
                 )

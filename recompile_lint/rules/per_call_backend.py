@@ -7,7 +7,7 @@ import ast
 from recompile_lint.analysis.context import ProjectContext
 from recompile_lint.analysis.facts import CompileSite, ModuleFacts, dotted_name
 from recompile_lint.analysis.index import FunctionRef
-from recompile_lint.models import Boundedness, Severity, Subject
+from recompile_lint.models import Boundedness, Guard, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT
 from recompile_lint.rules._identity import PARTIAL_CALLEES, Trees, assignments, is_module_level
 from recompile_lint.rules.base import Rule
@@ -134,6 +134,8 @@ def train(xs: list[torch.Tensor]) -> None:
             subject=Subject(kind="config", module=facts.module, name="backend", value_kind="callable", examples=(ast.unparse(backend),)),
             region=self.region_name(ctx, path, site),
             function=f"{facts.module}.{site.function}" if site.function else facts.module,
+            # The cache entry's backend check has no source: Dynamo prints ``BACKEND_MATCH failure``.
+            guard=Guard("BACKEND_MATCH", ""),
         )
 
     @staticmethod

@@ -7,7 +7,7 @@ from typing import Iterable
 import libcst as cst
 
 from recompile_lint.analysis.context import FunctionContext
-from recompile_lint.models import Boundedness, Severity, Subject
+from recompile_lint.models import Boundedness, Guard, Severity, Subject
 from recompile_lint.rules._common import via
 from recompile_lint.rules._shapes import branch_tests, is_whole_shape, raises_only, size_receiver, walk
 from recompile_lint.rules.base import Rule
@@ -104,7 +104,25 @@ def attend(q, k):
                 f"both sides with tensor ops (`torch.where`, padding to a fixed block) or branch outside "
                 f"`{ctx.region.name}`",
                 subject=Subject(kind="parameter", module=ctx.module.module, name=tensor, value_kind="tensor"),
+                guard=self.size_guard(ctx, tensor),
             )
+
+    @staticmethod
+    def size_guard(ctx: FunctionContext, tensor: str) -> Guard | None:
+        """The guard Dynamo reports first when the branched-on size changes.
+
+        A tensor argument of the entry is compiled with static sizes first: the first new size
+        fails its size guard (``tensor 'x' size mismatch``, source ``L['x']``) and the recompile
+        makes the size symbolic; only then does the branch add its symbolic guard. A tensor
+        computed inside the region, or an argument of an inlined helper, has no ``L[...]``
+        source of that name: no guard is predicted.
+        """
+        if not ctx.is_entry or ctx.region.dynamic not in (None, "None"):
+            return None  # under dynamic=True the sizes start symbolic: the branch's guard fails first
+        params = {p.name for p in ctx.function.params if p.kind in ("positional", "keyword")}
+        if tensor not in params or tensor in ("self", "cls"):
+            return None
+        return Guard("TENSOR_MATCH", f"L[{tensor!r}]", "size")
 
     @staticmethod
     def size_locals(ctx: FunctionContext, nodes: Iterable[cst.CSTNode]) -> dict[str, str]:

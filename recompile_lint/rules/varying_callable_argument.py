@@ -8,10 +8,48 @@ import libcst as cst
 
 from recompile_lint.analysis.callsites import call_sites
 from recompile_lint.analysis.context import FunctionContext
-from recompile_lint.models import Boundedness, Severity, Subject
+from recompile_lint.models import Boundedness, Guard, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT, display_path
 from recompile_lint.rules._identity import CallableResolver, Callee, Trees
 from recompile_lint.rules.base import Rule
+
+
+# Functions of ``torch.nn.functional`` written in Python (their code object is what Dynamo
+# checks); most other ``torch.*`` callables are builtins, checked by the object's own identity.
+PYTHON_FUNCTIONAL = frozenset(
+    {
+        "cross_entropy", "nll_loss", "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+        "softmax", "log_softmax", "softmin", "relu", "silu", "mish", "dropout", "layer_norm", "group_norm",
+        "normalize", "interpolate",
+    }
+)  # fmt: skip
+
+
+def identity_guard(name: str, callees: list[Callee]) -> Guard | None:
+    """The identity guard Dynamo installs on a function argument ``name``.
+
+    A Python function or lambda is checked by its code object (``___check_obj_id(fn.__code__,
+    ...)``), a builtin such as ``torch.sin`` by the object itself (``___check_obj_id(fn, ...)``),
+    GROUND_TRUTH.md, Python functions. ``None`` when the callees are of both sorts or unknown:
+    which guard fails first then depends on the order of the calls.
+    """
+    sorts = set()
+    for callee in callees:
+        identity = callee.identity
+        if identity.startswith(("def ", "lambda ")):
+            sorts.add("code")
+        elif identity.startswith("torch.nn.functional."):
+            leaf = identity.rsplit(".", 1)[-1]
+            sorts.add("code" if leaf.endswith("_loss") or leaf in PYTHON_FUNCTIONAL else "unknown")
+        elif identity.startswith("torch.") and identity.count(".") == 1:
+            sorts.add("object")  # torch.sin, torch.relu: builtins bound from torch._C
+        else:
+            sorts.add("unknown")
+    if sorts == {"code"}:
+        return Guard("ID_MATCH", f"L[{name!r}].__code__")
+    if sorts == {"object"}:
+        return Guard("ID_MATCH", f"L[{name!r}]")
+    return None
 
 
 class VaryingCallableArgument(Rule):
@@ -185,6 +223,7 @@ def train(x: torch.Tensor) -> None:
                     severity=Severity.ERROR,
                     bounded=Boundedness.UNBOUNDED,
                     subject=subject,
+                    guard=identity_guard(name, list(identities.values())),
                 )
             else:
                 ctx.report(
@@ -196,6 +235,7 @@ def train(x: torch.Tensor) -> None:
                     severity=Severity.WARNING,
                     bounded=Boundedness.BOUNDED,
                     subject=subject,
+                    guard=identity_guard(name, list(identities.values())),
                 )
             return
         varying = [c for c in callees if c.family in ("partial", "instance") and c.varying_kind]
@@ -203,6 +243,8 @@ def train(x: torch.Tensor) -> None:
             callee = varying[0]
             what = "`functools.partial`" if callee.family == "partial" else "callable object"
             kind = callee.varying_kind
+            # A partial's keyword is guarded by value: ``L['fn'].keywords['k'] == 0.3``.
+            stored = Guard("CONSTANT_MATCH", f"L[{name!r}]{callee.member}") if callee.member else None
             if kind == "str":
                 ctx.report(
                     node,
@@ -213,6 +255,7 @@ def train(x: torch.Tensor) -> None:
                     severity=Severity.ERROR,
                     bounded=Boundedness.UNBOUNDED,
                     subject=subject,
+                    guard=stored,
                 )
                 return
             ctx.report(
@@ -224,4 +267,5 @@ def train(x: torch.Tensor) -> None:
                 severity=Severity.WARNING,
                 bounded=Boundedness.BOUNDED,
                 subject=subject,
+                guard=stored,
             )
