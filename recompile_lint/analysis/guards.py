@@ -270,8 +270,12 @@ class GuardWalker:
     def walk_hooks(self) -> None:
         """Forward hooks registered on modules run inside the compiled module's call (Dynamo
         inlines them): their reads of the hooked module are guarded. Which submodule a hook
-        sits on is not known here, so those guards have no source."""
-        for ref in forward_hooks(self.index):
+        sits on is not known here, so those guards have no source. Only hooks registered by
+        code under the import root of the compile site or the compiled class can sit on its
+        modules (a script of another program in the same repository cannot)."""
+        region = self.region
+        roots = frozenset(self.index.sys_root.get(path, "") for path in (region.site_path, region.entry.path))
+        for ref in forward_hooks(self.index, roots):
             facts = self.index.facts(ref.path)
             fn = self.index.function(ref)
             if facts is None or fn is None or not fn.params:
@@ -1131,10 +1135,13 @@ def first_checked(parameters: list[str]) -> str:
 HOOK_REGISTRATIONS = frozenset({"register_forward_pre_hook", "register_forward_hook"})
 
 
-def forward_hooks(index: ProjectIndex) -> list[FunctionRef]:
-    """Project functions registered as forward (pre-)hooks on some module."""
+def forward_hooks(index: ProjectIndex, roots: frozenset[str] | None = None) -> list[FunctionRef]:
+    """Project functions registered as forward (pre-)hooks on some module (with ``roots``:
+    registered by files under one of those import roots)."""
     found: list[FunctionRef] = []
     for facts in list(index.parsed()):
+        if roots is not None and index.sys_root.get(facts.path) not in roots:
+            continue
         for call in facts.method_calls:
             if call.method not in HOOK_REGISTRATIONS or not call.args:
                 continue

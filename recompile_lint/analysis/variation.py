@@ -23,11 +23,12 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+from typing import Iterator
 from dataclasses import dataclass, field
 
 from recompile_lint.analysis.callsites import CallSite, call_sites, collect_call_sites, names_of
 from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Mutation
-from recompile_lint.analysis.guards import HOOKED, PredictedGuard, Storage, forward_hooks
+from recompile_lint.analysis.guards import HOOKED, FunctionTrees, PredictedGuard, Storage, forward_hooks
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.parsing import parse_source
 from recompile_lint.analysis.regions import CompiledRegion
@@ -103,6 +104,7 @@ class Variation:
         self._aliases: dict[int, set[tuple[FunctionRef, str]]] = {}
         self._methods: dict[str, list[FunctionRef]] | None = None
         self._wanted: set[str] | None = None
+        self._function_trees: FunctionTrees | None = None
         self._passed: dict[str, list[tuple[str, FunctionRef, str, str]]] = {}
         self._function_sites: dict[FunctionRef, list[CallSite]] = {}
         self._strings: dict[str, list[tuple[tuple[str | None, ...], tuple[tuple[str, str], ...]]]] | None = None
@@ -136,6 +138,11 @@ class Variation:
         init = self.index.class_attr(*found, storage.name) if found is not None else None
         if init is None or not init[2].from_param or init[2].kind not in ("int", "str", "unknown"):
             return None
+        # Instances built alike (``for layer in model.layers: layer.compile()`` over layers a
+        # factory made with one configuration) hold equal values, and the guards pass: only
+        # instances whose constructor is handed a loop's variable for this attribute differ.
+        if found is None or not self._built_per_iteration(found, init, storage.name):
+            return None
         site = region.site_location()
         note = f"compiles each instance of `{init[1].name}` on its own, each with its own `{storage.name}`"
         return Evidence(
@@ -145,6 +152,62 @@ class Variation:
             kinds=frozenset({init[2].kind}),
             per_instance=True,
         )
+
+    def _built_per_iteration(self, compiled: tuple, init: tuple, attr: str) -> bool:
+        """Whether some construction of the compiled class hands the ``__init__`` parameter
+        that ``attr`` is set from a variable of a loop or comprehension around the call
+        (``[Block(dim, i) for i in range(depth)]``, ``torch.compile(Block(c, 2 ** i))``)."""
+        params = self._init_params_of(init[0], init[1], attr)
+        if not params:
+            return False
+        positions, names = params
+        class_name = compiled[1].name
+        pattern = re.compile(rf"\b{re.escape(class_name)}\s*\(")
+        for facts in list(self.index.parsed()):
+            text = self.index.text(facts.path) or ""
+            if pattern.search(text) is None:
+                continue
+            try:
+                tree = parse_source(text, facts.path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            try:
+                calls = [(call, loop_names) for call, loop_names in _calls_in_loops(tree, frozenset()) if loop_names and _dotted(call.func).rsplit(".", 1)[-1] == class_name]
+            except RecursionError:
+                continue
+            for call, loop_names in calls:
+                handed = [a for i, a in enumerate(call.args) if i in positions and not isinstance(a, ast.Starred)]
+                handed += [kw.value for kw in call.keywords if kw.arg in names]
+                if any(_uses_loop_value(a, loop_names) for a in handed):
+                    return True
+        return False
+
+    def _init_params_of(self, facts: ModuleFacts, cls, attr: str) -> tuple[set[int], set[str]] | None:
+        """(positions after ``self``, names) of the ``__init__`` parameters that
+        ``self.<attr> = ...`` in ``cls.__init__`` is computed from."""
+        fn = facts.function(f"{cls.qualname}.__init__")
+        if fn is None:
+            return None
+        node = self._trees().node(facts.path, fn)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        arguments = [a.arg for a in [*node.args.posonlyargs, *node.args.args]][1:]
+        keyword_only = {a.arg for a in node.args.kwonlyargs}
+        used: set[str] = set()
+        for stmt in ast.walk(node):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) and stmt.value is not None else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr == attr and isinstance(target.value, ast.Name) and target.value.id == "self":
+                    used |= {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}  # type: ignore[union-attr]
+        names = used & (set(arguments) | keyword_only)
+        if not names:
+            return None
+        return {i for i, name in enumerate(arguments) if name in names}, names
+
+    def _trees(self) -> FunctionTrees:
+        if self._function_trees is None:
+            self._function_trees = FunctionTrees(self.index)
+        return self._function_trees
 
     # ---- writes --------------------------------------------------------------------------
 
@@ -215,8 +278,11 @@ class Variation:
                 if mutation.owner in owners:
                     out.append(mutation)
                     continue
+                # A write in a subclass's method (the compiled instance may be one); a class
+                # that only shares a base with the owner (``ModelMixin``) is another object.
                 sub = index.resolve_class(mutation.owner, mutation.path)
-                if sub is not None and any(f"{f.module}.{c.qualname}" in owners for f, c in index.mro(*sub)):
+                owner = f"{found[0].module}.{found[1].qualname}" if found is not None else storage.owner
+                if sub is not None and any(f"{f.module}.{c.qualname}" == owner for f, c in index.mro(*sub)):
                     out.append(mutation)
                 continue
             if self.unknown_receiver_may_be(mutation, class_module):
@@ -384,7 +450,10 @@ class Variation:
             return False, found
         if _is_callback(fn):
             return False, f"in `{fn.qualname}`, which a training framework calls every step"
-        if mutation.op == "augassign" and not self.callers(ref):  # type: ignore[arg-type]
+        # An increment in a method nobody in the project calls (an API's ``step()``) runs per
+        # use; not a constructor, which sets up an instance before it is compiled (instances
+        # compiled one by one are ``per_instance_evidence``'s question).
+        if mutation.op == "augassign" and fn.name != "__init__" and not self.callers(ref):  # type: ignore[arg-type]
             return False, f"in `{fn.qualname}`, which updates it each time it is called"
         return None
 
@@ -1085,6 +1154,30 @@ def _dotted(node: ast.AST) -> str:
 def _last_name(node: ast.AST) -> str:
     text = _dotted(node)
     return text.rsplit(".", 1)[-1] if text else ""
+
+
+def _uses_loop_value(expr: ast.expr, loop_names: frozenset[str]) -> bool:
+    """Whether ``expr`` computes with a loop variable itself (``i``, ``2 ** i``, ``dims[i]``),
+    not with an attribute or item of it (``child.embed_dim`` copies what an existing
+    instance holds)."""
+    owners = {id(n.value) for n in ast.walk(expr) if isinstance(n, (ast.Attribute, ast.Subscript))}
+    return any(isinstance(n, ast.Name) and n.id in loop_names and id(n) not in owners for n in ast.walk(expr))
+
+
+def _calls_in_loops(node: ast.AST, names: frozenset[str]) -> Iterator[tuple[ast.Call, frozenset[str]]]:
+    """Every call under ``node`` with the names the ``for`` loops and comprehensions around
+    it bind (within its function)."""
+    inner = names
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        inner = names | {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+    elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        inner = names | {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        inner = frozenset()
+    if isinstance(node, ast.Call):
+        yield node, names
+    for child in ast.iter_child_nodes(node):
+        yield from _calls_in_loops(child, inner)
 
 
 def _calls_with_functions(tree: ast.Module):
