@@ -9,7 +9,6 @@ from __future__ import annotations
 import fnmatch
 import gc
 import os
-import re
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -24,8 +23,7 @@ from recompile_lint.suppress import is_suppressed
 
 if TYPE_CHECKING:
     from recompile_lint.analysis.context import Report
-    from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts
-    from recompile_lint.analysis.index import Guarded, ProjectIndex
+    from recompile_lint.analysis.index import ProjectIndex
     from recompile_lint.analysis.regions import CompiledRegion
     from recompile_lint.rules import Rule
 
@@ -139,7 +137,7 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     from recompile_lint.analysis.callsites import prime as prime_call_sites
     from recompile_lint.analysis.guards import FunctionTrees, predict_guards
     from recompile_lint.analysis.variation import variation_of
-    from recompile_lint.analysis.textscan import calls_any, may_compile_text
+    from recompile_lint.analysis.loader import Loader, report_scope
     from recompile_lint.analysis.regions import RegionFinder
     from recompile_lint.rules import Rule
 
@@ -150,40 +148,14 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
         if not loaded:
             loaded.append(rules() if callable(rules) else rules)
 
-    store = index.store
-    wrappers = tuple(w.rsplit(".", 1)[-1] for w in config.compile_functions)
-    candidates = index.select(index.paths, partial(may_compile_text, extra_tokens=wrappers), meanwhile=load_rules)
-    # Every named file must be syntax-checked, and most are never parsed: with workers, one
-    # checks them from here on at a lower priority, on the core this process leaves idle
-    # whenever it works alone (a check of a file parsed later is simply not used).
-    chosen = set(candidates)
-    check = syntax_checks_in_background(index, [p for p in given if p not in chosen])
-    if check is not None:
-        background.append(check)
-        index.parse_listeners.append(check.parsed)
+    # Which files are read, when and how (text tests, worker batches, background syntax
+    # checks) is the loader's business: the analysis below reads as the data flow.
+    loader = Loader(index, given, background)
+    loader.compiling_files(config.compile_functions, meanwhile=load_rules)
     load_rules()
     from recompile_lint.analysis.context import CstCache, FunctionContext, ProjectContext
 
     rule_classes = loaded[0]
-    index.prefetch(candidates)
-    for path in candidates:
-        index.facts(path)
-    # Project functions that compile their parameter are wrappers too: calls to them compile
-    # their argument. Files naming one are read again with the wrapper known.
-    found = sorted(index.wrapper_functions() - set(store.compile_functions))
-    if found:
-        store.compile_functions = store.compile_functions + tuple(found)
-        # ``compile``/``optimize`` wrappers are called like torch's own: COMPILE_SITE finds them.
-        short = tuple(sorted({name.rsplit(".", 1)[-1] for name in found} - {"compile", "optimize"}))
-        # Only files parsed so far have facts to forget.
-        index.reparse([p for p in index.paths if index.is_parsed(p) and any(name in (index.text(p) or "") for name in short)])
-        # A file the first test chose (``chosen``) passes this wider one too: only the others
-        # are read again, and only for calls of the wrappers found.
-        more = set(index.select([p for p in index.paths if p not in chosen], partial(calls_any, tokens=short))) if short else set()
-        candidates = [p for p in index.paths if p in chosen or p in more]
-        index.prefetch(candidates)
-        for path in candidates:
-            index.facts(path)
     finder = RegionFinder(index, config.max_depth)
     regions: list[CompiledRegion] = []
     for facts in sorted(index.parsed(), key=lambda f: f.path):
@@ -191,21 +163,16 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
             regions.extend(finder.regions(facts))
     regions.sort(key=lambda r: (r.name, r.site_path, r.site.span.line))
 
-    # Facts about who mutates what: only files that mention a value the regions read.
-    # Function rules run only on functions of the given files (see below), so only the values
-    # those functions read need their mutation sites.
+    # Function rules run only on functions of the given files (see below); with ``related``,
+    # also on those whose findings can have a location in a given file.
     only = set(given) if len(set(given)) < len(index.paths) else None
     if only is not None and related:
         only |= report_scope(index, regions, only)
-    index.prefetch(modules_read_by_reached(index, regions, only))
-    # What the regions guard decides which other files are read for writes: the guard model's
-    # first walk names the globals and attributes, and the files that can change them are
-    # parsed before the risks are judged.
+    loader.modules_read_by(regions, only)
     trees = FunctionTrees(index)
     variation_of(index, regions)  # shared by the guard model and the rules that ask about calls
-    guarded = guarded_names(index, regions, only)
-    add_guard_sources(guarded, predict_guards(index, regions, config.max_depth, trees))
-    index.scan_for_mutations(guarded)
+    # What the regions guard decides which other files are read for writes.
+    loader.writers_of(regions, only, predict_guards(index, regions, config.max_depth, trees))
     prime_call_sites(index, regions)
 
     reports: list[tuple[type[Rule], Report]] = []
@@ -274,192 +241,6 @@ def report_risks(index: ProjectIndex, regions: Sequence[CompiledRegion], selecte
                     instances[rule].check_risk(risk, ctx)
                     out.extend((rule, r) for r in ctx.reports[before:])
                 break
-    return out
-
-
-def syntax_checks_in_background(index: ProjectIndex, paths: Sequence[str]):
-    """With ``--jobs`` above 1 and enough source, the syntax of ``paths`` is checked in a
-    worker process (``parallel.BackgroundSyntaxCheck``). None when that would not pay, or
-    files come from a reader (an editor's buffers) rather than from disk."""
-    if index.reader is not read_bytes or index.jobs == 1:
-        return None
-    from recompile_lint.analysis import parallel
-
-    if parallel.effective_jobs(index.jobs) < 2:
-        return None
-    paths = sorted(set(paths))
-    try:
-        sizes = [os.path.getsize(p) for p in paths]
-    except OSError:
-        return None
-    if sum(sizes) < parallel.MIN_PARALLEL_BYTES:
-        return None
-    return parallel.BackgroundSyntaxCheck(paths, sizes, index.max_bytes)
-
-
-def add_guard_sources(guarded: Guarded, guards) -> None:
-    """Add the values of the guard model's guards to ``guarded``: each global it guards (and the
-    attributes of its members), each scalar attribute (``current_epoch`` of
-    ``L['self'].trainer.current_epoch``: a file that can write it holds the writes), the
-    environment."""
-    for guard in guards:
-        storage = guard.storage
-        if storage.kind in ("global", "member"):
-            guarded.globals.add((storage.path, storage.name))
-        elif storage.kind == "environ":
-            guarded.environ = True
-        if storage.kind == "attribute" and guard.value_kind in ("int", "str", "float", "bool", "enum", "unknown", "none"):
-            guarded.attributes.add(storage.name)
-        elif storage.kind == "member":
-            guarded.attributes.update(member[1:] for member in storage.members if member.startswith("."))
-
-
-def guarded_names(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> Guarded:
-    """The values regions read that a change elsewhere could make Dynamo recompile:
-    module-level values (of the function's module or a project module it imports) and
-    attributes that the regions' classes initialise to a Python scalar. Functions, classes
-    and modules are not values a rule follows; names imported from outside the project
-    cannot be changed by a project file in a way the index records. With ``only``, just the
-    functions in those files are considered."""
-    from recompile_lint.analysis.index import Guarded
-
-    guarded = Guarded(globals=set(), attributes=set())
-    for facts, fn in reached_functions(index, regions, only):
-        free = fn.identifiers - fn.local_names
-        if "environ" in free or "getenv" in free:
-            guarded.environ = True
-        guard_module_values(index, guarded, facts, free)
-        for path in read_modules(index, facts, fn):
-            other = index.facts(path)
-            if other is not None:
-                guard_module_values(index, guarded, other, free)
-        cls = facts.cls(fn.class_name) if fn.class_name else None
-        if cls is not None:
-            for f, c in index.mro(facts, cls):
-                guarded.attributes.update(attr for attr, init in c.attrs if attr in free and init.kind not in ("tensor", "object", "function"))
-    return guarded
-
-
-def modules_read_by_reached(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> list[str]:
-    """The project modules ``guarded_names`` reads first: those whose values the functions
-    the regions reach can read (``read_modules``). Known up front, they can be parsed as one
-    batch (in workers with ``--jobs``) instead of one by one as it comes to them."""
-    return list(dict.fromkeys(path for facts, fn in reached_functions(index, regions, only) for path in read_modules(index, facts, fn)))
-
-
-def reached_functions(index: ProjectIndex, regions: Sequence[CompiledRegion], only: set[str] | None = None) -> Iterator[tuple[ModuleFacts, FunctionFacts]]:
-    """Each function the regions reach, once, with its module's facts (with ``only``, just
-    those in these files)."""
-    done: set = set()
-    for region in regions:
-        for ref, _, _ in region.reached:
-            if ref in done or (only is not None and ref.path not in only):
-                continue
-            done.add(ref)
-            facts = index.facts(ref.path)
-            fn = facts.function(ref.qualname) if facts else None
-            if facts is not None and fn is not None:
-                yield facts, fn
-
-
-def read_modules(index: ProjectIndex, facts: ModuleFacts, fn: FunctionFacts) -> Iterator[str]:
-    """The files of the project modules whose values ``fn`` can read by name: those its
-    module imports, and those its body reaches through a dotted chain from an import
-    (``torch.fx._symbolic_trace.flag`` after ``import torch``). Its own file left out."""
-    for target in [target for _, target in facts.imports] + [facts.resolve(chain) for chain in sorted(fn.module_chains)]:
-        path = index.module_path(target, facts.path) if "." in target or target in index.by_module else None
-        if path is not None and path != facts.path:
-            yield path
-
-
-def guard_module_values(index: ProjectIndex, guarded: Guarded, facts, names: Iterable[str]) -> None:
-    """Guard the module-level values of ``facts`` among ``names``."""
-    for name in names:
-        binding = facts.binding(name)
-        if binding is None or binding.kind in NOT_VALUES:
-            continue
-        if binding.kind == "imported":
-            # ``from config import LR``: the value lives in a project module, or it is
-            # something of a library (``from torch import Tensor``) no rule follows.
-            found = index.global_binding(facts, name)
-            if found is None or found[1].kind in NOT_VALUES:
-                continue
-            guarded.globals.add((found[0].path, found[1].name))
-        guarded.globals.add((facts.path, name))
-
-
-# Binding kinds that are not values a recompile rule follows through mutations.
-NOT_VALUES = frozenset({"function", "class", "module"})
-
-
-def report_scope(index: ProjectIndex, regions: Sequence[CompiledRegion], given: set[str]) -> set[str]:
-    """The files outside ``given`` whose functions rules must check too, because a finding
-    there can have a location in ``given`` (where a commit changed the code): functions of
-    a region compiled in a given file (the compile site), and functions that read a value a
-    given file can change. The second is a text test, as the mutation scan's
-    (``textscan.may_mutate``): a module-level value of module ``m`` changes in ``m`` itself
-    (``global x``, an assignment at the start of a line) or in a file that names ``m`` and can
-    write the name; an attribute that the function's class initialises to a Python value
-    (``self.step = 0``) wherever its name can be written. These are the values
-    ``guarded_names`` follows. It may choose too much, never too little, for those two kinds
-    of location: the rules decide.
-    """
-    from recompile_lint.analysis.textscan import WORD, writes_attribute, writes_global
-
-    texts = {path: index.text(path) or "" for path in sorted(given)}
-    words = {path: frozenset(WORD.findall(text)) for path, text in texts.items()}
-    every_word = frozenset().union(*words.values()) if words else frozenset()
-
-    def owner_of(facts: ModuleFacts, name: str) -> str | None:
-        """The file holding the module-level value ``name`` read in ``facts``' module."""
-        binding = facts.binding(name)
-        if binding is None or binding.kind in NOT_VALUES:
-            return None
-        if binding.kind != "imported":
-            return facts.path
-        found = index.global_binding(facts, name)
-        return found[0].path if found is not None and found[1].kind not in NOT_VALUES else None
-
-    def changes(facts: ModuleFacts, name: str, attributes: set[str]) -> bool:
-        """Whether a given file's text can change the value ``name`` read in ``facts``' module
-        (``attributes``: those the function's class initialises to a Python value)."""
-        owner = owner_of(facts, name)
-        for path, text in texts.items():
-            if name not in words[path]:
-                continue
-            if owner is None:
-                if name in attributes and writes_attribute(text, frozenset({name})):
-                    return True
-            elif owner == path:
-                if re.search(rf"^[ \t]*(?:global\b[^\n]*\b{name}\b|{name}\s*(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=))", text, re.M):
-                    return True
-            elif index.module_last_name(owner) in words[path] and writes_global(text, name):
-                return True
-        return False
-
-    out: set[str] = set()
-    for region in regions:
-        compiled_here = region.site_path in given
-        for ref, _, _ in region.reached:
-            if ref.path in given or ref.path in out:
-                continue
-            if compiled_here:
-                out.add(ref.path)
-                continue
-            facts = index.facts(ref.path)
-            fn = facts.function(ref.qualname) if facts is not None else None
-            if facts is None or fn is None:
-                continue
-            read = (fn.identifiers - fn.local_names) & every_word
-            if not read:
-                continue
-            attributes: set[str] = set()
-            cls = facts.cls(fn.class_name) if fn.class_name else None
-            if cls is not None:
-                for _, found in index.mro(facts, cls):
-                    attributes.update(attr for attr, init in found.attrs if init.kind not in ("tensor", "object", "function"))
-            if any(changes(facts, name, attributes) for name in sorted(read)):
-                out.add(ref.path)
     return out
 
 

@@ -174,7 +174,8 @@ def test_flake8_on_the_changed_file_reports_it_there(project: Path) -> None:
 
 
 def test_only_functions_whose_values_a_named_file_can_change_are_checked_again(project: Path) -> None:
-    from recompile_lint.engine import analyse, report_scope
+    from recompile_lint.analysis.loader import report_scope
+    from recompile_lint.engine import analyse
 
     # other.py sets an attribute named like Net's layer (not a value Dynamo guards) and
     # writes a global named like model.py's, without naming model: nothing to check again.
