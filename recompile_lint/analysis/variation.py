@@ -395,6 +395,8 @@ class Variation:
         region = guard.region
         acc = _Writes()
         for mutation in mutations:
+            if self.lazy_init(mutation):
+                continue
             when = self.runs_between_calls(region, mutation)
             if when is None:
                 continue
@@ -424,6 +426,27 @@ class Variation:
             if values <= 1:
                 return None
         return Evidence(tuple(acc.locations), values, acc.why[0], acc.inside, frozenset(acc.kinds))
+
+    def lazy_init(self, mutation: Mutation) -> bool:
+        """Whether ``mutation`` is a plain assignment in the block of an ``if x is None:`` (or
+        ``if not x:``) test: the idiom that creates a value on first use and never again."""
+        if mutation.op != "assign":
+            return False
+        text = self.index.text(mutation.path)
+        if text is None:
+            return False
+        lines = text.split("\n")
+        if not 0 < mutation.line <= len(lines):
+            return False
+        line = lines[mutation.line - 1]
+        indent = len(line) - len(line.lstrip())
+        for above in reversed(lines[: mutation.line - 1]):
+            stripped = above.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            if len(above) - len(above.lstrip()) < indent:
+                return _LAZY_TEST.match(stripped) is not None
+        return False
 
     def runs_between_calls(self, region: CompiledRegion, mutation: Mutation) -> tuple[bool, str] | None:
         """(inside the region, why) when ``mutation`` runs between two calls of ``region``."""
@@ -1154,6 +1177,10 @@ def _dotted(node: ast.AST) -> str:
 def _last_name(node: ast.AST) -> str:
     text = _dotted(node)
     return text.rsplit(".", 1)[-1] if text else ""
+
+
+# ``if x is None:``, ``if self.cache is None:``, ``if not x:`` heading a block.
+_LAZY_TEST = re.compile(r"if\s+(?:not\s+[\w.]+|[\w.]+\s+is\s+None)\s*:\s*(?:#.*)?$")
 
 
 def _uses_loop_value(expr: ast.expr, loop_names: frozenset[str]) -> bool:
