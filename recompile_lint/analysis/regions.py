@@ -130,6 +130,7 @@ class RegionFinder:
         self.index = index
         self.max_depth = max_depth
         self.flow = flow if flow is not None else ValueFlow(index)
+        index.memo["flow"] = self.flow  # the run's value flow, for the evidence that asks about receivers
 
     # ---- entry points --------------------------------------------------------------------
 

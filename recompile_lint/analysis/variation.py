@@ -695,8 +695,38 @@ class Variation:
         if any(target == m or target.startswith(m + ".") for m in modules):
             return True
         # ``self.model(x)`` / ``trainer.model(x)``: an attribute holding the compiled object,
-        # set where it was compiled; any module that imports the compiling module may call it.
-        return "." in callee and any(t == m or t.startswith(m + ".") or m.startswith(t + ".") for _, t in facts.imports for m in modules)
+        # set where it was compiled; any module that imports the compiling module may call it,
+        # unless the value flow shows the receiver is something else (``model.generate(...)``
+        # on a model of another class than the compiled method's).
+        if not ("." in callee and any(t == m or t.startswith(m + ".") or m.startswith(t + ".") for _, t in facts.imports for m in modules)):
+            return False
+        return not self.receiver_is_other(region, facts, fn, callee)
+
+    def receiver_is_other(self, region: CompiledRegion, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> bool:
+        """Whether ``callee`` (``obj.method``) calls the method on an object the value flow
+        knows, none of whose values is an instance of the compiled method's class."""
+        entry = self.index.function(region.entry)
+        entry_facts = self.index.facts(region.entry.path)
+        receiver, _, method = callee.rpartition(".")
+        if entry is None or entry_facts is None or not entry.class_name or method != entry.name or receiver in ("self", "cls"):
+            return False
+        owner = f"{entry_facts.module}.{entry.class_name}"
+        flow = self.index.memo.get("flow")
+        if flow is None:
+            return False
+        try:
+            values = flow.values_of(receiver, facts, fn)
+        except (RecursionError, ValueError):
+            return False
+        if not values:
+            return False
+        for value in values:
+            if value.kind != "instance":
+                return False  # unknown, a parameter, a torch object...: it may be one
+            found = self.index.resolve_class(value.ref, value.path or None)
+            if found is None or any(f"{f.module}.{c.qualname}" == owner for f, c in self.index.mro(*found)):
+                return False
+        return True
 
     def resolve_callee(self, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> FunctionRef | None:
         """The project function ``callee`` (as written in ``fn``) calls, where it can be told
