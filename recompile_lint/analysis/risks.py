@@ -81,7 +81,9 @@ def value_kind(guard: PredictedGuard, evidence: Evidence) -> str:
     kind = guard.value_kind
     if kind in ("unknown", "none", ""):
         kinds = set(evidence.kinds) - {"unknown", "none", ""}
-        if len(kinds) == 1:
+        if "tensor" in kinds:
+            kind = "tensor"  # a tensor updated in place (``+= 1``) stays a tensor
+        elif len(kinds) == 1:
             kind = kinds.pop()
         elif evidence.values is None and any(loc.note.startswith("this update") for loc in evidence.locations):
             kind = "int"  # ``+= 1``: a counter
@@ -127,6 +129,10 @@ def assess(guard: PredictedGuard, evidence: Evidence) -> Risk | None:
         return None
     if guard.storage.kind == "parameter" and kind in ("unknown", "none") and guard.guard.kind == "CONSTANT_MATCH":
         return None  # an argument of unknown kind (a tensor, often) is not assumed to be a scalar
+    if guard.storage.kind == "attribute" and kind in ("unknown", "none", "") and guard.guard.kind == "CONSTANT_MATCH" and not evidence.per_instance:
+        # Nothing says the attribute holds a Python scalar (no literal, annotation or scalar
+        # write: ``self.ids, self.pos = make_ids(n)``): not assumed to be a guarded constant.
+        return None
     count = graphs(guard, evidence, kind)
     if count is not None and count < 2:
         return None

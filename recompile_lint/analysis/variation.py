@@ -407,7 +407,9 @@ class Variation:
             )
             acc.why.append(why)
             acc.inside = acc.inside or inside
-            if mutation.value_kind:
+            if mutation.value_kind in ("", "unknown") and _TENSOR_VALUE.match(mutation.value or ""):
+                acc.kinds.add("tensor")  # ``lengths.clone()``, ``torch.arange(n)``: a tensor
+            elif mutation.value_kind:
                 acc.kinds.add(mutation.value_kind)
             if count is UNBOUNDED:
                 acc.unbounded = True
@@ -1208,6 +1210,15 @@ def _last_name(node: ast.AST) -> str:
     text = _dotted(node)
     return text.rsplit(".", 1)[-1] if text else ""
 
+
+# A value written that is a tensor by its last call: ``torch.zeros(n)``, ``x.clone()``,
+# ``lengths.to(device)``, ``ids.unsqueeze(0).long()``.
+_TENSOR_VALUE = re.compile(
+    r"^\s*(?:torch\.[\w.]+\(.*\)|.*\.(?:clone|detach|to|cuda|cpu|float|half|bfloat16|double|long|int|bool|"
+    r"unsqueeze|squeeze|view|reshape|contiguous|expand|repeat|flatten|permute|transpose|new_zeros|new_ones|"
+    r"new_full|new_empty|new_tensor|sum|mean|cumsum|argmax|softmax)\(.*\))\s*$",
+    re.S,
+)
 
 # ``if x is None:``, ``if self.cache is None:``, ``if not x:`` heading a block.
 _LAZY_TEST = re.compile(r"if\s+(?:not\s+[\w.]+|[\w.]+\s+is\s+None)\s*:\s*(?:#.*)?$")
