@@ -683,27 +683,9 @@ def compile_site_files(index: ProjectIndex) -> list[str]:
     whose text may compile (or call a configured wrapper), then files that call the project's
     own wrappers (functions that compile their parameter), which become configured wrappers of
     the index's store."""
-    from functools import partial
+    from recompile_lint.analysis.loader import Loader
 
-    from recompile_lint.analysis.textscan import calls_any, may_compile_text
-
-    store = index.store
-    wrappers = tuple(w.rsplit(".", 1)[-1] for w in store.compile_functions)
-    candidates = index.select(index.paths, partial(may_compile_text, extra_tokens=wrappers))
-    chosen = set(candidates)
-    index.prefetch(candidates)
-    for path in candidates:
-        index.facts(path)
-    found = sorted(index.wrapper_functions() - set(store.compile_functions))
-    if found:
-        store.compile_functions = store.compile_functions + tuple(found)
-        short = tuple(sorted({name.rsplit(".", 1)[-1] for name in found} - {"compile", "optimize"}))
-        index.reparse([p for p in index.paths if index.is_parsed(p) and any(name in (index.text(p) or "") for name in short)])
-        more = set(index.select([p for p in index.paths if p not in chosen], partial(calls_any, tokens=short))) if short else set()
-        candidates = [p for p in index.paths if p in chosen or p in more]
-        index.prefetch(candidates)
-        for path in candidates:
-            index.facts(path)
+    candidates = Loader(index, (), []).compiling_files(index.store.compile_functions)
     return [path for path in candidates if (facts := index.facts(path)) is not None and facts.compile_sites]
 
 
