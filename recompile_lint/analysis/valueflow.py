@@ -89,7 +89,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts
+from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, dotted_name
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.parsing import on_deep_stack, parse_source
 from recompile_lint.analysis.textscan import mentions
@@ -445,14 +445,14 @@ class ValueFlow:
         if isinstance(node, ast.Attribute):
             if ctx.positions:
                 # ``self.model`` / ``pipe.unet`` rebound earlier in the same function.
-                text = _dotted_text(node)
+                text = dotted_name(node)
                 reaching = self._reaching(ctx, text, node.lineno) if text and "." in text else None
                 if reaching is not None:
                     return reaching
             base = self._eval(node.value, ctx)
             out = self._union(self._attribute(v, node.attr, ctx.depth) for v in base)
             # ``pipe.unet = ...`` rebinds the attribute here too (flow-insensitive).
-            text = _dotted_text(node)
+            text = dotted_name(node)
             if text and not text.startswith("self.") and self._binds(ctx, text):
                 local = self._flow_values(ctx, text)
                 if local:
@@ -888,7 +888,7 @@ class ValueFlow:
             item = stack.pop()
             if isinstance(item, ast.BinOp) and isinstance(item.op, ast.BitOr):
                 stack.extend((item.left, item.right))
-            elif isinstance(item, ast.Subscript) and _dotted_text(item.value).rsplit(".", 1)[-1] in ("Optional", "Union"):
+            elif isinstance(item, ast.Subscript) and dotted_name(item.value).rsplit(".", 1)[-1] in ("Optional", "Union"):
                 inner = item.slice
                 stack.extend(inner.elts if isinstance(inner, ast.Tuple) else [inner])
             elif isinstance(item, (ast.Name, ast.Attribute)):
@@ -1631,15 +1631,6 @@ def _known(value: Value) -> bool:
     return value.kind != "unknown" and value.detail != "none:None"
 
 
-def _dotted_text(node: ast.AST) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:
@@ -1752,15 +1743,6 @@ class _GiveUp(Exception):
     the name, ``with ... as`` the name, ``global``)."""
 
 
-def _chain(node: ast.expr) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
 
 
 def _body_of(tree: ast.Module, scope: FunctionFacts | None) -> list[ast.stmt] | None:
@@ -1892,7 +1874,7 @@ def _transfer_all(body: list[ast.stmt], name: str, defs: set) -> set:
 
 
 def _target_text(node: ast.AST) -> str:
-    return _chain(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+    return dotted_name(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
 
 
 def _position_in(target: ast.AST, name: str) -> tuple[int, ...]:
