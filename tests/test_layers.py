@@ -19,6 +19,7 @@ LAYERS = {
     "engine": 4,  # the pipeline every front end calls
     "verify": 5,
     "explain": 6,
+    "lab": 6,  # the generated lab: generator, prover (torch in children), measure
     "frontends": 7,
     "__main__": 8,
 }
