@@ -20,7 +20,9 @@ _LIBRARY_DIRS = ("site-packages", "dist-packages")
 
 
 def _fail(message: str) -> NoReturn:
-    click.echo(f"recompile-lint: error: {message}", err=True)
+    from recompile_lint.report.sanitize import escape
+
+    click.echo(escape(f"recompile-lint: error: {message}"), err=True)
     sys.exit(EXIT_ERROR)
 
 

@@ -116,6 +116,15 @@ class DefaultGroup(click.Group):
         return super().get_command(ctx, name)
 
 
+def echo_error(message: str) -> None:
+    """One line on standard error. Its text may quote the repository (a path, a configuration
+    value, a file's error): control characters and newlines are shown escaped, so it stays one
+    line that cannot drive the terminal or a CI runner."""
+    from recompile_lint.report.sanitize import escape
+
+    click.echo(escape(message), err=True)
+
+
 def split_codes(values: Sequence[str]) -> tuple[str, ...]:
     out: list[str] = []
     for value in values:
@@ -141,7 +150,7 @@ def main() -> None:
         os.getcwd()
     except OSError as exc:
         # Relative paths, the project root and the configuration are all found from here.
-        click.echo(f"recompile-lint: error: the current directory cannot be used: {exc.strerror or exc}", err=True)
+        echo_error(f"recompile-lint: error: the current directory cannot be used: {exc.strerror or exc}")
         sys.exit(EXIT_ERROR)
 
 
@@ -241,26 +250,26 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     from recompile_lint.frontends.progress import LintProgress
 
     if output_format and format_alias and output_format != format_alias:
-        click.echo("recompile-lint: error: --format is another name for --output-format: give one of them", err=True)
+        echo_error("recompile-lint: error: --format is another name for --output-format: give one of them")
         sys.exit(EXIT_ERROR)
     output_format = output_format or format_alias or "full"
     buffer = None
     if stdin_filename is not None:
         if paths not in ((), ("-",)) or not stdin_filename:
-            click.echo("recompile-lint: error: --stdin-filename lints standard input as that file: give no PATHS (or -)", err=True)
+            echo_error("recompile-lint: error: --stdin-filename lints standard input as that file: give no PATHS (or -)")
             sys.exit(EXIT_ERROR)
         paths = (stdin_filename,)
         try:
             buffer = sys.stdin.buffer.read()
         except (OSError, ValueError, AttributeError) as exc:
-            click.echo(f"recompile-lint: error: cannot read standard input: {exc}", err=True)
+            echo_error(f"recompile-lint: error: cannot read standard input: {exc}")
             sys.exit(EXIT_ERROR)
     paths = tuple(paths) or (".",)
     try:
         config = build_config(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore)
         config = config.with_overrides(start_server=start_server)
     except ConfigError as exc:
-        click.echo(f"recompile-lint: error: {exc}", err=True)
+        echo_error(f"recompile-lint: error: {exc}")
         sys.exit(EXIT_ERROR)
     _retained.clear()
     if config.start_server and _server_to_start():
@@ -277,7 +286,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
             else:
                 result = lint_buffer(paths[0], buffer, config, retain=retain, relocate=True)
     except Exception as exc:  # noqa: BLE001 - an internal error must still be one clear line
-        click.echo(f"recompile-lint: internal error: {type(exc).__name__}: {exc}", err=True)
+        echo_error(f"recompile-lint: internal error: {type(exc).__name__}: {exc}")
         sys.exit(EXIT_ERROR)
     color = use_color(output_file)
     if statistics:
@@ -299,7 +308,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     if output_format not in ("full", "concise", "text") or statistics:
         for error in result.errors:
             where = f"{error.path}:{error.line}:{error.column}" if error.line else error.path
-            click.echo(f"recompile-lint: error: {where}: {error.message}", err=True)
+            echo_error(f"recompile-lint: error: {where}: {error.message}")
     unwritten: list[str] = []
     if output_file:
         try:
@@ -315,9 +324,9 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     if result.files_checked == 0 and not result.errors:
         if result.excluded:
             # Every named file is excluded by the configuration: nothing to do, not an error.
-            click.echo(f"recompile-lint: all {result.excluded} named file(s) are excluded by the configuration", err=True)
+            echo_error(f"recompile-lint: all {result.excluded} named file(s) are excluded by the configuration")
             sys.exit(EXIT_CLEAN)
-        click.echo("recompile-lint: error: no Python files found in " + ", ".join(paths), err=True)
+        echo_error("recompile-lint: error: no Python files found in " + ", ".join(paths))
         sys.exit(EXIT_ERROR)
     if config.start_server and _server_to_start():
         start_server_for_next_commands()
@@ -346,7 +355,7 @@ def start_server_for_next_commands() -> None:
 
     pid, problem = resident.start(client.socket_path(), resident.IDLE_TIMEOUT, wait=0, keep=True)
     if pid is None:
-        click.echo(f"recompile-lint: warning: {problem}", err=True)
+        echo_error(f"recompile-lint: warning: {problem}")
 
 
 @main.command("rules")
@@ -370,6 +379,6 @@ def show_rule(code: str) -> None:
 
     page = rule_page(code)
     if page is None:
-        click.echo(f"recompile-lint: error: unknown rule {code!r}; `recompile-lint rules` lists them", err=True)
+        echo_error(f"recompile-lint: error: unknown rule {code!r}; `recompile-lint rules` lists them")
         sys.exit(EXIT_ERROR)
     click.echo(page)
