@@ -234,3 +234,94 @@ def test_configuration_errors_on_standard_error_are_escaped(tmp_path: Path) -> N
     assert result.returncode == 2, result.stdout + result.stderr
     assert_inert(result.stderr)
     assert result.stderr.count("\n") == 1 and "unknown rule code" in result.stderr
+
+
+# ---- --output-file ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [[], ["regions"], ["explain", "run.log"]])
+def test_the_output_file_is_not_written_through_a_link(tmp_path: Path, command: list[str]) -> None:
+    repo = project(tmp_path / "repo")
+    (repo / "m.py").write_text(SEED_SOURCE, encoding="utf-8")
+    (repo / "run.log").write_text((Path(__file__).parent / "explain_data" / "logs" / "recompiles.log").read_text(encoding="utf-8"), encoding="utf-8")
+    victim = tmp_path / "bashrc"
+    victim.write_text("export KEEP=1\n", encoding="utf-8")
+    (repo / "results.sarif").symlink_to(victim)
+    result = lint(repo, *command, "-o", "results.sarif", *(["m.py"] if command[:1] != ["explain"] else []))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "results.sarif: it is a symbolic link, which is not followed" in result.stderr
+    assert victim.read_text(encoding="utf-8") == "export KEEP=1\n"
+    assert (repo / "results.sarif").is_symlink()
+
+
+def test_the_output_file_is_not_written_through_a_linked_folder(tmp_path: Path) -> None:
+    repo = project(tmp_path / "repo")
+    (repo / "m.py").write_text(SEED_SOURCE, encoding="utf-8")
+    elsewhere = tmp_path / "home"
+    elsewhere.mkdir()
+    (repo / "reports").symlink_to(elsewhere, target_is_directory=True)
+    result = lint(repo, "--format", "sarif", "-o", "reports/results.sarif", "m.py")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "reports is a symbolic link" in result.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_the_output_file_replaces_a_file_whole(tmp_path: Path) -> None:
+    repo = project(tmp_path / "repo")
+    (repo / "m.py").write_text(SEED_SOURCE, encoding="utf-8")
+    (repo / "out.json").write_text("old " * 10000, encoding="utf-8")
+    (repo / "out.json").chmod(0o640)
+    result = lint(repo, "--format", "json", "-o", "out.json", "m.py")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert json.loads((repo / "out.json").read_text(encoding="utf-8"))[0]["code"] == "RCL101"
+    assert (repo / "out.json").stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in repo.iterdir()) == ["m.py", "out.json", "pyproject.toml"]
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes into any folder")
+def test_an_output_file_in_a_folder_that_is_not_writable_leaves_nothing(tmp_path: Path) -> None:
+    repo = project(tmp_path / "repo")
+    (repo / "m.py").write_text(SEED_SOURCE, encoding="utf-8")
+    locked = repo / "locked"
+    locked.mkdir()
+    (locked / "out.txt").write_text("previous report\n", encoding="utf-8")
+    locked.chmod(0o555)
+    try:
+        result = lint(repo, "--format", "concise", "-o", "locked/out.txt", "m.py")
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert "recompile-lint: error: cannot write locked/out.txt: Permission denied" in result.stderr
+        assert [p.name for p in locked.iterdir()] == ["out.txt"]
+        assert (locked / "out.txt").read_text(encoding="utf-8") == "previous report\n"
+    finally:
+        locked.chmod(0o755)
+
+
+def test_write_output_file_in_a_folder_that_refuses_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a folder that is not writable answers, as seen by any user (root included)."""
+    from recompile_lint.report import output_file
+
+    (tmp_path / "out.txt").write_text("before\n", encoding="utf-8")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(output_file.tempfile, "mkstemp", refuse)
+    with pytest.raises(output_file.OutputFileError, match=r"cannot write .*out.txt: Permission denied"):
+        output_file.write_output_file(str(tmp_path / "out.txt"), "after\n")
+    assert (tmp_path / "out.txt").read_text(encoding="utf-8") == "before\n"
+
+
+def test_write_output_file_leaves_no_partial_file_when_the_write_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from recompile_lint.report import output_file
+
+    target = tmp_path / "out.txt"
+    target.write_text("before\n", encoding="utf-8")
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(output_file.os, "replace", fail)
+    with pytest.raises(output_file.OutputFileError, match="No space left on device"):
+        output_file.write_output_file(str(target), "after\n")
+    assert target.read_text(encoding="utf-8") == "before\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]

@@ -88,11 +88,12 @@ def explain(log: str, paths: tuple[str, ...], output_format: str, output_file: s
                    files=files, warnings=warnings)
     rendered = RENDERERS[output_format](result)
     if output_file:
+        from recompile_lint.report.output_file import OutputFileError, write_output_file
+
         try:
-            with open(output_file, "w", encoding="utf-8") as handle:
-                handle.write(rendered)
-        except OSError as exc:
-            _fail(f"cannot write {output_file}: {exc.strerror or exc}")
+            write_output_file(output_file, rendered)
+        except OutputFileError as exc:
+            _fail(str(exc))
     else:
         click.echo(rendered, nl=False)
     sys.exit(EXIT_RECOMPILES if result.functions and not exit_zero else EXIT_CLEAN)

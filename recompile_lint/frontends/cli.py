@@ -311,11 +311,12 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
             echo_error(f"recompile-lint: error: {where}: {error.message}")
     unwritten: list[str] = []
     if output_file:
+        from recompile_lint.report.output_file import OutputFileError, write_output_file
+
         try:
-            with open(output_file, "w", encoding="utf-8") as handle:
-                handle.write(rendered)
-        except OSError as exc:
-            click.echo(f"recompile-lint: error: cannot write {output_file}: {exc.strerror or exc}", err=True)
+            write_output_file(output_file, rendered)
+        except OutputFileError as exc:
+            echo_error(f"recompile-lint: error: {exc}")
             sys.exit(EXIT_ERROR)
     else:
         from recompile_lint.frontends.output import write_report

@@ -60,11 +60,12 @@ def regions(paths, output_format, output_file, verbose, exclude, extend_exclude,
         sys.exit(EXIT_ERROR)
     rendered = format_regions(views, output_format, verbose)
     if output_file:
+        from recompile_lint.report.output_file import OutputFileError, write_output_file
+
         try:
-            with open(output_file, "w", encoding="utf-8") as handle:
-                handle.write(rendered)
-        except OSError as exc:
-            click.echo(f"recompile-lint: error: cannot write {output_file}: {exc.strerror or exc}", err=True)
+            write_output_file(output_file, rendered)
+        except OutputFileError as exc:
+            click.echo(escape(f"recompile-lint: error: {exc}"), err=True)
             sys.exit(EXIT_ERROR)
     else:
         click.echo(rendered, nl=False)
