@@ -17,8 +17,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from helpers import SEED_SOURCE
+from recompile_lint.frontends.cli import main
 from recompile_lint.models import Boundedness, FileError, Finding, Location, Severity
 from recompile_lint.report.sanitize import escape, escape_path, is_safe
 
@@ -325,3 +327,43 @@ def test_write_output_file_leaves_no_partial_file_when_the_write_fails(tmp_path:
         output_file.write_output_file(str(target), "after\n")
     assert target.read_text(encoding="utf-8") == "before\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+# ---- start-server -----------------------------------------------------------------------------
+
+
+def test_a_projects_start_server_key_starts_nothing(tmp_path: Path) -> None:
+    repo = project(tmp_path / "repo")
+    (repo / "pyproject.toml").write_text("[tool.recompile-lint]\nstart-server = true\n", encoding="utf-8")
+    (repo / "m.py").write_text(SEED_SOURCE, encoding="utf-8")
+    servers = tmp_path / "servers"
+    env = dict(os.environ, RECOMPILE_LINT_SERVER_DIR=str(servers))
+    env.pop("RECOMPILE_LINT_NO_SERVER", None)
+    env.pop("RECOMPILE_LINT_START_SERVER", None)
+    try:
+        result = subprocess.run([sys.executable, "-m", "recompile_lint", "--no-cache", "m.py"], cwd=repo, env=env,
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "start-server is ignored: a project cannot start a resident server" in result.stderr
+        # A server start makes its socket's folder and log before anything else.
+        assert not servers.exists()
+    finally:
+        if servers.exists():
+            subprocess.run([sys.executable, "-m", "recompile_lint", "server", "stop"], env=env, capture_output=True, timeout=60)
+
+
+@pytest.mark.parametrize(("value", "option", "wanted"), [("1", [], True), ("", [], False), ("0", ["--start-server"], True), ("", ["--start-server"], True)])
+def test_start_server_comes_from_the_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, option: list[str], wanted: bool) -> None:
+    from recompile_lint.frontends import cli
+
+    started: list[bool] = []
+    monkeypatch.setattr(cli, "_server_to_start", lambda: True)
+    monkeypatch.setattr(cli, "start_server_for_next_commands", lambda: started.append(True))
+    monkeypatch.setattr("recompile_lint.frontends.server.record_what_to_keep", lambda: None)
+    monkeypatch.setenv("RECOMPILE_LINT_START_SERVER", value)
+    repo = project(tmp_path / "repo")
+    (repo / "m.py").write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.chdir(repo)
+    result = CliRunner().invoke(main, ["--no-cache", *option, "m.py"])
+    assert result.exit_code == 0, result.output
+    assert started == ([True] if wanted else [])

@@ -12,7 +12,7 @@ from typing import Sequence
 import click
 
 from recompile_lint import __version__
-from recompile_lint.config import Config, ConfigError, load_config
+from recompile_lint.config import Config, ConfigError, load_config, start_server_from_environment
 from recompile_lint.report import FORMAT_NAMES, render
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -242,7 +242,13 @@ def use_color(output_file: str | None, stream=None) -> bool:
     show_default=True,
     help="Exit 1 only for findings of this severity or higher (all are still reported).",
 )
-@click.option("--start-server", is_flag=True, default=None, help="When no resident server answered this command, start one for the next ones (see `recompile-lint server`).")
+@click.option(
+    "--start-server",
+    is_flag=True,
+    default=None,
+    help="When no resident server answered this command, start one for the next ones (see `recompile-lint server`; "
+    "also RECOMPILE_LINT_START_SERVER=1; a project's start-server key is ignored).",
+)
 @click.option("--stdin-filename", metavar="PATH", help="Lint standard input (an editor's unsaved buffer) as the file PATH; the rest of its project is read from disk. Give no PATHS, or -.")
 def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore, output_format, format_alias, output_file, statistics, exit_zero, fail_on, start_server, stdin_filename) -> None:
     """Lint PATHS (files or directories; default: the current directory)."""
@@ -267,10 +273,14 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     paths = tuple(paths) or (".",)
     try:
         config = build_config(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore)
+        if start_server is None:
+            start_server = start_server_from_environment()
         config = config.with_overrides(start_server=start_server)
     except ConfigError as exc:
         echo_error(f"recompile-lint: error: {exc}")
         sys.exit(EXIT_ERROR)
+    for notice in config.notices:
+        echo_error(f"recompile-lint: notice: {notice}")
     _retained.clear()
     if config.start_server and _server_to_start():
         from recompile_lint.frontends import server as resident
