@@ -367,3 +367,50 @@ def test_start_server_comes_from_the_user(tmp_path: Path, monkeypatch: pytest.Mo
     result = CliRunner().invoke(main, ["--no-cache", *option, "m.py"])
     assert result.exit_code == 0, result.output
     assert started == ([True] if wanted else [])
+
+
+# ---- explain's scope --------------------------------------------------------------------------
+
+
+def outside_log(tmp_path: Path, exists: bool) -> tuple[Path, Path]:
+    """A working directory, and a log naming a file of a project outside it."""
+    other = project(tmp_path / "private")
+    outside = other / "outside.py"
+    if exists:
+        outside.write_text(SEED_SOURCE, encoding="utf-8")
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "run.log").write_text(
+        f"V1201 00:00:00.000000 1 torch/_dynamo/guards.py:2812] [0/1] [__recompiles] Recompiling function poly in {outside}:7\n"
+        f"V1201 00:00:00.000000 1 torch/_dynamo/guards.py:2812] [0/1] [__recompiles]     triggered by the following guard failure(s):\n"
+        f"V1201 00:00:00.000000 1 torch/_dynamo/guards.py:2812] [0/1] [__recompiles]     - 0/0: G['step'] == 0\n",
+        encoding="utf-8",
+    )
+    return here, other
+
+
+def test_explain_lints_no_file_outside_the_working_directory(tmp_path: Path) -> None:
+    here, other = outside_log(tmp_path, True)
+    reports = []
+    for exists in (True, False):
+        if not exists:
+            (other / "outside.py").unlink()
+        result = subprocess.run([sys.executable, "-m", "recompile_lint", "explain", "--format", "json", "run.log"], cwd=here,
+                                env=dict(os.environ, RECOMPILE_LINT_NO_SERVER="1"), capture_output=True, text=True, timeout=300)
+        assert result.returncode == 1, result.stdout + result.stderr
+        data = json.loads(result.stdout)
+        assert data["static"]["paths"] == []
+        # Not linted, so no cache folder either.
+        assert sorted(p.name for p in other.iterdir()) == (["outside.py", "pyproject.toml"] if exists else ["pyproject.toml"])
+        assert any("outside the working directory" in w for w in data["warnings"])
+        reports.append(result.stdout)
+    # Whether the named file exists makes no difference to the report.
+    assert reports[0] == reports[1]
+
+
+def test_explain_lints_outside_files_when_asked(tmp_path: Path) -> None:
+    here, other = outside_log(tmp_path, True)
+    result = subprocess.run([sys.executable, "-m", "recompile_lint", "explain", "--no-cache", "--lint-outside", "--format", "json", "run.log"],
+                            cwd=here, env=dict(os.environ, RECOMPILE_LINT_NO_SERVER="1"), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert [Path(p).name for p in json.loads(result.stdout)["static"]["paths"]] == ["outside.py"]
