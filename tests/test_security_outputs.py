@@ -414,3 +414,38 @@ def test_explain_lints_outside_files_when_asked(tmp_path: Path) -> None:
                             cwd=here, env=dict(os.environ, RECOMPILE_LINT_NO_SERVER="1"), capture_output=True, text=True, timeout=300)
     assert result.returncode == 1, result.stdout + result.stderr
     assert [Path(p).name for p in json.loads(result.stdout)["static"]["paths"]] == ["outside.py"]
+
+
+# ---- arguments --------------------------------------------------------------------------------
+
+
+def test_an_option_word_that_is_an_existing_file_is_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from recompile_lint.frontends.cli import paths_in_place
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("--exit-zero", "--ignore=RCL", "-o"):
+        (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
+    check = main.get_command(None, "check")  # type: ignore[arg-type]
+    assert paths_in_place(check, ["--exit-zero", "--ignore=RCL", "-o", "--select", "RCL1", "a.py"]) == [
+        "./--exit-zero", "./--ignore=RCL", "./-o", "--select", "RCL1", "a.py"]
+    assert paths_in_place(check, ["--config", "--exit-zero"]) == ["--config", "--exit-zero"]  # an option's value
+    assert paths_in_place(check, ["--", "--exit-zero", "--select"]) == ["--", "--exit-zero", "--select"]
+    rules = main.get_command(None, "rules")  # type: ignore[arg-type]
+    assert paths_in_place(rules, ["--exit-zero"]) == ["--exit-zero"]  # a command without paths
+
+
+def test_after_double_dash_a_subcommand_name_is_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--` ends the options here and in the resident server's client, which hands such a
+    command to the server (that parses it the same way) rather than running it as its own."""
+    from recompile_lint.frontends import client
+
+    monkeypatch.delenv("RECOMPILE_LINT_NO_SERVER", raising=False)
+    (tmp_path / "lsp").write_text(SEED_SOURCE, encoding="utf-8")
+    (tmp_path / "--exit-zero").write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert client.server_wanted(["--", "lsp"]) == (os.name == "posix")
+    assert client.server_wanted(["check", "lsp"]) == (os.name == "posix")
+    for args in (["--no-cache", "--format", "concise", "--", "lsp"], ["check", "--no-cache", "--format", "concise", "lsp", "--exit-zero"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1, result.output
+        assert "lsp:8:16: RCL101" in result.output

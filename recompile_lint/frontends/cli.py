@@ -79,6 +79,51 @@ LAZY_COMMANDS = {
 }
 
 
+def paths_in_place(command: click.Command, args: list[str]) -> list[str]:
+    """``args`` for ``command`` with every argument that looks like an option but names an
+    existing file turned into a path (``--exit-zero`` -> ``./--exit-zero``).
+
+    pre-commit appends the names of a commit's files to a hook's arguments, with no ``--``
+    before them (a hook's own ``args:`` come first, so none can be added), and a pull request
+    chooses those names: a file called ``--exit-zero`` or ``--extend-exclude=*.py`` must not
+    switch the linter off. So, for a command that takes paths, an argument in an option's
+    place that is an existing file (or link) is that file; everything after ``--`` is a path
+    in any case, and the value of an option given as the next argument (``--config x.toml``)
+    is left alone. A subcommand's name is never taken from here: the hooks name theirs
+    (``recompile-lint check``), so a file called ``verify`` or ``lsp`` is a path too.
+    """
+    if not any(isinstance(param, click.Argument) and isinstance(param.type, click.Path) for param in command.params):
+        return args
+    takes_value: dict[str, int] = {}
+    for param in command.params:
+        if isinstance(param, click.Option) and not param.is_flag and not param.count:
+            for word in param.opts:
+                takes_value[word] = max(param.nargs, 1)
+    out: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        if arg == "--":
+            out.extend(args[index - 1 :])
+            break
+        if arg.startswith("-") and arg != "-" and _exists(arg):
+            out.append(os.path.join(os.curdir, arg))
+            continue
+        out.append(arg)
+        if arg in takes_value:
+            out.extend(args[index : index + takes_value[arg]])
+            index += takes_value[arg]
+    return out
+
+
+def _exists(path: str) -> bool:
+    try:
+        return os.path.lexists(path)
+    except (OSError, ValueError):  # a name no file system accepts
+        return False
+
+
 class DefaultGroup(click.Group):
     """A group whose default command is ``check``: ``recompile-lint src/`` lints src/."""
 
@@ -106,6 +151,12 @@ class DefaultGroup(click.Group):
         if records:
             with formatter.section("Lint options (recompile-lint [OPTIONS] [PATHS], or recompile-lint check)"):
                 formatter.write_dl(records)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:
+            rest = paths_in_place(command, rest)
+        return name, command, rest
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in LAZY_COMMANDS and name not in self.commands:
