@@ -228,6 +228,20 @@ def test_explain_escapes_every_field_of_a_verifier_report(tmp_path: Path) -> Non
         assert "recompile_limit\\x1b]0;owned\\x07\\n::error" in result.stdout
 
 
+def test_the_verifiers_reports_escape_what_the_run_printed() -> None:
+    from recompile_lint.verify.report import render_run_json, render_run_text
+    from recompile_lint.verify.results import LimitHit, RunReport
+
+    hit = LimitHit(f"recompile_limit{TITLE}\n{FORGED}", 8, f"f{ERASE}", f"/x\n{FORGED}.py", 3)
+    report = RunReport(("python", f"train{ERASE}.py"), 0, (), (), (hit,), f"note\r\n##[error]x", (), ())
+    text = render_run_text(report)
+    assert_inert(text)
+    assert "/x\\n::error file=x::forged.py:3: f\\x1b[2K reached recompile_limit\\x1b]0;owned\\x07\\n::error" in text
+    data = render_run_json(report)
+    assert_inert(data)
+    assert json.loads(data)["limit_hits"][0]["limit_type"] == hit.limit_type
+
+
 def test_configuration_errors_on_standard_error_are_escaped(tmp_path: Path) -> None:
     repo = project(tmp_path / "repo")
     (repo / "pyproject.toml").write_text(f'[tool.recompile-lint]\nignore = ["RCL\\n{FORGED}\\u001b[2K"]\n', encoding="utf-8")
