@@ -76,13 +76,19 @@ class Config:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     cache: bool = True
     cache_dir: str | None = None
-    # Start a resident server after a run that found none (``recompile-lint server``).
+    # Start a resident server after a run that found none (``recompile-lint server``). Only
+    # the user sets it (``--start-server``, ``RECOMPILE_LINT_START_SERVER=1``): a project's
+    # own ``start-server`` key is ignored, with a notice (a checkout must not leave a process
+    # running on the machine that lints it).
     start_server: bool = False
     # Directory walks skip what .gitignore files ignore (``gitignore``), as ruff does.
     respect_gitignore: bool = True
     # Directory of the pyproject.toml the settings came from (None: defaults only).
     source: str | None = None
     verify: VerifyConfig = field(default_factory=VerifyConfig)
+    # One line each about settings of the file that were read but not applied, for the front
+    # end to show (they change nothing a run reports).
+    notices: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def with_overrides(self, **changes: Any) -> "Config":
         """A copy with the non-None values of ``changes`` applied (command-line options)."""
@@ -98,6 +104,20 @@ _LIST_KEYS = {
     "compile-functions": "compile_functions",
 }
 _VERIFY_KEYS = {"timeout", "device", "backend", "calls", "examples"}
+
+
+# The user's own setting for ``--start-server`` (there is no user configuration file).
+START_SERVER_VAR = "RECOMPILE_LINT_START_SERVER"
+
+
+def start_server_from_environment() -> bool | None:
+    """``RECOMPILE_LINT_START_SERVER``: True for 1/true/yes, False for 0/false/no, None unset."""
+    value = os.environ.get(START_SERVER_VAR, "").strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    return None
 
 
 # A pyproject.toml larger than this is not a configuration file (a link to a device, a planted
@@ -251,7 +271,12 @@ def parse_table(table: Mapping[str, Any], where: str) -> Config:
         elif key == "start-server":
             if not isinstance(value, bool):
                 raise ConfigError(f"{at}: expected true or false, got {value!r}")
-            changes["start_server"] = value
+            if value:
+                # A repository may not start a resident process on the machine that lints it.
+                changes["notices"] = changes.get("notices", ()) + (
+                    f"{at} is ignored: a project cannot start a resident server; "
+                    f"use --start-server or {START_SERVER_VAR}=1",
+                )
         elif key == "respect-gitignore":
             if not isinstance(value, bool):
                 raise ConfigError(f"{at}: expected true or false, got {value!r}")

@@ -383,13 +383,14 @@ def test_the_command_explains_a_log_and_exits_1(findings) -> None:
     assert _cli("--no-cache", "--exit-zero", str(LOGS / "recompiles.log"), str(PROJ)).exit_code == 0
 
 
-def test_without_paths_the_files_the_log_names_are_linted(tmp_path: Path) -> None:
+def test_without_paths_the_files_the_log_names_are_linted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     copy = tmp_path / "proj"
     shutil.copytree(PROJ, copy)
     (copy / "pyproject.toml").write_text("")  # the project root: the training loop is read too
     log = (LOGS / "recompiles.log").read_text(encoding="utf-8").replace("/tmp/rcl-explain/proj", str(copy))
     log = log.replace("mp/rcl-explain/proj", str(copy)[-20:])
     (tmp_path / "run.log").write_text(log)
+    monkeypatch.chdir(copy)  # the files a log names are linted where they are under the working directory
     result = _cli("--no-cache", "--format", "json", str(tmp_path / "run.log"))
     assert result.exit_code == 1, result.output
     data = json.loads(result.stdout)
@@ -494,7 +495,7 @@ def test_the_cli_lists_explain() -> None:
 def test_a_file_named_by_the_log_that_cannot_be_a_path_is_skipped() -> None:
     from recompile_lint.explain.command import default_paths
 
-    assert default_paths(["bad\0name.py", "/usr/lib/python3/site-packages/torch/x.py", str(MODEL)]) == [str(MODEL)]
+    assert default_paths(["bad\0name.py", "/usr/lib/python3/site-packages/torch/x.py", str(MODEL)], outside=True)[0] == [str(MODEL)]
 
 
 def test_read_input_error_type() -> None:

@@ -77,7 +77,9 @@ def test_messages_and_properties_survive_the_runner_unescaping() -> None:
     [line] = format_github(LintResult(findings=(finding(path=path, message=message),), errors=(), files_checked=1)).splitlines()
     assert "\n" not in line and "\r" not in line
     command, properties, decoded = parse(line)
-    assert decoded == message
+    # A message's characters come through the runner as they are, but a newline in it is
+    # repository text (a quoted name): it reaches the annotation as a visible escape.
+    assert decoded == "100% sure:\\nline two,\\r\\nend"
     assert properties["file"] == path
     assert properties["title"] == "RCL101 (mutated-global)"
     assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"

@@ -44,7 +44,7 @@ def hooks() -> dict[str, dict]:
 
 def test_manifest_declares_the_lint_hook_without_torch() -> None:
     hook = hooks()["recompile-lint"]
-    assert hook["entry"] == "recompile-lint"
+    assert hook["entry"] == "recompile-lint check"  # a file called `verify` is not a subcommand
     assert hook["language"] == "python"
     assert hook["types_or"] == ["python", "pyi"]
     assert hook["require_serial"] is True
@@ -159,3 +159,109 @@ def test_try_repo_installs_and_runs_the_hook(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stdout + result.stderr
     assert "bad.py:8:16: RCL101" in result.stdout
     assert "good.py:" not in result.stdout
+
+
+# Names a pull request may give its files, to steer a hook whose entry they are appended to.
+# Each is a Python file to pre-commit (a `.py` name, or an executable with a python shebang).
+MARKER = "MARKER-the-repository-code-ran"
+SCRIPT = f"#!/usr/bin/env python3\nopen({MARKER!r}, 'w').write('ran')\n"
+HOSTILE = {
+    "verify": SCRIPT,  # was `recompile-lint verify ...`: imports and runs the repository's code
+    "lsp": SCRIPT,  # was the language server, waiting on standard input for ever
+    "explain": SCRIPT,  # was `explain`, reading the next file as a log
+    "--exit-zero": SCRIPT,
+    "--extend-exclude=*.py": SCRIPT,
+    "--ignore=RCL": SCRIPT,
+    # A file that is both valid Python and a configuration ignoring every rule.
+    "--config=x.py": SCRIPT,
+}
+CONFIG_AS_PYTHON = '[tool.recompile-lint]\nignore = ["RCL"]\n'
+# The module with the finding; it sorts after every hostile name, as pre-commit passes them.
+# Importing it (what `verify` does) leaves the marker.
+WORK = f"open({MARKER!r}, 'w').write('imported')\n" + BAD
+
+
+def hostile_repo(root: Path, names: list[str]) -> Path:
+    repo = root / "hostile"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    (repo / "work.py").write_text(WORK, encoding="utf-8")
+    (repo / "x.py").write_text(CONFIG_AS_PYTHON, encoding="utf-8")
+    for name in names:
+        path = repo / name
+        path.write_text(HOSTILE[name], encoding="utf-8")
+        path.chmod(0o755)
+    return repo
+
+
+def hook_command(hook_id: str) -> list[str]:
+    """The manifest's entry, split as pre-commit splits it, with this environment's script."""
+    entry = shlex.split(hooks()[hook_id]["entry"])
+    return [os.path.join(os.path.dirname(sys.executable), entry[0]), *entry[1:]]
+
+
+def run_entry(repo: Path, files: list[str]) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, RECOMPILE_LINT_NO_SERVER="1")
+    # Standard input left open and empty: a language server started by mistake waits on it.
+    with subprocess.Popen(hook_command("recompile-lint") + files, cwd=repo, env=env, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, stderr = process.communicate()
+            pytest.fail(f"the hook did not end: {files}\n{stdout}{stderr}")
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_a_hostile_file_name_is_a_path_to_the_hook(tmp_path: Path, name: str) -> None:
+    """The real entry, with the file names appended in the order pre-commit passes them."""
+    repo = hostile_repo(tmp_path, [name])
+    files = sorted([name, "work.py", "x.py"])
+    result = run_entry(repo, files)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "work.py:9:16: RCL101" in result.stdout
+    assert "Found 1 finding (1 error), 3 files checked." in result.stdout
+    assert not (repo / MARKER).exists()
+
+
+def test_every_hostile_name_at_once_is_a_path_to_the_hook(tmp_path: Path) -> None:
+    repo = hostile_repo(tmp_path, sorted(HOSTILE))
+    result = run_entry(repo, sorted([*HOSTILE, "work.py", "x.py"]))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "work.py:9:16: RCL101" in result.stdout
+    assert f"{len(HOSTILE) + 2} files checked" in result.stdout
+    assert not (repo / MARKER).exists()
+
+
+def test_pre_commit_runs_the_hook_on_hostile_names(tmp_path: Path) -> None:
+    """pre-commit itself picks the files (all of them: names starting with `-` included)."""
+    repo = hostile_repo(tmp_path, sorted(HOSTILE))
+    hook = hooks()["recompile-lint"]
+    local = {"id": hook["id"], "name": hook["name"], "entry": shlex.join(hook_command("recompile-lint")), "language": "system",
+             "types_or": hook["types_or"], "require_serial": hook["require_serial"]}
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [local]}]}), encoding="utf-8")
+    git(repo, "add", ".")
+    env = precommit_env(tmp_path)
+    env["RECOMPILE_LINT_NO_SERVER"] = "1"
+    result = run_precommit(repo, env, "run", "recompile-lint", "--all-files", timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Failed" in result.stdout
+    assert "work.py:9:16: RCL101" in result.stdout
+    assert not (repo / MARKER).exists()
+
+
+def test_the_verify_hook_takes_hostile_names_as_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`recompile-lint verify` gets the same treatment: its entry names the subcommand, and an
+    option-like name of an existing file is a path (checked on the parsed arguments: running
+    verify needs torch)."""
+    from recompile_lint.frontends.cli import main, paths_in_place
+
+    assert hook_command("recompile-lint-verify")[1:] == ["verify"]
+    monkeypatch.chdir(hostile_repo(tmp_path, ["--exit-zero", "verify"]))
+    verify = main.get_command(None, "verify")  # type: ignore[arg-type]
+    args = ["--timeout", "--exit-zero", "--exit-zero", "--", "--jobs", "verify", "work.py"]
+    # An option's value stays its value; a name after `--` stays where it is.
+    assert paths_in_place(verify, args) == ["--timeout", "--exit-zero", os.path.join(".", "--exit-zero"), "--", "--jobs", "verify", "work.py"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from recompile_lint.config import START_SERVER_VAR
 from recompile_lint.frontends import client
 
 pytestmark = pytest.mark.skipif(os.name != "posix" or not hasattr(socket, "send_fds"), reason="the server needs Unix sockets that pass descriptors")
@@ -271,16 +272,19 @@ def test_start_server_does_not_retry_a_server_that_just_failed(server_env):
     assert log.read_text(encoding="utf-8") == ""  # the old failure is past
 
 
-def test_start_server_from_the_configuration_and_never_where_servers_are_off(server_env, tmp_path):
+def test_start_server_from_the_environment_and_never_where_servers_are_off(server_env, tmp_path):
+    """The user's RECOMPILE_LINT_START_SERVER=1 (a project's own start-server key is ignored:
+    test_security_outputs)."""
     project = tmp_path / "project"
     project.mkdir()
-    (project / "pyproject.toml").write_text("[tool.recompile-lint]\nstart-server = true\n", encoding="utf-8")
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
     (project / "good.py").write_text("import torch\n\n\n@torch.compile\ndef f(x):\n    return x + 1\n", encoding="utf-8")
-    off = lint(server_env, "--no-cache", "good.py", cwd=project, server=False)
+    wanted = {**server_env, START_SERVER_VAR: "1"}
+    off = lint(wanted, "--no-cache", "good.py", cwd=project, server=False)
     assert off.returncode == 0, off.stderr
     time.sleep(1)
     assert "server running" not in server_status(server_env)
-    on = lint(server_env, "--no-cache", "good.py", cwd=project)
+    on = lint(wanted, "--no-cache", "good.py", cwd=project)
     assert (on.returncode, on.stdout) == (off.returncode, off.stdout)
     wait_until_running(server_env)
 

@@ -20,23 +20,47 @@ _LIBRARY_DIRS = ("site-packages", "dist-packages")
 
 
 def _fail(message: str) -> NoReturn:
-    click.echo(f"recompile-lint: error: {message}", err=True)
+    from recompile_lint.report.sanitize import escape
+
+    click.echo(escape(f"recompile-lint: error: {message}"), err=True)
     sys.exit(EXIT_ERROR)
 
 
-def default_paths(named: Sequence[str]) -> list[str]:
-    """The Python files a log names that exist here, installed libraries left out."""
+def _under(path: str, directory: str) -> bool:
+    try:
+        real = os.path.realpath(path)
+        return os.path.commonpath([real, directory]) == directory
+    except (OSError, ValueError):  # a name no file system accepts (NUL bytes, too long)
+        return False
+
+
+def default_paths(named: Sequence[str], outside: bool = False) -> tuple[list[str], int]:
+    """The Python files a log names that exist here, installed libraries left out, and how
+    many of the names it gives lie outside the working directory.
+
+    A log is as untrusted as the repository: it may name any file of this machine. Unless
+    ``outside``, only files under the working directory (links resolved) are linted; those
+    outside are counted without being looked at, so the report cannot tell which of them exist.
+    """
     found = []
+    beyond = 0
+    try:
+        here = os.path.realpath(os.getcwd())
+    except OSError:
+        here = None
     for path in named:
         parts = set(path.replace("\\", "/").split("/"))
         if not path.endswith(".py") or parts & set(_LIBRARY_DIRS):
+            continue
+        if not outside and (here is None or not _under(path, here)):
+            beyond += 1
             continue
         try:
             if os.path.isfile(path):
                 found.append(path)
         except (OSError, ValueError):  # a name no file system accepts (NUL bytes, too long)
             continue
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(found)), beyond
 
 
 def _split(values: Sequence[str]) -> tuple[str, ...]:
@@ -57,13 +81,16 @@ def _split(values: Sequence[str]) -> tuple[str, ...]:
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="pyproject.toml to read settings from.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the linter's facts cache.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when the run recompiled.")
+@click.option("--lint-outside", is_flag=True,
+              help="Without PATHS, also lint the files the log names outside the working directory.")
 def explain(log: str, paths: tuple[str, ...], output_format: str, output_file: str | None, select: tuple[str, ...],
-            ignore: tuple[str, ...], config_file: str | None, no_cache: bool, exit_zero: bool) -> None:
+            ignore: tuple[str, ...], config_file: str | None, no_cache: bool, exit_zero: bool, lint_outside: bool) -> None:
     """Explain the recompiles in LOG_OR_TRACE_DIR with the findings of PATHS.
 
     LOG_OR_TRACE_DIR is a log written with TORCH_LOGS=recompiles (or recompiles_verbose,
     guards), a TORCH_TRACE directory, the JSON of `recompile-lint verify`, or - for standard
-    input. PATHS default to the source files the log names, where they exist here. Prints each
+    input. PATHS default to the source files the log names, where they exist under the working
+    directory (--lint-outside: anywhere). Prints each
     recompiling function, its recompiles grouped by the guarded value, the finding (rule,
     evidence, fix) behind each, and the guard failures no finding explains. Exit code 1 when
     the run recompiled, 0 when it did not, 2 on errors.
@@ -78,7 +105,12 @@ def explain(log: str, paths: tuple[str, ...], output_format: str, output_file: s
     except ExplainInputError as exc:
         _fail(str(exc))
     warnings: list[str] = []
-    targets = list(paths) or default_paths(evidence.files())
+    targets = list(paths)
+    if not paths:
+        targets, beyond = default_paths(evidence.files(), outside=lint_outside)
+        if beyond:
+            warnings.append(f"{beyond} source file name(s) in the log are outside the working directory and were not "
+                            "looked at: pass them as PATHS, or --lint-outside, to lint them")
     if not paths and not targets and evidence.events:
         warnings.append("none of the source files the log names is here: pass PATHS to map guards to findings")
     findings, errors, files = _lint(targets, select, ignore, config_file, no_cache)
@@ -86,11 +118,12 @@ def explain(log: str, paths: tuple[str, ...], output_format: str, output_file: s
                    files=files, warnings=warnings)
     rendered = RENDERERS[output_format](result)
     if output_file:
+        from recompile_lint.report.output_file import OutputFileError, write_output_file
+
         try:
-            with open(output_file, "w", encoding="utf-8") as handle:
-                handle.write(rendered)
-        except OSError as exc:
-            _fail(f"cannot write {output_file}: {exc.strerror or exc}")
+            write_output_file(output_file, rendered)
+        except OutputFileError as exc:
+            _fail(str(exc))
     else:
         click.echo(rendered, nl=False)
     sys.exit(EXIT_RECOMPILES if result.functions and not exit_zero else EXIT_CLEAN)

@@ -1,24 +1,25 @@
 """Render an ``Explanation`` as text, JSON or one self-contained HTML page (no analysis here).
 
-Everything that came from the log is untrusted: the text format drops control characters (a
-log must not drive the terminal), the HTML page escapes every string and loads nothing.
+Everything that came from the log, a verifier's JSON or the linted files is untrusted: the
+text format shows control characters, bidi overrides and newlines as visible escapes on every
+line it prints (``report.sanitize``: a log must not drive the terminal nor forge a line), the
+HTML page escapes every string for HTML and the same characters as in the text, and loads
+nothing.
 """
 
 from __future__ import annotations
 
 import html
 import json
-import re
 from typing import Any
 
 from recompile_lint.explain.match import Explanation, FunctionRecompiles, GuardGroup, Match
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from recompile_lint.report.sanitize import escape, escape_path, safe_json
 
 
 def clean(text: object) -> str:
-    """``text`` with terminal control characters replaced (escape sequences cannot act)."""
-    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", str(text))
+    """``text`` with control characters, bidi overrides and newlines shown as escapes."""
+    return escape(text)
 
 
 def _where(file: str, line: int, function: str = "") -> str:
@@ -109,7 +110,9 @@ def render_text(result: Explanation) -> str:
     limits = sum(1 for f in result.functions if f.limit) + len(result.other_limit_hits)
     out.append(f"Explained {groups - len(unexplained)} of {groups} guard source(s); "
                f"{limits} function(s) reached the recompile limit.")
-    return "\n".join(out) + "\n"
+    # Every field is escaped where it is placed; each line is escaped again whole, so a field
+    # missed above (a limit's type, a verifier JSON's value) still cannot act.
+    return "\n".join(escape_path(line) for line in out) + "\n"
 
 
 def _finding_dict(match: Match) -> dict[str, Any]:
@@ -163,7 +166,7 @@ def to_dict(result: Explanation) -> dict[str, Any]:
 
 def render_json(result: Explanation) -> str:
     """``to_dict`` as indented JSON."""
-    return json.dumps(to_dict(result), indent=2) + "\n"
+    return safe_json(json.dumps(to_dict(result), indent=2)) + "\n"
 
 
 _STYLE = """
@@ -177,7 +180,7 @@ table{border-collapse:collapse;width:100%}td,th{border:1px solid #ddd;padding:.3
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(escape(text), quote=True)
 
 
 def render_html(result: Explanation) -> str:

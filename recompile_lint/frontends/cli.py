@@ -12,7 +12,7 @@ from typing import Sequence
 import click
 
 from recompile_lint import __version__
-from recompile_lint.config import Config, ConfigError, load_config
+from recompile_lint.config import Config, ConfigError, load_config, start_server_from_environment
 from recompile_lint.report import FORMAT_NAMES, render
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -79,6 +79,51 @@ LAZY_COMMANDS = {
 }
 
 
+def paths_in_place(command: click.Command, args: list[str]) -> list[str]:
+    """``args`` for ``command`` with every argument that looks like an option but names an
+    existing file turned into a path (``--exit-zero`` -> ``./--exit-zero``).
+
+    pre-commit appends the names of a commit's files to a hook's arguments, with no ``--``
+    before them (a hook's own ``args:`` come first, so none can be added), and a pull request
+    chooses those names: a file called ``--exit-zero`` or ``--extend-exclude=*.py`` must not
+    switch the linter off. So, for a command that takes paths, an argument in an option's
+    place that is an existing file (or link) is that file; everything after ``--`` is a path
+    in any case, and the value of an option given as the next argument (``--config x.toml``)
+    is left alone. A subcommand's name is never taken from here: the hooks name theirs
+    (``recompile-lint check``), so a file called ``verify`` or ``lsp`` is a path too.
+    """
+    if not any(isinstance(param, click.Argument) and isinstance(param.type, click.Path) for param in command.params):
+        return args
+    takes_value: dict[str, int] = {}
+    for param in command.params:
+        if isinstance(param, click.Option) and not param.is_flag and not param.count:
+            for word in param.opts:
+                takes_value[word] = max(param.nargs, 1)
+    out: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        if arg == "--":
+            out.extend(args[index - 1 :])
+            break
+        if arg.startswith("-") and arg != "-" and _exists(arg):
+            out.append(os.path.join(os.curdir, arg))
+            continue
+        out.append(arg)
+        if arg in takes_value:
+            out.extend(args[index : index + takes_value[arg]])
+            index += takes_value[arg]
+    return out
+
+
+def _exists(path: str) -> bool:
+    try:
+        return os.path.lexists(path)
+    except (OSError, ValueError):  # a name no file system accepts
+        return False
+
+
 class DefaultGroup(click.Group):
     """A group whose default command is ``check``: ``recompile-lint src/`` lints src/."""
 
@@ -107,6 +152,12 @@ class DefaultGroup(click.Group):
             with formatter.section("Lint options (recompile-lint [OPTIONS] [PATHS], or recompile-lint check)"):
                 formatter.write_dl(records)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:
+            rest = paths_in_place(command, rest)
+        return name, command, rest
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in LAZY_COMMANDS and name not in self.commands:
             import importlib
@@ -114,6 +165,15 @@ class DefaultGroup(click.Group):
             module, attr = LAZY_COMMANDS[name]
             return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, name)
+
+
+def echo_error(message: str) -> None:
+    """One line on standard error. Its text may quote the repository (a path, a configuration
+    value, a file's error): control characters and newlines are shown escaped, so it stays one
+    line that cannot drive the terminal or a CI runner."""
+    from recompile_lint.report.sanitize import escape
+
+    click.echo(escape(message), err=True)
 
 
 def split_codes(values: Sequence[str]) -> tuple[str, ...]:
@@ -141,7 +201,7 @@ def main() -> None:
         os.getcwd()
     except OSError as exc:
         # Relative paths, the project root and the configuration are all found from here.
-        click.echo(f"recompile-lint: error: the current directory cannot be used: {exc.strerror or exc}", err=True)
+        echo_error(f"recompile-lint: error: the current directory cannot be used: {exc.strerror or exc}")
         sys.exit(EXIT_ERROR)
 
 
@@ -233,7 +293,13 @@ def use_color(output_file: str | None, stream=None) -> bool:
     show_default=True,
     help="Exit 1 only for findings of this severity or higher (all are still reported).",
 )
-@click.option("--start-server", is_flag=True, default=None, help="When no resident server answered this command, start one for the next ones (see `recompile-lint server`).")
+@click.option(
+    "--start-server",
+    is_flag=True,
+    default=None,
+    help="When no resident server answered this command, start one for the next ones (see `recompile-lint server`; "
+    "also RECOMPILE_LINT_START_SERVER=1; a project's start-server key is ignored).",
+)
 @click.option("--stdin-filename", metavar="PATH", help="Lint standard input (an editor's unsaved buffer) as the file PATH; the rest of its project is read from disk. Give no PATHS, or -.")
 def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore, output_format, format_alias, output_file, statistics, exit_zero, fail_on, start_server, stdin_filename) -> None:
     """Lint PATHS (files or directories; default: the current directory)."""
@@ -241,27 +307,31 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     from recompile_lint.frontends.progress import LintProgress
 
     if output_format and format_alias and output_format != format_alias:
-        click.echo("recompile-lint: error: --format is another name for --output-format: give one of them", err=True)
+        echo_error("recompile-lint: error: --format is another name for --output-format: give one of them")
         sys.exit(EXIT_ERROR)
     output_format = output_format or format_alias or "full"
     buffer = None
     if stdin_filename is not None:
         if paths not in ((), ("-",)) or not stdin_filename:
-            click.echo("recompile-lint: error: --stdin-filename lints standard input as that file: give no PATHS (or -)", err=True)
+            echo_error("recompile-lint: error: --stdin-filename lints standard input as that file: give no PATHS (or -)")
             sys.exit(EXIT_ERROR)
         paths = (stdin_filename,)
         try:
             buffer = sys.stdin.buffer.read()
         except (OSError, ValueError, AttributeError) as exc:
-            click.echo(f"recompile-lint: error: cannot read standard input: {exc}", err=True)
+            echo_error(f"recompile-lint: error: cannot read standard input: {exc}")
             sys.exit(EXIT_ERROR)
     paths = tuple(paths) or (".",)
     try:
         config = build_config(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore)
+        if start_server is None:
+            start_server = start_server_from_environment()
         config = config.with_overrides(start_server=start_server)
     except ConfigError as exc:
-        click.echo(f"recompile-lint: error: {exc}", err=True)
+        echo_error(f"recompile-lint: error: {exc}")
         sys.exit(EXIT_ERROR)
+    for notice in config.notices:
+        echo_error(f"recompile-lint: notice: {notice}")
     _retained.clear()
     if config.start_server and _server_to_start():
         from recompile_lint.frontends import server as resident
@@ -277,7 +347,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
             else:
                 result = lint_buffer(paths[0], buffer, config, retain=retain, relocate=True)
     except Exception as exc:  # noqa: BLE001 - an internal error must still be one clear line
-        click.echo(f"recompile-lint: internal error: {type(exc).__name__}: {exc}", err=True)
+        echo_error(f"recompile-lint: internal error: {type(exc).__name__}: {exc}")
         sys.exit(EXIT_ERROR)
     color = use_color(output_file)
     if statistics:
@@ -299,14 +369,15 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     if output_format not in ("full", "concise", "text") or statistics:
         for error in result.errors:
             where = f"{error.path}:{error.line}:{error.column}" if error.line else error.path
-            click.echo(f"recompile-lint: error: {where}: {error.message}", err=True)
+            echo_error(f"recompile-lint: error: {where}: {error.message}")
     unwritten: list[str] = []
     if output_file:
+        from recompile_lint.report.output_file import OutputFileError, write_output_file
+
         try:
-            with open(output_file, "w", encoding="utf-8") as handle:
-                handle.write(rendered)
-        except OSError as exc:
-            click.echo(f"recompile-lint: error: cannot write {output_file}: {exc.strerror or exc}", err=True)
+            write_output_file(output_file, rendered)
+        except OutputFileError as exc:
+            echo_error(f"recompile-lint: error: {exc}")
             sys.exit(EXIT_ERROR)
     else:
         from recompile_lint.frontends.output import write_report
@@ -315,9 +386,9 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     if result.files_checked == 0 and not result.errors:
         if result.excluded:
             # Every named file is excluded by the configuration: nothing to do, not an error.
-            click.echo(f"recompile-lint: all {result.excluded} named file(s) are excluded by the configuration", err=True)
+            echo_error(f"recompile-lint: all {result.excluded} named file(s) are excluded by the configuration")
             sys.exit(EXIT_CLEAN)
-        click.echo("recompile-lint: error: no Python files found in " + ", ".join(paths), err=True)
+        echo_error("recompile-lint: error: no Python files found in " + ", ".join(paths))
         sys.exit(EXIT_ERROR)
     if config.start_server and _server_to_start():
         start_server_for_next_commands()
@@ -346,7 +417,7 @@ def start_server_for_next_commands() -> None:
 
     pid, problem = resident.start(client.socket_path(), resident.IDLE_TIMEOUT, wait=0, keep=True)
     if pid is None:
-        click.echo(f"recompile-lint: warning: {problem}", err=True)
+        echo_error(f"recompile-lint: warning: {problem}")
 
 
 @main.command("rules")
@@ -370,6 +441,6 @@ def show_rule(code: str) -> None:
 
     page = rule_page(code)
     if page is None:
-        click.echo(f"recompile-lint: error: unknown rule {code!r}; `recompile-lint rules` lists them", err=True)
+        echo_error(f"recompile-lint: error: unknown rule {code!r}; `recompile-lint rules` lists them")
         sys.exit(EXIT_ERROR)
     click.echo(page)

@@ -12,6 +12,7 @@ import sys
 import click
 
 from recompile_lint.config import ConfigError
+from recompile_lint.report.sanitize import escape
 
 EXIT_CLEAN, EXIT_ERROR = 0, 2
 
@@ -41,29 +42,30 @@ def regions(paths, output_format, output_file, verbose, exclude, extend_exclude,
     try:
         config = build_config(paths, (), (), (), exclude, extend_exclude, compile_functions, config_file, None, no_cache, cache_dir)
     except ConfigError as exc:
-        click.echo(f"recompile-lint: error: {exc}", err=True)
+        click.echo(escape(f"recompile-lint: error: {exc}"), err=True)
         sys.exit(EXIT_ERROR)
     try:
         views, errors, checked = collect(paths, config)
     except Exception as exc:  # noqa: BLE001 - an internal error must still be one clear line
-        click.echo(f"recompile-lint: internal error: {type(exc).__name__}: {exc}", err=True)
+        click.echo(escape(f"recompile-lint: internal error: {type(exc).__name__}: {exc}"), err=True)
         sys.exit(EXIT_ERROR)
     from recompile_lint.report.regions import format_regions
 
     for error in errors:
         where = f"{error.path}:{error.line}:{error.column}" if error.line else error.path
-        click.echo(f"recompile-lint: error: {where}: {error.message}", err=True)
+        click.echo(escape(f"recompile-lint: error: {where}: {error.message}"), err=True)
     if checked == 0:
         if not errors:
-            click.echo("recompile-lint: error: no Python files found in " + ", ".join(paths), err=True)
+            click.echo(escape("recompile-lint: error: no Python files found in " + ", ".join(paths)), err=True)
         sys.exit(EXIT_ERROR)
     rendered = format_regions(views, output_format, verbose)
     if output_file:
+        from recompile_lint.report.output_file import OutputFileError, write_output_file
+
         try:
-            with open(output_file, "w", encoding="utf-8") as handle:
-                handle.write(rendered)
-        except OSError as exc:
-            click.echo(f"recompile-lint: error: cannot write {output_file}: {exc.strerror or exc}", err=True)
+            write_output_file(output_file, rendered)
+        except OutputFileError as exc:
+            click.echo(escape(f"recompile-lint: error: {exc}"), err=True)
             sys.exit(EXIT_ERROR)
     else:
         click.echo(rendered, nl=False)

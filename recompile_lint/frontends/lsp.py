@@ -22,6 +22,7 @@ import click
 
 from recompile_lint import __version__
 from recompile_lint.models import FileError, Finding, LintResult, Location
+from recompile_lint.report.sanitize import escape
 
 SOURCE = "recompile-lint"
 
@@ -101,7 +102,7 @@ def related_information(location: Location, open_documents: Mapping[str, Documen
     lines = _lines_of(path, open_documents)
     return types.DiagnosticRelatedInformation(
         location=types.Location(uri=from_fs_path(path) or path, range=_range(lines, location.line, location.column, location.end_line, location.end_column, encoding)),
-        message=f"{ROLE_LABELS.get(location.role, location.role)}: {note_of(location)}",
+        message=f"{ROLE_LABELS.get(location.role, location.role)}: {escape(note_of(location))}",
     )
 
 
@@ -112,11 +113,12 @@ def to_diagnostic(finding: Finding, lines: list[str], open_documents: Mapping[st
 
     from recompile_lint.report.sarif import rule_help_uri
 
-    parts = [finding.title or finding.message]
+    # Repository text (names, quoted code) is escaped: an editor shows the message as it is.
+    parts = [escape(finding.title or finding.message)]
     if finding.explanation:
-        parts.append(finding.explanation)
+        parts.append(escape(finding.explanation))
     if finding.fix:
-        parts.append(f"help: {finding.fix}")
+        parts.append(f"help: {escape(finding.fix)}")
     return types.Diagnostic(
         range=_range(lines, finding.line, finding.column, finding.end_line, finding.end_column, encoding),
         message="\n".join(parts),
@@ -136,7 +138,7 @@ def error_diagnostic(error: FileError, lines: list[str], encoding: str = "utf-16
     line = max(error.line, 1)
     return types.Diagnostic(
         range=_range(lines, line, max(error.column, 1), line, max(error.column, 1) + 1, encoding),
-        message=error.message,
+        message=escape(error.message),
         severity=types.DiagnosticSeverity.Error,
         code="E999" if error.line else "E902",
         source=SOURCE,
@@ -186,7 +188,7 @@ def build_server():
             try:
                 found = diagnostics(document, documents, encoding)
             except Exception as exc:  # noqa: BLE001 - the editor gets a message, the server keeps serving
-                ls.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=f"recompile-lint: {type(exc).__name__}: {exc}"))
+                ls.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=escape(f"recompile-lint: {type(exc).__name__}: {exc}")))
                 continue
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=found, version=doc.version))
 

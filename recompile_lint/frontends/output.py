@@ -13,6 +13,7 @@ import sys
 import click
 
 from recompile_lint.models import LintResult
+from recompile_lint.report.sanitize import escape
 
 
 def _encodable(text: str, encoding: str) -> bool:
@@ -43,7 +44,7 @@ def write_report(rendered: str, result: LintResult, color: bool | None = None) -
         {f.path for f in result.findings if not _encodable(f"{f.path} {f.message} {f.region} {f.function}", encoding)}
         | {e.path for e in result.errors if not _encodable(f"{e.path} {e.message}", encoding)}
     )
-    shown = [path.encode(encoding, "backslashreplace").decode(encoding) for path in named]
+    shown = [escape(path).encode(encoding, "backslashreplace").decode(encoding) for path in named]
     for path in shown:
         click.echo(
             f"recompile-lint: error: {path}: its findings hold characters the output's encoding ({encoding}) cannot write; "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from recompile_lint.models import FileError, Finding, LintResult, Severity
+from recompile_lint.report.sanitize import escape
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -23,6 +24,13 @@ def escape_data(value: str) -> str:
 def escape_property(value: str) -> str:
     """Escape a property value: the message escapes plus ``:`` and ``,``, which delimit properties."""
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def _repository_text(value: object) -> str:
+    """Text from the repository (a path, a quoted name, a message) for an annotation: its
+    control characters, newlines included, shown as escapes (``sanitize``), so that only
+    the line breaks this module puts between the lines of a message reach the runner."""
+    return escape(value)
 
 
 def display_path(path: str) -> str:
@@ -41,7 +49,7 @@ def _command(kind: str, properties: list[tuple[str, object]], message: str) -> s
 
 def format_annotation(finding: Finding) -> str:
     """The workflow command for one finding."""
-    properties: list[tuple[str, object]] = [("file", display_path(finding.path)), ("line", finding.line), ("col", finding.column)]
+    properties: list[tuple[str, object]] = [("file", _repository_text(display_path(finding.path))), ("line", finding.line), ("col", finding.column)]
     if finding.end_line >= finding.line and finding.end_column > 0:
         properties += [("endLine", finding.end_line), ("endColumn", finding.end_column)]
     properties.append(("title", f"{finding.code} ({finding.name})"))
@@ -54,23 +62,24 @@ def annotation_text(finding: Finding) -> str:
     from recompile_lint.report.text import ROLE_LABELS
     from recompile_lint.report.wording import note_of
 
-    lines = [finding.title or finding.message]
+    lines = [_repository_text(finding.title or finding.message)]
     for location in finding.evidence:
-        lines.append(f"{display_path(location.path)}:{location.line}: {ROLE_LABELS.get(location.role, location.role)}: {note_of(location)}")
+        where = _repository_text(display_path(location.path))
+        lines.append(f"{where}:{location.line}: {ROLE_LABELS.get(location.role, location.role)}: {_repository_text(note_of(location))}")
     if finding.explanation:
-        lines.append(finding.explanation)
+        lines.append(_repository_text(finding.explanation))
     if finding.fix:
-        lines.append(f"help: {finding.fix}")
+        lines.append(f"help: {_repository_text(finding.fix)}")
     return "\n".join(lines)
 
 
 def format_error(error: FileError) -> str:
     """A file that could not be linted, as an error annotation on that file."""
-    properties: list[tuple[str, object]] = [("file", display_path(error.path))]
+    properties: list[tuple[str, object]] = [("file", _repository_text(display_path(error.path)))]
     if error.line > 0:
         properties += [("line", error.line), ("col", max(error.column, 1))]
     properties.append(("title", "recompile-lint (file error)"))
-    return _command("error", properties, error.message)
+    return _command("error", properties, _repository_text(error.message))
 
 
 def format_github(result: LintResult) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from recompile_lint.analysis.regions import SiteResolution
+from recompile_lint.report.sanitize import escape_path
 
 JSON_VERSION = 1
 
@@ -101,7 +102,9 @@ def format_text(views: Sequence[SiteView], verbose: bool = False) -> str:
     if summary["not_torch"]:
         text += f"; {_plural(summary['not_torch'], '.compile() call')} on something that is not an nn.Module"
     lines.append(text + ".")
-    return "\n".join(lines) + "\n"
+    # Paths, expressions and names are repository text; none of this module's own text holds a
+    # control character, so each line is escaped whole (``sanitize``).
+    return "\n".join(escape_path(line) for line in lines) + "\n"
 
 
 def summarise(views: Sequence[SiteView]) -> dict:
@@ -178,4 +181,6 @@ def format_json(views: Sequence[SiteView]) -> str:
                 "detail": resolution.detail,
             }
         )
-    return json.dumps({"version": JSON_VERSION, "sites": sites, "summary": summarise(views)}, indent=2) + "\n"
+    from recompile_lint.report.sanitize import safe_json
+
+    return safe_json(json.dumps({"version": JSON_VERSION, "sites": sites, "summary": summarise(views)}, indent=2)) + "\n"

@@ -155,4 +155,6 @@ def build_sarif(result: LintResult, base: str | Path | None = None) -> dict[str,
 
 def format_sarif(result: LintResult) -> str:
     """The SARIF log as indented JSON text."""
-    return json.dumps(build_sarif(result), indent=2, ensure_ascii=False) + "\n"
+    from recompile_lint.report.sanitize import safe_json
+
+    return safe_json(json.dumps(build_sarif(result), indent=2, ensure_ascii=False)) + "\n"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from recompile_lint.models import FileError, Finding, LintResult, Location, Severity
+from recompile_lint.report.sanitize import escape, escape_path
 
 # What each role of a related location is called in the output.
 ROLE_LABELS = {
@@ -85,15 +86,15 @@ def _read_lines(path: str) -> list[str] | None:
 
 def format_finding_line(finding: Finding) -> str:
     """The concise line of a finding."""
-    return f"{finding.path}:{finding.line}:{finding.column}: {finding.code} [{finding.severity}] {finding.message} ({finding.name})"
+    return f"{escape_path(finding.path)}:{finding.line}:{finding.column}: {finding.code} [{finding.severity}] {escape(finding.message)} ({finding.name})"
 
 
 def headline(finding: Finding, style: Style = PLAIN) -> str:
     """``path:line:col: CODE [severity, boundedness] what``."""
-    where = style.bold(f"{finding.path}:{finding.line}:{finding.column}:")
+    where = style.bold(f"{escape_path(finding.path)}:{finding.line}:{finding.column}:")
     code = style.severity(finding.code, finding.severity)
     tag = f"[{finding.severity}, {finding.bounded}]"
-    return f"{where} {code} {style.severity(tag, finding.severity)} {style.bold(finding.title or finding.message)}"
+    return f"{where} {code} {style.severity(tag, finding.severity)} {style.bold(escape(finding.title or finding.message))}"
 
 
 def frame(finding: Finding, lines: SourceLines, style: Style = PLAIN) -> list[str]:
@@ -101,19 +102,25 @@ def frame(finding: Finding, lines: SourceLines, style: Style = PLAIN) -> list[st
     text = lines.line(finding.path, finding.line)
     if text is None:
         return []
-    text = text.replace("\t", " ")  # one column per character, so the carets line up
+    raw = text.replace("\t", " ")  # one column per character, so the carets line up
     number = str(finding.line)
     pad = " " * len(number)
     start = max(finding.column, 1)
     if finding.end_line == finding.line and finding.end_column > start:
         end = finding.end_column
     elif finding.end_line > finding.line:
-        end = max(len(text.rstrip()) + 1, start + 1)  # the span goes on: underline to the line's end
+        end = max(len(raw.rstrip()) + 1, start + 1)  # the span goes on: underline to the line's end
     else:
         # A location without an extent (a write) underlines the name it starts with.
-        word = _NAME.match(text, start - 1)
+        word = _NAME.match(raw, start - 1)
         end = start + max(len(word.group(0)) if word else 0, 1)
-    carets = " " * (start - 1) + "^" * (end - start)
+    # The line is repository text: its control characters are shown escaped, and the carets
+    # are placed under the escaped span.
+    text = escape(raw)
+    before, span = raw[: start - 1], raw[start - 1 : end - 1]
+    lead = len(escape(before)) + (start - 1 - len(before))
+    width = len(escape(span)) + (end - start - len(span))
+    carets = " " * lead + "^" * width
     bar = style.gutter("|")
     return [
         f"{pad} {bar}",
@@ -128,7 +135,7 @@ def related(location: Location) -> str:
     from recompile_lint.report.wording import note_of
 
     label = ROLE_LABELS.get(location.role, location.role)
-    return f"{location.path}:{location.line}:{location.column}: {label}: {note_of(location)}"
+    return f"{escape(location.path)}:{location.line}:{location.column}: {label}: {escape(note_of(location))}"
 
 
 def format_full(finding: Finding, lines: SourceLines, style: Style = PLAIN) -> list[str]:
@@ -139,15 +146,16 @@ def format_full(finding: Finding, lines: SourceLines, style: Style = PLAIN) -> l
     for location in finding.evidence:
         out.append(f"{indent}{style.gutter(':::')} {related(location)}")
     if finding.explanation:
-        out.append(f"{indent}{style.gutter('=')} {style.bold('why')}: {finding.explanation}")
+        out.append(f"{indent}{style.gutter('=')} {style.bold('why')}: {escape(finding.explanation)}")
     if finding.fix:
-        out.append(f"{indent}{style.gutter('=')} {style.help('help')}: {finding.fix}")
+        out.append(f"{indent}{style.gutter('=')} {style.help('help')}: {escape(finding.fix)}")
     return out
 
 
 def format_error(error: FileError) -> str:
     """A file that could not be linted: E999 (syntax) with its place, E902 otherwise."""
-    return f"{error.path}:{error.line}:{error.column}: E999 {error.message}" if error.line else f"{error.path}: E902 {error.message}"
+    path, message = escape_path(error.path), escape(error.message)
+    return f"{path}:{error.line}:{error.column}: E999 {message}" if error.line else f"{path}: E902 {message}"
 
 
 def format_text(result: LintResult, *, color: bool = False, sources: Mapping[str, str] | None = None) -> str:

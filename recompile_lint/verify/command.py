@@ -38,8 +38,15 @@ def torch_available() -> bool:
         return False
 
 
+def _say(line: str) -> None:
+    """One line on standard error, its repository text (paths, messages) escaped."""
+    from recompile_lint.report.sanitize import escape
+
+    click.echo(escape(line), err=True)
+
+
 def _fail(message: str) -> None:
-    click.echo(f"recompile-lint: error: {message}", err=True)
+    _say(f"recompile-lint: error: {message}")
     sys.exit(EXIT_ERROR)
 
 
@@ -120,7 +127,7 @@ def verify(paths: tuple[str, ...], run_command: str | None, backend: str | None,
         examples=settings.examples,
         jobs=jobs or (os.cpu_count() or 1),
     )
-    progress = None if quiet else (lambda line: click.echo(line, err=True))
+    progress = None if quiet else _say
     try:
         from recompile_lint.engine import lint_paths
     except ImportError as exc:  # pragma: no cover - a broken install
@@ -133,7 +140,7 @@ def verify(paths: tuple[str, ...], run_command: str | None, backend: str | None,
         return
     for error in result.errors:
         where = f"{error.path}:{error.line}:{error.column}" if error.line else error.path
-        click.echo(f"recompile-lint: error: {where}: {error.message}", err=True)
+        _say(f"recompile-lint: error: {where}: {error.message}")
     if result.files_checked == 0 and not result.errors:
         _fail("no Python files found in " + ", ".join(paths))
     try:
@@ -159,8 +166,7 @@ def _verify_probes(findings: Any, options: Any, output_format: str, progress: An
     click.echo(render_json(verified) if output_format == "json" else render_text(verified), nl=False)
     timed_out = [t.module for t in timings if t.timed_out]
     if timed_out:
-        click.echo(f"recompile-lint: {len(timed_out)} module(s) ran past the {options.timeout:g}s timeout: "
-                   + ", ".join(timed_out), err=True)
+        _say(f"recompile-lint: {len(timed_out)} module(s) ran past the {options.timeout:g}s timeout: " + ", ".join(timed_out))
     confirmed = any(v.verification.verdict is Verdict.CONFIRMED for v in verified)
     sys.exit(EXIT_CONFIRMED if (confirmed or timed_out) and not exit_zero else EXIT_CLEAN)
 

@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from typing import Sequence
 
+from recompile_lint.report.sanitize import escape_path, safe_json
 from recompile_lint.verify.matcher import describe_event
 from recompile_lint.verify.results import RunReport, Verdict, VerifiedFinding
 
@@ -41,12 +42,18 @@ def render_text(items: Sequence[VerifiedFinding]) -> str:
     for item in items:
         out.extend(_finding_lines(item))
     out.append(_summary(items))
-    return "\n".join(out) + "\n"
+    return _lines(out)
+
+
+def _lines(out: list[str]) -> str:
+    """The report's lines, each escaped whole (``report.sanitize``): paths, messages, guards
+    and the run's own output are repository text, and no line of ours holds a control."""
+    return "\n".join(escape_path(line) for line in out) + "\n"
 
 
 def render_json(items: Sequence[VerifiedFinding]) -> str:
     """The JSON array of findings, each with its ``verification`` object."""
-    return json.dumps([item.to_dict() for item in items], indent=2) + "\n"
+    return safe_json(json.dumps([item.to_dict() for item in items], indent=2)) + "\n"
 
 
 def render_run_text(report: RunReport) -> str:
@@ -73,9 +80,9 @@ def render_run_text(report: RunReport) -> str:
         out.append("")
         out.append(f"{hit.file}:{hit.first_line}: {hit.function} reached {hit.limit_type} "
                    f"({hit.limit_value}); new values run eagerly from here on")
-    return "\n".join(out) + "\n"
+    return _lines(out)
 
 
 def render_run_json(report: RunReport) -> str:
     """Run mode as one JSON object (documented in docs/verify.md)."""
-    return json.dumps(report.to_dict(), indent=2) + "\n"
+    return safe_json(json.dumps(report.to_dict(), indent=2)) + "\n"
