@@ -31,11 +31,14 @@ SAMPLE = Path(__file__).parent / "data" / "pytest_plugin_project"
 UNBOUNDED = "check_model.py::test_step_counter_recompiles_every_call"
 
 
-def run_pytest(cwd: Path, *args: str, prelude: str = "", timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run_pytest(cwd: Path, *args: str, prelude: str = "", timeout: float = 300,
+               autoload: bool = True) -> subprocess.CompletedProcess[str]:
     """``python -m pytest ARGS`` in ``cwd``, with the plugins that are installed (``prelude``:
-    Python run before pytest starts)."""
+    Python run before pytest starts; ``autoload=False``: none of them unless named)."""
     env = {k: v for k, v in os.environ.items() if k not in {"PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if not autoload:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     code = f"{prelude}\nimport sys, pytest\nsys.exit(pytest.main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, "-p", "no:cacheprovider", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
@@ -74,6 +77,14 @@ def test_a_run_without_the_option_never_imports_torch(tmp_path: Path) -> None:
     assert "1 passed" in result.stdout
 
 
+def test_without_autoloading_the_entry_point_name_loads_it(tmp_path: Path) -> None:
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    named = run_pytest(tmp_path, "-p", "recompile-lint", "--recompile-budget", "2", autoload=False)
+    assert named.returncode == 0, named.stdout + named.stderr
+    unnamed = run_pytest(tmp_path, "--recompile-budget", "2", autoload=False)
+    assert unnamed.returncode == 4 and "--recompile-budget" in unnamed.stderr
+
+
 @pytest.mark.parametrize(("args", "ini", "message"), [
     (("--recompiles=fail", "--recompile-budget", "-1"), "", "must be 0 or more"),
     (("--recompiles=loud",), "", "invalid choice"),
@@ -88,6 +99,15 @@ def test_bad_settings_are_usage_errors(tmp_path: Path, args: tuple[str, ...], in
     assert result.returncode == 4, result.stdout + result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_json_path_in_the_ini_file_is_relative_to_that_file(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\nrecompiles = fail\nrecompiles_json = missing/out.json\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "test_x.py").write_text("def test_x():\n    pass\n")
+    result = run_pytest(tmp_path / "sub")
+    assert result.returncode == 4
+    assert f"--recompiles-json {tmp_path / 'missing' / 'out.json'}: the directory" in result.stderr
 
 
 def test_without_torch_turning_it_on_is_a_usage_error(tmp_path: Path) -> None:

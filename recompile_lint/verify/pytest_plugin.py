@@ -106,9 +106,13 @@ def read_settings(config: pytest.Config) -> Settings | None:
         budget = _budget(str(budget).strip())
     except argparse.ArgumentTypeError as exc:
         raise pytest.UsageError(f"recompile_budget in the ini file: {exc}") from None
-    json_path = str(_option(config, "recompiles_json") or "").strip()
+    json_path = str(config.getoption("recompiles_json") or "").strip()
+    base = str(config.invocation_params.dir)
+    if not json_path and str(config.getini("recompiles_json")).strip():
+        json_path = str(config.getini("recompiles_json")).strip()
+        base = str(config.inipath.parent if config.inipath else config.rootpath)  # as pytest's own ini paths
     if json_path:
-        json_path = os.path.abspath(os.path.join(str(config.invocation_params.dir), json_path))
+        json_path = os.path.abspath(os.path.join(base, json_path))
         parent = os.path.dirname(json_path)
         if os.path.isdir(json_path):
             raise pytest.UsageError(f"--recompiles-json {json_path}: a directory, not a file")
