@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from recompile_lint.verify.pytest_plugin import (
     FunctionRecompiles,
     RecordedTest,
+    StaticFindings,
     _mentions,
     allowed_for,
     describe_test,
@@ -157,6 +158,18 @@ def test_the_limit_reached_is_over_any_budget_and_unpredicted_says_so() -> None:
     assert "recompile_limit (8) reached" in text
     assert "guard: G['STEP'] == 0  (/src/m.py:4 in f: return x * n)" in text
     assert "predicted by: not predicted" in text
+
+
+def test_only_project_files_are_linted(tmp_path: Path) -> None:
+    import json as stdlib_module
+
+    mine = tmp_path / "model.py"
+    mine.write_text("x = 1\n")
+    static = StaticFindings()
+    assert static.wanted(str(mine))
+    assert not static.wanted(stdlib_module.__file__)  # the standard library
+    assert not static.wanted(pytest.__file__)  # an installed package
+    assert not static.wanted(str(tmp_path / "gone.py")) and not static.wanted("<string>")
 
 
 class _Item:

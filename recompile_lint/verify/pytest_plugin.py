@@ -293,7 +293,8 @@ class StaticFindings:
         if not path.endswith(".py") or not os.path.isfile(path):
             return False
         real = os.path.realpath(path)
-        return not real.startswith(self._libraries) and "site-packages" not in real.split(os.sep)
+        parts = real.split(os.sep)
+        return not real.startswith(self._libraries) and "site-packages" not in parts and "dist-packages" not in parts
 
     def lint(self, files: set[str]) -> None:
         new = sorted(f for f in {os.path.realpath(p) for p in files if self.wanted(p)} if f not in self.linted)
