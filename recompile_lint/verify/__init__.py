@@ -7,7 +7,8 @@ to import), ``runner`` (lanes, run directory, orphan sweep; in the verify proces
 ``procs`` (subreaper, process tree) and ``boot`` (command lines), ``child`` (import, locate,
 synthesize arguments, probe), ``probes`` (what to vary per rule code), ``recorder`` +
 ``reasons`` (capture and read recompiles), ``verdicts`` / ``matcher`` (evidence -> verdict),
-``report``.
+``report``; ``pytest_plugin`` records a pytest run's recompiles in pytest's own process and
+holds each test to a recompile budget.
 """
 
 from recompile_lint.verify.results import (
