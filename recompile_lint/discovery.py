@@ -153,7 +153,7 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str 
 
     # .gitignore rules in force in the directory and its place below the repository's top
     # (None: not respected, or no repository and no project root to start from).
-    found_rules = gitignore.rules_for(top, root) if respect_gitignore else None
+    found_rules = gitignore.rules_for(top, root, errors) if respect_gitignore else None
     git_place = os.path.relpath(os.path.abspath(top), found_rules[1]).replace(os.sep, "/") if found_rules else ""
     git_place = "" if git_place == "." else git_place
 
@@ -169,7 +169,7 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str 
             errors.append(FileError(path=getattr(exc, "filename", directory) or directory, message=f"cannot list directory: {exc.strerror or exc}"))
             continue
         if rules is not None and directory != top and any(e.name == gitignore.FILE_NAME for e in entries):
-            rules = rules.child(git_dir, gitignore.read_text(os.path.join(directory, gitignore.FILE_NAME)))
+            rules = rules.child(git_dir, gitignore.read_text(os.path.join(directory, gitignore.FILE_NAME), errors, found_rules[1] if found_rules else None))
         subdirectories = []
         for entry in sorted(entries, key=lambda e: e.name):
             name = entry.name
