@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from recompile_lint.config import ConfigError, load_config
+from recompile_lint.report import FORMAT_NAMES
 from recompile_lint.source import MAX_IGNORE_BYTES, SourceError, read_regular
 
 from helpers import SEED_SOURCE
@@ -168,3 +169,46 @@ def test_read_regular_refuses_links_pipes_devices_and_large_files(tmp_path: Path
             read_regular(path, limit, **options)
     assert read_regular(str(tmp_path / "link"), 10, within=str(tmp_path)) == b"x" * 10
     assert read_regular(str(tmp_path / "link"), 10, follow_links=True) == b"x" * 10
+
+
+# ---- source links out of the project ----------------------------------------------------------
+
+SECRET = "sk-live-7f3a9c0e51d24b8e"
+
+
+@pytest.fixture
+def leaking_checkout(tmp_path: Path) -> Path:
+    """``model.py -> ../private/train.py``: a file outside the checkout, holding a finding
+    on a line with a secret."""
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "train.py").write_text(SEED_SOURCE.replace("return x * step", f"return x * step  # {SECRET}"), encoding="utf-8")
+    root = tmp_path / "checkout"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n", encoding="utf-8")
+    (root / "good.py").write_text(SEED_SOURCE, encoding="utf-8")
+    (root / "model.py").symlink_to(Path("..") / "private" / "train.py")
+    return root
+
+
+@pytest.mark.parametrize("output_format", sorted(FORMAT_NAMES))
+@pytest.mark.parametrize("named", [False, True])
+def test_a_source_link_out_of_the_project_is_reported_never_read(leaking_checkout: Path, output_format: str, named: bool) -> None:
+    paths = ["good.py", "model.py"] if named else ["."]
+    done, _ = lint(leaking_checkout, "--output-format", output_format, *paths)
+    output = done.stdout + done.stderr
+    assert SECRET not in output and "private" not in output, output
+    assert "Traceback" not in output, output
+    assert done.returncode == 2, output
+    assert "model.py" in output and "outside the project" in output, output
+
+
+def test_a_source_link_inside_the_project_is_linted(leaking_checkout: Path) -> None:
+    (leaking_checkout / "model.py").unlink()
+    (leaking_checkout / "lib").mkdir()
+    (leaking_checkout / "lib" / "impl.py").write_text(SEED_SOURCE, encoding="utf-8")
+    (leaking_checkout / "model.py").symlink_to(Path("lib") / "impl.py")
+    done, _ = lint(leaking_checkout, ".")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "model.py:8:16: RCL101" in done.stdout and "outside the project" not in done.stdout + done.stderr
