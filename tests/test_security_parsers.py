@@ -27,7 +27,10 @@ from helpers import SEED_SOURCE
 ROOT = Path(__file__).resolve().parent.parent
 MiB = 1024 * 1024
 # The requirement, per file of at most 1 MB (a CLI run holds a second, small file as well).
+# Time is the processor time of the process and its workers: on a shared machine under load
+# the wall time of the same work is several times longer, and only a hang is bounded by it.
 MOST_SECONDS = 10.0
+MOST_WALL_SECONDS = 120.0
 MOST_BYTES = 1024 * MiB
 
 _ORDINARY = "def f{i}(x, y):\n    z = x + y * 2\n    return g(z, [1, 2, 3], {{'a': z}}, name=f'{{x}}')\n\n\n"
@@ -203,9 +206,10 @@ def test_a_snippet_ast_rejects_is_measured_before_libcst_sees_it():
 # ---- the front ends, in processes of their own -----------------------------------------------
 
 
-def measured(command: list[str], cwd: Path, stdin: bytes | None = None, limit: float = 120.0) -> tuple[int, float, int, str]:
-    """(exit status, a negative signal number when killed; wall seconds; peak RSS in bytes of
-    the process and the children it waited for; its output) of ``command``."""
+def measured(command: list[str], cwd: Path, stdin: bytes | None = None, limit: float = MOST_WALL_SECONDS) -> tuple[int, float, float, int, str]:
+    """(exit status, a negative signal number when killed; processor seconds and peak RSS in
+    bytes of the process and the children it waited for; wall seconds; its output) of
+    ``command``, killed after ``limit`` seconds."""
     out = cwd.parent / f"{cwd.name}.out"
     env = {**os.environ, "RECOMPILE_LINT_NO_SERVER": "1", "XDG_CACHE_HOME": str(cwd.parent / "xdg")}
     with open(out, "wb") as sink:
@@ -223,7 +227,8 @@ def measured(command: list[str], cwd: Path, stdin: bytes | None = None, limit: f
             killer.cancel()
         process.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.monotonic() - started
-    return process.returncode, seconds, usage.ru_maxrss * 1024, out.read_text(encoding="utf-8", errors="replace")
+    processor = usage.ru_utime + usage.ru_stime
+    return process.returncode, processor, seconds, usage.ru_maxrss * 1024, out.read_text(encoding="utf-8", errors="replace")
 
 
 def attack_project(tmp_path: Path, name: str, text: str) -> Path:
@@ -243,20 +248,20 @@ def _corpus_params() -> list:
 def test_the_cli_lints_each_attack_in_bounded_time_and_memory(tmp_path, name):
     text = attack_corpus()[name]
     project = attack_project(tmp_path, name, text)
-    code, seconds, peak, output = measured([sys.executable, "-m", "recompile_lint", "--no-cache", "."], project)
+    code, seconds, wall, peak, output = measured([sys.executable, "-m", "recompile_lint", "--no-cache", "."], project)
     assert code >= 0, f"killed by signal {-code}: {output[-2000:]}"
     assert "Traceback" not in output, output[-3000:]
     # The rest of the run goes on: the good file's finding is reported.
     assert "good.py:8:16: RCL101" in output, output[-3000:]
     assert seconds < MOST_SECONDS, f"{name}: {seconds:.1f} s"
     assert peak < MOST_BYTES, f"{name}: {peak / MiB:.0f} MiB"
-    print(f"{name}: {seconds:.2f} s, {peak / MiB:.0f} MiB, exit {code}")
+    print(f"{name}: {seconds:.2f} s, {peak / MiB:.0f} MiB, exit {code} (wall {wall:.2f} s)")
 
 
 @pytest.mark.parametrize("name", ["nested_brackets", "call_chain_error", "nested_fstrings"])
 def test_flake8_survives_each_attack(tmp_path, name):
     project = attack_project(tmp_path, name, attack_corpus()[name])
-    code, seconds, peak, output = measured([sys.executable, "-m", "flake8", "--select=RCL", "-j", "1", "good.py", f"{name}.py"], project)
+    code, seconds, _, peak, output = measured([sys.executable, "-m", "flake8", "--select=RCL", "-j", "1", "good.py", f"{name}.py"], project)
     assert code >= 0, f"killed by signal {-code}: {output[-2000:]}"
     assert "Traceback" not in output, output[-3000:]
     assert "good.py:8:16: RCL101" in output, output[-3000:]
