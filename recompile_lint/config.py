@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from recompile_lint.source import DEFAULT_MAX_FILE_BYTES
+from recompile_lint.source import DEFAULT_MAX_FILE_BYTES, SourceError, read_regular
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -169,7 +168,7 @@ def find_pyproject(paths: Iterable[str | Path]) -> Path | None:
         while directory not in seen:
             seen.add(directory)
             candidate = os.path.join(directory, "pyproject.toml")
-            if os.path.lexists(candidate) and _holds_our_table(candidate):
+            if os.path.lexists(candidate) and _holds_our_table(candidate, root):
                 return Path(candidate)
             if directory == root:
                 break
@@ -177,11 +176,11 @@ def find_pyproject(paths: Iterable[str | Path]) -> Path | None:
     return None
 
 
-def _holds_our_table(candidate: str) -> bool:
+def _holds_our_table(candidate: str, within: str) -> bool:
     """Whether the ``pyproject.toml`` at ``candidate`` holds our table (True also for a broken
     one that seems to, so that ``load_config`` reports it). Raises ConfigError when it
     cannot be read."""
-    data = read_config_file(candidate)
+    data = read_config_file(candidate, within)
     try:
         parsed = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -192,26 +191,15 @@ def _holds_our_table(candidate: str) -> bool:
     return isinstance(tool, dict) and "recompile-lint" in tool
 
 
-def read_config_file(path: str | Path) -> bytes:
+def read_config_file(path: str | Path, within: str | None = None, follow_links: bool = False) -> bytes:
     """The bytes of a configuration file: a regular file (never a pipe or device, which could
-    block or never end), of at most ``MAX_CONFIG_BYTES``. Raises ConfigError naming it."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    block or never end), of at most ``MAX_CONFIG_BYTES``, not through a symbolic link unless
+    its target is inside ``within`` (the project root) or ``follow_links`` (a file the user
+    named) says so (``source.read_regular``). Raises ConfigError naming it."""
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(f"{path}: cannot read: not a regular file")
-        if info.st_size > MAX_CONFIG_BYTES:
-            raise ConfigError(f"{path}: cannot read: larger than {MAX_CONFIG_BYTES // (1024 * 1024)} MiB")
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            return handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    finally:
-        os.close(fd)
+        return read_regular(str(path), MAX_CONFIG_BYTES, within, follow_links)
+    except SourceError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
 
 
 def _string_list(value: Any, where: str) -> tuple[str, ...]:
@@ -322,7 +310,7 @@ def load_config(paths: Iterable[str | Path], explicit: str | Path | None = None)
     pyproject = Path(explicit) if explicit else find_pyproject(paths)
     if pyproject is None:
         return Config()
-    data = read_config_file(pyproject)
+    data = read_config_file(pyproject, config_root(paths), follow_links=bool(explicit))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -109,6 +109,9 @@ def discover(paths: Sequence[str], excludes: Sequence[str], root: str | None = N
             # A named pipe or device would block or never end when read.
             errors.append(FileError(path=raw, message="not a regular file"))
             continue
+        if _leaves(path, root):
+            errors.append(FileError(path=raw, message=OUTSIDE))
+            continue
         if is_excluded(relative_to(path, root), excludes):
             # Excludes hold for named files too, so a pre-commit run (which names the changed
             # files) skips what the configuration excludes.
@@ -153,7 +156,7 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str 
 
     # .gitignore rules in force in the directory and its place below the repository's top
     # (None: not respected, or no repository and no project root to start from).
-    found_rules = gitignore.rules_for(top, root) if respect_gitignore else None
+    found_rules = gitignore.rules_for(top, root, errors) if respect_gitignore else None
     git_place = os.path.relpath(os.path.abspath(top), found_rules[1]).replace(os.sep, "/") if found_rules else ""
     git_place = "" if git_place == "." else git_place
 
@@ -169,7 +172,7 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str 
             errors.append(FileError(path=getattr(exc, "filename", directory) or directory, message=f"cannot list directory: {exc.strerror or exc}"))
             continue
         if rules is not None and directory != top and any(e.name == gitignore.FILE_NAME for e in entries):
-            rules = rules.child(git_dir, gitignore.read_text(os.path.join(directory, gitignore.FILE_NAME)))
+            rules = rules.child(git_dir, gitignore.read_text(os.path.join(directory, gitignore.FILE_NAME), errors, found_rules[1] if found_rules else None))
         subdirectories = []
         for entry in sorted(entries, key=lambda e: e.name):
             name = entry.name
@@ -189,7 +192,9 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str 
                 regular = entry.is_file()
             except OSError:
                 regular = False
-            if regular:
+            if regular and _is_link(entry) and _leaves(entry.path, root):
+                errors.append(FileError(path=entry.path, message=OUTSIDE))
+            elif regular:
                 found.append(entry.path)
             elif _is_link(entry) and not os.path.exists(entry.path):
                 errors.append(FileError(path=entry.path, message="broken symbolic link"))
@@ -198,6 +203,20 @@ def _walk(top: str, excludes: Sequence[str], errors: list[FileError], root: str 
             child_rel = None if rel_dir is None else (f"{rel_dir}/{entry.name}" if rel_dir else entry.name)
             stack.append((entry.path, child_rel, False, rules, f"{git_dir}/{entry.name}" if git_dir else entry.name))
     return found
+
+
+# A source file that is a link to a file outside the project (``model.py ->
+# ../private/train.py`` committed to a checkout) is neither read nor quoted: the error names
+# the link only.
+OUTSIDE = "a symbolic link to a file outside the project: not read"
+
+
+def _leaves(path: str, root: str | None) -> bool:
+    """Whether ``path`` is a symbolic link in the project ``root`` whose target is outside it
+    (no root, or a link outside it already: nothing is left)."""
+    from recompile_lint.source import is_inside
+
+    return root is not None and os.path.islink(path) and _below(os.path.dirname(os.path.abspath(path)), root) is not None and not is_inside(path, root)
 
 
 def _valid_name(path: str) -> bool:

@@ -6,6 +6,8 @@ and ``.git/info/exclude``. Within a file the last matching pattern wins; a deepe
 patterns win over a shallower one's; ``!pattern`` re-includes. A file inside an ignored
 directory stays ignored (the walk does not enter the directory, as git does not).
 The user's global excludes file (``core.excludesFile``) is not read: that needs git's config.
+Every file here is read with ``source.read_regular``: a link leaving the repository, a pipe,
+a device or a file over ``MAX_IGNORE_BYTES`` is not read, and named in the run's errors.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+from recompile_lint.models import FileError
+from recompile_lint.source import MAX_IGNORE_BYTES, SourceError, read_regular
 
 FILE_NAME = ".gitignore"
 
@@ -149,12 +154,18 @@ class IgnoreRules:
         return bool(self.patterns)
 
 
-def read_text(path: str) -> str | None:
+def read_text(path: str, problems: list[FileError] | None = None, within: str | None = None) -> str | None:
+    """The text of an ignore file or a git file (``source.read_regular``: no link leaving
+    ``within`` followed, no pipe or device, at most ``MAX_IGNORE_BYTES``), or None when there
+    is none or it cannot be read. A file that is there but not read is added to ``problems``
+    with the reason: its patterns do not apply, and the run says so."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError:
+        data = read_regular(path, MAX_IGNORE_BYTES, within)
+    except SourceError as exc:
+        if problems is not None and not isinstance(exc.__cause__, (FileNotFoundError, NotADirectoryError)):
+            problems.append(FileError(path=path, message=f"not read ({exc}): the ignore patterns in it are not applied"))
         return None
+    return data.decode("utf-8", errors="replace")
 
 
 @lru_cache(maxsize=64)
@@ -171,26 +182,27 @@ def repository_top(directory: str) -> str | None:
         current = parent
 
 
-def _info_exclude(top: str) -> str | None:
+def _info_exclude(top: str, problems: list[FileError] | None = None) -> str | None:
     git = os.path.join(top, ".git")
-    if os.path.isfile(git):
+    if not os.path.isdir(git):
         # A worktree or submodule: ``gitdir: <path>``; its shared part may be elsewhere
-        # (``commondir``), where ``info/exclude`` lives.
-        text = read_text(git) or ""
+        # (``commondir``), where ``info/exclude`` lives. These are git's own files, outside
+        # the checkout by design: any place they name is read, but only as ignore files are.
+        text = read_text(git, problems) or ""
         if not text.startswith("gitdir:"):
             return None
         git = os.path.normpath(os.path.join(top, text[len("gitdir:") :].strip()))
-        common = read_text(os.path.join(git, "commondir"))
+        common = read_text(os.path.join(git, "commondir"), problems)
         if common:
             git = os.path.normpath(os.path.join(git, common.strip()))
-    return read_text(os.path.join(git, "info", "exclude"))
+    return read_text(os.path.join(git, "info", "exclude"), problems)
 
 
-def rules_for(directory: str, root: str | None = None) -> tuple[IgnoreRules, str] | None:
+def rules_for(directory: str, root: str | None = None, problems: list[FileError] | None = None) -> tuple[IgnoreRules, str] | None:
     """The rules in force in ``directory`` (every ``.gitignore`` from the repository's top
     down to it, and ``info/exclude``), and the top they are relative to. Outside a repository
     the ``.gitignore`` files from ``root`` (the project root) down count. None when there is
-    neither."""
+    neither. An ignore file there but not read (``read_text``) is added to ``problems``."""
     directory = os.path.abspath(directory)
     top = repository_top(directory) or (os.path.abspath(root) if root else None)
     if top is None:
@@ -199,12 +211,12 @@ def rules_for(directory: str, root: str | None = None) -> tuple[IgnoreRules, str
     if relative == os.pardir or relative.startswith(os.pardir + os.sep):
         return None
     rules = IgnoreRules()
-    if os.path.exists(os.path.join(top, ".git")):
-        rules = rules.child("", _info_exclude(top))
-    rules = rules.child("", read_text(os.path.join(top, FILE_NAME)))
+    if os.path.lexists(os.path.join(top, ".git")):
+        rules = rules.child("", _info_exclude(top, problems))
+    rules = rules.child("", read_text(os.path.join(top, FILE_NAME), problems, top))
     parts: list[str] = [] if relative == os.curdir else relative.split(os.sep)
     for depth in range(1, len(parts) + 1):
         base = "/".join(parts[:depth])
-        rules = rules.child(base, read_text(os.path.join(top, *parts[:depth], FILE_NAME)))
+        rules = rules.child(base, read_text(os.path.join(top, *parts[:depth], FILE_NAME), problems, top))
     return rules, top
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -12,6 +13,13 @@ import tokenize
 # gigabytes. The largest hand-written modules are well under it; generated ones above it
 # hold nothing to lint.
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
+# An ignore file (``.gitignore``, ``info/exclude``) or git's own small files (a worktree's
+# ``.git``, ``commondir``) larger than this is not read: real ones are a few KiB.
+MAX_IGNORE_BYTES = 1024 * 1024
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 class SourceError(Exception):
@@ -86,3 +94,63 @@ def read_bytes(path: str, limit: int | None = None) -> bytes:
         raise SourceError("no such file") from exc
     except OSError as exc:
         raise SourceError(exc.strerror or str(exc)) from exc
+
+
+def is_inside(path: str, root: str) -> bool:
+    """Whether ``path``, its links resolved, lies in the directory ``root`` (also resolved)."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    try:
+        return os.path.commonpath([real, top]) == top
+    except ValueError:  # another drive
+        return False
+
+
+def read_regular(path: str, limit: int, within: str | None = None, follow_links: bool = False) -> bytes:
+    """The bytes of ``path``, a file the linter reads for itself (an ignore file, a git file,
+    a configuration file), read so that a hostile repository can neither block nor flood it:
+
+    - never through a symbolic link (``O_NOFOLLOW``), except, when ``within`` is given, a
+      link whose target lies inside that directory (then the target is opened the same way),
+      or any link with ``follow_links`` (a file the user named);
+    - without blocking (``O_NONBLOCK``: a named pipe does not wait for a writer), and only a
+      regular file (``fstat`` after the open: not a pipe, device or directory);
+    - of at most ``limit`` bytes (a larger file is refused, not cut short).
+
+    Every failure is a ``SourceError`` whose message says why (``FileNotFoundError`` as its
+    cause when there is no such file)."""
+    target = path
+    if follow_links:
+        target = os.path.realpath(path)
+    elif within is not None and os.path.islink(path):
+        if not is_inside(path, within):
+            raise SourceError("a symbolic link to outside the project, not followed")
+        target = os.path.realpath(path)
+    try:
+        fd = os.open(target, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+    except FileNotFoundError as exc:
+        raise SourceError("no such file") from exc
+    except OSError as exc:
+        if _NOFOLLOW and exc.errno == errno.ELOOP:
+            raise SourceError("a symbolic link, not followed") from exc
+        raise SourceError(exc.strerror or str(exc)) from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SourceError("not a regular file")
+        if info.st_size > limit:
+            raise SourceError(f"larger than {_amount(limit)}")
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, limit + 1 - total)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # grew since the fstat
+                raise SourceError(f"larger than {_amount(limit)}")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise SourceError(exc.strerror or str(exc)) from exc
+    finally:
+        os.close(fd)
+

@@ -19,6 +19,13 @@ constructs into older syntax of the same shape, and parses that with ``ast``:
 Every other byte stays where it was, so line and column of everything else are those of the
 file, and facts and findings are the ones 3.12 gives. Text of any kind is only parsed here,
 never run.
+
+No ``ast`` has measured such a text, and libcst's native parser would overflow the C stack on
+deep nesting, or take minutes on a long left-recursive chain or a large file it rejects: so
+the text is measured first (``shape.measure``, no parse), and one larger than
+``MAX_BYTES``, nesting deeper than ``MAX_DEPTH`` or chaining more than ``MAX_CHAIN`` terms
+is not given to libcst (``Refused`` says why). The limits keep the worst case measured
+(libcst's parse of text that fails at its end) to a few seconds and well under 1 GB.
 """
 
 from __future__ import annotations
@@ -29,6 +36,28 @@ from dataclasses import dataclass
 from typing import Any
 
 NEEDED = sys.version_info < (3, 12)
+
+# What libcst is given whole, measured on a loaded 2-core machine (Python 3.11, libcst 1.x):
+# - its parse runs at roughly 25 KB a second, holding about 1.3 KB of memory a byte of
+#   ordinary code, and as long when it fails at the end of the text;
+# - nesting costs memory: 32 KB of 199 nested brackets a line held 410 MB, of 390 nested
+#   lambdas 329 MB (Shape.depth_work 3.2 and 1.5 million): 200 bytes a unit of depth work,
+#   rounded up; 50,000 nested brackets overflowed the C stack;
+# - a chain costs time with the cube of its length when the text fails to parse: 108 chains
+#   of 298 links took 1.7 s (Shape.chain_work 479 million), one of 4,000 calls 234 s;
+# - the rewriting below parses each f-string field's text again at every level of nesting:
+#   1,100 f-strings of 20 levels took 40 s (Shape.fstring_work 3.4 million), one of 200 76 s.
+# The limits keep each of these to 2 or 3 s and 500 MB, and a file holding all of them at
+# once (tests/test_security_parsers.py, ``limit_all_error``) well under the 10 s and 1 GB a
+# file may cost. Python itself refuses more than 200 nested brackets, 100 levels of
+# indentation and (3.12) 150 nested f-strings: valid code stays far below all of them.
+MAX_BYTES = 64 * 1024
+MAX_DEPTH = 400
+MAX_CHAIN = 300
+MAX_FSTRINGS = 20
+MAX_DEPTH_WORK = 2_500_000
+MAX_CHAIN_WORK = 200_000_000
+MAX_FSTRING_WORK = 80_000
 
 
 def _node_class(name: str, fields: tuple[str, ...], base: type) -> type:
@@ -51,6 +80,30 @@ class Unsupported(Exception):
     """Text that libcst parses but that cannot be turned into an older ``ast``."""
 
 
+class Refused(Unsupported):
+    """Text not given to libcst at all; the message says why (for the user)."""
+
+
+def refusal(text: str) -> str | None:
+    """Why ``text`` is not given to libcst whole (None: it may be): too large, too deep or
+    too long a chain (see the module's docstring)."""
+    from recompile_lint.analysis.shape import measure, refusal as shape_refusal
+
+    if len(text) > MAX_BYTES:
+        return f"a file over {MAX_BYTES // 1024} KiB is not read as newer syntax"
+    shape = measure(text)
+    reason = shape_refusal(shape, MAX_DEPTH, MAX_CHAIN, MAX_FSTRINGS)
+    if reason is not None:
+        return reason
+    if shape.depth_work > MAX_DEPTH_WORK:
+        return "it nests too deeply for its size"
+    if shape.chain_work > MAX_CHAIN_WORK:
+        return "its chained expressions are too long for its size"
+    if shape.fstring_work > MAX_FSTRING_WORK:
+        return "its f-strings nest too deeply for their number"
+    return None
+
+
 @dataclass(frozen=True)
 class _Edit:
     """Replace the characters from (line, column) to (end_line, end_column), 1-based lines and
@@ -67,7 +120,11 @@ class _Edit:
 
 def parse_module(text: str, path: str = "<unknown>") -> ast.Module:
     """The ``ast`` of ``text`` as Python 3.12 parses it. Raises SyntaxError where libcst
-    rejects the text too (or it cannot be brought to an older ``ast``)."""
+    rejects the text too (or it cannot be brought to an older ``ast``), ``Refused`` for text
+    not given to libcst (``refusal``)."""
+    reason = refusal(text)
+    if reason is not None:
+        raise Refused(reason)
     import libcst
     from libcst.metadata import MetadataWrapper, PositionProvider
 

@@ -83,6 +83,9 @@ def parse_source(text: str, path: str = "<unknown>") -> ast.Module:
             raise
         try:
             return newsyntax.parse_module(text, path)
+        except newsyntax.Refused as refused:
+            # The interpreter's own error stands, with why the newer syntax was not tried.
+            raise SyntaxError(f"{exc.msg} (not read as Python 3.12 syntax: {refused})", (exc.filename, exc.lineno, exc.offset, exc.text)) from None
         except (SyntaxError, newsyntax.Unsupported, RecursionError, ValueError):
             raise exc from None
 
@@ -232,7 +235,14 @@ def check_cst_shape(snippet: str) -> None:
     try:
         tree = on_deep_stack(ast.parse, snippet)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return  # libcst's own verdict counts
+        # No tree to measure (newer syntax, or broken): the text is measured instead, and
+        # libcst's own verdict counts for what passes.
+        from recompile_lint.analysis.shape import measure, refusal
+
+        reason = refusal(measure(snippet), most, MAX_CST_CHAIN)
+        if reason is not None:
+            raise CstRefused(reason) from None
+        return
     depth, chain = cst_shape(tree, snippet)
     if chain > MAX_CST_CHAIN:
         raise CstRefused(f"an expression chains {chain:,} terms, more than the {MAX_CST_CHAIN:,} the rules parse")
