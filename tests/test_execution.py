@@ -4,10 +4,13 @@ region, and the evidence it adds to the guard model on small projects."""
 from __future__ import annotations
 
 import ast
+import gc
 import textwrap
+from pathlib import Path
 
 import pytest
 
+from recompile_lint.analysis.execution import DISABLE_ENV, Execution, evaluable
 from recompile_lint.analysis.execution.cache import parse_source
 from recompile_lint.analysis.execution.frames import OutOfBudget
 from recompile_lint.analysis.execution.interpreter import Interpreter
@@ -26,6 +29,9 @@ from recompile_lint.analysis.execution.values import (
     iteration,
     join,
 )
+from recompile_lint.analysis.guards import predict_guards
+from recompile_lint.config import Config
+from recompile_lint.engine import lint_paths
 
 # ---- values --------------------------------------------------------------------------------
 
@@ -426,3 +432,206 @@ def test_guard_sources_parse_as_dynamo_spells_them():
     assert parse_source("L['self']._modules['blocks'].k") == ("L", "self", [("attr", "blocks"), ("attr", "k")])
     assert parse_source("G['CFG']['lr']") == ("G", "CFG", [("key", "lr")])
     assert parse_source("len(L['xs'])") is None
+
+
+# ---- whole programs --------------------------------------------------------------------------
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def lint(root: Path):
+    return list(lint_paths([str(root)], Config(select=("RCL",), cache=False)).findings)
+
+
+def execution_evidence(root: Path) -> dict:
+    """source -> Evidence that the execution stage alone finds."""
+    keep: list = []
+    lint_paths([str(root)], Config(select=("RCL",), cache=False), retain=keep)
+    gc.unfreeze()
+    analysis = next(k for k in keep if hasattr(k, "regions"))
+    guards = list(predict_guards(analysis.index, analysis.regions))
+    execution = Execution(analysis.index, analysis.regions, guards)
+    return {g.guard.source: execution.evidence(g) for g in guards if evaluable(g) and execution.evidence(g) is not None}
+
+
+MODEL = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.step = 0
+
+    def forward(self, x):
+        return self.lin(x) * self.step
+
+
+model = torch.compile(Net())
+"""
+
+TRAIN = """
+import torch
+from model import model
+
+
+def main():
+    x = torch.randn(2, 4)
+    for _ in range(10):
+        {change}
+        model(x)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_write_through_the_imported_compiled_module_in_another_file(tmp_path, monkeypatch):
+    root = write(tmp_path, {"model.py": MODEL, "train.py": TRAIN.format(change="model.step += 1")})
+    [finding] = lint(root)
+    assert (finding.code, finding.severity.value, finding.bounded) == ("RCL104", "error", "unbounded")
+    assert finding.guard.source == "L['self'].step"
+    assert any(loc.path.endswith("train.py") and loc.line == 9 and loc.role == "write" for loc in finding.evidence)
+    monkeypatch.setenv(DISABLE_ENV, "1")
+    assert lint(root) == []  # the shapes the variation stage knows do not reach this write
+
+
+def test_a_value_fixed_before_the_first_call_is_no_evidence(tmp_path):
+    root = write(tmp_path, {"model.py": MODEL, "train.py": TRAIN.format(change="model.step = 3")})
+    assert lint(root) == []
+    assert execution_evidence(root) == {}
+
+
+def test_a_zero_dim_tensor_updated_in_place_is_no_evidence(tmp_path):
+    model = MODEL.replace("self.step = 0", "self.register_buffer('step', torch.zeros((), dtype=torch.long))")
+    root = write(tmp_path, {"model.py": model, "train.py": TRAIN.format(change="model.step += 1")})
+    assert lint(root) == []
+
+
+def test_a_value_read_only_outside_compiled_code_is_no_evidence(tmp_path):
+    model = MODEL.replace(
+        "        return self.lin(x) * self.step",
+        "        if not torch.compiler.is_compiling():\n            print(self.step)\n        return self.lin(x)",
+    )
+    root = write(tmp_path, {"model.py": model, "train.py": TRAIN.format(change="model.step += 1")})
+    assert lint(root) == []
+
+
+def test_an_unknown_value_is_no_evidence(tmp_path):
+    root = write(tmp_path, {"model.py": MODEL, "train.py": TRAIN.format(change="model.step = load_step()")})
+    assert execution_evidence(root) == {}
+
+
+def test_a_finite_set_of_values_counts_its_members(tmp_path):
+    root = write(
+        tmp_path,
+        {
+            "run.py": """
+            import torch
+            from torch import nn
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.mode = "a"
+
+                def forward(self, x):
+                    return x + 1 if self.mode == "a" else x - 1
+
+            def main():
+                net = Net()
+                model = torch.compile(net)
+                for mode in ("a", "b", "c"):
+                    net.mode = mode
+                    model(torch.ones(2))
+
+            if __name__ == "__main__":
+                main()
+            """
+        },
+    )
+    evidence = execution_evidence(root)["L['self'].mode"]
+    assert evidence.values == 3
+    assert evidence.kinds == {"str"}
+    assert [loc.line for loc in evidence.locations if loc.role == "write"] == [17]
+
+
+def test_an_epoch_set_on_the_trainer_in_its_loop_and_read_through_a_property(tmp_path):
+    root = write(
+        tmp_path,
+        {
+            "run.py": """
+            import torch
+            from torch import nn
+
+            class Trainer:
+                def __init__(self):
+                    self._epoch = 0
+
+                @property
+                def current_epoch(self):
+                    return self._epoch
+
+                def fit(self, model, x):
+                    model.trainer = self
+                    for epoch in range(20):
+                        self._epoch = epoch
+                        model(x)
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.trainer = None
+
+                def forward(self, x):
+                    return x * self.trainer.current_epoch
+
+            if __name__ == "__main__":
+                Trainer().fit(torch.compile(Net()), torch.randn(3))
+            """
+        },
+    )
+    evidence = execution_evidence(root)["L['self'].trainer._epoch"]
+    assert evidence.values is None  # an iteration symbol per epoch: unbounded
+    assert [loc.line for loc in evidence.locations if loc.role == "write"] == [16]
+    [finding] = lint(root)
+    assert finding.severity.value == "error"
+
+
+def test_a_global_counter_in_a_driver_function_with_unknown_parameters(tmp_path):
+    root = write(
+        tmp_path,
+        {
+            "loop.py": """
+            import torch
+            from ops import poly
+
+            def train(loader, epochs):
+                import ops
+                for batch in loader:
+                    ops.STEP += 1
+                    poly(batch)
+            """,
+            "ops.py": """
+            import torch
+            STEP = 0
+
+            @torch.compile
+            def poly(x):
+                return x * STEP
+            """,
+        },
+    )
+    evidence = execution_evidence(root)["G['STEP']"]
+    assert evidence.values is None
+    assert any(loc.path.endswith("loop.py") and loc.line == 8 for loc in evidence.locations)

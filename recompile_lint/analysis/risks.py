@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from recompile_lint.analysis.execution import Execution
 from recompile_lint.analysis.guards import FunctionTrees, PredictedGuard, predict_guards
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
@@ -144,14 +145,16 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
     variation = variation_of(index, regions)
     trees = trees or FunctionTrees(index)
     declared: dict[str, frozenset[str]] = {}
-    for guard in predict_guards(index, regions, max_depth, trees):
+    guards = list(predict_guards(index, regions, max_depth, trees))
+    execution = Execution(index, regions, guards)  # runs the drivers only if a guard asks
+    for guard in guards:
         region = guard.region
         key = region.site_path
         if key not in declared:
             declared[key] = index.dynamic_sources({region.site_path, region.entry.path})
         if guard.guard.source in declared[key]:
             continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input
-        evidence = variation.evidence(guard)
+        evidence = variation.evidence(guard) or execution.evidence(guard)
         if evidence is None:
             continue
         risk = assess(guard, evidence)
