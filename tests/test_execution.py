@@ -635,3 +635,22 @@ def test_a_global_counter_in_a_driver_function_with_unknown_parameters(tmp_path)
     evidence = execution_evidence(root)["G['STEP']"]
     assert evidence.values is None
     assert any(loc.path.endswith("loop.py") and loc.line == 8 for loc in evidence.locations)
+
+
+def test_a_driver_is_a_file_whose_imports_name_the_compiled_module(tmp_path):
+    from recompile_lint.analysis.execution.entries import EntryFinder
+    from recompile_lint.analysis.index import FactsStore, ProjectIndex
+
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/model.py": "import torch\n@torch.compile\ndef f(x):\n    return x\n",
+        "run.py": "from pkg.model import f\nfor i in range(3):\n    f(i)\n",
+        "other.py": "from pkg import model\nif __name__ == '__main__':\n    model.f(1)\n",
+        "prose.py": "# the model is compiled elsewhere\nfor i in range(3):\n    print('pkg model')\n",
+    }
+    write(tmp_path, files)
+    index = ProjectIndex([str(tmp_path / name) for name in files], FactsStore())
+    finder = EntryFinder(index, [])
+    assert finder.imports(str(tmp_path / "run.py"), "pkg.model")
+    assert finder.imports(str(tmp_path / "other.py"), "pkg.model")
+    assert not finder.imports(str(tmp_path / "prose.py"), "pkg.model")

@@ -20,7 +20,7 @@ import ast
 import os
 
 from recompile_lint.analysis.execution.cache import RegionCaches, parse_source, region_key
-from recompile_lint.analysis.execution.entries import driver_functions, entry_files
+from recompile_lint.analysis.execution.entries import EntryFinder, driver_functions
 from recompile_lint.analysis.execution.frames import OutOfBudget
 from recompile_lint.analysis.execution.interpreter import STEPS, Interpreter
 from recompile_lint.analysis.execution.values import Function, Sym
@@ -35,14 +35,23 @@ DISABLE_ENV = "RECOMPILE_LINT_NO_EXECUTION"
 EVALUATED_STORAGE = frozenset({"global", "member", "attribute", "parameter"})
 
 
+# Kinds of guarded values that are not a Python scalar: the guard model's cost stage never
+# reports a constant guard on them (``risks.assess``), so they are not worth a run.
+NOT_SCALAR = frozenset({"tensor", "list", "dict", "object", "module", "function", "class", "method", "modules", "modref"})
+
+
 def evaluable(guard: PredictedGuard) -> bool:
     """Whether this stage evaluates the guard (the others stay with ``variation``)."""
-    return (
-        guard.guard.kind == "CONSTANT_MATCH"
-        and guard.storage.kind in EVALUATED_STORAGE
-        and not guard.storage.length
-        and parse_source(guard.guard.source) is not None
-    )
+    if guard.guard.kind != "CONSTANT_MATCH" or guard.storage.kind not in EVALUATED_STORAGE or guard.storage.length:
+        return False
+    if guard.value_kind in NOT_SCALAR:
+        return False
+    if guard.storage.kind == "parameter" and not guard.specialized and guard.value_kind not in ("str", "bytes"):
+        # An int or float argument (or an attribute of one) becomes an input after one
+        # recompile (automatic dynamic): two graphs, which the rules do not report; an
+        # argument of unknown kind is not assumed to be a scalar (``risks.assess``).
+        return False
+    return parse_source(guard.guard.source) is not None
 
 
 class IndexProject:
@@ -81,35 +90,44 @@ class Execution:
         self.guards = [g for g in guards if evaluable(g)]
         self.steps = steps
         self.enabled = os.environ.get(DISABLE_ENV, "") in ("", "0")
-        self._found: dict[tuple[tuple, str], Evidence] | None = None
+        self._found: dict[tuple[tuple, str], Evidence] = {}
+        self._ran: set[str] = set()  # entry files run so far
+        self._entries: EntryFinder | None = None
+        self._project: IndexProject | None = None
         self.traced: set[tuple[str, int]] = set()  # lines compiled code ran in some entry
         self.calls = 0  # compiled calls the runs made (for tests and measures)
 
     def evidence(self, guard: PredictedGuard) -> Evidence | None:
         if not self.enabled or not evaluable(guard):
             return None
-        if self._found is None:
-            self._found = self.run()
+        self.run_entries_of(guard.region)
         found = self._found.get((region_key(guard.region), guard.guard.source))
         if found is not None and (guard.read.path, guard.read.line) not in self.traced:
             return None  # compiled code never ran the read (``if not is_compiling():``, a disabled helper)
-        if found is not None and guard.storage.kind == "parameter" and not guard.specialized and not found.kinds <= {"str", "bytes"}:
-            # An int or float argument (or an attribute of one) becomes an input after one
-            # recompile (automatic dynamic): two graphs, which the rules do not report.
-            return None
         return found
 
-    def run(self) -> dict[tuple[tuple, str], Evidence]:
-        found: dict[tuple[tuple, str], Evidence] = {}
+    def run_entries_of(self, region: CompiledRegion) -> None:
+        """Run the entry files that may call the region and have not run yet (each file runs
+        once, whichever region asks: its caches hold every region it calls)."""
         if not self.guards:
-            return found
-        project = IndexProject(self.index)
-        for path in entry_files(self.index, self.regions):
-            for caches in self.run_entry(project, path):
+            return
+        if self._entries is None:
+            self._entries = EntryFinder(self.index, self.regions)
+            self._project = IndexProject(self.index)
+        for path in self._entries.files_for(region):
+            if path in self._ran:
+                continue
+            self._ran.add(path)
+            for caches in self.run_entry(self._project, path):  # type: ignore[arg-type]
                 self.calls += caches.calls
                 for key, evidence in caches.evidence().items():
-                    found.setdefault(key, evidence)
-        return found
+                    self._found.setdefault(key, evidence)
+
+    def run(self) -> dict[tuple[tuple, str], Evidence]:
+        """Run the entries of every region; the evidence by region and guard source."""
+        for region in self.regions:
+            self.run_entries_of(region)
+        return self._found
 
     def run_entry(self, project: IndexProject, path: str) -> list[RegionCaches]:
         """Run a file as ``__main__``, then its driver functions; the caches of each."""

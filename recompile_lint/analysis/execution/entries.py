@@ -10,6 +10,7 @@ Library code no entry calls gets no evidence.
 from __future__ import annotations
 
 import ast
+import re
 
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
@@ -17,27 +18,65 @@ from recompile_lint.analysis.regions import CompiledRegion
 
 # Text a driver has: a ``__main__`` block, a test, a loop.
 _DRIVES = ("__main__", "def test_", "for ", "while ")
+_WORD = re.compile(r"\w+")
+_DOTTED = re.compile(r"[\w.]+")
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b.*|import[ \t]+.*)$", re.MULTILINE)
 
 
-def entry_files(index: ProjectIndex, regions: list[CompiledRegion]) -> list[str]:
-    """Files that compile something, and files that name a module that does and run a
-    ``__main__`` block, tests or loops."""
-    compiling = {region.site_path for region in regions} | {region.entry.path for region in regions}
-    names = set()
-    for path in compiling:
-        module = index.module_names.get(path, "")
-        if module:
-            names.add(module.rsplit(".", 1)[-1])
-    out = sorted(compiling)
-    for path in index.paths:
-        if path in compiling:
-            continue
-        text = index.text(path)
-        if not text or not any(marker in text for marker in _DRIVES):
-            continue
-        if any(name in text for name in names):
-            out.append(path)
-    return out
+class EntryFinder:
+    """The entry files of each region: the files that compile it or hold its code, and the
+    files whose imports name its module and that drive something. One pass over the project's text finds
+    which files name which of the regions' modules, so asking costs what the answer holds."""
+
+    def __init__(self, index: ProjectIndex, regions: list[CompiledRegion]):
+        self.index = index
+        wanted: dict[str, set[str]] = {}  # a module's last name -> the files that define it
+        for region in regions:
+            for path in (region.site_path, region.entry.path):
+                module = index.module_names.get(path, "")
+                if module:
+                    wanted.setdefault(module.rsplit(".", 1)[-1], set()).add(path)
+        self.naming: dict[str, list[str]] = {}  # a module's last name -> driver files naming it
+        for path in index.paths:
+            text = index.text(path) if wanted else None
+            if not text or not any(marker in text for marker in _DRIVES):
+                continue
+            imported = {word for line in _IMPORT_LINE.findall(text) for word in _WORD.findall(line)}
+            for name in imported & wanted.keys():
+                self.naming.setdefault(name, []).append(path)
+
+    def files_for(self, region: CompiledRegion) -> list[str]:
+        own = [region.site_path] + ([region.entry.path] if region.entry.path != region.site_path else [])
+        found = list(own)
+        for path in own:
+            module = self.index.module_names.get(path, "")
+            for other in self.naming.get(module.rsplit(".", 1)[-1], []) if module else []:
+                # The import, resolved from that file, leads here (not to a namesake elsewhere).
+                if other not in found and self.imports(other, module) and self.index.module_path(module, other) == path:
+                    found.append(other)
+        return found
+
+
+    def imports(self, path: str, module: str) -> bool:
+        """Whether an import line of the file names ``module`` whole: ``import a.b.c``,
+        ``from a.b.c import x``, ``from a.b import c``, or relatively (``from .c import x``,
+        ``from . import c``)."""
+        parent, _, last = module.rpartition(".")
+        for line in _IMPORT_LINE.findall(self.index.text(path) or ""):
+            words = _DOTTED.findall(line)
+            if len(words) < 2:
+                continue
+            if words[0] == "import" and module in words[1:]:
+                return True
+            if words[0] != "from":
+                continue
+            head, names = words[1], words[3:]
+            relative = head.lstrip(".")
+            if head == module or (head.startswith(".") and (relative == last or relative.endswith("." + last))):
+                return True
+            if last in names and (head == parent or (head.startswith(".") and (not relative or parent.endswith(relative)))):
+                return True
+        return False
 
 
 def driver_functions(tree: ast.Module) -> tuple[str, ...]:

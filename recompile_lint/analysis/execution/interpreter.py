@@ -57,7 +57,8 @@ from recompile_lint.models import Location
 LOOP_ITERATIONS = 3
 CONCRETE_ITERATIONS = 8  # a known iterable this long runs item by item (the recompile limit)
 MAX_DEPTH = 8
-STEPS = 20_000
+MAX_MODULES = 16  # modules one run imports; past them an import is top (a run's cost stays bounded)
+STEPS = 5_000
 NN_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _MISSING = object()
 
@@ -107,6 +108,7 @@ class Interpreter:
         self.grad_modes: list[object] = []  # the grad-mode and autocast contexts entered
         self.traced: set[tuple[str, int]] = set()  # (file, line) of expressions compiled code ran
         self._tensors = 0
+        self._generators: dict[CodeRef, bool] = {}
 
     # ---- bookkeeping -------------------------------------------------------------------
 
@@ -131,6 +133,8 @@ class Interpreter:
         """Run a file's top level once (as ``__main__`` when asked); its module value."""
         if path in self.modules:
             return self.modules[path]
+        if len(self.modules) >= MAX_MODULES:
+            return TOP
         tree = self.project.tree(path)
         name, _ = self.project.module_name(path)
         if tree is None:
@@ -624,7 +628,7 @@ class Interpreter:
         depth = caller.depth + 1 if caller is not None else 0
         if node is None or depth > self.max_depth or isinstance(node, ast.AsyncFunctionDef):
             return TOP
-        if not isinstance(node, ast.Lambda) and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node)):
+        if self.is_generator(function.code, node):
             return TOP  # a generator: its body runs later, as it is iterated
         bound = self.bind(function, args, kwargs)
         if bound is None:
@@ -651,6 +655,13 @@ class Interpreter:
         for other in frame.returns[1:]:
             value = join(value, other)
         return value
+
+    def is_generator(self, code: CodeRef, node: ast.AST) -> bool:
+        found = self._generators.get(code)
+        if found is None:
+            found = not isinstance(node, ast.Lambda) and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node))
+            self._generators[code] = found
+        return found
 
     def compiled_target(self, compiled: CompiledValue, args: list[object]) -> tuple[Function, list[object]] | None:
         """The function a compiled object runs and its arguments (``self`` first for a module)."""
