@@ -1,0 +1,261 @@
+"""The lab's measure: how a program's findings are judged against its proof, and the figures.
+
+The judging rules are tested on hand-made programs and proofs (no torch, no generator); one
+test runs the real linter on a small program written for it.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from recompile_lint.lab import measure
+from recompile_lint.lab.measure import Spot, judge
+from recompile_lint.lab.program import Program
+from recompile_lint.lab.proof import CodeRecord, GuardFailureRecord, Proof
+from recompile_lint.models import Boundedness, Finding, Guard, Location, Severity
+
+RUN = "run.py"
+
+
+def program(*, cause=(RUN, 5), change=(RUN, 9), dims=(("location", "module-global"), ("type", "int")), files=None):
+    files = files or ((RUN, "# a program\n"),)
+    return Program(seed=0, index=0, files=files, dims=dims, cause=cause, change=change, intent="unbounded")
+
+
+def failure(line=5, source="G['step']", guard="G['step'] == 0", file=RUN):
+    return GuardFailureRecord(guard=guard, source=source, file=file, line=line)
+
+
+def proof(key, *, graphs=8, limit_hit=True, failures=None, ran=True, limit_error=False, codes=None):
+    if codes is None:
+        failures = (failure(),) if failures is None else failures
+        codes = (CodeRecord(RUN, 3, "f", graphs, graphs - 1, limit_hit, failures),)
+    return Proof(key=key, torch="2.13.0", ran=ran, codes=codes, limit_error=limit_error)
+
+
+def spot(severity="error", *places, code="RCL101", guard=Guard("CONSTANT_MATCH", "G['step']")):
+    return Spot(code, severity, frozenset(places or ((RUN, 5),)), guard)
+
+
+UNBOUNDED = dict(graphs=8, limit_hit=True)
+BOUNDED = dict(graphs=2, limit_hit=False)
+NEGATIVE = dict(graphs=1, limit_hit=False, failures=())
+
+
+# -- unbounded -------------------------------------------------------------------------------
+
+
+def test_unbounded_agrees_with_an_error_at_the_line_dynamo_pointed_at():
+    p = program(cause=None, change=None)
+    verdict = judge(p, proof(p.key, **UNBOUNDED), [spot("error", (RUN, 5))])
+    assert (verdict.tier, verdict.agrees, verdict.guard_exact, verdict.why) == ("unbounded", True, True, "")
+
+
+def test_an_error_at_another_line_does_not_count():
+    p = program(cause=None, change=None)
+    verdict = judge(p, proof(p.key, **UNBOUNDED), [spot("error", (RUN, 7))])
+    assert not verdict.agrees
+    assert "no error finding at the cause line" in verdict.why
+
+
+def test_an_error_whose_evidence_names_the_cause_line_counts():
+    p = program(cause=None, change=None)
+    # Reported at the write in another file, with the read as evidence.
+    assert judge(p, proof(p.key, **UNBOUNDED), [spot("error", ("train.py", 2), (RUN, 5))]).agrees
+
+
+def test_the_marked_read_and_change_lines_are_cause_lines():
+    p = program(cause=(RUN, 5), change=("train.py", 9))
+    guard_elsewhere = proof(p.key, graphs=8, limit_hit=True, failures=(failure(line=40, file="<torch>/nn/x.py"),))
+    assert judge(p, guard_elsewhere, [spot("error", ("train.py", 9))]).agrees
+    assert judge(p, guard_elsewhere, [spot("error", (RUN, 5))]).agrees
+    assert not judge(p, guard_elsewhere, [spot("error", (RUN, 6))]).agrees
+
+
+def test_a_warning_for_an_unbounded_program_does_not_agree():
+    p = program()
+    verdict = judge(p, proof(p.key, **UNBOUNDED), [spot("warning", (RUN, 5))])
+    assert not verdict.agrees and "found RCL101[warning]" in verdict.why
+
+
+def test_fullgraph_raising_at_the_limit_is_unbounded_and_its_recompiling_code_decides():
+    p = program(cause=None, change=None)
+    raised = proof(p.key, graphs=8, limit_hit=False, limit_error=True)
+    assert raised.tier == "unbounded"
+    assert judge(p, raised, [spot("error", (RUN, 5))]).agrees
+
+
+def test_only_the_code_that_hit_the_limit_gives_cause_lines():
+    p = program(cause=None, change=None)
+    codes = (
+        CodeRecord(RUN, 3, "f", 8, 8, True, (failure(line=5),)),
+        CodeRecord(RUN, 20, "g", 2, 1, False, (failure(line=22, source="L['n']", guard="n == 1"),)),
+    )
+    both = proof(p.key, codes=codes)
+    assert measure.cause_places(p, both) == {(RUN, 5)}
+    assert not judge(p, both, [spot("error", (RUN, 22))]).agrees
+
+
+# -- bounded ---------------------------------------------------------------------------------
+
+
+def test_bounded_agrees_with_a_warning_at_the_cause_line():
+    p = program()
+    assert judge(p, proof(p.key, **BOUNDED), [spot("warning", (RUN, 5))]).agrees
+
+
+def test_bounded_does_not_agree_with_an_error_or_with_info():
+    p = program()
+    assert not judge(p, proof(p.key, **BOUNDED), [spot("error", (RUN, 5))]).agrees
+    assert not judge(p, proof(p.key, **BOUNDED), [spot("info", (RUN, 5))]).agrees
+
+
+def test_bounded_global_state_agrees_with_info():
+    p = program()
+    grad = failure(source="", guard="GLOBAL_STATE changed: grad_mode")
+    bounded = proof(p.key, graphs=2, limit_hit=False, failures=(grad,))
+    verdict = judge(p, bounded, [spot("info", (RUN, 5), code="RCL301", guard=Guard("GLOBAL_STATE", "", "grad_mode"))])
+    assert verdict.agrees and verdict.guard_exact
+
+
+# -- negative --------------------------------------------------------------------------------
+
+
+def test_negative_agrees_when_silent_and_with_an_info_finding():
+    p = program()
+    assert judge(p, proof(p.key, **NEGATIVE), []).agrees
+    assert judge(p, proof(p.key, **NEGATIVE), [spot("info", (RUN, 5))]).agrees
+
+
+def test_negative_disagrees_with_a_warning_anywhere():
+    p = program()
+    verdict = judge(p, proof(p.key, **NEGATIVE), [spot("warning", ("other.py", 80))])
+    assert not verdict.agrees
+    assert verdict.why == "false alarm RCL101[warning] at other.py:80"
+    assert verdict.guard_exact is None  # nothing failed: not counted in the guard figure
+
+
+def test_the_tier_is_the_proofs_not_the_generators_intent():
+    p = program()  # intent "unbounded"
+    assert judge(p, proof(p.key, **NEGATIVE), []).tier == "negative"
+
+
+# -- guard text ------------------------------------------------------------------------------
+
+
+def test_guard_text_is_exact_only_with_dynamos_unstripped_source():
+    p = program()
+    unbounded = proof(p.key, failures=(failure(source="L['self'].k", guard="self.k == 0"),))
+    named = judge(p, unbounded, [spot("error", (RUN, 5), guard=Guard("CONSTANT_MATCH", "L['self'].k"))])
+    stripped = judge(p, unbounded, [spot("error", (RUN, 5), guard=Guard("CONSTANT_MATCH", "self.k"))])
+    none = judge(p, unbounded, [spot("error", (RUN, 5), guard=None)])
+    assert (named.guard_exact, stripped.guard_exact, none.guard_exact) == (True, False, False)
+    assert stripped.agrees and stripped.why == "guard L['self'].k not named"
+
+
+def test_every_distinct_failed_guard_must_be_named():
+    p = program()
+    two = proof(p.key, failures=(failure(), failure(source="G['n']", guard="G['n'] == 1"), failure()))
+    assert len(measure.failed_guards(two)) == 2
+    assert not judge(p, two, [spot("error", (RUN, 5))]).guard_exact
+    both = [spot("error", (RUN, 5)), spot("warning", (RUN, 30), guard=Guard("CONSTANT_MATCH", "G['n']"))]
+    assert judge(p, two, both).guard_exact
+
+
+def test_sourceless_guards_are_matched_by_kind_and_what_changed():
+    backend = failure(source="", guard="BACKEND_MATCH failure: torch.compile detected different backend callables.")
+    assert measure.failure_predicted(spot(guard=Guard("BACKEND_MATCH", "")), backend)
+    assert not measure.failure_predicted(spot(guard=Guard("GLOBAL_STATE", "")), backend)
+    grad = failure(source="", guard="GLOBAL_STATE changed: grad_mode")
+    assert measure.failure_predicted(spot(guard=Guard("GLOBAL_STATE", "", "grad_mode")), grad)
+    assert not measure.failure_predicted(spot(guard=Guard("GLOBAL_STATE", "", "autocast")), grad)
+
+
+def test_a_proof_that_did_not_run_is_not_judged():
+    p = program()
+    with pytest.raises(ValueError, match="did not run"):
+        judge(p, proof(p.key, ran=False), [])
+
+
+# -- the figures -----------------------------------------------------------------------------
+
+
+def _verdict(key, tier, agrees, dims, guard_exact=None):
+    return measure.Verdict(key, tier, agrees, dims, guard_exact)
+
+
+def test_summary_counts_per_tier_and_per_dimension_value():
+    a = (("location", "closure"), ("type", "int"))
+    b = (("location", "module-global"), ("type", "int"))
+    verdicts = (
+        _verdict("1", "unbounded", True, a, True),
+        _verdict("2", "unbounded", False, b, False),
+        _verdict("3", "bounded", True, b, None),
+        _verdict("4", "negative", False, a),
+    )
+    m = measure.Measurement(verdicts, programs=6, unproven=("5",), not_ran=("6",), dimensions=("location", "type"))
+    s = measure.summarise(m)
+    assert (s["programs"], s["proven"], s["unproven"], s["not_ran"]) == (6, 4, 1, 1)
+    assert s["tiers"] == {"unbounded": [1, 2], "bounded": [1, 1], "negative": [0, 1]}
+    assert s["guard_text"] == [1, 2]
+    assert s["dimensions"]["location"]["closure"]["tiers"] == {"unbounded": [1, 1], "bounded": [0, 0], "negative": [0, 1]}
+    assert s["dimensions"]["type"]["int"]["tiers"] == s["tiers"]
+    json.dumps(s)  # the figures are JSON
+    table = measure.format_table(s)
+    assert "closure" in table and "1/2 (50 %)" in table
+    assert "| location | closure | 1/1 (100 %) | - | 0/1 (0 %) | 1/1 (100 %) |" in measure.markdown_table(s)
+
+
+def test_a_program_path_leaving_its_directory_is_refused(tmp_path):
+    bad = program(files=(("../escape.py", "x = 1\n"),))
+    with pytest.raises(measure.ProgramError, match="leaves the program's directory"):
+        measure.write_program(bad, tmp_path / "p")
+    assert not (tmp_path / "escape.py").exists()
+
+
+def test_finding_places_are_relative_to_the_program(tmp_path):
+    finding = Finding(
+        str(tmp_path / "model.py"), 4, 1, "RCL101", 4, 2, "mutated-global", Severity.ERROR, Boundedness.UNBOUNDED, "m",
+        evidence=(Location(str(tmp_path / "train.py"), 9, 1, "write"),),
+    )
+    assert measure.finding_places(tmp_path, finding) == {("model.py", 4), ("train.py", 9)}
+
+
+# -- the real linter on a small program ------------------------------------------------------
+
+GLOBAL_STEP = textwrap.dedent("""\
+    import torch
+
+    step = 0
+
+
+    @torch.compile
+    def f(x):
+        return x * step
+
+
+    for i in range(12):
+        step += 1
+        f(torch.ones(2))
+""")
+
+
+def test_measure_lints_each_program_as_its_own_project():
+    positive = Program(0, 0, ((RUN, GLOBAL_STEP),), (("location", "module-global"),), cause=(RUN, 8), change=(RUN, 12))
+    negative = Program(0, 1, ((RUN, GLOBAL_STEP.replace("    step += 1\n", "")),), (("location", "module-global"),))
+    proofs = {
+        positive.key: proof(positive.key, failures=(failure(line=8, source="G['step']"),)),
+        negative.key: proof(negative.key, **NEGATIVE),
+    }
+    missing = Program(0, 2, ((RUN, "print(1)\n"),), (("location", "module-global"),))
+    result = measure.measure([positive, negative, missing], proofs, jobs=2)
+    by_key = {v.key: v for v in result.verdicts}
+    assert by_key[positive.key].agrees and by_key[positive.key].guard_exact, by_key[positive.key]
+    assert by_key[negative.key].agrees, by_key[negative.key]
+    assert result.unproven == (missing.key,)
+    summary = result.summary()
+    assert summary["tiers"]["unbounded"] == [1, 1] and summary["tiers"]["negative"] == [1, 1]
+    assert summary["dimensions"]["location"]["module-global"]["proven"] == 2
