@@ -259,3 +259,35 @@ def test_measure_lints_each_program_as_its_own_project():
     summary = result.summary()
     assert summary["tiers"]["unbounded"] == [1, 1] and summary["tiers"]["negative"] == [1, 1]
     assert summary["dimensions"]["location"]["module-global"]["proven"] == 2
+
+
+# -- floors ----------------------------------------------------------------------------------
+
+
+def _summary(unbounded, negative, dims):
+    verdicts = [_verdict(str(i), "unbounded", i < unbounded[0], dims) for i in range(unbounded[1])]
+    verdicts += [_verdict(f"n{i}", "negative", i < negative[0], dims) for i in range(negative[1])]
+    return measure.summarise(measure.Measurement(tuple(verdicts), len(verdicts), dimensions=tuple(n for n, _ in dims)))
+
+
+def test_floors_fail_below_and_pass_at_or_above():
+    dims = (("location", "closure"),)
+    floors = measure.raise_floors({}, _summary((2, 4), (3, 3), dims))
+    assert floors["all"] == {"unbounded": 0.5, "negative": 1.0}
+    assert floors["dimensions"]["location"]["closure"]["unbounded"] == 0.5
+    assert measure.below_floors(_summary((2, 4), (3, 3), dims), floors) == []
+    assert measure.below_floors(_summary((3, 4), (3, 3), dims), floors) == []
+    below = measure.below_floors(_summary((1, 4), (3, 3), dims), floors)
+    assert below == ["all unbounded: 0.250 is below its floor 0.500", "location=closure unbounded: 0.250 is below its floor 0.500"]
+
+
+def test_floors_only_rise_and_a_vanished_value_fails():
+    dims = (("location", "closure"),)
+    floors = measure.raise_floors({}, _summary((3, 4), (3, 3), dims))
+    lowered = measure.raise_floors(floors, _summary((1, 4), (3, 3), dims))
+    assert lowered["all"]["unbounded"] == 0.75
+    assert measure.raisable_floors(_summary((4, 4), (3, 3), dims), floors) == [
+        "all unbounded: 1.000 is above its floor 0.750", "location=closure unbounded: 1.000 is above its floor 0.750"
+    ]
+    other = _summary((3, 4), (3, 3), (("location", "dict-value"),))
+    assert "location=closure unbounded: no programs measured (floor 0.750)" in measure.below_floors(other, floors)

@@ -409,3 +409,77 @@ def markdown_table(summary: Mapping[str, Any]) -> str:
         for value, counts in values.items():
             out.append(f"| {name} | {value} | {cells(counts)} |")
     return "\n".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# Floors: the agreement CI holds the linter to, on a fixed seed. They only rise.
+# --------------------------------------------------------------------------------------------
+
+
+def _rates(counts: Mapping[str, Any]) -> dict[str, float]:
+    pairs = dict(counts["tiers"], guard_text=counts["guard_text"])
+    return {name: agreeing / total for name, (agreeing, total) in pairs.items() if total}
+
+
+def _cells(summary: Mapping[str, Any]) -> Iterable[tuple[str, str, str, float]]:
+    """(dimension, value, figure, rate) for every figure with a total, ``("", "", ...)`` overall."""
+    for figure, rate in _rates(summary).items():
+        yield "", "", figure, rate
+    for name, values in summary["dimensions"].items():
+        for value, counts in values.items():
+            for figure, rate in _rates(counts).items():
+                yield name, value, figure, rate
+
+
+def _floor_of(floors: Mapping[str, Any], name: str, value: str, figure: str) -> float | None:
+    if not name:
+        return floors.get("all", {}).get(figure)
+    return floors.get("dimensions", {}).get(name, {}).get(value, {}).get(figure)
+
+
+def raise_floors(floors: Mapping[str, Any], summary: Mapping[str, Any]) -> dict[str, Any]:
+    """``floors`` with every figure raised to what ``summary`` measured, never lowered (rates
+    rounded down to 3 decimals, so that the same run stays above them)."""
+    out: dict[str, Any] = {
+        "all": dict(floors.get("all", {})),
+        "dimensions": {n: {v: dict(f) for v, f in vals.items()} for n, vals in floors.get("dimensions", {}).items()},
+    }
+    for name, value, figure, rate in _cells(summary):
+        measured = int(rate * 1000) / 1000
+        old = _floor_of(floors, name, value, figure)
+        new = measured if old is None else max(old, measured)
+        if name:
+            out["dimensions"].setdefault(name, {}).setdefault(value, {})[figure] = new
+        else:
+            out["all"][figure] = new
+    return out
+
+
+def below_floors(summary: Mapping[str, Any], floors: Mapping[str, Any]) -> list[str]:
+    """Every figure measured below its floor (a floor whose figure has no programs any more
+    counts as below: a dimension value must not vanish from the CI seed)."""
+    problems = []
+    measured = {(n, v, f): r for n, v, f, r in _cells(summary)}
+    wanted = [("", "", f, r) for f, r in floors.get("all", {}).items()]
+    wanted += [(n, v, f, r) for n, vals in floors.get("dimensions", {}).items() for v, figs in vals.items() for f, r in figs.items()]
+    for name, value, figure, floor in wanted:
+        where = f"{name}={value} {figure}" if name else f"all {figure}"
+        rate = measured.get((name, value, figure))
+        if rate is None:
+            problems.append(f"{where}: no programs measured (floor {floor:.3f})")
+        elif rate + 1e-9 < floor:
+            problems.append(f"{where}: {rate:.3f} is below its floor {floor:.3f}")
+    return problems
+
+
+def raisable_floors(summary: Mapping[str, Any], floors: Mapping[str, Any], margin: float = 0.0) -> list[str]:
+    """Every figure measured above its floor by more than ``margin`` (or with no floor yet)."""
+    out = []
+    for name, value, figure, rate in _cells(summary):
+        floor = _floor_of(floors, name, value, figure)
+        where = f"{name}={value} {figure}" if name else f"all {figure}"
+        if floor is None:
+            out.append(f"{where}: {rate:.3f} has no floor")
+        elif int(rate * 1000) / 1000 > floor + margin:
+            out.append(f"{where}: {rate:.3f} is above its floor {floor:.3f}")
+    return out
