@@ -291,3 +291,47 @@ def test_floors_only_rise_and_a_vanished_value_fails():
     ]
     other = _summary((3, 4), (3, 3), (("location", "dict-value"),))
     assert "location=closure unbounded: no programs measured (floor 0.750)" in measure.below_floors(other, floors)
+
+
+# -- the measure and the differential test judge alike ---------------------------------------
+
+
+def _fixture_as_generated(directory):
+    """A hand-written program of ``fixtures/programs/`` as a generated program and its proof:
+    the files, the line its comments declare as the cause, and its ``observed.json`` as the proof."""
+    import observe_programs as observe
+    import test_differential as differential
+
+    observed = differential.load_observed(directory)
+    files = tuple((p.relative_to(directory).as_posix(), p.read_text(encoding="utf-8")) for p in sorted(directory.rglob("*.py")))
+    causes = sorted({differential._where(g["cause"]) for f in observed["functions"] for g in f["guard_failures"] if g["cause"]})
+    causes = causes or sorted(observe.expectations_of(directory))
+    dims = (("program", directory.name), ("category", differential.category(directory)))
+    generated = Program(0, 0, files, dims, cause=causes[0] if causes else None)
+    codes = []
+    for function in observed["functions"]:
+        failures = tuple(
+            GuardFailureRecord(g["guard"], g["source"], *(differential._where(g["location"]) or ("", 0)))
+            for g in function["guard_failures"]
+        )
+        codes.append(CodeRecord(function["file"], function["first_line"], function["name"], function["graphs"],
+                                function["recompile_events"], function["limit_hit"], failures))
+    return generated, Proof(generated.key, observed["torch"], observed["exit_code"] == 0, tuple(codes))
+
+
+def test_the_measure_gives_the_differential_tests_verdicts_on_the_hand_written_programs():
+    """On fixtures/programs (which the linter passes), every tier agrees, as the differential
+    test finds; a program whose judged tier is not its category would mean the two disagree."""
+    import observe_programs as observe
+    import test_differential as differential
+
+    pairs = [_fixture_as_generated(d) for d in observe.program_dirs()]
+    result = measure.measure([p for p, _ in pairs], {p.key: q for p, q in pairs}, jobs=2)
+    wrong = [f"{dict(v.dims)['program']} ({v.tier}): {v.why}" for v in result.verdicts if not v.agrees]
+    assert wrong == [], wrong
+    summary = result.summary()
+    assert summary["proven"] == len(pairs) == len(differential.PROGRAMS)
+    category = summary["dimensions"]["category"]
+    assert category["unbounded"]["tiers"]["unbounded"][1] == summary["tiers"]["unbounded"][1] >= 20
+    assert category["negative"]["tiers"]["negative"][1] == summary["tiers"]["negative"][1] >= 15
+    assert summary["guard_text"][1] > summary["guard_text"][0] > 0  # the guard gaps known_gaps.json lists
