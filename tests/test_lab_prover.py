@@ -108,12 +108,14 @@ def test_batched_proofs_match_the_programs_measured_one_per_process():
 @pytest.mark.slow
 @needs_torch
 def test_programs_whose_modules_share_names_do_not_see_each_other():
-    """The same program twice, and another with the same module names, in one child."""
+    """The same program twice, and another with the same module names, in one child; a
+    program's change to Dynamo's config ends with it."""
+    two = program(3, model=COUNTER_MODEL, run="import torch._dynamo\ntorch._dynamo.config.recompile_limit = 2\n" + COUNTER_RUN.format(calls=12))
     eight = program(0, model=COUNTER_MODEL, run=COUNTER_RUN.format(calls=12))
     again = program(1, model=COUNTER_MODEL, run=COUNTER_RUN.format(calls=12) + "# the same program again\n")
     three = program(2, model=COUNTER_MODEL.replace("x * STEP", "x + STEP"), run=COUNTER_RUN.format(calls=3))
-    proofs = prove([eight, three, again], jobs=1, batch=3)
-    for item, graphs, limit in ((eight, 8, True), (again, 8, True), (three, 3, False)):
+    proofs = prove([two, eight, three, again], jobs=1, batch=4)
+    for item, graphs, limit in ((two, 2, True), (eight, 8, True), (again, 8, True), (three, 3, False)):
         proof = proofs[item.key]
         assert proof.ran, proof.error
         (code,) = proof.codes

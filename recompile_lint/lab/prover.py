@@ -261,7 +261,7 @@ def run_one(torch: Any, key: str, directory: Path) -> Proof:
     from recompile_lint.lab.observe import record
 
     saved_path, saved_argv, saved_cwd = list(sys.path), list(sys.argv), os.getcwd()
-    saved_config = torch._dynamo.config.get_config_copy()
+    configs = [(c, c.get_config_copy()) for c in (torch._dynamo.config, torch.compiler.config)]
     grad, dtype = torch.is_grad_enabled(), torch.get_default_dtype()
     torch._dynamo.reset()
     torch.manual_seed(0)
@@ -276,7 +276,8 @@ def run_one(torch: Any, key: str, directory: Path) -> Proof:
         sys.path[:] = saved_path
         sys.argv = saved_argv
         _forget_modules(directory)
-        _restore_config(torch._dynamo.config, saved_config)
+        for config, saved in configs:
+            _restore_config(config, saved)
         torch.set_grad_enabled(grad)
         torch.set_default_dtype(dtype)
     try:
