@@ -141,3 +141,14 @@ def test_failing_hung_and_crashing_programs_cost_only_themselves():
     limit = proofs[fullgraph.key]
     assert limit.ran and limit.limit_error and limit.tier == "unbounded", limit
     assert proofs[last.key].ran and proofs[last.key].codes[0].graphs == 3
+
+
+def test_a_batch_that_breaks_the_prover_is_an_error_not_missing_proofs(monkeypatch):
+    from recompile_lint.lab import prover
+
+    def broken(item, workdir, timeout, record):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(prover, "_run_batch", broken)
+    with pytest.raises(prover.ProverError, match="RuntimeError: disk full"):
+        prove([program(0, run="x = 1\n")], jobs=1)

@@ -100,6 +100,9 @@ def prove(
                 except ProverError as exc:
                     failure.append(str(exc))
                     return
+                except Exception as exc:  # noqa: BLE001 - a broken batch must not pass for a short one
+                    failure.append(f"the prover failed on a batch: {type(exc).__name__}: {exc}")
+                    return
 
         threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(max(1, jobs))]
         for thread in threads:
