@@ -148,7 +148,7 @@ def test_the_table_command_fails_clearly_on_a_bad_store(tmp_path, capsys):
 
 def test_the_table_command_rebuilds_table_and_page_from_generated_programs(tmp_path, monkeypatch):
     a, b = program(0), program(1)
-    monkeypatch.setattr(cli, "_generate", lambda runs: [a, b] if runs == [(7, 2)] else [])
+    monkeypatch.setattr(cli, "_generate", lambda runs: [a, b] if (7, 2) in runs else [])
     proofs = tmp_path / "proofs.json"
     store.save(proofs, {a.key: proof(a, 8)})
     out, page = tmp_path / "measured.json", tmp_path / "lab.md"
@@ -161,3 +161,7 @@ def test_the_table_command_rebuilds_table_and_page_from_generated_programs(tmp_p
     assert cli.main(["table", "--check", *args]) == 0
     store.save(proofs, {a.key: proof(a, 8), b.key: proof(b, 2)})
     assert cli.main(["table", "--check", *args]) == 1
+    # Several runs at once; a bad spelling is a clear error.
+    assert cli.main(["table", "--runs", "7:2,8:0", *args]) == 0
+    assert table.load(out)["made_from"] == [[7, 2], [8, 0]]
+    assert cli.main(["table", "--runs", "7-2", *args]) == 2

@@ -3,7 +3,7 @@
 ``prove --seed N --count K`` generates K programs from seed N and proves, on the installed torch,
 those the stored proofs lack (``bench/lab/proofs.json``). ``table`` rebuilds the measured table
 (``recompile_lint/analysis/measured.json``) from the programs of the runs it was made from (or
-``--seed``/``--count``) and the stored proofs, and writes ``docs/lab.md`` from it;
+``--seed``/``--count``, or ``--runs 0:600,7:600``) and the stored proofs, and writes ``docs/lab.md`` from it;
 ``table --page-only`` rewrites the page from the committed table alone; ``--check`` writes
 nothing and fails when a file is not current.
 """
@@ -42,7 +42,25 @@ def _unwritable() -> list[dict[str, str]] | None:
     return grid.unwritable_cells()
 
 
+def _parse_runs(text: str) -> list[tuple[int, int]]:
+    """``0:600,7:600`` -> [(0, 600), (7, 600)]."""
+    runs = []
+    for part in text.split(","):
+        seed, sep, count = part.strip().partition(":")
+        try:
+            if not sep or int(count) < 0:
+                raise ValueError
+            runs.append((int(seed), int(count)))
+        except ValueError:
+            raise LabError(f"--runs: {part.strip()!r} is not SEED:COUNT") from None
+    return runs
+
+
 def _runs(args: argparse.Namespace, current: dict | None) -> list[tuple[int, int]]:
+    if args.runs is not None:
+        if args.seed is not None or args.count is not None:
+            raise LabError("give --runs or --seed/--count, not both")
+        return _parse_runs(args.runs)
     if args.seed is not None or args.count is not None:
         if args.seed is None or args.count is None or args.count < 0:
             raise LabError("--seed and --count go together (--count >= 0)")
@@ -124,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tab = commands.add_parser("table", help="rebuild the measured table and docs/lab.md")
     tab.add_argument("--seed", type=int)
     tab.add_argument("--count", type=int)
+    tab.add_argument("--runs", help="several generated runs: SEED:COUNT,SEED:COUNT (e.g. 0:600,7:600)")
     tab.add_argument("--proofs", default=str(store.DEFAULT_PATH), help="stored proofs (default: %(default)s)")
     tab.add_argument("--table", default=str(table.TABLE_PATH), help=argparse.SUPPRESS)
     tab.add_argument("--page", default=str(table.PAGE_PATH), help=argparse.SUPPRESS)
