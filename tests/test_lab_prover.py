@@ -152,3 +152,25 @@ def test_a_batch_that_breaks_the_prover_is_an_error_not_missing_proofs(monkeypat
     monkeypatch.setattr(prover, "_run_batch", broken)
     with pytest.raises(prover.ProverError, match="RuntimeError: disk full"):
         prove([program(0, run="x = 1\n")], jobs=1)
+
+
+@pytest.mark.slow
+@needs_torch
+def test_processes_a_program_leaves_behind_end_with_its_child():
+    import uuid
+
+    marker = f"rcl-lab-stray-{uuid.uuid4().hex}"
+    stray = program(0, run=(
+        "import subprocess, sys\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', {marker!r}])\n"
+    ))
+    proofs = prove([stray], jobs=1)
+    assert proofs[stray.key].ran, proofs[stray.key].error
+    alive = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker.encode() in cmdline.read_bytes():
+                alive.append(cmdline.parent.name)
+        except OSError:
+            continue
+    assert not alive, f"processes of the program still running: {alive}"

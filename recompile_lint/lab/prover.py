@@ -181,12 +181,12 @@ def _run_batch(item: _Batch, workdir: Path, timeout: float, record: Callable[[Pr
                     break
                 time.sleep(0.05)
         finally:
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait()
+            # The whole session, also after a normal exit: a program's own processes go with it.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait()
         remaining = [(key, d) for key, d in remaining if key not in done]
         if not remaining:
             return
