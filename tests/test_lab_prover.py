@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -166,11 +167,18 @@ def test_processes_a_program_leaves_behind_end_with_its_child():
     ))
     proofs = prove([stray], jobs=1)
     assert proofs[stray.key].ran, proofs[stray.key].error
-    alive = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if marker.encode() in cmdline.read_bytes():
-                alive.append(cmdline.parent.name)
-        except OSError:
-            continue
-    assert not alive, f"processes of the program still running: {alive}"
+
+    def alive() -> list[str]:
+        found = []
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if marker.encode() in cmdline.read_bytes():
+                    found.append(cmdline.parent.name)
+            except OSError:
+                continue
+        return found
+
+    deadline = time.monotonic() + 10  # SIGKILL is delivered, not waited for
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(), f"processes of the program still running: {alive()}"
