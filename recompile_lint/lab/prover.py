@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -35,7 +36,7 @@ from recompile_lint.lab.program import Program
 from recompile_lint.lab.proof import CodeRecord, GuardFailureRecord, Proof
 
 TIMEOUT_S = 60.0  # per program; generated programs take well under a second
-BATCH = 40  # programs per child
+BATCH = 100  # programs per child at most: importing torch costs a child seconds, a program a fraction
 STARTUP_S = 120.0  # importing torch on a busy machine
 LIMIT_ERROR = "torch._dynamo.exc.FailOnRecompileLimitHit"  # what fullgraph=True raises at the limit on 2.13
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
@@ -54,12 +55,13 @@ def prove(
     programs: Iterable[Program],
     jobs: int = 2,
     timeout: float = TIMEOUT_S,
-    batch: int = BATCH,
+    batch: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Proof]:
     """Run every program once on the installed torch; its proof per program key.
 
-    ``jobs`` children run at once, each taking ``batch`` programs; ``timeout`` is the deadline
+    ``jobs`` children run at once, each taking ``batch`` programs (default: the programs shared
+    evenly among the jobs, at most ``BATCH`` per child); ``timeout`` is the deadline
     of one program in seconds. ``progress(done, total)`` is called after each proof. Raises
     ``ProverError`` when torch cannot be imported in a child.
     """
@@ -78,7 +80,7 @@ def prove(
         for key, program in unique.items():
             dirs.append((key, str(write_program(program, root / "programs" / key))))
         work: queue.Queue[_Batch] = queue.Queue()
-        size = max(1, batch)
+        size = max(1, batch if batch is not None else min(BATCH, -(-len(dirs) // max(1, jobs))))
         for start in range(0, len(dirs), size):
             work.put(_Batch(tuple(dirs[start:start + size])))
 
@@ -292,12 +294,14 @@ def run_one(torch: Any, key: str, directory: Path) -> Proof:
 
 def _restore_config(config: Any, saved: dict[str, Any]) -> None:
     """Put back the Dynamo settings a program changed (only those: setting a deprecated one warns)."""
-    for name, value in saved.items():
-        try:
-            if getattr(config, name) != value:
-                setattr(config, name, value)
-        except Exception:  # noqa: BLE001 - a setting torch refuses stays as the program left it
-            pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated settings warn on every read and write
+        for name, value in saved.items():
+            try:
+                if getattr(config, name) != value:
+                    setattr(config, name, value)
+            except Exception:  # noqa: BLE001 - a setting torch refuses stays as the program left it
+                pass
 
 
 def _forget_modules(directory: Path) -> None:
