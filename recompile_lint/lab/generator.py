@@ -42,7 +42,7 @@ NET_NAMES = ("Encoder", "Decoder", "Head", "Mixer", "Tower", "Stack", "Denoiser"
              "Backbone", "Adapter", "Critic", "Policy", "Refiner", "Propagator")
 OUTER_NAMES = ("Model", "Network", "Pipeline", "Wrapper", "System", "Agent")
 BLOCK_ATTRS = ("block", "core", "trunk", "body", "inner", "stage_net")
-CARRIER_VARS = ("cfg", "opts", "hparams", "settings", "knobs", "params", "conf", "spec", "setup",
+CARRIER_VARS = ("cfg", "opts", "hparams", "settings", "hp", "params", "conf", "spec", "setup",
                 "meta")
 CARRIER_CLASSES = ("Options", "Config", "HParams", "RunSpec", "Setup", "TrainArgs", "Profile")
 CLASS_HOLDERS = ("Defaults", "Constants", "Globals", "Registry", "Flags", "Tunables")
@@ -357,7 +357,7 @@ class _Writer:
         self.module_objects_needed: set[str] = set()
         # Attribute or variable name of the value; the container itself for container shapes.
         self.name = names.value
-        if self.loc in grid.CONTAINER_SHAPE_LOCATIONS:
+        if self.loc in grid.CONTAINER_SHAPE_LOCATIONS or self.loc == "list-element":
             self.name = names.carrier
         if self.loc == "global" and names.values.isupper():
             self.name = names.value.upper()
@@ -839,7 +839,8 @@ class _Writer:
             setter = [HOIST + f"nonlocal {self.name}", f"{self.name} = value" + CHANGE]
             if self.tensor_twin:
                 setter = [f"{self.name}.fill_(value)" + CHANGE]
-            factory = [f"{self.name} = {self.choice(0, 'M')}", ""] + self.disabled_for_scope() + [""] + fn + [""] \
+            disabled = self.disabled_for_scope()
+            factory = [f"{self.name} = {self.choice(0, 'M')}", ""] + (disabled + [""] if disabled else []) + fn + [""] \
                 + _function(f"def set_{self.name.strip('_')}(value):", setter) + [""] \
                 + [f"return {n.fn}, set_{self.name.strip('_')}"]
             out += _function(f"def make_{n.fn}():", factory) + [""]
@@ -945,7 +946,7 @@ class _Writer:
 
     def arg_read(self, ref: str | None) -> str:
         if self.writer == "property":
-            return f"knobs.{self.name}"
+            return f"knobs.{self.name.strip('_').lower()}"
         return self.read_via(ref)
 
     def writer_code(self, ref: str | None) -> tuple[list[str], list[str], callable]:
@@ -978,17 +979,18 @@ class _Writer:
             setup = [f"callbacks = [{n.callback_class}({target})]"]
             return defs, setup, lambda i, nested: ["for callback in callbacks:", f"    callback.{n.callback_method}({i})"]
         if w == "property":
-            name = self.name
-            prop = name.strip("_") if name.strip("_") != name else name
-            setter = ["self._value = value"]
+            prop = self.name.strip("_").lower()
+            # The setter's parameter is named after the value, unless it is the global it sets.
+            param = "value" if ref is None and loc in ("global", "other-module-global") else prop
+            setter = [f"self._{prop} = {param}"]
             if loc not in ("positional-argument", "keyword-argument"):
-                setter += self.write_via("self._target" if ref is not None else None, "value")
+                setter += self.write_via("self._target" if ref is not None else None, param)
             else:
                 setter[-1] += CHANGE
             defs = [f"class {n.property_class}:"] + _ind(
-                _function("def __init__(self, target, value):", ["self._target = target", "self._value = value"])
-                + [""] + ["@property"] + _function(f"def {prop}(self):", ["return self._value"]) + [""]
-                + [f"@{prop}.setter"] + _function(f"def {prop}(self, value):", setter)) + [""]
+                _function(f"def __init__(self, target, {prop}):", ["self._target = target", f"self._{prop} = {prop}"])
+                + [""] + ["@property"] + _function(f"def {prop}(self):", [f"return self._{prop}"]) + [""]
+                + [f"@{prop}.setter"] + _function(f"def {prop}(self, {param}):", setter)) + [""]
             setup = [f"knobs = {n.property_class}({ref if ref is not None else 'None'}, {self.choice(0, 'R')})"]
             return defs, setup, lambda i, nested: [f"knobs.{prop} = {value(i)}"]
         if w == "setattr-apply":
@@ -1125,7 +1127,7 @@ class _Writer:
         out: list[tuple[str, str]] = []
         cause = change = None
         for path in sorted(texts):
-            lines = self.with_imports(texts[path])
+            lines = _top_level_spacing(_prune_imports([line.rstrip() for line in self.with_imports(texts[path])]))
             cleaned = []
             for number, line in enumerate(lines, 1):
                 if CAUSE in line:
@@ -1135,7 +1137,7 @@ class _Writer:
                     change = change or (path, number)
                     line = line.replace(CHANGE, "")
                 cleaned.append(line.rstrip())
-            text = "\n".join(_squeeze(cleaned)).strip("\n")
+            text = "\n".join(cleaned).rstrip("\n")
             out.append((path, text + "\n" if text else ""))
         out.append(("pyproject.toml", f'[project]\nname = "lab-{self.n.model_module.rsplit("_", 1)[1]}"\nversion = "0.1.0"\n'))
         return tuple(sorted(out)), cause, change
@@ -1193,6 +1195,39 @@ class _Writer:
         return head + local + ([""] if local else []) + [""] + lines
 
 
+def _prune_imports(lines: list[str]) -> list[str]:
+    """Drop imports of the program's own modules that the file does not use."""
+    body = "\n".join(line for line in lines if not line.startswith(("import ", "from ")))
+    out = []
+    for line in lines:
+        match = re.match(r"import (\S+)(?: as (\w+))?$", line)
+        if match and match.group(1) != "torch" and "_" in match.group(1):
+            name = match.group(2) or match.group(1)
+            if not re.search(rf"(?<![\w.]){re.escape(name)}\b", body):
+                continue
+        match = re.match(r"from (\w+) import (\w+)$", line)
+        if match and "_" in match.group(1) and not re.search(rf"(?<![\w.]){match.group(2)}\b", body):
+            continue
+        out.append(line)
+    return out
+
+
+def _top_level_spacing(lines: list[str]) -> list[str]:
+    """Two blank lines before each top-level def or class (after the imports), at most two
+    blank lines anywhere else."""
+    out: list[str] = []
+    for line in _squeeze(lines):
+        starts_block = line.startswith(("def ", "class ", "@")) and not (out and out[-1].startswith("@"))
+        previous = next((p for p in reversed(out) if p), "")
+        after_block = bool(line) and not line[0].isspace() and line[0] not in ")]}" and previous[:1].isspace()
+        if (starts_block or after_block) and out:
+            while out and not out[-1]:
+                out.pop()
+            out += ["", ""]
+        out.append(line)
+    return out
+
+
 def _squeeze(lines: list[str]) -> list[str]:
     """At most two blank lines in a row."""
     out: list[str] = []
@@ -1221,6 +1256,12 @@ def render(row: dict[str, str], seed: int, index: int, twin: str | None = None, 
         cause = None
     return Program(seed=seed, index=index, files=files, dims=dims, cause=cause, change=change,
                    intent=intent, twin_of=twin_of, name=writer.name)
+
+
+def pairwise_programs(seed: int) -> int:
+    """How many of a seed's first programs hold the pairwise covering (rows and their twins):
+    those programs hold every valid pair of values at least once."""
+    return sum(1 + len(twin_kinds(row)) for row in _pairwise_rows(random.Random(f"lab-rows:{seed}")))
 
 
 def generate(seed: int, count: int) -> list[Program]:
