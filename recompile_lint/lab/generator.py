@@ -505,7 +505,20 @@ class _Writer:
         """The value the schedule gives call ``i`` (an expression in run.py)."""
         if self.twin == "rebuilt":
             return f"{self.ref('R', 'C', 'make_' + self.name.lower().strip('_'))}()"
-        return f"{self.n.values}[{self.n.order}[{i}]]"
+        home = self.schedule_home()
+        return f"{self.ref('R', home, self.n.values)}[{self.ref('R', home, self.n.order)}[{i}]]"
+
+    def schedule_home(self) -> str:
+        """Where the schedule of values lives: the config module of a three-module program."""
+        return "C" if self.mods.startswith("three") else "R"
+
+    def schedule_lines(self) -> list[str]:
+        if self.twin == "rebuilt":
+            return []
+        home, n = self.schedule_home(), self.n
+        choices = [self.choice(j, home) for j in range(self.k)]
+        return [f"{n.values} = ("] + _ind([c + "," for c in choices]) + [")",
+                f"{n.order} = ({', '.join(map(str, self.order))})", ""]
 
     # ---- the value's location ---------------------------------------------------------------
 
@@ -782,6 +795,8 @@ class _Writer:
                                  ("@torch.compiler.disable",)) + [""]
             else:
                 out += _function(f"def {n.helper}({n.x}):", self.use_lines(name, "C") + [f"return {n.x}"]) + [""]
+        if self.schedule_home() == "C":
+            out += self.schedule_lines()
         return out
 
     def annotation(self) -> str:
@@ -1037,11 +1052,7 @@ class _Writer:
         compile_top, compile_lines, callee = self.compile_setup()
         writer_defs, writer_setup, invoke = self.writer_code(ref)
         top = list(compile_top)
-        schedule = []
-        if self.twin != "rebuilt":
-            choices = [self.choice(j, "R") for j in range(self.k)]
-            schedule = [f"{n.values} = ("] + _ind([c + "," for c in choices]) + [")"]
-            schedule += [f"{n.order} = ({', '.join(map(str, self.order))})", ""]
+        schedule = self.schedule_lines() if self.schedule_home() == "R" else []
         top = schedule + top + writer_defs
         x = n.x
         call = f"{n.out} = {callee}({x}{self.call_args(ref)})"
@@ -1262,6 +1273,23 @@ def pairwise_programs(seed: int) -> int:
     """How many of a seed's first programs hold the pairwise covering (rows and their twins):
     those programs hold every valid pair of values at least once."""
     return sum(1 + len(twin_kinds(row)) for row in _pairwise_rows(random.Random(f"lab-rows:{seed}")))
+
+
+def covering_rows(seed: int) -> list[dict[str, str]]:
+    """The rows a seed's programs start with: the pairwise covering, then one row for each
+    valid (location, type, use) cell the covering left out (each row's program is followed by
+    its twins)."""
+    rows = _rows(seed)
+    pairwise = sum(1 for _ in _pairwise_rows(random.Random(f"lab-rows:{seed}")))
+    written = set()
+    out = []
+    for row in rows:
+        cell = (row["location"], row["type"], row["use"])
+        if len(out) >= pairwise and cell in written:
+            break
+        written.add(cell)
+        out.append(row)
+    return out
 
 
 def generate(seed: int, count: int) -> list[Program]:

@@ -108,7 +108,8 @@ UNTRACED_USES = frozenset({"under-is-compiling", "disabled-helper"})
 
 # The uses each type can be written with, outside the container-shape locations.
 TYPE_USES: dict[str, frozenset[str]] = {
-    "int": frozenset({"arithmetic", "branch", "range-bound", "dict-key"}) | INT_OPS,
+    # An int scale factor (``scale_factor=2``) is as common as a float one.
+    "int": frozenset({"arithmetic", "branch", "range-bound", "dict-key", "op-interpolate-scale"}) | INT_OPS,
     "float": frozenset({"arithmetic", "branch"}) | FLOAT_OPS,
     "bool": frozenset({"arithmetic", "branch", "dict-key"}),
     "str": frozenset({"branch", "dict-key", "getattr", "len"}),
@@ -142,8 +143,10 @@ WRITERS_BY_LOCATION_KIND = {
 def _why_use_reason(type_: str, use: str) -> str:
     if use == "getattr":
         return "getattr takes an attribute name: only a str"
+    if use == "op-interpolate-scale":
+        return "the scale factor is a number (int or float)"
     if use in FLOAT_OPS:
-        return "the op takes a float probability or scale"
+        return "the op takes a float probability"
     if use in INT_OPS:
         return "the op takes an int size"
     if use in ("iteration",):
@@ -152,8 +155,8 @@ def _why_use_reason(type_: str, use: str) -> str:
         return "len needs a container, a str or a tensor"
     if use == "range-bound":
         return "a range() bound is an int (a value, a tensor's size or rank, a list's length)"
-    if use == "dict-key" and (type_ in CALLABLE_TYPES or type_ in MODULE_TYPES):
-        return "projects key tables by names, numbers and enums, not by callables or modules"
+    if use == "dict-key":
+        return "lookup tables are keyed by names, numbers, bools, enums, dtypes and device types"
     if type_ in CALLABLE_TYPES or type_ in MODULE_TYPES:
         return "a callable or module is called, not computed with or tested"
     if type_ == "str" and use == "arithmetic":
