@@ -20,7 +20,8 @@ class Program:
     changes it between calls, or None. What the program really does is decided by its proof,
     never by these marks: ``intent`` (``"unbounded"``, ``"bounded"``, ``"negative"``) is what the
     generator aimed at, kept for diagnostics only. ``twin_of`` is the key of the positive program
-    a negative twin was derived from.
+    a negative twin was derived from. ``name`` is the identifier the value is known by in the
+    program (the global, attribute, parameter or key, or the container whose shape varies).
     """
 
     seed: int
@@ -31,6 +32,7 @@ class Program:
     change: tuple[str, int] | None = None
     intent: str = ""
     twin_of: str | None = None
+    name: str = ""
     key: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -54,6 +56,7 @@ class Program:
             "change": list(self.change) if self.change else None,
             "intent": self.intent,
             "twin_of": self.twin_of,
+            "name": self.name,
         }
 
     @classmethod
@@ -67,6 +70,7 @@ class Program:
             change=(str(data["change"][0]), int(data["change"][1])) if data.get("change") else None,
             intent=str(data.get("intent", "")),
             twin_of=data.get("twin_of"),
+            name=str(data.get("name", "")),
         )
 
 
