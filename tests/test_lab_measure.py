@@ -211,9 +211,12 @@ def test_summary_counts_per_tier_and_per_dimension_value():
 
 def test_a_program_path_leaving_its_directory_is_refused(tmp_path):
     bad = program(files=(("../escape.py", "x = 1\n"),))
-    with pytest.raises(measure.ProgramError, match="leaves the program's directory"):
-        measure.write_program(bad, tmp_path / "p")
+    with pytest.raises(ValueError, match="leaves the program's directory"):
+        measure.write_project(bad, tmp_path / "p")
     assert not (tmp_path / "escape.py").exists()
+    root = measure.write_project(program(files=((RUN, "x = 1\n"), ("pkg/mod.py", "y = 2\n"))), tmp_path / "q")
+    assert (root / "pkg" / "mod.py").read_text() == "y = 2\n"
+    assert (root / "pyproject.toml").is_file()  # its own project root
 
 
 def test_finding_places_are_relative_to_the_program(tmp_path):

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from recompile_lint.lab.program import Program
-from recompile_lint.lab.prover import programs_from_directories, proof_of, prove, write_program
+from recompile_lint.lab.program import Program, write_program
+from recompile_lint.lab.prover import programs_from_directories, proof_of, prove
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = sorted(p.parent for p in (ROOT / "fixtures" / "programs").glob("*/run.py"))

@@ -36,12 +36,13 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
-from recompile_lint.lab.program import Program
+from recompile_lint.lab.observe import guard_kind_and_source
+from recompile_lint.lab.program import Program, write_program
 from recompile_lint.lab.proof import TIERS, CodeRecord, GuardFailureRecord, Proof
 from recompile_lint.models import Finding, Guard, LintResult
 
@@ -52,10 +53,6 @@ PROJECT_FILE = "pyproject.toml"
 PROJECT_TEXT = '[project]\nname = "lab-program"\nversion = "0"\n'
 # Guards that name no value: the kind (and what changed) say which they are.
 SOURCELESS_KINDS = ("GLOBAL_STATE", "BACKEND_MATCH")
-
-
-class ProgramError(ValueError):
-    """A program that cannot be written out as a project (a file path leaving its directory)."""
 
 
 @dataclass(frozen=True)
@@ -118,13 +115,8 @@ def predicts(guard: Guard | None, source: str, kind: str = "", detail: str = "")
 def sourceless_kind(failure: GuardFailureRecord) -> tuple[str, str]:
     """(kind, detail) of a failed guard that names no value (``GLOBAL_STATE changed: grad_mode``
     -> ``("GLOBAL_STATE", "grad_mode")``); ``("", "")`` for any other."""
-    text = failure.guard.strip()
-    for kind in SOURCELESS_KINDS:
-        if text.startswith(kind):
-            rest = text[len(kind):]
-            detail = rest.split(":", 1)[1].strip() if kind == "GLOBAL_STATE" and ":" in rest else ""
-            return kind, detail
-    return "", ""
+    kind, source, detail = guard_kind_and_source(failure.guard)
+    return (kind, detail) if kind in SOURCELESS_KINDS and not source else ("", "")
 
 
 def failure_predicted(spot: Spot, failure: GuardFailureRecord) -> bool:
@@ -215,18 +207,13 @@ def _miss(what: str, at_cause: Sequence[Spot], spots: Sequence[Spot]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def write_program(program: Program, directory: Path) -> Path:
-    """Write ``program``'s files under ``directory`` (a project of its own) and return it."""
-    for rel, text in program.files:
-        pure = PurePosixPath(rel)
-        if pure.is_absolute() or not pure.parts or ".." in pure.parts or "\\" in rel:
-            raise ProgramError(f"program {program.key}: file path {rel!r} leaves the program's directory")
-        target = directory.joinpath(*pure.parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    if not (directory / PROJECT_FILE).exists():
-        (directory / PROJECT_FILE).write_text(PROJECT_TEXT, encoding="utf-8")
-    return directory
+def write_project(program: Program, directory: Path) -> Path:
+    """Write ``program`` under ``directory`` as a project of its own (a ``pyproject.toml`` at
+    its root unless it has one); a path leaving the directory is a ``ValueError``."""
+    root = write_program(program, directory)
+    if not (root / PROJECT_FILE).exists():
+        (root / PROJECT_FILE).write_text(PROJECT_TEXT, encoding="utf-8")
+    return root
 
 
 def spots_of(root: Path, result: LintResult) -> tuple[Spot, ...]:
@@ -248,7 +235,7 @@ class Linted:
 def lint_program(program: Program, config: Config = ALL_RULES) -> Linted:
     """Lint one program written to a temporary directory, the way the command line lints it."""
     with tempfile.TemporaryDirectory(prefix="rcl-lab-") as tmp:
-        root = write_program(program, Path(tmp))
+        root = write_project(program, Path(tmp))
         started = time.perf_counter()
         result = lint_paths([str(root)], config)
         seconds = time.perf_counter() - started

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping
 
 
@@ -80,3 +81,17 @@ def program_key(files: tuple[tuple[str, str], ...]) -> str:
     for path, text in sorted(files):
         digest.update(path.encode("utf-8") + b"\0" + text.encode("utf-8") + b"\0")
     return digest.hexdigest()[:20]
+
+
+def write_program(program: Program, directory: Path) -> Path:
+    """Write a program's files under ``directory`` (made if missing) and return it resolved;
+    a file path that would leave it is refused (``ValueError``), nothing written outside."""
+    directory.mkdir(parents=True, exist_ok=True)
+    base = directory.resolve()
+    for rel, text in program.files:
+        target = (base / rel).resolve()
+        if base not in target.parents:
+            raise ValueError(f"program {program.key}: file path {rel!r} leaves the program's directory")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return base

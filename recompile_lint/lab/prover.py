@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from recompile_lint.lab.program import Program
+from recompile_lint.lab.program import Program, write_program
 from recompile_lint.lab.proof import CodeRecord, GuardFailureRecord, Proof
 
 TIMEOUT_S = 60.0  # per program; generated programs take well under a second
@@ -114,19 +114,6 @@ def prove(
     if failure:
         raise ProverError(failure[0])
     return proofs
-
-
-def write_program(program: Program, directory: Path) -> Path:
-    """Write a program's files under ``directory``; refuse paths that would leave it."""
-    directory.mkdir(parents=True, exist_ok=True)
-    base = directory.resolve()
-    for rel, text in program.files:
-        target = (base / rel).resolve()
-        if base not in target.parents:
-            raise ValueError(f"program {program.key}: file path {rel!r} leaves the program's directory")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    return base
 
 
 def _run_batch(item: _Batch, workdir: Path, timeout: float, record: Callable[[Proof], None]) -> None:
