@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -338,3 +339,55 @@ def test_the_measure_gives_the_differential_tests_verdicts_on_the_hand_written_p
     assert category["unbounded"]["tiers"]["unbounded"][1] == summary["tiers"]["unbounded"][1] >= 20
     assert category["negative"]["tiers"]["negative"][1] == summary["tiers"]["negative"][1] >= 15
     assert summary["guard_text"][1] > summary["guard_text"][0] > 0  # the guard gaps known_gaps.json lists
+
+
+# -- bench/generated.py: the command's errors ------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _bench():
+    import importlib.util as iu
+
+    spec = iu.spec_from_file_location("bench_generated", ROOT / "bench" / "generated.py")
+    module = iu.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_refuses_an_unknown_store(tmp_path, capsys):
+    status = _bench().main(["--seed", "0", "--count", "3", "--store", str(tmp_path / "none.json")])
+    err = capsys.readouterr().err
+    assert status == 2 and f"no proof store at {tmp_path / 'none.json'}" in err and "Traceback" not in err
+
+
+def test_bench_refuses_a_store_that_is_not_one(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    status = _bench().main(["--seed", "0", "--count", "3", "--store", str(bad)])
+    assert status == 2 and "not JSON" in capsys.readouterr().err
+
+
+def test_bench_prove_without_torch_says_so(tmp_path, capsys, monkeypatch):
+    import importlib.util as iu
+
+    bench = _bench()
+    real = iu.find_spec
+    monkeypatch.setattr(iu, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    status = bench.main(["--seed", "0", "--count", "3", "--prove", "--store", str(tmp_path / "new.json")])
+    assert status == 2 and "--prove needs torch" in capsys.readouterr().err
+    assert not (tmp_path / "new.json").exists()
+
+
+def test_bench_measures_and_writes_the_json(tmp_path, capsys):
+    """Three programs of a seed with no stored proof: counted as unproven, nothing judged."""
+    empty = tmp_path / "empty.json"
+    from recompile_lint.lab import store
+
+    store.save(empty, {})
+    out = tmp_path / "out.json"
+    assert _bench().main(["--seed", "5", "--count", "3", "--store", str(empty), "--json", str(out), "--jobs", "1"]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert (data["programs"], data["proven"], data["unproven"], data["seed"]) == (3, 0, 3, 5)
+    assert set(data) >= {"programs", "proven", "tiers", "guard_text", "dimensions"}
+    assert "programs 3, proven 0 (unproven 3" in capsys.readouterr().out
