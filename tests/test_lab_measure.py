@@ -18,6 +18,7 @@ from recompile_lint.lab.program import Program
 from recompile_lint.lab.proof import CodeRecord, GuardFailureRecord, Proof
 from recompile_lint.models import Boundedness, Finding, Guard, Location, Severity
 
+ROOT = Path(__file__).resolve().parent.parent
 RUN = "run.py"
 
 
@@ -341,9 +342,134 @@ def test_the_measure_gives_the_differential_tests_verdicts_on_the_hand_written_p
     assert summary["guard_text"][1] > summary["guard_text"][0] > 0  # the guard gaps known_gaps.json lists
 
 
-# -- bench/generated.py: the command's errors ------------------------------------------------
+# -- CI: the fixed seed against its stored proofs, and a rotating sample re-proven -----------
 
-ROOT = Path(__file__).resolve().parent.parent
+FLOORS = ROOT / "bench" / "lab" / "floors.json"
+REPROVE = "python bench/generated.py --seed {seed} --count {count} --prove"
+
+
+def _floors() -> dict:
+    if not FLOORS.is_file():
+        pytest.fail(f"{FLOORS} is missing: measure the CI seed and write its floors with"
+                    " python bench/generated.py --seed N --count K --floors bench/lab/floors.json --write-floors", pytrace=False)
+    return json.loads(FLOORS.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def ci_programs():
+    from recompile_lint.lab.generator import generate
+
+    floors = _floors()
+    return generate(floors["seed"], floors["count"])
+
+
+@pytest.fixture(scope="module")
+def stored_proofs():
+    from recompile_lint.lab import store
+
+    return store.load(store.DEFAULT_PATH)
+
+
+@pytest.fixture(scope="module")
+def ci_summary(ci_programs, stored_proofs, request):
+    floors = _floors()
+    missing = [p for p in ci_programs if p.key not in stored_proofs]
+    if missing:
+        pytest.fail(
+            f"{len(missing)} of the {len(ci_programs)} programs of seed {floors['seed']} have no stored proof"
+            f" (first: #{missing[0].index} {missing[0].key}): the generator's text changed. Prove them again"
+            f" ({REPROVE.format(**floors)}) and commit the store; the floors stay.",
+            pytrace=False,
+        )
+    result = measure.measure(ci_programs, stored_proofs, jobs=2)
+    summary = measure.summarise(result)
+    request.config.stash[_CI] = summary
+    return summary
+
+
+_CI = pytest.StashKey[dict]()
+
+
+def test_the_ci_seed_is_large_and_distinct(ci_programs):
+    assert len(ci_programs) >= 600
+    assert len({p.key for p in ci_programs}) == len(ci_programs)
+
+
+def test_the_ci_seed_measures_every_value_of_every_dimension(ci_summary):
+    """No dimension value drops out of CI's figure (the grid's, not only those seen so far)."""
+    from recompile_lint.lab import grid
+
+    absent = [
+        f"{name}={value}"
+        for name, values in grid.summary()["dimensions"].items()
+        for value in values
+        if not ci_summary["dimensions"].get(name, {}).get(value, {}).get("proven")
+    ]
+    assert absent == [], absent
+
+
+def test_almost_every_program_of_the_ci_seed_ran_on_torch(ci_summary):
+    """A program that failed (on its own, or inside Dynamo: five int ``scale_factor`` programs
+    under ``fullgraph=True`` on 2.13) proves nothing and is left out; more than 1 % of them
+    would mean the generator writes broken programs or torch changed."""
+    assert ci_summary["not_ran"] <= ci_summary["programs"] // 100, ci_summary["not_ran"]
+
+
+def test_the_ci_seed_stays_above_its_floors(ci_summary):
+    below = measure.below_floors(ci_summary, _floors())
+    assert not below, "agreement fell below the floors of bench/lab/floors.json:\n" + "\n".join(below)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def print_raisable(request):
+    """After the module, print the CI seed's figures and whether its floors can be raised."""
+    yield
+    summary = request.config.stash.get(_CI, None)
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if summary is None or reporter is None:
+        return
+    floors = _floors()
+    tiers = ", ".join(f"{tier} {measure.share(pair)}" for tier, pair in summary["tiers"].items())
+    lines = ["", f"lab measure, seed {floors['seed']} ({summary['proven']} programs): {tiers},"
+             f" guard text {measure.share(summary['guard_text'])}"]
+    raisable = measure.raisable_floors(summary, floors)
+    if raisable:
+        lines.append(f"  {len(raisable)} floor(s) can be raised: python bench/generated.py --seed {floors['seed']}"
+                     f" --count {floors['count']} --floors bench/lab/floors.json --write-floors")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        for line in lines:
+            reporter.write_line(line)
+
+
+def _graphs(proof):
+    return sorted((c.file, c.line, c.name, c.graphs, c.limit_hit) for c in proof.codes)
+
+
+@pytest.mark.slow
+def test_a_rotating_sample_of_stored_proofs_still_holds_on_torch(ci_programs, stored_proofs):
+    """Thirty programs of the CI seed, a different thirty each day, run again on the installed
+    torch: the same tier and the same graphs per code object as their stored proof."""
+    import datetime
+    import importlib.util
+    import random
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed")
+    from recompile_lint.lab import prover
+
+    proven = [p for p in ci_programs if p.key in stored_proofs and stored_proofs[p.key].ran]
+    sample = random.Random(datetime.date.today().toordinal()).sample(proven, min(30, len(proven)))
+    fresh = prover.prove(sample, jobs=2)
+    changed = []
+    for program in sample:
+        old, new = stored_proofs[program.key], fresh[program.key]
+        if (old.tier, _graphs(old)) != (new.tier, _graphs(new)):
+            changed.append(f"#{program.index} {program.key}: stored {old.tier} {_graphs(old)}, now {new.tier} {_graphs(new)}")
+    assert not changed, "stored proofs no longer hold on this torch:\n" + "\n".join(changed)
+
+
+# -- bench/generated.py: the command's errors ------------------------------------------------
 
 
 def _bench():
