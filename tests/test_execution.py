@@ -654,3 +654,32 @@ def test_a_driver_is_a_file_whose_imports_name_the_compiled_module(tmp_path):
     assert finder.imports(str(tmp_path / "run.py"), "pkg.model")
     assert finder.imports(str(tmp_path / "other.py"), "pkg.model")
     assert not finder.imports(str(tmp_path / "prose.py"), "pkg.model")
+
+
+def test_a_known_loop_of_twelve_items_runs_item_by_item_so_a_cycle_counts_its_values(tmp_path):
+    root = write(
+        tmp_path,
+        {
+            "run.py": """
+            import torch
+
+            SCHEDULE = (4, 5, 6)
+            factor = 4
+
+            @torch.compile
+            def scale(x):
+                return x * factor
+
+            def main():
+                global factor
+                for j in range(12):
+                    factor = SCHEDULE[j % 3]
+                    scale(torch.ones(2))
+
+            if __name__ == "__main__":
+                main()
+            """
+        },
+    )
+    evidence = execution_evidence(root)["G['factor']"]
+    assert evidence.values == 3  # 4, 5, 6: a bounded set, not a fresh value per iteration

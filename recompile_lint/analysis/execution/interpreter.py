@@ -55,7 +55,7 @@ from recompile_lint.analysis.execution.values import (
 from recompile_lint.models import Location
 
 LOOP_ITERATIONS = 3
-CONCRETE_ITERATIONS = 8  # a known iterable this long runs item by item (the recompile limit)
+CONCRETE_ITERATIONS = 16  # a known iterable this long runs item by item (twice the recompile limit)
 MAX_DEPTH = 8
 MAX_MODULES = 16  # modules one run imports; past them an import is top (a run's cost stays bounded)
 STEPS = 5_000
