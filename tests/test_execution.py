@@ -244,6 +244,20 @@ def test_classes_init_properties_and_super():
     assert g["epoch"] == Const(9)
 
 
+def test_enum_members_are_not_their_values():
+    _, g, _ = run(
+        """
+        import enum
+        class Mode(enum.Enum):
+            TRAIN = 1
+            SEARCH = 2
+        a = Mode.TRAIN
+        b = Mode.SEARCH
+        """
+    )
+    assert not definitely_different(g["a"], g["b"])  # not modelled yet: never a difference
+
+
 def test_imports_run_the_imported_module_once():
     _, g, _ = run(
         """

@@ -554,6 +554,12 @@ class Interpreter:
             self.block(body, node.body)
         except (Return, Break, Continue, Raised):
             pass
+        if any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in self.mro(cls)):
+            # An Enum's members are not their values (``Mode.TRAIN`` is not ``1``), and what
+            # Dynamo guards on them is not modelled yet: top, never a difference.
+            for key, member in list(self.heap.slots(namespace).items()):
+                if isinstance(key, str) and not key.startswith("__") and isinstance(member, Const):
+                    self.heap.write(namespace, key, TOP, None)
         value: object = cls
         for decorator in reversed(node.decorator_list):
             applied = self.eval(frame, decorator)
