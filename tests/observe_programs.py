@@ -41,9 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from recompile_lint.lab.observe import guard_kind_and_source, normalise, record, recompile_events, relative_file  # noqa: F401 - guard_kind_and_source: the tests read it here
+
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "fixtures" / "programs"
-RECOMPILES_LOGGER = "torch._dynamo.guards.__recompiles"
 TIMEOUT_S = 120.0
 
 # An inline expectation: ``# RCL104[error]`` or ``# RCL101[warning] RCL301[info]`` ending a line.
@@ -61,18 +62,11 @@ CAUSE = re.compile(r"^\s*Cause:\s*(?P<source>.+?)\s+at\s+(?P<file>[\w./-]+\.py):
 
 def child_main(out_path: str, backend: str = "eager") -> None:
     """Run ``run.py`` of the working directory under the recorder; write the raw record."""
-    import logging
     import runpy
-    import traceback
 
-    data: dict[str, Any] = {"exit_code": 0, "detail": ""}
     import torch
-    import torch._dynamo
-    import torch._dynamo.guards as guards
-    from torch._dynamo import convert_frame
 
     from recompile_lint.verify.child import force_backend
-    from recompile_lint.verify.recorder import Recorder, cache_entries
 
     # The program sees what ``python run.py`` gives it: its own directory first, and neither
     # this script's directory nor the repository root (a program module named ``helpers`` or
@@ -81,59 +75,7 @@ def child_main(out_path: str, backend: str = "eager") -> None:
     sys.path[:] = [os.getcwd()] + [p for p in sys.path if p not in hidden]
     sys.argv = ["run.py"]
     force_backend(torch, backend)
-    unstripped: dict[str, str] = {}
-    strip = guards.strip_local_scope
-
-    def keep_unstripped(text: str) -> str:
-        # Called once per failing cache entry with ``compile_id: reason [+ user stack]``.
-        stripped = strip(text)
-        unstripped[stripped.splitlines()[0].strip()] = text.splitlines()[0].strip()
-        return stripped
-
-    guards.strip_local_scope = keep_unstripped
-    messages: list[str] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            messages.append(record.getMessage())
-
-    keeper = Keep(level=logging.DEBUG)
-    started, cpu_started = time.perf_counter(), time.process_time()
-    with Recorder() as recorder:
-        logging.getLogger(RECOMPILES_LOGGER).addHandler(keeper)
-        try:
-            runpy.run_path("run.py", run_name="__main__")
-        except SystemExit as exc:
-            data["exit_code"] = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        except BaseException as exc:  # noqa: BLE001 - the record says the program failed
-            data["exit_code"] = 1
-            data["detail"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            traceback.print_exc()
-        finally:
-            logging.getLogger(RECOMPILES_LOGGER).removeHandler(keeper)
-    data["seconds"] = time.perf_counter() - started
-    data["cpu_seconds"] = time.process_time() - cpu_started
-    guards.strip_local_scope = strip
-    recording = recorder.recording()
-    # Graphs per code object are its cache entries (what Dynamo keeps, the limit included).
-    # Two code objects can share file, line and name (Dynamo makes a resume function per
-    # graph break it meets); the one with the most graphs is the one that recompiled.
-    qualnames: dict[str, str] = {}
-    entries: dict[str, int] = {}
-    for ref in list(convert_frame.input_codes.seen):
-        code = ref()
-        if code is not None:
-            key = f"{code.co_filename}:{code.co_firstlineno}:{code.co_name}"
-            qualnames[key] = getattr(code, "co_qualname", code.co_name)
-            entries[key] = max(entries.get(key, 0), cache_entries(code))
-    data["events"] = [event.to_dict() for event in recording.events]
-    data["messages"] = messages
-    data["unstripped"] = unstripped
-    data["limit_hits"] = [hit.to_dict() for hit in recording.limit_hits]
-    data["graphs"] = [
-        [file, line, name, entries.get(f"{file}:{line}:{name}") or count, qualnames.get(f"{file}:{line}:{name}", name)]
-        for (file, line, name), count in recording.graphs
-    ]
+    data = record(lambda: runpy.run_path("run.py", run_name="__main__"))
     data["torch"] = torch.__version__
     data["python"] = "%d.%d" % sys.version_info[:2]
     with open(out_path, "w", encoding="utf-8") as handle:
@@ -191,90 +133,6 @@ def run_program(program: Path, timeout: float = TIMEOUT_S, backend: str = "eager
 # From the raw record to observed.json.
 # --------------------------------------------------------------------------------------------
 
-_TENSOR = re.compile(r"^tensor '(?P<source>.+?)' (?P<what>[\w ]+?) mismatch")
-_CHECK_ID = re.compile(r"^___check_(?P<what>obj|type)_id\((?P<source>.+?), (?:\d+|<id>)\)")
-_COMPARE = re.compile(r"\s(==|!=|<=|>=|<|>)\s")
-_NUMBER = re.compile(r"^-?[\d.]+$")
-
-
-_CHAIN = re.compile(r"(?:[LG])\['[^']*'\](?:\.\w+(?:\(\))?|\[[^\]]*\])*")
-
-
-def guard_kind_and_source(guard: str) -> tuple[str, str, str]:
-    """(kind, source, detail) of one unstripped guard expression, in Dynamo's spelling.
-
-    ``L['self'].step == 3`` -> (CONSTANT_MATCH, ``L['self'].step``, ""); ``len(L['xs']) == 2``
-    -> (LENGTH_CHECK, ``len(L['xs'])``); ``list(dict.keys(L['d']))[0] == 'a'`` -> (DICT_KEYS,
-    ``list(dict.keys(L['d']))``); ``tensor 'L['x']' size mismatch ...`` -> (TENSOR_MATCH,
-    ``L['x']``, ``size``); ``___check_obj_id(L['fn'].__code__, 1)`` -> (ID_MATCH,
-    ``L['fn'].__code__``); ``GLOBAL_STATE changed: grad_mode`` -> (GLOBAL_STATE, "",
-    ``grad_mode``); ``BACKEND_MATCH failure: ...`` -> (BACKEND_MATCH, "", ""). A symbolic guard
-    (the shape environment's: ``2 <= L['x'].size()[0]``, ``32*L['s'][0] >= 2``) -> (SHAPE_ENV,
-    the first source it names, the compared expression).
-    """
-    text = guard.strip()
-    if text.startswith("GLOBAL_STATE changed:"):
-        return "GLOBAL_STATE", "", text.split(":", 1)[1].strip()
-    if text.startswith("BACKEND_MATCH"):
-        return "BACKEND_MATCH", "", ""
-    match = _TENSOR.match(text)
-    if match:
-        return "TENSOR_MATCH", match.group("source"), match.group("what").strip()
-    match = _CHECK_ID.match(text)
-    if match:
-        return ("ID_MATCH" if match.group("what") == "obj" else "TYPE_MATCH"), match.group("source"), ""
-    if text.startswith("not ") and _CHAIN.fullmatch(text[4:].strip()):
-        return "LENGTH_CHECK", text[4:].strip(), "empty"  # a container's truth value
-    body = text[4:] if text.startswith("not ") else text
-    parts = _COMPARE.split(body, maxsplit=1)
-    left = parts[0].strip()
-    right = parts[2].strip() if len(parts) == 3 else ""
-    operand = right if right and not _CHAIN.search(left) else left
-    if operand.startswith("___dict_contains("):
-        chain = _CHAIN.search(operand)
-        return "DICT_CONTAINS", chain.group(0) if chain else operand, operand
-    keys = re.fullmatch(r"(list\(dict\.keys\(.+\)\))\[\d+\]", operand)
-    if keys:
-        return "DICT_KEYS", keys.group(1), ""
-    if re.fullmatch(r"len\(.+\)", operand):
-        return "LENGTH_CHECK", operand, ""
-    if _CHAIN.fullmatch(operand):
-        if re.search(r"\.(size|stride|storage_offset)\(\)", operand):
-            return "SHAPE_ENV", operand, ""
-        return ("CONSTANT_MATCH" if len(parts) == 3 else "OTHER"), operand, ""
-    chain = _CHAIN.search(operand)
-    return "SHAPE_ENV", chain.group(0) if chain else operand, operand
-
-
-_ENTRY = re.compile(r"^\d+/\d+(?:_\d+)?: ")
-def _torch_dir() -> str:
-    """Where torch is installed, found without importing it (the parent never imports torch)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("torch")
-    return str(spec.submodule_search_locations[0]) if spec and spec.submodule_search_locations else ""
-
-
-_TORCH_DIR = _torch_dir()
-_TORCH_PATH = re.compile(r"[\w./+-]*/site-packages/torch/")
-_ADDRESS = re.compile(r"\b(\d{9,}|0x[0-9a-f]{8,})\b")
-
-
-def normalise(text: str, program: Path) -> str:
-    """A reason without what changes from run to run: object ids and absolute paths.
-
-    Dynamo shortens the path in a reason's comment by a prefix that depends on where torch is
-    installed; every spelling of a program file becomes its path relative to the program.
-    """
-    text = _ADDRESS.sub("<id>", text)
-    text = text.replace(str(program) + os.sep, "")
-    text = _TORCH_PATH.sub("<torch>/", text)
-    for path in program.rglob("*.py"):
-        rel = path.relative_to(program).as_posix()
-        text = re.sub(r"[\w.+-]*[\w./+-]*/" + re.escape(rel) + r"(?=:\d)", rel, text)
-    return text
-
-
 def expectations_of(program: Path) -> dict[tuple[str, int], list[tuple[str, str | None]]]:
     """(relative file, line) -> [(code, severity)] for every inline expectation in a program."""
     out: dict[tuple[str, int], list[tuple[str, str | None]]] = {}
@@ -327,23 +185,11 @@ def functions_by_line(path: Path) -> dict[int, str]:
 def observation(program: Path, raw: RawRun) -> dict[str, Any]:
     """The committed record of one run (deterministic: no ids, times or absolute paths)."""
     data = raw.data
-    prefix = str(program) + os.sep
     expected = expectations_of(program)
     _, declared = declarations(program)
-    unstripped: dict[str, str] = data.get("unstripped", {})
 
     def rel(file: str) -> str:
-        if file.startswith(prefix):
-            return Path(file[len(prefix):]).as_posix()
-        # Dynamo shortens paths in its comments; the full path ends with what it kept.
-        for path in program.rglob("*.py"):
-            if str(path).endswith(file):
-                return path.relative_to(program).as_posix()
-        if _TORCH_PATH.search(file):
-            return _TORCH_PATH.sub("<torch>/", file)
-        if not os.path.isabs(file) and _TORCH_DIR and (Path(_TORCH_DIR) / file).is_file():
-            return f"<torch>/{Path(file).as_posix()}"  # shortened relative to torch's package
-        return file if not os.path.isabs(file) else f"<outside>/{Path(file).name}"
+        return relative_file(file, program)
 
     functions: dict[tuple[str, int, str], dict[str, Any]] = {}
     for file, line, name, graphs, qualname in data.get("graphs", []):
@@ -354,18 +200,11 @@ def observation(program: Path, raw: RawRun) -> dict[str, Any]:
         key = (rel(hit["file"]), hit["first_line"], hit["function"].rsplit(".", 1)[-1])
         entry = functions.setdefault(key, _function(program, key[0], key[1], key[2], hit["function"]))
         entry["limit_hit"] = True
-    for event_data, message in zip(data.get("events", []), data.get("messages", [])):
-        key = (rel(event_data["file"]), event_data["first_line"], event_data["function"])
+    for key, event_failures in recompile_events(data, program):
         entry = functions.setdefault(key, _function(program, key[0], key[1], key[2], key[2]))
         entry["recompile_events"] += 1
-        body = message.splitlines()[1:]
-        blocks = _reason_blocks(body)
-        for reason, block in zip(event_data["reasons"], blocks):
-            printed = block[0].strip()
-            raw_line = unstripped.get(printed, printed)
-            guard_text = _ENTRY.sub("", raw_line).split("  #", 1)[0].strip()
-            kind, source, detail = guard_kind_and_source(guard_text)
-            location = f"{rel(reason['file'])}:{reason['line']}" if reason.get("file") else ""
+        for failure in event_failures:
+            source, kind, detail, location = failure.source, failure.kind, failure.detail, failure.location
             cause = _cause(source, kind, location, expected, declared)
             failure_key = (source, kind, detail, location)
             failures = entry["guard_failures"]
@@ -375,13 +214,13 @@ def observation(program: Path, raw: RawRun) -> dict[str, Any]:
                     "source": source,
                     "kind": kind,
                     "detail": detail,
-                    "guard": normalise(" ".join(reason["guard"].split()), program),
-                    "guard_unstripped": normalise(" ".join(guard_text.split()), program),
+                    "guard": normalise(" ".join(failure.reason["guard"].split()), program),
+                    "guard_unstripped": normalise(" ".join(failure.guard.split()), program),
                     "location": location,
-                    "function": reason.get("function", ""),
+                    "function": failure.reason.get("function", ""),
                     "cause": cause,
                     "events": 1,
-                    "reason": normalise("\n".join(block), program),
+                    "reason": normalise("\n".join(failure.block), program),
                 })
             else:
                 found["events"] += 1
@@ -465,21 +304,6 @@ def _wrapped_region(program: Path, entry: dict[str, Any]) -> str:
         if qualname:
             return f"{module_name(file)}.{qualname}"
     return ""
-
-
-def _reason_blocks(body: list[str]) -> list[list[str]]:
-    """The lines after ``Recompiling function ...``, one block per failing cache entry."""
-    blocks: list[list[str]] = []
-    for raw in body:
-        line = re.sub(r"^\s*-\s?", "", raw, count=1).rstrip()
-        stripped = line.strip()
-        if not stripped or stripped.startswith("triggered by the following guard failure"):
-            continue
-        if _ENTRY.match(stripped):
-            blocks.append([stripped])
-        elif blocks:
-            blocks[-1].append(line)
-    return blocks
 
 
 def _cause(source: str, kind: str, location: str, expected: dict, declared: dict[str, tuple[str, int]]) -> str:

@@ -30,14 +30,14 @@ from typing import Any
 import pytest
 
 import observe_programs as observe
-from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
+from recompile_lint.lab import measure
 from recompile_lint.models import Finding, LintResult
 
 PROGRAMS = observe.program_dirs()
 GAPS_FILE = observe.PROGRAMS / "known_gaps.json"
 ASSERTIONS = {"a": "expectations", "b": "guard", "c": "recompiles"}
-ALL_RULES = Config(select=("RCL",), cache=False)
+ALL_RULES = measure.ALL_RULES  # every rule, no cache: what the CLI runs
 IDS = [p.name for p in PROGRAMS]
 
 
@@ -69,19 +69,10 @@ def category(program: Path) -> str:
     return "negative"
 
 
-def _rel(program: Path, path: str) -> str:
-    resolved = Path(path).resolve()
-    try:
-        return resolved.relative_to(program.resolve()).as_posix()
-    except ValueError:
-        return str(resolved)
-
-
-def _lines(program: Path, finding: Finding) -> set[tuple[str, int]]:
-    """Where a finding points: its own line and every evidence line."""
-    out = {(_rel(program, finding.path), finding.line)}
-    out |= {(_rel(program, loc.path), loc.line) for loc in finding.evidence}
-    return out
+# Where a finding points (its own line and every evidence line) and whether its guard is the one
+# that failed are judged as the lab's measure judges them.
+_rel = measure.relative
+_lines = measure.finding_places
 
 
 def _where(text: str) -> tuple[str, int] | None:
@@ -129,13 +120,8 @@ def mismatches(program: Path, result: LintResult, observed: dict[str, Any]) -> l
 
 
 def _predicts(finding: Finding, failure: dict[str, Any]) -> bool:
-    guard = finding.guard
-    if guard is None:
-        return False
-    if failure["source"]:
-        return guard.source == failure["source"]
     # GLOBAL_STATE and BACKEND_MATCH guards have no source: the kind (and what changed) say it.
-    return guard.kind == failure["kind"] and (not failure["detail"] or failure["detail"] in (guard.detail, guard.source))
+    return measure.predicts(finding.guard, failure["source"], failure["kind"], failure["detail"])
 
 
 def load_gaps() -> list[dict[str, str]]:

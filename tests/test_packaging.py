@@ -47,6 +47,7 @@ def test_the_wheel_carries_the_pages_extras_and_entry_points(wheel: Path) -> Non
         entry_points = archive.read(info.replace("METADATA", "entry_points.txt")).decode("utf-8")
     assert {f"recompile_lint/report/rule_docs/{code}.md" for code in CODES} <= names
     assert "recompile_lint/py.typed" in names
+    assert "recompile_lint/analysis/measured.json" in names  # the lab's measured table the analysis reads
     assert metadata["Version"] == __version__
     assert {"verify", "lsp", "test"} <= set(metadata.get_all("Provides-Extra"))
     assert any(r.startswith("pygls") and "lsp" in r for r in metadata.get_all("Requires-Dist"))

@@ -14,6 +14,12 @@ Severity follows from the guard and the values the evidence allows:
   becomes dynamic (automatic dynamic shapes): 2 graphs, not reported;
 * a ``bool`` costs one graph per value (2), an enum one per member;
 * a callable's identity and a container's length never become dynamic: one graph per value.
+
+Where the lab measured the guard's cell (``analysis/measured.json``, ``docs/lab.md``), what torch
+did there decides instead: a cell whose programs all reached the limit is unbounded, all bounded
+is bounded, all one graph is no risk. A guard whose cell the model cannot tell exactly (an
+argument that may be positional, keyword or default; a use that may be arithmetic or a branch)
+is decided by the table only when every measured candidate cell agrees.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from recompile_lint.analysis import measured
+from recompile_lint.analysis.execution import Execution
 from recompile_lint.analysis.guards import FunctionTrees, PredictedGuard, predict_guards
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
@@ -119,6 +127,73 @@ def graphs(guard: PredictedGuard, evidence: Evidence, kind: str) -> int | None:
     return values
 
 
+# The lab's names for what the model knows of a guarded value (``docs/lab.md``).
+_MEASURED_TYPES = frozenset({"int", "float", "bool", "str", "enum"})
+_UNMEASURED = "unmeasured"
+
+
+def measured_cells(guard: PredictedGuard, evidence: Evidence, kind: str) -> list[tuple[str, str, str, str, str]]:
+    """The lab's cells (location, type, use, options, change) the guard may be in; empty when
+    the model cannot name its location, type, options or change in the lab's terms."""
+    if kind not in _MEASURED_TYPES or guard.guard.kind != "CONSTANT_MATCH" or guard.storage.length:
+        return []
+    storage, source = guard.storage, guard.guard.source
+    if storage.kind == "global" and not storage.members:
+        locations = ["other-module-global" if source.startswith("G['__import_") else "global"]
+    elif storage.kind == "closure":
+        locations = ["closure"]
+    elif storage.kind == "attribute" and guard.module_attribute:
+        locations = ["module-attribute"]
+    elif storage.kind == "attribute" and source.startswith("L["):
+        locations = ["object-attribute"]
+    elif storage.kind == "parameter" and not storage.members:
+        locations = ["positional-argument", "keyword-argument", "default-argument"]
+    elif storage.kind == "parameter" and len(storage.members) == 1 and storage.members[0].startswith("."):
+        locations = ["object-attribute", "dataclass-field"]
+    else:
+        return []
+    uses = ["range-bound"] if guard.specialized == "a range() bound" else ["arithmetic", "branch"]
+    if guard.specialized not in ("", "a range() bound", "global", "module attribute", "dynamic=False"):
+        return []  # another use that must be concrete: the lab names ops, not reasons
+    dynamic, fullgraph = guard.region.dynamic, guard.region.site.option("fullgraph")
+    if fullgraph == "True":
+        if dynamic not in (None, "None"):
+            return []
+        options = "fullgraph"
+    else:
+        options = {None: "default", "None": "default", "True": "dynamic-true", "False": "dynamic-false"}.get(dynamic, "")
+    values = evidence.values
+    change = "every" if values is None or values > RECOMPILE_LIMIT else "once" if values == 2 else "cycle" if values > 2 else ""
+    if not options or not change:
+        return []
+    return [(location, kind, use, options, change) for location in locations for use in uses]
+
+
+def measured_graphs(guard: PredictedGuard, evidence: Evidence, kind: str, modelled: int | None) -> int | None | str:
+    """Graphs as the lab measured the guard's cell (None: unbounded; 1: no recompile), or
+    ``"unmeasured"`` when no candidate cell was measured or the measured ones disagree."""
+    found = set()
+    most = 0
+    for cell in measured_cells(guard, evidence, kind):
+        row = measured.cell(*cell)
+        if row is None:
+            continue
+        tier = row["tier"]
+        if row["tiers"][("unbounded", "bounded", "negative").index(tier)] != row["programs"]:
+            return _UNMEASURED  # torch did not do one thing in this cell
+        found.add(tier)
+        most = max(most, int(row["graphs"][1]))
+    if len(found) != 1:
+        return _UNMEASURED
+    tier = found.pop()
+    if tier == "unbounded":
+        return None
+    if tier == "negative":
+        return 1
+    # Bounded: the model's count of this project's values where it has one, else the lab's.
+    return modelled if modelled is not None and 2 <= modelled <= RECOMPILE_LIMIT else min(max(most, 2), RECOMPILE_LIMIT)
+
+
 def assess(guard: PredictedGuard, evidence: Evidence) -> Risk | None:
     if guard.value_kind == "none" and not (set(evidence.kinds) & {"int", "str", "float", "bool", "enum", "bytes"}):
         # ``self.mask = None`` filled in later with a tensor or an object (lazy
@@ -134,6 +209,9 @@ def assess(guard: PredictedGuard, evidence: Evidence) -> Risk | None:
         # write: ``self.ids, self.pos = make_ids(n)``): not assumed to be a guarded constant.
         return None
     count = graphs(guard, evidence, kind)
+    from_table = measured_graphs(guard, evidence, kind, count)
+    if from_table != _UNMEASURED:
+        count = from_table  # type: ignore[assignment]
     if count is not None and count < 2:
         return None
     return Risk(guard, evidence, kind, count)
@@ -144,14 +222,16 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
     variation = variation_of(index, regions)
     trees = trees or FunctionTrees(index)
     declared: dict[str, frozenset[str]] = {}
-    for guard in predict_guards(index, regions, max_depth, trees):
+    guards = list(predict_guards(index, regions, max_depth, trees))
+    execution = Execution(index, regions, guards)  # runs the drivers only if a guard asks
+    for guard in guards:
         region = guard.region
         key = region.site_path
         if key not in declared:
             declared[key] = index.dynamic_sources({region.site_path, region.entry.path})
         if guard.guard.source in declared[key]:
             continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input
-        evidence = variation.evidence(guard)
+        evidence = variation.evidence(guard) or execution.evidence(guard)
         if evidence is None:
             continue
         risk = assess(guard, evidence)

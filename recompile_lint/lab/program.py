@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping
 
 
@@ -20,7 +21,8 @@ class Program:
     changes it between calls, or None. What the program really does is decided by its proof,
     never by these marks: ``intent`` (``"unbounded"``, ``"bounded"``, ``"negative"``) is what the
     generator aimed at, kept for diagnostics only. ``twin_of`` is the key of the positive program
-    a negative twin was derived from.
+    a negative twin was derived from. ``name`` is the identifier the value is known by in the
+    program (the global, attribute, parameter or key, or the container whose shape varies).
     """
 
     seed: int
@@ -31,6 +33,7 @@ class Program:
     change: tuple[str, int] | None = None
     intent: str = ""
     twin_of: str | None = None
+    name: str = ""
     key: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -54,6 +57,7 @@ class Program:
             "change": list(self.change) if self.change else None,
             "intent": self.intent,
             "twin_of": self.twin_of,
+            "name": self.name,
         }
 
     @classmethod
@@ -67,6 +71,7 @@ class Program:
             change=(str(data["change"][0]), int(data["change"][1])) if data.get("change") else None,
             intent=str(data.get("intent", "")),
             twin_of=data.get("twin_of"),
+            name=str(data.get("name", "")),
         )
 
 
@@ -76,3 +81,17 @@ def program_key(files: tuple[tuple[str, str], ...]) -> str:
     for path, text in sorted(files):
         digest.update(path.encode("utf-8") + b"\0" + text.encode("utf-8") + b"\0")
     return digest.hexdigest()[:20]
+
+
+def write_program(program: Program, directory: Path) -> Path:
+    """Write a program's files under ``directory`` (made if missing) and return it resolved;
+    a file path that would leave it is refused (``ValueError``), nothing written outside."""
+    directory.mkdir(parents=True, exist_ok=True)
+    base = directory.resolve()
+    for rel, text in program.files:
+        target = (base / rel).resolve()
+        if base not in target.parents:
+            raise ValueError(f"program {program.key}: file path {rel!r} leaves the program's directory")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return base

@@ -1,0 +1,243 @@
+"""Python's builtins and the methods of lists and dicts, on abstract values.
+
+Each is a handler ``(interpreter, frame, args, kwargs, node) -> value`` registered under
+``builtins.NAME`` (``list.append``, ``dict.get`` for methods); a name not here is top.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from recompile_lint.analysis.execution.values import (
+    TOP,
+    ClassValue,
+    Const,
+    DictValue,
+    Instance,
+    IteratorValue,
+    ListValue,
+    ModuleValue,
+    Partial,
+    RangeValue,
+    Sym,
+    TupleValue,
+)
+
+if TYPE_CHECKING:
+    from recompile_lint.analysis.execution.interpreter import Interpreter
+
+Handler = Callable[..., object]
+
+# Names that resolve to a builtin when no scope binds them.
+NAMES = frozenset(
+    {
+        "range", "enumerate", "zip", "len", "int", "float", "str", "bool", "min", "max", "abs", "round",
+        "isinstance", "getattr", "setattr", "hasattr", "print", "super", "property", "staticmethod",
+        "classmethod", "list", "tuple", "dict", "set", "object", "sum", "sorted", "reversed", "type",
+        "Exception", "ValueError", "TypeError", "RuntimeError", "KeyError", "NotImplementedError",
+    }
+)  # fmt: skip
+_CONVERSIONS: dict[str, type] = {"int": int, "float": float, "str": str, "bool": bool}
+
+
+def _range(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if not 1 <= len(args) <= 3:
+        return TOP
+    if len(args) == 1:
+        return RangeValue(Const(0), args[0], Const(1))
+    return RangeValue(args[0], args[1], args[2] if len(args) == 3 else Const(1))
+
+
+def _enumerate(interp, frame, args, kwargs, node) -> object:
+    return IteratorValue("enumerate", (args[0],)) if len(args) == 1 and not kwargs else TOP
+
+
+def _zip(interp, frame, args, kwargs, node) -> object:
+    return IteratorValue("zip", tuple(args)) if args and not kwargs else TOP
+
+
+def _len(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) != 1:
+        return TOP
+    value = args[0]
+    if isinstance(value, Const) and isinstance(value.value, (str, bytes)):
+        return Const(len(value.value))
+    items = interp.items(value) if isinstance(value, (TupleValue, ListValue, DictValue, RangeValue)) else None
+    if items is not None:
+        return Const(len(items))
+    return Sym("data", name="len")
+
+
+def _conversion(name: str) -> Handler:
+    convert = _CONVERSIONS[name]
+
+    def handler(interp, frame, args, kwargs, node) -> object:
+        if not args:
+            return Const(convert())
+        value = args[0]
+        if len(args) == 1 and isinstance(value, Const):
+            try:
+                return Const(convert(value.value))
+            except (TypeError, ValueError, OverflowError):
+                return TOP
+        if isinstance(value, Sym) and value.origin == "iteration" and name != "bool":
+            return Sym("iteration", loop=value.loop, k=value.k, kind=name)  # distinct stays distinct
+        return TOP
+
+    return handler
+
+
+def _extreme(pick: Callable[..., object]) -> Handler:
+    def handler(interp: "Interpreter", frame, args, kwargs, node) -> object:
+        values = args
+        if len(args) == 1:
+            values = interp.items(args[0]) or []
+        if values and not kwargs and all(isinstance(v, Const) for v in values):
+            try:
+                return Const(pick(v.value for v in values))  # type: ignore[union-attr]
+            except (TypeError, ValueError):
+                return TOP
+        return TOP
+
+    return handler
+
+
+def _isinstance(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) != 2:
+        return TOP
+    value, classes = args
+    options = classes.elements if isinstance(classes, TupleValue) else (classes,)
+    if isinstance(value, Instance) and all(isinstance(c, ClassValue) for c in options):
+        mro = interp.mro(value.cls)
+        if all(isinstance(c, ClassValue) for c in mro):
+            return Const(any(c in mro for c in options))
+    if isinstance(value, Const) and all(isinstance(c, ModuleValue) and c.name.startswith("builtins.") for c in options):
+        names = {c.name.split(".", 1)[1] for c in options}  # type: ignore[union-attr]
+        return Const(type(value.value).__name__ in names or (type(value.value) is bool and "int" in names))
+    return TOP
+
+
+def _getattr(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) >= 2 and isinstance(args[1], Const) and isinstance(args[1].value, str):
+        return interp.get_attribute(frame, args[0], args[1].value)
+    return TOP
+
+
+def _setattr(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) == 3 and isinstance(args[1], Const) and isinstance(args[1].value, str):
+        interp.set_attribute(frame, args[0], args[1].value, args[2], interp.location(frame, node, "write"))
+    return Const(None)
+
+
+def _none(interp, frame, args, kwargs, node) -> object:
+    return Const(None)
+
+
+def _sequence(kind: str) -> Handler:
+    def handler(interp: "Interpreter", frame, args, kwargs, node) -> object:
+        if not args:
+            return TupleValue(()) if kind == "tuple" else interp.new_list([])
+        items = interp.items(args[0]) if len(args) == 1 else None
+        if items is None:
+            return TOP
+        return TupleValue(tuple(items)) if kind == "tuple" else interp.new_list(items)
+
+    return handler
+
+
+def _dict(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if args:
+        return TOP
+    return DictValue(interp.heap.new("dict", dict(kwargs)))
+
+
+def _identity(interp, frame, args, kwargs, node) -> object:
+    return args[0] if len(args) == 1 else TOP
+
+
+# ---- list and dict methods (the receiver first) ------------------------------------------
+
+
+def _append(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) == 2 and isinstance(args[0], ListValue):
+        slots = interp.heap.slots(args[0].addr)
+        interp.heap.write(args[0].addr, len([k for k in slots if isinstance(k, int)]), args[1], interp.location(frame, node, "write"))
+    return Const(None)
+
+
+def _unknown_items(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    """A change the run does not follow item by item: the container's items are unknown."""
+    if args and isinstance(args[0], (ListValue, DictValue)):
+        interp.set_item(args[0], TOP, TOP, interp.location(frame, node, "write"))
+    return TOP
+
+
+def _get(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) in (2, 3) and isinstance(args[0], DictValue) and isinstance(args[1], Const):
+        slots = interp.heap.slots(args[0].addr)
+        if args[1].value in slots:
+            return slots[args[1].value]
+        if not slots.get("__unknown__"):
+            return args[2] if len(args) == 3 else Const(None)
+    return TOP
+
+
+def _items(kind: str) -> Handler:
+    def handler(interp: "Interpreter", frame, args, kwargs, node) -> object:
+        if len(args) != 1 or not isinstance(args[0], DictValue):
+            return TOP
+        if kind == "items":
+            return IteratorValue("items", (args[0],))
+        slots = interp.heap.slots(args[0].addr)
+        if slots.get("__unknown__"):
+            return TOP
+        return interp.new_list([Const(k) if kind == "keys" else v for k, v in slots.items()])
+
+    return handler
+
+
+def _update(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if args and isinstance(args[0], DictValue):
+        where = interp.location(frame, node, "write")
+        if len(args) == 2 and isinstance(args[1], DictValue):
+            for key, value in interp.heap.slots(args[1].addr).items():
+                interp.heap.write(args[0].addr, key, value, where)
+        elif len(args) > 1:
+            interp.set_item(args[0], TOP, TOP, where)
+        for key, value in kwargs.items():
+            interp.heap.write(args[0].addr, key, value, where)
+    return Const(None)
+
+
+HANDLERS: dict[str, Handler] = {
+    "builtins.range": _range,
+    "builtins.enumerate": _enumerate,
+    "builtins.zip": _zip,
+    "builtins.len": _len,
+    "builtins.min": _extreme(min),
+    "builtins.max": _extreme(max),
+    "builtins.isinstance": _isinstance,
+    "builtins.getattr": _getattr,
+    "builtins.setattr": _setattr,
+    "builtins.print": _none,
+    "builtins.list": _sequence("list"),
+    "builtins.tuple": _sequence("tuple"),
+    "builtins.dict": _dict,
+    "super.__init__": _none,
+    "execution.identity": _identity,
+    "list.append": _append,
+    "list.extend": _unknown_items,
+    "list.insert": _unknown_items,
+    "list.pop": _unknown_items,
+    "list.clear": _unknown_items,
+    "dict.get": _get,
+    "dict.items": _items("items"),
+    "dict.keys": _items("keys"),
+    "dict.values": _items("values"),
+    "dict.update": _update,
+    "dict.pop": _unknown_items,
+    "dict.setdefault": _unknown_items,
+    **{f"builtins.{name}": _conversion(name) for name in _CONVERSIONS},
+}
+
+IDENTITY_DECORATOR = Partial(ModuleValue("execution.identity"))

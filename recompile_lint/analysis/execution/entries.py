@@ -1,0 +1,97 @@
+"""What the execution stage runs: the files that drive compiled code.
+
+An entry is a file run as ``__main__`` (its top level, its ``if __name__ == "__main__":``
+block), and then, in that run's state, each of its functions that calls something in a loop
+and has not run yet (parameters unknown), and its ``test_*`` functions. Files are entries when
+they compile something or, by their text, may import a module that does and drive it.
+Library code no entry calls gets no evidence.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.regions import CompiledRegion
+
+
+# Text a driver has: a ``__main__`` block, a test, a loop.
+_DRIVES = ("__main__", "def test_", "for ", "while ")
+_WORD = re.compile(r"\w+")
+_DOTTED = re.compile(r"[\w.]+")
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b.*|import[ \t]+.*)$", re.MULTILINE)
+
+
+class EntryFinder:
+    """The entry files of each region: the files that compile it or hold its code, and the
+    files whose imports name its module and that drive something. One pass over the project's text finds
+    which files name which of the regions' modules, so asking costs what the answer holds."""
+
+    def __init__(self, index: ProjectIndex, regions: list[CompiledRegion]):
+        self.index = index
+        wanted: dict[str, set[str]] = {}  # a module's last name -> the files that define it
+        for region in regions:
+            for path in (region.site_path, region.entry.path):
+                module = index.module_names.get(path, "")
+                if module:
+                    wanted.setdefault(module.rsplit(".", 1)[-1], set()).add(path)
+        self.naming: dict[str, list[str]] = {}  # a module's last name -> driver files naming it
+        for path in index.paths:
+            text = index.text(path) if wanted else None
+            if not text or not any(marker in text for marker in _DRIVES):
+                continue
+            imported = {word for line in _IMPORT_LINE.findall(text) for word in _WORD.findall(line)}
+            for name in imported & wanted.keys():
+                self.naming.setdefault(name, []).append(path)
+
+    def files_for(self, region: CompiledRegion) -> list[str]:
+        own = [region.site_path] + ([region.entry.path] if region.entry.path != region.site_path else [])
+        found = list(own)
+        for path in own:
+            module = self.index.module_names.get(path, "")
+            for other in self.naming.get(module.rsplit(".", 1)[-1], []) if module else []:
+                # The import, resolved from that file, leads here (not to a namesake elsewhere).
+                if other not in found and self.imports(other, module) and self.index.module_path(module, other) == path:
+                    found.append(other)
+        return found
+
+
+    def imports(self, path: str, module: str) -> bool:
+        """Whether an import line of the file names ``module`` whole: ``import a.b.c``,
+        ``from a.b.c import x``, ``from a.b import c``, or relatively (``from .c import x``,
+        ``from . import c``)."""
+        parent, _, last = module.rpartition(".")
+        for line in _IMPORT_LINE.findall(self.index.text(path) or ""):
+            words = _DOTTED.findall(line)
+            if len(words) < 2:
+                continue
+            if words[0] == "import" and module in words[1:]:
+                return True
+            if words[0] != "from":
+                continue
+            head, names = words[1], words[3:]
+            relative = head.lstrip(".")
+            if head == module or (head.startswith(".") and (relative == last or relative.endswith("." + last))):
+                return True
+            if last in names and (head == parent or (head.startswith(".") and (not relative or parent.endswith(relative)))):
+                return True
+        return False
+
+
+def driver_functions(tree: ast.Module) -> tuple[str, ...]:
+    """Module-level functions that call something inside a loop, and ``test_*`` functions."""
+    found = []
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.FunctionDef):
+            continue
+        if stmt.name.startswith("test_") or _calls_in_loop(stmt):
+            found.append(stmt.name)
+    return tuple(found)
+
+
+def _calls_in_loop(fn: ast.FunctionDef) -> bool:
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.For, ast.While)) and any(isinstance(inner, ast.Call) for stmt in node.body for inner in ast.walk(stmt)):
+            return True
+    return False

@@ -1,0 +1,44 @@
+"""Frames and the control flow between them: one frame per running function, module or class
+body, and the exceptions that carry ``return``, ``break``, ``continue`` and ``raise`` out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Frame:
+    """A running body: its file, its locals' store, the stores it closes over and its globals."""
+
+    path: str
+    qualname: str  # "" for a module body, ``Class`` for a class body, ``f`` / ``C.m`` for a function
+    locals: int  # heap address of the locals
+    globals: int  # heap address of the module's globals
+    closure: tuple[int, ...] = ()
+    depth: int = 0
+    kind: str = "function"  # function, module, class
+    declared_global: set[str] = field(default_factory=set)
+    declared_nonlocal: set[str] = field(default_factory=set)
+    returns: list[object] = field(default_factory=list)
+    loops: list[tuple[str, int]] = field(default_factory=list)  # (loop id, iteration) of the symbolic loops around
+
+
+class Return(Exception):
+    def __init__(self, value: object):
+        self.value = value
+
+
+class Break(Exception):
+    pass
+
+
+class Continue(Exception):
+    pass
+
+
+class Raised(Exception):
+    """A ``raise``: the path stops here."""
+
+
+class OutOfBudget(Exception):
+    """The entry used its steps: what it found so far stands."""

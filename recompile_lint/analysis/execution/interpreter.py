@@ -1,0 +1,1061 @@
+"""The interpreter: runs a project's Python on abstract values, statement by statement.
+
+It walks ``ast`` trees. What it knows it computes (concrete values, project functions and
+classes, the libraries the overlays model); what it does not know is ``TOP``, never a guess.
+
+* ``if``: the taken branch when the test is known, else both, one after the other on the same
+  heap with their writes undone in between, and joined (``Heap.open/close/merge``);
+* ``for`` / ``while``: an iterable of at most ``CONCRETE_ITERATIONS`` known items runs item by
+  item; any other loop runs ``LOOP_ITERATIONS`` iterations, the loop variable a fresh iteration
+  symbol each time. A slot the body changes from one iteration to the next (a counter:
+  ``step += 1``) is found by running the body twice first without telling the caches, and
+  holds an iteration symbol at the start of each iteration;
+* calls into project code are followed ``max_depth`` deep; a run has ``steps`` to spend;
+* each call of a compiled object is told to the ``observer`` (the cache entries, ``cache.py``)
+  before its body runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Callable, Protocol
+
+from recompile_lint.analysis.execution import builtins as builtin_values
+from recompile_lint.analysis.execution.frames import Break, Continue, Frame, OutOfBudget, Raised, Return
+from recompile_lint.analysis.execution.heap import Heap
+from recompile_lint.analysis.execution.overlays import TABLE
+from recompile_lint.analysis.execution.values import (
+    TOP,
+    BoundMethod,
+    ClassMethod,
+    ClassValue,
+    CodeRef,
+    CompiledValue,
+    Const,
+    ContextValue,
+    DictValue,
+    Function,
+    Instance,
+    IteratorValue,
+    ListValue,
+    ModuleValue,
+    Partial,
+    Property,
+    RangeValue,
+    StaticMethod,
+    SuperValue,
+    Sym,
+    TensorValue,
+    TupleValue,
+    definitely_different,
+    iteration,
+    join,
+)
+from recompile_lint.models import Location
+
+LOOP_ITERATIONS = 3
+CONCRETE_ITERATIONS = 16  # a known iterable this long runs item by item (twice the recompile limit)
+MAX_DEPTH = 8
+MAX_MODULES = 16  # modules one run imports; past them an import is top (a run's cost stays bounded)
+STEPS = 5_000
+NN_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+_MISSING = object()
+
+_BINARY: dict[type, Callable[[object, object], object]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+}  # fmt: skip
+_COMPARE: dict[type, Callable[[object, object], object]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+    ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+}  # fmt: skip
+# Arithmetic that keeps an iteration symbol an iteration symbol (``step + 1``, ``2 * epoch``).
+_SHIFTING = (ast.Add, ast.Sub, ast.Mult)
+_OBJECTS = (Instance, Function, ClassValue, ModuleValue, TensorValue, ListValue, DictValue, TupleValue, CompiledValue, BoundMethod, Partial, RangeValue)
+
+
+class Project(Protocol):
+    """What the interpreter needs of the project: trees and where imports lead."""
+
+    def tree(self, path: str) -> ast.Module | None: ...
+
+    def module_path(self, name: str, from_path: str) -> str | None: ...
+
+    def module_name(self, path: str) -> tuple[str, bool]: ...
+
+
+class Observer(Protocol):
+    def on_compiled_call(self, interpreter: "Interpreter", compiled: CompiledValue, function: Function, bound: dict[str, object], where: Location) -> None: ...
+
+
+class Interpreter:
+    """One run: a heap, the modules imported so far, the steps left."""
+
+    def __init__(self, project: Project, observer: Observer | None = None, steps: int = STEPS, max_depth: int = MAX_DEPTH):
+        self.project = project
+        self.observer = observer
+        self.heap = Heap()
+        self.steps = steps
+        self.max_depth = max_depth
+        self.modules: dict[str, ModuleValue] = {}
+        self.globals: dict[str, int] = {}  # file -> heap address of its globals
+        self.codes: dict[CodeRef, ast.AST] = {}
+        self.executed: set[CodeRef] = set()
+        self.probing = 0  # >0 while a loop's body runs to find what it changes: calls are not told
+        self.compiling = 0  # >0 while a compiled body runs (``torch.compiler.is_compiling()``)
+        self.grad_modes: list[object] = []  # the grad-mode and autocast contexts entered
+        self.traced: set[tuple[str, int]] = set()  # (file, line) of expressions compiled code ran
+        self._tensors = 0
+        self._generators: dict[CodeRef, bool] = {}
+
+    # ---- bookkeeping -------------------------------------------------------------------
+
+    def tick(self) -> None:
+        self.steps -= 1
+        if self.steps < 0:
+            raise OutOfBudget()
+
+    def new_tensor(self, **known: object) -> TensorValue:
+        self._tensors += 1
+        return TensorValue(addr=-self._tensors, **known)  # type: ignore[arg-type]
+
+    @staticmethod
+    def location(frame: Frame, node: ast.AST, role: str, note: str = "") -> Location:
+        line = getattr(node, "lineno", 0)
+        column = getattr(node, "col_offset", 0) + 1
+        return Location(frame.path, line, column, role, note, getattr(node, "end_lineno", line) or line, (getattr(node, "end_col_offset", None) or 0) + 1)
+
+    # ---- modules -----------------------------------------------------------------------
+
+    def run_module(self, path: str, as_main: bool = False) -> object:
+        """Run a file's top level once (as ``__main__`` when asked); its module value."""
+        if path in self.modules:
+            return self.modules[path]
+        if len(self.modules) >= MAX_MODULES:
+            return TOP
+        tree = self.project.tree(path)
+        name, _ = self.project.module_name(path)
+        if tree is None:
+            return TOP
+        addr = self.heap.new("module", {"__name__": Const("__main__" if as_main else name)})
+        module = ModuleValue(name, path)
+        self.modules[path] = module
+        self.globals[path] = addr
+        frame = Frame(path, "", addr, addr, kind="module")
+        try:
+            self.block(frame, tree.body)
+        except (Return, Break, Continue, Raised):
+            pass
+        return module
+
+    def import_module(self, frame: Frame, name: str) -> object:
+        path = self.project.module_path(name, frame.path)
+        if path is None:
+            return ModuleValue(name)
+        return self.run_module(path)
+
+    def absolute(self, frame: Frame, module: str | None, level: int) -> str:
+        if not level:
+            return module or ""
+        own, is_package = self.project.module_name(frame.path)
+        parts = own.split(".") if own else []
+        drop = level - 1 if is_package else level
+        base = parts[: len(parts) - drop] if drop <= len(parts) else []
+        return ".".join(base + ([module] if module else []))
+
+    def module_attribute(self, module: ModuleValue, attr: str, frame: Frame | None = None) -> object:
+        if not module.path:
+            return ModuleValue(f"{module.name}.{attr}")
+        value = self.heap.read(self.globals.get(module.path, -1), attr, _MISSING)
+        if value is not _MISSING:
+            return value
+        path = self.project.module_path(f"{module.name}.{attr}", module.path)
+        return self.run_module(path) if path is not None else TOP
+
+    # ---- statements --------------------------------------------------------------------
+
+    def block(self, frame: Frame, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self.statement(frame, stmt)
+
+    def statement(self, frame: Frame, stmt: ast.stmt) -> None:
+        self.tick()
+        if isinstance(stmt, ast.Expr):
+            self.eval(frame, stmt.value)
+        elif isinstance(stmt, ast.Assign):
+            value = self.eval(frame, stmt.value)
+            for target in stmt.targets:
+                self.assign(frame, target, value, stmt)
+        elif isinstance(stmt, ast.AugAssign):
+            current = self.eval(frame, _load(stmt.target))
+            value = self.eval(frame, stmt.value)
+            self.assign(frame, stmt.target, self.binary(stmt.op, current, value, in_place=True), stmt)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self.assign(frame, stmt.target, self.eval(frame, stmt.value), stmt)
+        elif isinstance(stmt, ast.If):
+            self.branch(frame, self.eval(frame, stmt.test), stmt.body, stmt.orelse)
+        elif isinstance(stmt, ast.For):
+            self.loop_for(frame, stmt)
+        elif isinstance(stmt, ast.While):
+            self.loop_while(frame, stmt)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.store_name(frame, stmt.name, self.define_function(frame, stmt), self.location(frame, stmt, "write"))
+        elif isinstance(stmt, ast.ClassDef):
+            self.store_name(frame, stmt.name, self.define_class(frame, stmt), self.location(frame, stmt, "write"))
+        elif isinstance(stmt, ast.Return):
+            raise Return(self.eval(frame, stmt.value) if stmt.value is not None else Const(None))
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                module = self.import_module(frame, alias.name)
+                if alias.asname:
+                    self.store_name(frame, alias.asname, module, None)
+                else:
+                    head = alias.name.split(".")[0]
+                    self.store_name(frame, head, self.import_module(frame, head) if head != alias.name else module, None)
+        elif isinstance(stmt, ast.ImportFrom):
+            self.import_from(frame, stmt)
+        elif isinstance(stmt, ast.Global):
+            frame.declared_global.update(stmt.names)
+        elif isinstance(stmt, ast.Nonlocal):
+            frame.declared_nonlocal.update(stmt.names)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            self.with_block(frame, stmt)
+        elif isinstance(stmt, ast.Try):
+            self.try_block(frame, stmt)
+        elif isinstance(stmt, ast.Raise):
+            raise Raised()
+        elif isinstance(stmt, ast.Break):
+            raise Break()
+        elif isinstance(stmt, ast.Continue):
+            raise Continue()
+        elif isinstance(stmt, ast.Delete):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    self.store_name(frame, target.id, TOP, None)
+        # pass, assert, match and anything else: no effect the run follows
+
+    def import_from(self, frame: Frame, stmt: ast.ImportFrom) -> None:
+        name = self.absolute(frame, stmt.module, stmt.level)
+        module = self.import_module(frame, name) if name else TOP
+        for alias in stmt.names:
+            if alias.name == "*":
+                continue
+            if isinstance(module, ModuleValue):
+                value = self.module_attribute(module, alias.name)
+            else:
+                value = TOP
+            self.store_name(frame, alias.asname or alias.name, value, None)
+
+    def branch(self, frame: Frame, test: object, body: list[ast.stmt], orelse: list[ast.stmt]) -> None:
+        truth = self.truth(test)
+        if truth is True:
+            self.block(frame, body)
+            return
+        if truth is False:
+            self.block(frame, orelse)
+            return
+        self.both(frame, [body, orelse])
+
+    def both(self, frame: Frame, bodies: list[list[ast.stmt]]) -> None:
+        """Run each body on the same state and join what they leave (a branch that raises
+        leaves nothing; one that returns or leaves the loop is joined, as if it went on)."""
+        kept = []
+        outcomes = []
+        returned: list[object] = []
+        for body in bodies:
+            self.heap.open()
+            outcome = "on"
+            try:
+                self.block(frame, body)
+            except Return as done:
+                returned.append(done.value)
+                outcome = "return"
+            except Raised:
+                outcome = "raise"
+            except Break:
+                outcome = "break"
+            except Continue:
+                outcome = "continue"
+            journal = self.heap.close()
+            outcomes.append(outcome)
+            if outcome != "raise":
+                kept.append(journal)
+        self.heap.merge(kept)
+        ends = set(outcomes)
+        if "on" in ends:
+            frame.returns.extend(returned)
+            return
+        if ends == {"raise"}:
+            raise Raised()
+        if ends <= {"return", "raise"}:
+            value = returned[0]
+            for other in returned[1:]:
+                value = join(value, other)
+            raise Return(value)
+        frame.returns.extend(returned)
+        if ends <= {"break", "raise"}:
+            raise Break()
+        if ends <= {"continue", "raise"}:
+            raise Continue()
+
+    def with_block(self, frame: Frame, stmt: ast.With | ast.AsyncWith) -> None:
+        entered = []
+        for item in stmt.items:
+            manager = self.eval(frame, item.context_expr)
+            value = TOP
+            if isinstance(manager, ContextValue):
+                self.grad_modes.append(manager)
+                entered.append(manager)
+            elif isinstance(manager, Instance):
+                enter = self.class_attribute(manager.cls, "__enter__")
+                if isinstance(enter, Function):
+                    value = self.call_function(enter, [manager], {}, frame)
+            if item.optional_vars is not None:
+                self.assign(frame, item.optional_vars, value, stmt)
+        try:
+            self.block(frame, stmt.body)
+        finally:
+            for _ in entered:
+                self.grad_modes.pop()
+
+    def try_block(self, frame: Frame, stmt: ast.Try) -> None:
+        try:
+            self.block(frame, stmt.body)
+        except Raised:
+            if not stmt.handlers:
+                raise
+            self.block(frame, stmt.handlers[0].body)
+        else:
+            self.block(frame, stmt.orelse)
+        finally:
+            self.block(frame, stmt.finalbody)
+
+    # ---- loops -------------------------------------------------------------------------
+
+    def loop_for(self, frame: Frame, stmt: ast.For | ast.AsyncFor) -> None:
+        iterable = self.eval(frame, stmt.iter)
+        items = self.items(iterable)
+        if items is not None and len(items) <= CONCRETE_ITERATIONS:
+            for item in items:
+                self.assign(frame, stmt.target, item, stmt)
+                try:
+                    self.block(frame, stmt.body)
+                except Break:
+                    return
+                except Continue:
+                    continue
+            self.block(frame, stmt.orelse)
+            return
+        if items is not None:
+            kinds = {type(item.value).__name__ if isinstance(item, Const) else "" for item in items}
+            distinct = len(set(items)) == len(items) and all(isinstance(item, Const) for item in items)
+            kind = kinds.pop() if len(kinds) == 1 else ""
+            element = (lambda loop, k: iteration(loop, k, kind)) if distinct else (lambda loop, k: TOP)
+        else:
+            element = lambda loop, k: self.element(iterable, loop, k)  # noqa: E731
+        loop = f"{frame.path}:{stmt.lineno}:{stmt.col_offset}"
+
+        def before(k: int) -> None:
+            self.assign(frame, stmt.target, element(loop, k), stmt)
+
+        self.symbolic_loop(frame, loop, stmt.body, before, None)
+
+    def loop_while(self, frame: Frame, stmt: ast.While) -> None:
+        loop = f"{frame.path}:{stmt.lineno}:{stmt.col_offset}"
+        self.symbolic_loop(frame, loop, stmt.body, lambda k: None, stmt.test)
+
+    def symbolic_loop(self, frame: Frame, loop: str, body: list[ast.stmt], before: Callable[[int], None], test: ast.expr | None) -> None:
+        carried = self.carried_slots(frame, loop, body, before, test)
+        frame.loops.append((loop, 0))
+        try:
+            for k in range(LOOP_ITERATIONS):
+                frame.loops[-1] = (loop, k)
+                for (addr, key), kind in carried.items():
+                    self.heap.write(addr, key, iteration(loop, k, kind), self.heap.origin(addr, key))
+                if test is not None and self.truth(self.eval(frame, test)) is False:
+                    return
+                before(k)
+                try:
+                    self.block(frame, body)
+                except Break:
+                    return
+                except Continue:
+                    continue
+        finally:
+            frame.loops.pop()
+
+    def carried_slots(self, frame: Frame, loop: str, body: list[ast.stmt], before: Callable[[int], None], test: ast.expr | None) -> dict[tuple[int, object], str]:
+        """Slots whose value two runs of the body leave concrete and different (a counter):
+        each iteration gives them a new value. The probe's writes are undone."""
+        self.probing += 1
+        self.heap.open()
+        seen: list[dict[tuple[int, object], object]] = []
+        try:
+            for k in range(2):
+                frame.loops.append((loop, k))
+                try:
+                    if test is not None and self.truth(self.eval(frame, test)) is False:
+                        break
+                    before(k)
+                    self.block(frame, body)
+                except (Break, Continue, Return, Raised):
+                    pass
+                finally:
+                    frame.loops.pop()
+                journal = self.heap._journals[-1]
+                seen.append({slot: self.heap.read(slot[0], slot[1], _MISSING) for slot in journal.before})
+        finally:
+            self.heap.close()
+            self.probing -= 1
+        if len(seen) < 2:
+            return {}
+        carried = {}
+        for slot, second in seen[1].items():
+            first = seen[0].get(slot, _MISSING)
+            if isinstance(first, Const) and isinstance(second, Const) and type(first.value) in (int, float) and definitely_different(first, second):
+                carried[slot] = type(second.value).__name__
+        return carried
+
+    def items(self, value: object) -> list[object] | None:
+        """The items of an iterable whose items are known."""
+        if isinstance(value, RangeValue):
+            bounds = (value.start, value.stop, value.step)
+            if all(isinstance(b, Const) and type(b.value) is int for b in bounds):
+                numbers = range(*(b.value for b in bounds))  # type: ignore[union-attr]
+                if len(numbers) > 10_000:
+                    return None
+                return [Const(n) for n in numbers]
+            return None
+        if isinstance(value, TupleValue):
+            return list(value.elements)
+        if isinstance(value, ListValue):
+            slots = self.heap.slots(value.addr)
+            if slots.get("__unknown__"):
+                return None
+            return [slots[i] for i in sorted(k for k in slots if isinstance(k, int))]
+        if isinstance(value, DictValue):
+            slots = self.heap.slots(value.addr)
+            if slots.get("__unknown__"):
+                return None
+            return [Const(k) for k in slots if k != "__unknown__"]
+        if isinstance(value, IteratorValue):
+            parts = [self.items(source) for source in value.sources]
+            if any(part is None for part in parts):
+                return None
+            if value.kind == "enumerate":
+                return [TupleValue((Const(i), item)) for i, item in enumerate(parts[0])]  # type: ignore[arg-type]
+            if value.kind == "zip":
+                return [TupleValue(tuple(group)) for group in zip(*parts)]  # type: ignore[misc]
+            if value.kind == "items" and isinstance(value.sources[0], DictValue):
+                slots = self.heap.slots(value.sources[0].addr)
+                return [TupleValue((Const(k), v)) for k, v in slots.items() if k != "__unknown__"]
+        return None
+
+    def element(self, iterable: object, loop: str, k: int) -> object:
+        """The ``k``-th item of an iterable whose items are not all known."""
+        if isinstance(iterable, RangeValue):
+            return iteration(loop, k, "int")
+        if isinstance(iterable, IteratorValue) and iterable.kind == "enumerate":
+            return TupleValue((iteration(loop, k, "int"), self.element(iterable.sources[0], loop + "/0", k)))
+        if isinstance(iterable, IteratorValue) and iterable.kind == "zip":
+            return TupleValue(tuple(self.element(source, f"{loop}/{i}", k) for i, source in enumerate(iterable.sources)))
+        return TOP
+
+    # ---- names and assignment ----------------------------------------------------------
+
+    def assign(self, frame: Frame, target: ast.expr, value: object, stmt: ast.AST) -> None:
+        where = self.location(frame, stmt, "write")
+        if isinstance(target, ast.Name):
+            self.store_name(frame, target.id, value, where)
+        elif isinstance(target, ast.Attribute):
+            self.set_attribute(frame, self.eval(frame, target.value), target.attr, value, where)
+        elif isinstance(target, ast.Subscript):
+            self.set_item(self.eval(frame, target.value), self.eval(frame, target.slice), value, where)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = self.items(value) if isinstance(value, (TupleValue, ListValue)) else None
+            if items is not None and len(items) == len(target.elts) and not any(isinstance(t, ast.Starred) for t in target.elts):
+                for element, item in zip(target.elts, items):
+                    self.assign(frame, element, item, stmt)
+            else:
+                for element in target.elts:
+                    self.assign(frame, element.value if isinstance(element, ast.Starred) else element, TOP, stmt)
+
+    def store_name(self, frame: Frame, name: str, value: object, where: Location | None) -> None:
+        if name in frame.declared_global:
+            self.heap.write(frame.globals, name, value, where)
+            return
+        if name in frame.declared_nonlocal:
+            for cells in frame.closure:
+                if self.heap.has(cells, name):
+                    self.heap.write(cells, name, value, where)
+                    return
+        self.heap.write(frame.locals, name, value, where)
+
+    def load_name(self, frame: Frame, name: str) -> object:
+        if name not in frame.declared_global:
+            value = self.heap.read(frame.locals, name, _MISSING)
+            if value is not _MISSING:
+                return value
+            for cells in frame.closure:
+                value = self.heap.read(cells, name, _MISSING)
+                if value is not _MISSING:
+                    return value
+        value = self.heap.read(frame.globals, name, _MISSING)
+        if value is not _MISSING:
+            return value
+        if name in builtin_values.NAMES:
+            return ModuleValue(f"builtins.{name}")
+        return TOP
+
+    # ---- functions and classes ---------------------------------------------------------
+
+    def qualname(self, frame: Frame, name: str) -> str:
+        return f"{frame.qualname}.{name}" if frame.qualname else name
+
+    def define_function(self, frame: Frame, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, name: str = "") -> object:
+        qualname = self.qualname(frame, name or getattr(node, "name", ""))
+        code = CodeRef(frame.path, qualname, node.lineno)
+        self.codes[code] = node
+        args = node.args
+        defaults = tuple(self.eval(frame, d) for d in args.defaults)
+        kw_defaults = tuple((a.arg, self.eval(frame, d)) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+        closure = ((frame.locals,) + frame.closure) if frame.kind == "function" else frame.closure
+        value: object = Function(code, closure, defaults, kw_defaults, frame.path)
+        if isinstance(node, ast.Lambda):
+            return value
+        for decorator in reversed(node.decorator_list):
+            value = self.decorate(frame, decorator, value)
+        return value
+
+    def decorate(self, frame: Frame, decorator: ast.expr, value: object) -> object:
+        applied = self.eval(frame, decorator)
+        if isinstance(applied, ModuleValue) and not applied.path:
+            name = applied.name
+            if name == "builtins.property":
+                return Property(value)
+            if name == "builtins.staticmethod":
+                return StaticMethod(value)
+            if name == "builtins.classmethod":
+                return ClassMethod(value)
+        if isinstance(applied, BoundMethod) and applied.function == ModuleValue("property.setter") and isinstance(applied.receiver, Property):
+            return Property(applied.receiver.getter, value)
+        return self.call(frame, applied, [value], {}, decorator)
+
+    def define_class(self, frame: Frame, node: ast.ClassDef) -> object:
+        bases = tuple(self.eval(frame, base) for base in node.bases)
+        qualname = self.qualname(frame, node.name)
+        namespace = self.heap.new("class", {"__name__": Const(node.name)})
+        cls = ClassValue(frame.path, qualname, namespace, bases)
+        body = Frame(frame.path, qualname, namespace, frame.globals, frame.closure, frame.depth, kind="class")
+        try:
+            self.block(body, node.body)
+        except (Return, Break, Continue, Raised):
+            pass
+        if any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in self.mro(cls)):
+            # An Enum's members are not their values (``Mode.TRAIN`` is not ``1``), and what
+            # Dynamo guards on them is not modelled yet: top, never a difference.
+            for key, member in list(self.heap.slots(namespace).items()):
+                if isinstance(key, str) and not key.startswith("__") and isinstance(member, Const):
+                    self.heap.write(namespace, key, TOP, None)
+        value: object = cls
+        for decorator in reversed(node.decorator_list):
+            applied = self.eval(frame, decorator)
+            if isinstance(applied, Function):
+                value = self.call(frame, applied, [value], {}, decorator)
+        return value
+
+    def mro(self, cls: ClassValue) -> list[object]:
+        out: list[object] = []
+        pending: list[object] = [cls]
+        while pending and len(out) < 32:
+            current = pending.pop(0)
+            if current in out:
+                continue
+            out.append(current)
+            if isinstance(current, ClassValue):
+                pending.extend(current.bases)
+        return out
+
+    def is_nn_module(self, cls: ClassValue) -> bool:
+        return any(isinstance(c, ModuleValue) and c.name in NN_MODULE for c in self.mro(cls))
+
+    def class_attribute(self, cls: ClassValue, name: str, after: ClassValue | None = None) -> object:
+        classes = self.mro(cls)
+        if after is not None and after in classes:
+            classes = classes[classes.index(after) + 1 :]
+        for current in classes:
+            if isinstance(current, ClassValue):
+                value = self.heap.read(current.addr, name, _MISSING)
+                if value is not _MISSING:
+                    return value
+        return _MISSING
+
+    def instantiate(self, frame: Frame, cls: ClassValue, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        instance = Instance(cls, self.heap.new("object"))
+        if self.is_nn_module(cls):
+            self.heap.write(instance.addr, "training", Const(True), None)
+        init = self.class_attribute(cls, "__init__")
+        if isinstance(init, Function):
+            self.call_function(init, [instance] + args, kwargs, frame)
+        return instance
+
+    def bind(self, function: Function, args: list[object], kwargs: dict[str, object]) -> dict[str, object] | None:
+        node = self.codes.get(function.code)
+        if node is None:
+            return None
+        spec = node.args  # type: ignore[attr-defined]
+        positional = [a.arg for a in spec.posonlyargs + spec.args]
+        bound: dict[str, object] = {}
+        for name, value in zip(positional, args):
+            bound[name] = value
+        extra = args[len(positional) :]
+        if spec.vararg is not None:
+            bound[spec.vararg.arg] = TupleValue(tuple(extra))
+        defaults = dict(zip(positional[len(positional) - len(function.defaults) :], function.defaults))
+        defaults.update(function.kw_defaults)
+        rest: dict[str, object] = {}
+        for key, value in kwargs.items():
+            if key in positional or key in [a.arg for a in spec.kwonlyargs]:
+                bound[key] = value
+            else:
+                rest[key] = value
+        for name in positional + [a.arg for a in spec.kwonlyargs]:
+            if name not in bound:
+                bound[name] = defaults.get(name, TOP)
+        if spec.kwarg is not None:
+            bound[spec.kwarg.arg] = TOP
+        return bound
+
+    def call_function(self, function: Function, args: list[object], kwargs: dict[str, object], caller: Frame | None) -> object:
+        node = self.codes.get(function.code)
+        depth = caller.depth + 1 if caller is not None else 0
+        if node is None or depth > self.max_depth or isinstance(node, ast.AsyncFunctionDef):
+            return TOP
+        if self.is_generator(function.code, node):
+            return TOP  # a generator: its body runs later, as it is iterated
+        bound = self.bind(function, args, kwargs)
+        if bound is None:
+            return TOP
+        self.executed.add(function.code)
+        cells = self.heap.new("frame")
+        for name, value in bound.items():
+            self.heap.write(cells, name, value, None)
+        globals_addr = self.globals.get(function.module)
+        if globals_addr is None:
+            return TOP
+        frame = Frame(function.code.path, function.code.qualname, cells, globals_addr, function.closure, depth)
+        if caller is not None:
+            frame.loops = list(caller.loops)
+        if isinstance(node, ast.Lambda):
+            return self.eval(frame, node.body)
+        try:
+            self.block(frame, node.body)  # type: ignore[attr-defined]
+        except Return as done:
+            frame.returns.append(done.value)
+        else:
+            frame.returns.append(Const(None))
+        value = frame.returns[0]
+        for other in frame.returns[1:]:
+            value = join(value, other)
+        return value
+
+    def is_generator(self, code: CodeRef, node: ast.AST) -> bool:
+        found = self._generators.get(code)
+        if found is None:
+            found = not isinstance(node, ast.Lambda) and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node))
+            self._generators[code] = found
+        return found
+
+    def compiled_target(self, compiled: CompiledValue, args: list[object]) -> tuple[Function, list[object]] | None:
+        """The function a compiled object runs and its arguments (``self`` first for a module)."""
+        target = compiled.target
+        if isinstance(target, Instance):
+            forward = self.class_attribute(target.cls, "forward")
+            return (forward, [target] + args) if isinstance(forward, Function) else None
+        if isinstance(target, Function):
+            return target, args
+        if isinstance(target, BoundMethod) and isinstance(target.function, Function):
+            return target.function, [target.receiver] + args
+        return None
+
+    def call_compiled(self, frame: Frame, compiled: CompiledValue, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        found = self.compiled_target(compiled, args)
+        if found is None:
+            return TOP
+        function, arguments = found
+        bound = self.bind(function, arguments, kwargs)
+        if bound is not None and self.observer is not None and not self.probing:
+            self.observer.on_compiled_call(self, compiled, function, bound, self.location(frame, node, "call"))
+        self.compiling += 1
+        try:
+            return self.call_function(function, arguments, kwargs, frame)
+        finally:
+            self.compiling -= 1
+
+    # ---- calls -------------------------------------------------------------------------
+
+    def call(self, frame: Frame, callee: object, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        self.tick()
+        if isinstance(callee, Function):
+            return self.call_function(callee, args, kwargs, frame)
+        if isinstance(callee, BoundMethod):
+            return self.call(frame, callee.function, [callee.receiver] + args, kwargs, node)
+        if isinstance(callee, CompiledValue):
+            return self.call_compiled(frame, callee, args, kwargs, node)
+        if isinstance(callee, Partial):
+            return self.call(frame, callee.function, list(callee.args) + args, {**dict(callee.keywords), **kwargs}, node)
+        if isinstance(callee, ClassValue):
+            return self.instantiate(frame, callee, args, kwargs, node)
+        if isinstance(callee, Instance):
+            compiled = self.heap.read(callee.addr, "__compiled__", _MISSING)
+            if isinstance(compiled, CompiledValue):
+                return self.call_compiled(frame, compiled, args, kwargs, node)
+            method = self.class_attribute(callee.cls, "__call__")
+            if method is _MISSING and self.is_nn_module(callee.cls):
+                method = self.class_attribute(callee.cls, "forward")
+            if isinstance(method, (Function, CompiledValue)):
+                return self.call(frame, BoundMethod(method, callee), args, kwargs, node)
+            return TOP
+        if isinstance(callee, ContextValue):
+            return args[0] if len(args) == 1 and isinstance(args[0], Function) else TOP  # ``@torch.no_grad()``
+        if isinstance(callee, ModuleValue) and not callee.path:
+            handler = TABLE.get(callee.name)
+            if handler is not None:
+                return handler(self, frame, args, kwargs, node)
+        return TOP
+
+    # ---- attributes and items ----------------------------------------------------------
+
+    def get_attribute(self, frame: Frame, value: object, attr: str) -> object:
+        if isinstance(value, Instance):
+            found = self.heap.read(value.addr, attr, _MISSING)
+            if found is not _MISSING:
+                return found
+            member = self.class_attribute(value.cls, attr)
+            if member is not _MISSING:
+                return self.bind_member(frame, member, value)
+            if self.is_nn_module(value.cls) and f"nn.Module.{attr}" in TABLE:
+                return BoundMethod(ModuleValue(f"nn.Module.{attr}"), value)
+            return TOP
+        if isinstance(value, CompiledValue):
+            if attr == "_orig_mod" or attr == "__wrapped__":
+                return value.target
+            if isinstance(value.target, Instance):
+                return self.get_attribute(frame, value.target, attr)  # OptimizedModule forwards reads
+            return TOP
+        if isinstance(value, ModuleValue):
+            return self.module_attribute(value, attr, frame)
+        if isinstance(value, ClassValue):
+            member = self.class_attribute(value, attr)
+            if isinstance(member, ClassMethod):
+                return BoundMethod(member.function, value)
+            if isinstance(member, StaticMethod):
+                return member.function
+            return TOP if member is _MISSING else member
+        if isinstance(value, SuperValue):
+            member = self.class_attribute(value.receiver.cls, attr, after=value.start) if isinstance(value.receiver, Instance) else _MISSING
+            if member is _MISSING:
+                return BoundMethod(ModuleValue(f"super.{attr}"), value.receiver)
+            return self.bind_member(frame, member, value.receiver)
+        if isinstance(value, Property) and attr == "setter":
+            return BoundMethod(ModuleValue("property.setter"), value)
+        for kind, prefix in ((TensorValue, "tensor"), (ListValue, "list"), (DictValue, "dict"), (Const, "const")):
+            if isinstance(value, kind):
+                if f"{prefix}.{attr}" in TABLE:
+                    return BoundMethod(ModuleValue(f"{prefix}.{attr}"), value)
+                return TOP
+        return TOP
+
+    def bind_member(self, frame: Frame, member: object, receiver: object) -> object:
+        if isinstance(member, (Function, CompiledValue)):
+            return BoundMethod(member, receiver)
+        if isinstance(member, Property):
+            return self.call(frame, member.getter, [receiver], {}, ast.Pass())
+        if isinstance(member, StaticMethod):
+            return member.function
+        if isinstance(member, ClassMethod) and isinstance(receiver, Instance):
+            return BoundMethod(member.function, receiver.cls)
+        return member
+
+    def set_attribute(self, frame: Frame, target: object, attr: str, value: object, where: Location | None) -> None:
+        if isinstance(target, Instance):
+            member = self.class_attribute(target.cls, attr)
+            if isinstance(member, Property):
+                if member.setter is not None:
+                    self.call(frame, member.setter, [target, value], {}, ast.Pass())
+                return
+            self.heap.write(target.addr, attr, value, where)
+        elif isinstance(target, CompiledValue) and isinstance(target.target, Instance):
+            self.set_attribute(frame, target.target, attr, value, where)  # OptimizedModule forwards writes
+        elif isinstance(target, ModuleValue) and target.path and target.path in self.globals:
+            self.heap.write(self.globals[target.path], attr, value, where)
+        elif isinstance(target, ClassValue):
+            self.heap.write(target.addr, attr, value, where)
+
+    def get_item(self, value: object, key: object) -> object:
+        if isinstance(value, TupleValue) and isinstance(key, Const) and type(key.value) is int:
+            try:
+                return value.elements[key.value]  # type: ignore[index]
+            except IndexError:
+                return TOP
+        if isinstance(value, (ListValue, DictValue)) and isinstance(key, Const):
+            slots = self.heap.slots(value.addr)
+            index = key.value
+            if isinstance(value, ListValue) and type(index) is int and index < 0:
+                index += len([k for k in slots if isinstance(k, int)])
+            found = slots.get(index, _MISSING) if not slots.get("__unknown__") else _MISSING
+            return TOP if found is _MISSING else found
+        if isinstance(value, TensorValue):
+            return self.new_tensor()
+        return TOP
+
+    def set_item(self, target: object, key: object, value: object, where: Location | None) -> None:
+        if not isinstance(target, (ListValue, DictValue)):
+            return
+        if isinstance(key, Const) and key.value != "__unknown__":
+            self.heap.write(target.addr, key.value, value, where)
+            return
+        for slot in list(self.heap.slots(target.addr)):
+            self.heap.forget(target.addr, slot)  # an unknown key may be any of them
+        self.heap.write(target.addr, "__unknown__", Const(True), where)
+
+    # ---- expressions -------------------------------------------------------------------
+
+    def eval(self, frame: Frame, node: ast.expr) -> object:
+        if self.compiling:
+            self.traced.add((frame.path, node.lineno))
+        if isinstance(node, ast.Constant):
+            return Const(node.value)
+        if isinstance(node, ast.Name):
+            return self.load_name(frame, node.id)
+        if isinstance(node, ast.Attribute):
+            return self.get_attribute(frame, self.eval(frame, node.value), node.attr)
+        if isinstance(node, ast.Call):
+            return self.eval_call(frame, node)
+        if isinstance(node, ast.BinOp):
+            return self.binary(node.op, self.eval(frame, node.left), self.eval(frame, node.right))
+        if isinstance(node, ast.UnaryOp):
+            return self.unary(node.op, self.eval(frame, node.operand))
+        if isinstance(node, ast.BoolOp):
+            return self.boolean(frame, node)
+        if isinstance(node, ast.Compare):
+            return self.compare(frame, node)
+        if isinstance(node, ast.IfExp):
+            truth = self.truth(self.eval(frame, node.test))
+            if truth is None:
+                return join(self.eval(frame, node.body), self.eval(frame, node.orelse))
+            return self.eval(frame, node.body if truth else node.orelse)
+        if isinstance(node, ast.Subscript):
+            return self.get_item(self.eval(frame, node.value), self.eval(frame, node.slice))
+        if isinstance(node, ast.Tuple):
+            if any(isinstance(e, ast.Starred) for e in node.elts):
+                return TOP
+            return TupleValue(tuple(self.eval(frame, e) for e in node.elts))
+        if isinstance(node, (ast.List, ast.Set)):
+            if any(isinstance(e, ast.Starred) for e in node.elts):
+                return TOP
+            return self.new_list([self.eval(frame, e) for e in node.elts])
+        if isinstance(node, ast.Dict):
+            slots: dict[object, object] = {}
+            for key, value in zip(node.keys, node.values):
+                evaluated = self.eval(frame, value)
+                key_value = self.eval(frame, key) if key is not None else TOP
+                if isinstance(key_value, Const):
+                    slots[key_value.value] = evaluated
+                else:
+                    slots["__unknown__"] = Const(True)
+            return DictValue(self.heap.new("dict", slots))
+        if isinstance(node, ast.Lambda):
+            return self.define_function(frame, node, f"<lambda:{node.lineno}:{node.col_offset}>")
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return self.comprehension(frame, node)
+        if isinstance(node, ast.NamedExpr):
+            value = self.eval(frame, node.value)
+            self.assign(frame, node.target, value, node)
+            return value
+        return TOP
+
+    def new_list(self, elements: list[object]) -> ListValue:
+        return ListValue(self.heap.new("list", dict(enumerate(elements))))
+
+    def comprehension(self, frame: Frame, node: ast.ListComp | ast.SetComp | ast.GeneratorExp) -> object:
+        """One generator with known items: the list of its elements; anything else is top."""
+        if len(node.generators) != 1 or node.generators[0].ifs or isinstance(node, ast.GeneratorExp):
+            return TOP
+        generator = node.generators[0]
+        items = self.items(self.eval(frame, generator.iter))
+        if items is None or len(items) > CONCRETE_ITERATIONS:
+            return TOP
+        scope = Frame(frame.path, frame.qualname, self.heap.new("frame"), frame.globals, (frame.locals,) + frame.closure, frame.depth)
+        scope.loops = frame.loops
+        elements = []
+        for item in items:
+            self.assign(scope, generator.target, item, node)
+            elements.append(self.eval(scope, node.elt))
+        return self.new_list(elements)
+
+    def eval_call(self, frame: Frame, node: ast.Call) -> object:
+        callee = self.eval(frame, node.func)
+        args: list[object] = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                items = self.items(self.eval(frame, arg.value))
+                if items is None:
+                    return TOP
+                args.extend(items)
+            else:
+                args.append(self.eval(frame, arg))
+        kwargs: dict[str, object] = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                return TOP
+            kwargs[keyword.arg] = self.eval(frame, keyword.value)
+        if isinstance(callee, ModuleValue) and callee.name == "builtins.super" and not args:
+            return self.super_of(frame)
+        return self.call(frame, callee, args, kwargs, node)
+
+    def super_of(self, frame: Frame) -> object:
+        receiver = self.heap.read(frame.locals, "self", TOP)
+        if not isinstance(receiver, Instance):
+            return TOP
+        owner = frame.qualname.rsplit(".", 1)[0]
+        for cls in self.mro(receiver.cls):
+            if isinstance(cls, ClassValue) and cls.qualname == owner and cls.path == frame.path:
+                return SuperValue(cls, receiver)
+        return TOP
+
+    def binary(self, op: ast.operator, left: object, right: object, in_place: bool = False) -> object:
+        if isinstance(left, Const) and isinstance(right, Const):
+            return _arithmetic(op, left.value, right.value)
+        for sym, other in ((left, right), (right, left)):
+            if isinstance(sym, Sym) and sym.origin == "iteration" and isinstance(other, Const) and type(other.value) in (int, float):
+                if isinstance(op, _SHIFTING) and not (isinstance(op, ast.Mult) and other.value == 0):
+                    kind = "float" if "float" in (sym.kind, type(other.value).__name__) else sym.kind
+                    return Sym("iteration", loop=sym.loop, k=sym.k, kind=kind)
+                return TOP
+        if isinstance(left, TensorValue):
+            return left if in_place else self.new_tensor()
+        if isinstance(right, TensorValue):
+            return self.new_tensor()
+        if isinstance(left, TupleValue) and isinstance(right, TupleValue) and isinstance(op, ast.Add):
+            return TupleValue(left.elements + right.elements)
+        return TOP
+
+    def unary(self, op: ast.unaryop, operand: object) -> object:
+        if isinstance(op, ast.Not):
+            truth = self.truth(operand)
+            return TOP if truth is None else Const(not truth)
+        if isinstance(operand, Const):
+            try:
+                if isinstance(op, ast.USub):
+                    return Const(-operand.value)  # type: ignore[operator]
+                if isinstance(op, ast.UAdd):
+                    return Const(+operand.value)  # type: ignore[operator]
+                if isinstance(op, ast.Invert):
+                    return Const(~operand.value)  # type: ignore[operator]
+            except TypeError:
+                return TOP
+        if isinstance(operand, Sym) and operand.origin == "iteration" and isinstance(op, (ast.USub, ast.UAdd)):
+            return operand
+        if isinstance(operand, TensorValue):
+            return self.new_tensor()
+        return TOP
+
+    def boolean(self, frame: Frame, node: ast.BoolOp) -> object:
+        value: object = TOP
+        for i, operand in enumerate(node.values):
+            value = self.eval(frame, operand)
+            truth = self.truth(value)
+            if truth is None:
+                return TOP
+            if isinstance(node.op, ast.And) and not truth:
+                return value
+            if isinstance(node.op, ast.Or) and truth:
+                return value
+        return value
+
+    def compare(self, frame: Frame, node: ast.Compare) -> object:
+        left = self.eval(frame, node.left)
+        result: object = Const(True)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.eval(frame, right_node)
+            outcome = self.compare_one(op, left, right)
+            if outcome is None:
+                return TOP
+            if not outcome:
+                return Const(False)
+            left = right
+        return result
+
+    def compare_one(self, op: ast.cmpop, left: object, right: object) -> bool | None:
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            for a, b in ((left, right), (right, left)):
+                if a == Const(None) and (isinstance(b, _OBJECTS) or (isinstance(b, Const) and b.value is not None)):
+                    return isinstance(op, ast.IsNot)
+            if isinstance(left, Const) and isinstance(right, Const) and left.value is None and right.value is None:
+                return isinstance(op, ast.Is)
+            return None
+        if isinstance(op, (ast.In, ast.NotIn)):
+            items = self.items(right) if isinstance(right, (TupleValue, ListValue, DictValue)) else None
+            if isinstance(left, Const) and items is not None and all(isinstance(i, Const) for i in items):
+                found = left in items
+                return found if isinstance(op, ast.In) else not found
+            return None
+        if isinstance(left, Const) and isinstance(right, Const):
+            try:
+                return bool(_COMPARE[type(op)](left.value, right.value))
+            except (TypeError, KeyError):
+                return None
+        return None
+
+    def truth(self, value: object) -> bool | None:
+        if isinstance(value, Const):
+            try:
+                return bool(value.value)
+            except Exception:  # noqa: BLE001 - a value of the linted code
+                return None
+        if isinstance(value, TupleValue):
+            return bool(value.elements)
+        if isinstance(value, (Instance, Function, ClassValue, ModuleValue, CompiledValue, BoundMethod, Partial)):
+            if isinstance(value, ModuleValue) or isinstance(value, Instance):
+                return True if not isinstance(value, Instance) or self.class_attribute(value.cls, "__bool__") is _MISSING and self.class_attribute(value.cls, "__len__") is _MISSING else None
+            return True
+        return None
+
+
+def _arithmetic(op: ast.operator, left: object, right: object) -> object:
+    function = _BINARY.get(type(op))
+    if function is None:
+        return TOP
+    if isinstance(op, ast.Pow) and isinstance(right, (int, float)) and abs(right) > 64:
+        return TOP
+    if isinstance(op, (ast.Mult, ast.LShift)) and (isinstance(left, (str, bytes)) or isinstance(right, (str, bytes)) or isinstance(op, ast.LShift)):
+        if any(isinstance(v, int) and abs(v) > 4096 for v in (left, right)):
+            return TOP
+    try:
+        result = function(left, right)
+    except Exception:  # noqa: BLE001 - arithmetic on the linted code's values
+        return TOP
+    if isinstance(result, (int, float, str, bool, bytes)) or result is None:
+        if isinstance(result, (str, bytes)) and len(result) > 4096:
+            return TOP
+        return Const(result)
+    return TOP
+
+
+def _load(target: ast.expr) -> ast.expr:
+    """The expression that reads an assignment target."""
+    return ast.copy_location(type(target)(**{**{f: getattr(target, f) for f in target._fields}, "ctx": ast.Load()}), target)
+
+
+def _own_nodes(node: ast.AST):
+    """The nodes of a function's body, not those of functions or classes defined in it."""
+    pending = list(ast.iter_child_nodes(node))
+    while pending:
+        current = pending.pop()
+        yield current
+        if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(current))

@@ -1,0 +1,257 @@
+"""The lab's generator: deterministic, pairwise covering over the valid grid, programs that parse,
+name their modules uniquely, mark the read and the change on the right lines, give every positive
+its negative twins, and run on torch."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+
+from recompile_lint.lab import grid
+from recompile_lint.lab.generator import (
+    DIMS, TWIN_KINDS, covering_rows, generate, pairwise_programs, twin_kinds, valid_pairs,
+)
+from recompile_lint.lab.program import Program
+
+ROOT = Path(__file__).resolve().parent.parent
+PYENV = Path.home() / ".pyenv" / "versions"
+
+
+@pytest.fixture(scope="module")
+def seed0() -> list[Program]:
+    return generate(0, 1200)
+
+
+def row_of(program: Program) -> dict[str, str]:
+    return {d: program.dim(d) for d in DIMS}
+
+
+def test_the_same_seed_gives_the_same_programs_byte_for_byte():
+    first = [p.to_dict() for p in generate(4, 200)]
+    again = [p.to_dict() for p in generate(4, 200)]
+    assert first == again
+    # A shorter run is a prefix of a longer one: count only cuts.
+    assert [p.to_dict() for p in generate(4, 120)] == first[:120]
+
+
+# The stored proofs are keyed by program text: the runs they hold must regenerate unchanged.
+# A change here voids bench/lab's proofs of those runs (re-prove them in the same change).
+FROZEN_RUNS = {(0, 900): "58b171558c86dfbb", (7, 900): "11cac84679f64117", (1, 300): "328eda6d1a94daec",
+               (3, 50): "51454b4a1bc0657a"}
+
+
+@pytest.mark.parametrize(("seed", "count"), sorted(FROZEN_RUNS))
+def test_the_stored_runs_regenerate_the_same_text(seed, count):
+    keys = " ".join(p.key for p in generate(seed, count))
+    assert hashlib.sha256(keys.encode()).hexdigest()[:16] == FROZEN_RUNS[(seed, count)]
+
+
+def test_different_seeds_give_different_programs():
+    keys0 = {p.key for p in generate(0, 200)}
+    keys1 = {p.key for p in generate(1, 200)}
+    assert not keys0 & keys1
+
+
+@pytest.mark.parametrize("version", ["3.10.13", "3.12.1", "3.13.0"])
+def test_other_pythons_generate_the_same_text(version):
+    python = PYENV / version / "bin" / "python"
+    if not python.exists():
+        pytest.skip(f"no Python {version} here")
+    script = ("import json, sys; sys.path.insert(0, sys.argv[1]);"
+              "from recompile_lint.lab.generator import generate;"
+              "print(json.dumps([p.key for p in generate(2, 150)]))")
+    done = subprocess.run([str(python), "-c", script, str(ROOT)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONHASHSEED": "random"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [p.key for p in generate(2, 150)]
+
+
+def test_the_first_programs_cover_every_valid_pair(seed0):
+    count = pairwise_programs(0)
+    assert count <= len(seed0)
+    covered = set()
+    for program in seed0[:count]:
+        row = row_of(program)
+        covered.update((d1, row[d1], d2, row[d2]) for d1, d2 in combinations(DIMS, 2))
+    missing = set(valid_pairs()) - covered
+    assert missing == set()
+    # The covering is far smaller than the product of the dimensions.
+    assert count < 1500
+
+
+def test_every_value_of_every_dimension_can_be_written_and_is():
+    pairs = valid_pairs()
+    held = {(d, v) for d1, v1, d2, v2 in pairs for d, v in ((d1, v1), (d2, v2))}
+    assert held == {(d, v) for d, values in grid.DIMENSIONS for v in values}
+
+
+def test_unwritable_pairs_are_not_claimed_and_each_says_why():
+    pairs = set(valid_pairs())
+    unwritable = grid.unwritable_pairs()
+    assert unwritable
+    for item in unwritable:
+        assert item["why"]
+        d1, v1 = item["a"].split("=", 1)
+        d2, v2 = item["b"].split("=", 1)
+        assert (d1, v1, d2, v2) not in pairs
+
+
+def test_cells_that_cannot_be_written_are_listed_with_why():
+    summary = grid.summary()
+    cells = summary["cells"]
+    assert cells["valid"] + cells["unwritable"] == cells["total"]
+    listed = summary["unwritable_cells"]
+    assert len(listed) == cells["unwritable"]
+    assert all(item["why"] for item in listed)
+    bad = {(c["location"], c["type"], c["use"]) for c in listed}
+    assert ("global", "str", "arithmetic") in bad  # a str does not enter arithmetic
+    assert ("global", "int", "arithmetic") not in bad
+    json.dumps(summary)  # the docs page is generated from it
+
+
+def test_every_program_is_valid_and_compiles(seed0):
+    for program in seed0:
+        assert grid.valid(row_of(program)), program.dims
+        paths = [path for path, _ in program.files]
+        assert "run.py" in paths and "pyproject.toml" in paths
+        for path, text in program.files:
+            if path.endswith(".py"):
+                compile(text, path, "exec")  # parses, and passes the compiler's scope checks
+
+
+def test_every_valid_cell_is_written_after_the_pairs(seed0):
+    rows = covering_rows(0)
+    written = {(row["location"], row["type"], row["use"]) for row in rows}
+    assert written == set(grid.valid_cells())
+    # The programs follow the rows, each positive with its twins.
+    assert [row_of(p) for p in seed0 if p.twin_of is None] == rows[: len([p for p in seed0 if p.twin_of is None])]
+
+
+def module_names(program: Program) -> set[str]:
+    names = set()
+    for path, _ in program.files:
+        if path.endswith(".py") and path != "run.py":
+            names.add(path.split("/", 1)[0].removesuffix(".py"))
+    return names
+
+
+def test_module_names_are_unique_across_programs_and_seeds(seed0):
+    seen: Counter[str] = Counter()
+    for program in seed0[:600] + generate(1, 600):
+        seen.update(module_names(program))
+    assert seen and max(seen.values()) == 1
+
+
+def test_cause_and_change_lines_name_the_value(seed0):
+    for program in seed0:
+        stem = program.name.strip("_").lower()
+        assert stem
+        marks = [program.change] + ([program.cause] if program.dim("variant") != "outside" else [])
+        for mark in marks:
+            assert mark is not None, program.dims
+            path, line = mark
+            assert stem in program.text(path).splitlines()[line - 1].lower(), (program.dims, mark)
+
+
+def test_the_cause_is_in_compiled_code_and_the_change_outside_it(seed0):
+    for program in seed0:
+        if program.cause is None:
+            continue
+        path, line = program.cause
+        tree = ast.parse(program.text(path))
+        enclosing = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and n.lineno <= line <= n.end_lineno]
+        # The read sits in a function (the compiled one, a helper it calls, or a disabled helper).
+        assert enclosing, program.dims
+
+
+def test_every_positive_is_followed_by_its_negative_twins(seed0):
+    by_key = {p.key: p for p in seed0}
+    positives = [p for p in seed0 if p.intent != "negative" and p.twin_of is None]
+    assert positives
+    twins_of: dict[str, list[Program]] = {}
+    for program in seed0:
+        if program.twin_of is not None:
+            assert program.intent == "negative"
+            assert program.twin_of in by_key
+            twins_of.setdefault(program.twin_of, []).append(program)
+    for positive in positives[:-1]:  # the last one may be cut by count
+        kinds = [t.dim("variant") for t in twins_of.get(positive.key, [])]
+        assert kinds == twin_kinds(row_of(positive)) and "fixed" in kinds
+        for twin in twins_of[positive.key]:
+            assert row_of(twin) == row_of(positive)
+            assert twin.files != positive.files
+
+
+def test_names_vary_across_programs(seed0):
+    names = Counter(p.name for p in seed0)
+    assert len(names) >= 20
+    assert names.most_common(1)[0][1] < len(seed0) / 10
+
+
+def test_the_program_round_trips_through_its_dict(seed0):
+    for program in seed0[:50]:
+        again = Program.from_dict(json.loads(json.dumps(program.to_dict())))
+        assert again == program and again.key == program.key and again.name == program.name
+
+
+def test_a_negative_count_is_refused():
+    with pytest.raises(ValueError):
+        generate(0, -1)
+    assert generate(0, 0) == []
+
+
+def test_generating_a_thousand_programs_is_quick():
+    import time
+
+    start = time.perf_counter()
+    generate(11, 1000)
+    assert time.perf_counter() - start < 10
+
+
+RUNNER = """
+import runpy, sys
+import torch
+from recompile_lint.verify.child import force_backend
+force_backend(torch, "eager")
+sys.path.insert(0, ".")
+runpy.run_path("run.py", run_name="__main__")
+"""
+
+
+@pytest.mark.slow
+def test_a_handful_of_programs_run_on_torch(tmp_path):
+    pytest.importorskip("torch")
+    programs = generate(0, 400)
+    # One of each driver, reach and module split, and a fullgraph one.
+    chosen: dict[tuple[str, str], Program] = {}
+    for program in programs:
+        for dim in ("driver", "reach", "modules", "options"):
+            chosen.setdefault((dim, program.dim(dim)), program)
+    picked = list({p.key: p for p in chosen.values()}.values())[:12]
+    for program in picked:
+        directory = tmp_path / program.key
+        for path, text in program.files:
+            target = directory / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        done = subprocess.run([sys.executable, "-c", RUNNER], cwd=directory, capture_output=True, text=True,
+                              timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        limit_error = program.dim("options") == "fullgraph" and "FailOnRecompileLimitHit" in done.stderr
+        assert done.returncode == 0 or limit_error, (program.dims, done.stderr[-2000:])
+
+
+def test_the_generator_page_names_every_value_of_the_grid():
+    page = (ROOT / "docs" / "lab-generator.md").read_text(encoding="utf-8")
+    missing = [f"{d}={v}" for d, values in grid.DIMENSIONS for v in (d, *values) if f"`{v}`" not in page]
+    assert missing == []
+    assert all(f"| `{kind}` |" in page for kind in TWIN_KINDS)
