@@ -1089,13 +1089,13 @@ class _Writer:
                                                      "    yield index, torch.randn(8, 8)"]) + [""]
             loop = [f"for {i}, {x} in batches({calls}):"] + _ind(body(i, False, False))
         elif driver == "eval-pass":
-            top += _function(f"def evaluate(run_one, start, stop):", ["for index in range(start, stop):",
+            top += _function("def evaluate(run_one, start, stop):", ["for index in range(start, stop):",
                                                                         "    run_one(index)"]) + [""]
             loop = [f"for {i} in range(8):"] + _ind(body(i, True, False)) + [""] + \
                 _function(f"def run_one({i}):", body(i, True, True)) + ["", f"evaluate(run_one, 8, {calls})"]
         else:
             method = n.callback_method if self.writer == "callback" else "on_step"
-            top += [f"class Trainer:"] + _ind(
+            top += ["class Trainer:"] + _ind(
                 _function("def __init__(self, step_fn, callbacks=()):",
                           ["self.step_fn = step_fn", "self.callbacks = list(callbacks)"]) + [""]
                 + _function("def fit(self, steps):", [
