@@ -255,3 +255,25 @@ def test_the_generator_page_names_every_value_of_the_grid():
     missing = [f"{d}={v}" for d, values in grid.DIMENSIONS for v in (d, *values) if f"`{v}`" not in page]
     assert missing == []
     assert all(f"| `{kind}` |" in page for kind in TWIN_KINDS)
+
+
+@pytest.mark.parametrize(("assignment", "says"), [
+    ({"use": "disabled-helper", "options": "fullgraph"}, "graph break"),
+    ({"reach": "decorator", "options": "dynamic-true"}, "no options"),
+    ({"location": "module-attribute", "reach": "compile-fn"}, "forward"),
+    ({"location": "other-module-global", "modules": "two-import"}, "module besides"),
+    ({"type": "bool", "change": "every"}, "2 values"),
+    ({"location": "dict-keys", "type": "str", "use": "arithmetic"}, "read by"),
+    ({"location": "namedtuple-field", "writer": "setattr-apply"}, "_replace"),
+    ({"writer": "holder-module", "modules": "one"}, "imports no module"),
+])
+def test_combinations_that_cannot_be_written_say_why(assignment, says):
+    reason = grid.why_invalid(assignment)
+    assert reason is not None and says in reason
+
+
+def test_combinations_that_can_be_written_are_not_refused():
+    assert grid.why_invalid({"location": "global", "type": "int", "use": "range-bound", "options": "fullgraph",
+                             "change": "every", "writer": "holder-module", "reach": "decorator-options",
+                             "modules": "three-import", "driver": "trainer"}) is None
+    assert grid.why_invalid({"location": "list-length", "type": "int", "use": "len"}) is None

@@ -15,7 +15,7 @@ import random
 import re
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Iterator
+from typing import Callable, Iterator
 
 from recompile_lint.lab import grid
 from recompile_lint.lab.program import Program
@@ -338,11 +338,10 @@ def _draw_names(rng: random.Random, suffix: str) -> _Names:
 class _Writer:
     """Renders one row (and an optional twin kind) into files."""
 
-    def __init__(self, row: dict[str, str], twin: str | None, names: _Names, rng: random.Random):
+    def __init__(self, row: dict[str, str], twin: str | None, names: _Names):
         self.row = row
         self.twin = twin
         self.n = names
-        self.rng = rng
         self.loc = row["location"]
         self.type = row["type"]
         self.use = row["use"]
@@ -703,7 +702,7 @@ class _Writer:
                          ("@torch.compiler.disable",))
 
     def body_of_compiled(self, read: str, here: str) -> list[str]:
-        """Lines of the compiled function's body, before ``return x``; also returns helpers."""
+        """Lines of the compiled function's body, before ``return x``."""
         x = self.n.x
         lines = [self.n.base_op.format(x=x)]
         if self.reach in grid.MODULE_REACHES:
@@ -837,7 +836,7 @@ class _Writer:
             forward = self.body_of_compiled(read, "M") + [f"return {n.x}"]
             disabled = self.disabled_for_scope()
             if disabled:
-                out += [line.replace("(owner)", "(owner)") for line in disabled] + [""]
+                out += disabled + [""]
             out += [f"class {n.net}(nn.Module):"] + _ind(
                 _function("def __init__(self):", init) + [""]
                 + _function(f"def forward(self, {n.x}{extra}):", forward)) + [""]
@@ -964,7 +963,7 @@ class _Writer:
             return f"knobs.{self.name.strip('_').lower()}"
         return self.read_via(ref)
 
-    def writer_code(self, ref: str | None) -> tuple[list[str], list[str], callable]:
+    def writer_code(self, ref: str | None) -> tuple[list[str], list[str], Callable[[str, bool], list[str]]]:
         """(module-level definitions in run.py, main()'s setup lines, invoke(i, nested) -> lines)."""
         n, w, loc = self.n, self.writer, self.loc
         value = self.value_at
@@ -1090,13 +1089,13 @@ class _Writer:
                                                      "    yield index, torch.randn(8, 8)"]) + [""]
             loop = [f"for {i}, {x} in batches({calls}):"] + _ind(body(i, False, False))
         elif driver == "eval-pass":
-            top += _function(f"def evaluate(run_one, start, stop):", ["for index in range(start, stop):",
+            top += _function("def evaluate(run_one, start, stop):", ["for index in range(start, stop):",
                                                                         "    run_one(index)"]) + [""]
             loop = [f"for {i} in range(8):"] + _ind(body(i, True, False)) + [""] + \
                 _function(f"def run_one({i}):", body(i, True, True)) + ["", f"evaluate(run_one, 8, {calls})"]
         else:
             method = n.callback_method if self.writer == "callback" else "on_step"
-            top += [f"class Trainer:"] + _ind(
+            top += ["class Trainer:"] + _ind(
                 _function("def __init__(self, step_fn, callbacks=()):",
                           ["self.step_fn = step_fn", "self.callbacks = list(callbacks)"]) + [""]
                 + _function("def fit(self, steps):", [
@@ -1259,7 +1258,7 @@ def render(row: dict[str, str], seed: int, index: int, twin: str | None = None, 
     """One program from a full row (and the twin kind it is, if any)."""
     names_rng = random.Random(f"lab-names:{seed}:{names_index if names_index is not None else index}")
     names = _draw_names(names_rng, _suffix(seed, index))
-    writer = _Writer(row, twin, names, names_rng)
+    writer = _Writer(row, twin, names)
     files, cause, change = writer.files()
     dims = tuple((d, row[d]) for d in DIMS) + (("variant", twin or "original"),)
     intent = "negative" if twin else intent_of(row)

@@ -238,25 +238,21 @@ def _location_modules(location: str, modules: str) -> str | None:
 
 def _location_writer(location: str, writer: str) -> str | None:
     allowed = WRITERS_BY_LOCATION_KIND.get(location)
-    if allowed is not None and writer not in allowed:
+    if allowed is not None:
+        if writer in allowed:
+            return None
         if location == "namedtuple-field":
             return "a namedtuple is rebuilt with _replace where it is held, not set through another object"
         if location == "closure":
             return "a closure cell is set through its setter, not as an attribute or a held object"
         return "an argument is passed at the call, not held by another object"
-    if writer == "setattr-apply" and location not in ATTRIBUTE_LOCATIONS and location not in allowed_all():
+    if writer == "setattr-apply" and location not in ATTRIBUTE_LOCATIONS:
         return "setattr and Module.apply set attributes"
-    if writer in ("holder-attribute", "holder-container", "holder-factory") and location not in HELD_OBJECT_LOCATIONS \
-            and location not in allowed_all():
+    if writer in ("holder-attribute", "holder-container", "holder-factory") and location not in HELD_OBJECT_LOCATIONS:
         return "another object can hold the carrier (a module, an object, a container, a class), not a bare global"
-    if writer == "holder-module" and location not in MODULE_LEVEL_LOCATIONS and location not in allowed_all():
+    if writer == "holder-module" and location not in MODULE_LEVEL_LOCATIONS:
         return "a module imported by name reaches module-level values (globals, classes)"
     return None
-
-
-def allowed_all() -> frozenset[str]:
-    """Locations whose writers are fixed by WRITERS_BY_LOCATION_KIND (checked there)."""
-    return frozenset(WRITERS_BY_LOCATION_KIND)
 
 
 def _writer_modules(writer: str, modules: str) -> str | None:

@@ -236,7 +236,7 @@ def render(data: Mapping[str, Any], unwritable: list[dict[str, str]] | None = No
         "are not part of the cell's outcome;",
         "`fullgraph error` how many `fullgraph=True` turned into an error. Guards are Dynamo's text",
         "with the program's names and values as placeholders, then their source before Dynamo strips",
-        "the local scope.",
+        "the local scope. How the programs are written: [lab-generator.md](lab-generator.md).",
         "",
         f"Measured on torch {torch}, programs of {made}: {counts.get('programs', 0)} programs,"
         f" {counts.get('proven', 0)} proven, {counts.get('failed', 0)} could not run,"
