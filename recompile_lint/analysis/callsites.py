@@ -450,6 +450,11 @@ def collect_call_sites(index: ProjectIndex, names: frozenset[str]) -> list[CallS
         key = f"{index.store.key(path, text)}\0calls\0{','.join(present)}"
         cached = cache.get_call_sites(key, path) if cache is not None else None
         if cached is not None:
+            # Collecting the sites reads the file's facts, and later stages look at the files
+            # whose facts were read (``index.parsed()``: who instantiates a compiled module):
+            # a cached answer must leave the same files read, or a warm cache (another flake8
+            # worker's, a run before) finds less than a cold one.
+            index.facts(path)
             by_path[path] = cached
         else:
             todo.append((path, present, key))
