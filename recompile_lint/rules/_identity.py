@@ -103,6 +103,11 @@ class Trees:
                 return node
         return None
 
+    def starting_at(self, path: str, line: int) -> list[ast.AST]:
+        """The nodes of ``path`` that start on ``line``, in ``ast.walk`` order."""
+        tree = self.tree(path)
+        return self._map(path, tree).starting.get(line, []) if tree is not None else []
+
     def _map(self, path: str, tree: ast.Module) -> "_TreeMap":
         """The parents and start lines of every node of ``path``, from one walk of its tree:
         the rules ask once per compile site, and a walk per question grows with the square of
@@ -366,7 +371,7 @@ def function_node(trees: Trees, path: str, line: int, column: int, lambda_: bool
     if tree is None:
         return None
     lines = trees.lines(path)
-    for node in ast.walk(tree):
+    for node in trees.starting_at(path, line):  # ``ast.walk`` order, only the nodes on ``line``
         if lambda_ and isinstance(node, ast.Lambda) and node.lineno == line and span_of(node, lines).column == column:
             return node
         if not lambda_ and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == line:
