@@ -507,7 +507,7 @@ def collect(analysis: Analysis, given: dict[str, str], discovered: Discovered, c
     named = {shown_path(path): path for path in given}
 
     def line_of(path: str, line: int) -> str:
-        lines = (index.text(path) or "").split("\n")
+        lines = index.lines(path)
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
     for rule, report in analysis.reports:

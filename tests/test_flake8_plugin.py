@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from recompile_lint.config import ConfigError
 from recompile_lint.frontends import flake8_plugin
 from recompile_lint.frontends.flake8_plugin import RecompileLintPlugin, findings_for, info_codes
 
@@ -263,11 +264,28 @@ def test_flake8_disable_noqa_shows_suppressed_findings(tmp_path: Path) -> None:
     assert locations(result.stdout) == {(os.path.join("pkg", "model.py"), 8, 16, "RCL101")}
 
 
-def test_invalid_settings_fail_in_one_line_without_a_traceback(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "table, word",
+    [('max-depth = "deep"\n', "max-depth"), ("no-such-setting = 1\n", "no-such-setting"), ('select = ["RCL999"]\n', "RCL999")],
+)
+def test_invalid_settings_are_one_diagnostic_per_file_and_other_plugins_still_report(tmp_path: Path, table: str, word: str) -> None:
+    """A typo in ``[tool.recompile-lint]`` does not end the flake8 run: pyflakes' findings are
+    still reported, and each checked file gets one RCL000 at line 1 naming the setting."""
     root = make_project(tmp_path)
-    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.recompile-lint]\nmax-depth = "deep"\n', encoding="utf-8")
-    result = run_flake8(root, "--select", "RCL", os.path.join("pkg", "model.py"))
-    assert result.returncode != 0
+    (root / "pyproject.toml").write_text(f'[project]\nname = "demo"\n\n[tool.recompile-lint]\n{table}', encoding="utf-8")
+    (root / "pkg" / "unused.py").write_text("import os\n", encoding="utf-8")
+    result = run_flake8(root, "--select", "F,RCL", os.path.join("pkg", "model.py"), os.path.join("pkg", "unused.py"))
     output = result.stdout + result.stderr
-    assert "max-depth" in output and "pyproject.toml" in output
-    assert "Traceback" not in output
+    assert result.returncode == 1, output
+    assert "Traceback" not in output and not result.stderr.strip(), output
+    assert locations(result.stdout, "F") == {(os.path.join("pkg", "unused.py"), 1, 1, "F401")}
+    assert locations(result.stdout, "RCL") == {(os.path.join("pkg", "model.py"), 1, 1, "RCL000"), (os.path.join("pkg", "unused.py"), 1, 1, "RCL000")}
+    for line in result.stdout.splitlines():
+        if "RCL000" in line:
+            assert word in line and "pyproject.toml" in line, line
+
+
+def test_a_configuration_error_quotes_the_settings_on_one_line() -> None:
+    text = flake8_plugin.config_error_text(ConfigError("pyproject.toml: unknown setting 'a\nb\x1b[2J'"))
+    assert "\n" not in text and "\x1b" not in text
+    assert text == "pyproject.toml: unknown setting 'a b\\x1b[2J'"

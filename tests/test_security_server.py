@@ -397,6 +397,47 @@ def descendants(pid: int) -> set[int]:
     return found
 
 
+# A caller that sends its request and goes at once, before the server answers with the
+# command's pid (killed in that moment).
+GONE_CALLER = """
+import os, sys
+from recompile_lint.frontends import client
+sock = client.connect(client.socket_path())
+assert sock is not None, "no server"
+request = {"argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ), "streams": [[None, None]] * 3, "package": None, **client.caller_state()}
+client.send_request(sock, request, [0, 1, 2])
+sock.close()
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads the process tree from /proc")
+def test_a_caller_gone_before_the_server_answers_does_not_leave_its_command_running(tmp_path, server_env):
+    """The server's first answer (the command's pid) finds the caller gone: the command it
+    just started is ended, not left running with nobody to see it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    try:
+        from make_synthetic import generate
+    finally:
+        sys.path.pop(0)
+    root = tmp_path / "synth"
+    generate(root, 200)
+    (root / "pyproject.toml").write_text("[project]\nname = 'synth'\n", encoding="utf-8")
+    server_pid = start(server_env)
+    started = time.monotonic()
+    done = lint(server_env, "--no-cache", "-j", "1", "-o", "first.txt", ".", cwd=root)
+    duration = time.monotonic() - started
+    assert done.returncode in (0, 1) and (root / "first.txt").exists(), done.stderr
+    gone = subprocess.run([sys.executable, "-c", GONE_CALLER, "--no-cache", "-j", "1", "-o", "gone.txt", "."], cwd=root, env=server_env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert gone.returncode == 0, gone.stderr
+    deadline = time.monotonic() + 30
+    while descendants(server_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert descendants(server_pid) == set(), "the command outlived its caller"
+    time.sleep(max(2.0, 2 * duration))
+    assert not (root / "gone.txt").exists(), "the command ran on after its caller went"
+    assert lint(server_env, "--version", cwd=root).returncode == 0
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads the process tree from /proc")
 def test_a_client_killed_by_a_signal_ends_its_command(tmp_path, server_env):
     """SIGKILL cannot be passed on by the client: the server sees it go and kills the
@@ -415,6 +456,12 @@ def test_a_client_killed_by_a_signal_ends_its_command(tmp_path, server_env):
     done = lint(server_env, "--no-cache", "-j", "1", "-o", "first.txt", ".", cwd=root)
     duration = time.monotonic() - started
     assert done.returncode in (0, 1) and (root / "first.txt").exists(), done.stderr
+    # The first command says its status before its process is torn down: until that is over,
+    # its processes would pass for the next command's below.
+    deadline = time.monotonic() + 60
+    while descendants(server_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert descendants(server_pid) == set(), "the first command's processes never ended"
     caller = subprocess.Popen([sys.executable, "-m", "recompile_lint", "--no-cache", "-j", "1", "-o", "killed.txt", "."], cwd=root, env=server_env)
     deadline = time.monotonic() + 30
     while len(descendants(server_pid)) < 2 and time.monotonic() < deadline:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from recompile_lint.analysis.facts import DEEP_CODE_FRAMES, ModuleFacts, Span, dotted_name, span_of
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.analysis.parsing import parse_source
-from recompile_lint.analysis.textscan import mentions
+from recompile_lint.analysis.textscan import Names, mentioned
 from recompile_lint.analysis.regions import CompiledRegion
 
 
@@ -92,6 +92,7 @@ class _CallCollector(ast.NodeVisitor):
         self.facts = facts
         self.lines = lines
         self.names = names
+        self.looked_for = Names(names)
         self.functions: list[str] = []
         self.contexts: list[str] = []
         self.loops: list[Loop] = []
@@ -111,7 +112,7 @@ class _CallCollector(ast.NodeVisitor):
         """Whether the source of a definition mentions a callee name at all: a body that
         does not cannot hold a call of one, and is not walked."""
         segment = "\n".join(self.lines[node.lineno - 1 : node.end_lineno or node.lineno])
-        return any(mentions(segment, name) for name in self.names)
+        return self.looked_for.any_in(segment)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for deco in node.decorator_list:
@@ -436,11 +437,12 @@ def collect_call_sites(index: ProjectIndex, names: frozenset[str]) -> list[CallS
     by_path: dict[str, tuple[CallSite, ...]] = {}
     todo: list[tuple[str, tuple[str, ...], str]] = []  # (path, names it mentions, cache key)
     cache = index.store.cache
+    looked_for = Names(names)
     for path in index.paths:
         text = index.text(path)
         if text is None:
             continue
-        present = tuple(sorted(name for name in names if mentions(text, name)))
+        present = tuple(sorted(looked_for.in_text(text)))
         if not present:
             continue
         # The sites of a file depend on its text and the names looked for that it mentions:
@@ -448,6 +450,11 @@ def collect_call_sites(index: ProjectIndex, names: frozenset[str]) -> list[CallS
         key = f"{index.store.key(path, text)}\0calls\0{','.join(present)}"
         cached = cache.get_call_sites(key, path) if cache is not None else None
         if cached is not None:
+            # Collecting the sites reads the file's facts, and later stages look at the files
+            # whose facts were read (``index.parsed()``: who instantiates a compiled module):
+            # a cached answer must leave the same files read, or a warm cache (another flake8
+            # worker's, a run before) finds less than a cold one.
+            index.facts(path)
             by_path[path] = cached
         else:
             todo.append((path, present, key))
@@ -558,7 +565,7 @@ def _local_call_sites(index: ProjectIndex, region: CompiledRegion, names: set[st
         key = frozenset({f"{path}\0{name}" for name in names})
         if key not in index.call_site_cache:
             text = index.text(path) or ""
-            present = {name for name in names if mentions(text, name)}
+            present = mentioned(text, names)
             index.call_site_cache[key] = tuple(file_call_sites(index, path, text, present) or ()) if present else ()
         out.extend(index.call_site_cache[key])
     return out

@@ -112,7 +112,7 @@ class CstCache:
             text = self.index.text(path)
             parsed = None
             if text is not None:
-                lines = text.split("\n")[first - 1 : last]
+                lines = self.index.lines(path)[first - 1 : last]
                 offset = first - 1
                 if lines and lines[0][:1] in (" ", "\t"):
                     # An indented def parses as the body of a block; its columns stay as they are.

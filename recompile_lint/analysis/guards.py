@@ -209,7 +209,7 @@ class FunctionTrees:
         text = self.index.text(path)
         if text is None:
             return None
-        lines = text.split("\n")[fn.stmt_line - 1 : fn.stmt_end_line]
+        lines = self.index.lines(path)[fn.stmt_line - 1 : fn.stmt_end_line]
         try:
             module = parse_source("\n".join(lines), path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -1018,8 +1018,7 @@ class GuardWalker:
     # ---- guards --------------------------------------------------------------------------
 
     def location(self, frame: _Frame, node: ast.AST, role: str) -> Location:
-        text = self.index.text(frame.facts.path) or ""
-        lines = text.split("\n") if text else []
+        lines = self.index.lines(frame.facts.path)
         line = getattr(node, "lineno", frame.fn.line)
         column = char_column(lines, line, getattr(node, "col_offset", 0)) if lines else 1
         end_line = getattr(node, "end_lineno", None) or line

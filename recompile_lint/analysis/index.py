@@ -118,6 +118,7 @@ class ProjectIndex:
             if module:
                 self.by_module.setdefault(module, []).append(path)
         self._text: dict[str, str | None] = {}
+        self._lines: dict[str, tuple[str, list[str]]] = {}
         self._facts: dict[str, ModuleFacts | None] = {}
         self.errors: dict[str, FileError] = {}
         self._mutations: dict[tuple[str, str, str], list[Mutation]] | None = None
@@ -151,6 +152,18 @@ class ProjectIndex:
                 self.errors[path] = FileError(path=path, message=str(exc))
                 self._text[path] = None
         return self._text[path]
+
+    def lines(self, path: str) -> list[str]:
+        """The lines of a file's text (``text.split("\\n")``; none when it cannot be read),
+        split once: the analysis asks per guard, write and site, so a split per question
+        grows with the square of a module's size. Callers must not change the list."""
+        text = self.text(path)
+        if text is None:
+            return []
+        kept = self._lines.get(path)
+        if kept is None or kept[0] is not text:
+            kept = self._lines[path] = (text, text.split("\n"))
+        return kept[1]
 
     def facts(self, path: str) -> ModuleFacts | None:
         """Parsed facts of a file (None, with an error recorded, when it cannot be parsed)."""

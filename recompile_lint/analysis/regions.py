@@ -286,7 +286,7 @@ class RegionFinder:
         text = self.index.text(facts.path)
         if text is None:
             return None
-        lines = text.split("\n")
+        lines = self.index.lines(facts.path)
         span = site.span
         if not 1 <= span.line <= span.end_line <= len(lines):
             return None

@@ -7,7 +7,7 @@ import hashlib
 import re
 from dataclasses import fields, is_dataclass
 from functools import lru_cache, partial
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from recompile_lint.analysis.facts import LENGTH_METHODS
 
@@ -386,6 +386,44 @@ def mentions(text: str, word: str) -> bool:
     """Whether ``word`` occurs in ``text`` as a whole identifier (a substring search first:
     much faster than a regular expression over the whole text)."""
     return next(_word_positions(text, word), None) is not None
+
+
+class Names:
+    """Names looked for as whole identifiers (``mentions``) in many texts.
+
+    Past a few names a text's words are collected once and intersected with the names: a
+    search per name would cost names x text, the square of a module's size when each of its
+    functions is a name.
+    """
+
+    def __init__(self, names: Iterable[str]):
+        self.names = frozenset(names)
+        # A run of word characters equals a name exactly when the name occurs with no word
+        # character on either side, which is what ``mentions`` tests; other names are searched.
+        self.plain = frozenset(name for name in self.names if WORD.fullmatch(name))
+        self.other = tuple(sorted(self.names - self.plain))
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def in_text(self, text: str) -> set[str]:
+        """Which of the names ``text`` mentions."""
+        if len(self.names) <= 8:
+            return {name for name in self.names if mentions(text, name)}
+        found = set(WORD.findall(text)) & self.plain
+        found.update(name for name in self.other if mentions(text, name))
+        return found
+
+    def any_in(self, text: str) -> bool:
+        """Whether ``text`` mentions any of the names."""
+        if len(self.names) <= 8:
+            return any(mentions(text, name) for name in self.names)
+        return not self.plain.isdisjoint(WORD.findall(text)) or any(mentions(text, name) for name in self.other)
+
+
+def mentioned(text: str, names: Iterable[str]) -> set[str]:
+    """Which of ``names`` occur in ``text`` as whole identifiers."""
+    return Names(names).in_text(text)
 
 
 def _word_positions(text: str, word: str) -> Iterator[int]:

@@ -32,6 +32,7 @@ from recompile_lint.analysis.guards import HOOKED, FunctionTrees, PredictedGuard
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.parsing import parse_source
 from recompile_lint.analysis.regions import CompiledRegion
+from recompile_lint.analysis.textscan import Names
 from recompile_lint.models import Location
 
 # Methods a framework calls again and again (Lightning, Keras-style trainers, PyTorch's own
@@ -90,6 +91,10 @@ class _Writes:
     kinds: set[str] = field(default_factory=set)
 
 
+# A call in a loop: (callee as written, the lines of the loops around it).
+_LoopCall = tuple[str, tuple[int, ...]]
+
+
 class Variation:
     """Evidence for the guards of a run's regions."""
 
@@ -110,6 +115,14 @@ class Variation:
         self._strings: dict[str, list[tuple[tuple[str | None, ...], tuple[tuple[str, str], ...]]]] | None = None
         self._resolved: dict[tuple[str, str, str], FunctionRef | None] = {}
         self._tops: set[str] | None = None
+        # Region-independent indexes that let a region look only at the calls that can run it
+        # (``region_calls``), rather than at every call of a loop once per region.
+        self._region_ids: set[int] | None = None
+        self._any_aliases: set[tuple[FunctionRef, str]] | None = None
+        self._alias_params: dict[int, dict[FunctionRef, set[str]]] = {}
+        self._may_execute: dict[tuple[FunctionRef, int], bool] = {}
+        self._call_tables: dict[tuple[str, str], tuple[dict[str, list[_LoopCall]], list[_LoopCall], dict[_LoopCall, int]]] = {}
+        self._wanted_names: Names | None = None
 
     # ---- entry ---------------------------------------------------------------------------
 
@@ -437,12 +450,15 @@ class Variation:
         text = self.index.text(mutation.path)
         if text is None:
             return False
-        lines = text.split("\n")
+        lines = self.index.lines(mutation.path)
         if not 0 < mutation.line <= len(lines):
             return False
         line = lines[mutation.line - 1]
         indent = len(line) - len(line.lstrip())
-        for above in reversed(lines[: mutation.line - 1]):
+        if indent == 0:
+            return False  # no line above is indented less: the walk back would find no test
+        for number in range(mutation.line - 2, -1, -1):
+            above = lines[number]
             stripped = above.strip()
             if not stripped or stripped.startswith("#"):
                 continue
@@ -463,8 +479,7 @@ class Variation:
         fn = facts.function(mutation.function) if mutation.function else None
         # The write and a call of the region share a loop.
         if mutation.loop_lines:
-            calls = fn.loop_calls if fn is not None else facts.toplevel_loop_calls
-            for callee, loops in calls:
+            for callee, loops in self.region_calls(region, facts, fn):
                 if set(loops) & set(mutation.loop_lines) and self.calls_region(region, facts, fn, callee):
                     return False, f"in the loop that calls `{_short(region.name)}`"
         if fn is None:
@@ -495,7 +510,7 @@ class Variation:
                 path = caller.path if caller is not None else ""
                 facts = self.index.facts(path) if path else None
                 caller_fn = facts.function(caller.qualname) if facts is not None and caller is not None else None
-                calls = caller_fn.loop_calls if caller_fn is not None else (facts.toplevel_loop_calls if facts is not None else ())
+                calls = self.region_calls(region, facts, caller_fn) if facts is not None else ()
                 for other, other_loops in calls:
                     if set(other_loops) & set(loops) and facts is not None and self.calls_region(region, facts, caller_fn, other):
                         return f"in `{fn.qualname}`, called in the loop that calls `{_short(region.name)}`"
@@ -568,6 +583,94 @@ class Variation:
             return True
         ref = self.resolve_callee(facts, fn, callee)
         return ref is not None and self.executes(region, ref)
+
+    def region_calls(self, region: CompiledRegion, facts: ModuleFacts, fn: FunctionFacts | None) -> list[_LoopCall]:
+        """The loop calls of ``fn`` (module level when None) for which ``calls_region`` can be
+        true, in their order: those by a name of the region, by a parameter the region is
+        handed to, or of a function that may run some region (``may_execute``). Every other
+        call is false for every region, so a loop of N calls is not scanned once per region."""
+        calls = fn.loop_calls if fn is not None else facts.toplevel_loop_calls
+        if len(calls) <= 8 or id(region) not in self._all_region_ids():
+            return list(calls)
+        by_name, executing, position = self._call_table(facts, fn)
+        wanted = set(self.names(region))
+        if fn is not None:
+            wanted |= self._region_alias_params(region).get(FunctionRef(facts.path, fn.qualname), set())
+        chosen = {call for name in wanted for call in by_name.get(name, ())}
+        chosen.update(executing)
+        return sorted(chosen, key=position.__getitem__)
+
+    def _all_region_ids(self) -> set[int]:
+        if self._region_ids is None:
+            self._region_ids = {id(region) for region in self.regions}
+        return self._region_ids
+
+    def _region_alias_params(self, region: CompiledRegion) -> dict[FunctionRef, set[str]]:
+        key = id(region)
+        if key not in self._alias_params:
+            table: dict[FunctionRef, set[str]] = {}
+            for ref, param in self.aliases(region):
+                table.setdefault(ref, set()).add(param)
+            self._alias_params[key] = table
+        return self._alias_params[key]
+
+    def _call_table(self, facts: ModuleFacts, fn: FunctionFacts | None) -> tuple[dict[str, list[_LoopCall]], list[_LoopCall], dict[_LoopCall, int]]:
+        """(loop calls by the callee's last name, loop calls of a function that may run a
+        region, the position of each call: the calls a region looks at keep their order)."""
+        key = (facts.path, fn.qualname if fn is not None else "")
+        if key not in self._call_tables:
+            by_name: dict[str, list[_LoopCall]] = {}
+            executing: list[_LoopCall] = []
+            calls = fn.loop_calls if fn is not None else facts.toplevel_loop_calls
+            position = {call: number for number, call in enumerate(calls)}
+            for call in calls:
+                callee = call[0]
+                by_name.setdefault(callee.rsplit(".", 1)[-1], []).append(call)
+                ref = self.resolve_callee(facts, fn, callee)
+                if ref is not None and self.may_execute(ref):
+                    executing.append(call)
+            self._call_tables[key] = (by_name, executing, position)
+        return self._call_tables[key]
+
+    def may_execute(self, ref: FunctionRef, chain: int = CALLER_DEPTH + 1) -> bool:
+        """Whether ``executes(region, ref)`` can be true for some region of the run: ``ref``
+        calls a name of one or a parameter one is handed to, or calls such a function, within
+        the ``chain`` functions ``executes`` can follow. False means false for every region."""
+        key = (ref, chain)
+        if key in self._may_execute:
+            return self._may_execute[key]
+        self._may_execute[key] = True  # a cycle: assume it may (never wrong to look)
+        facts = self.index.facts(ref.path)
+        fn = facts.function(ref.qualname) if facts else None
+        result = False
+        if facts is not None and fn is not None and chain > 0:
+            names = self._any_names()
+            aliases = self._all_aliases()
+            for callee in fn.calls:
+                if callee.rsplit(".", 1)[-1] in names or (ref, callee) in aliases:
+                    result = True
+                    break
+                inner = self.resolve_callee(facts, fn, callee)
+                if inner is not None and inner != ref and self.may_execute(inner, chain - 1):
+                    result = True
+                    break
+        self._may_execute[key] = result
+        return result
+
+    def _any_names(self) -> set[str]:
+        if self._wanted is None:
+            self._wanted = set()
+            for region in self.regions:
+                self._wanted |= self.names(region)
+        return self._wanted
+
+    def _all_aliases(self) -> set[tuple[FunctionRef, str]]:
+        if self._any_aliases is None:
+            found: set[tuple[FunctionRef, str]] = set()
+            for region in self.regions:
+                found |= self.aliases(region)
+            self._any_aliases = found
+        return self._any_aliases
 
     def executes(self, region: CompiledRegion, ref: FunctionRef, depth: int = 0) -> bool:
         """Whether calling ``ref`` calls ``region`` (directly or through its callees)."""
@@ -647,16 +750,15 @@ class Variation:
         function receives: one walk of the file, only when its text mentions such a name."""
         if path in self._passed:
             return self._passed[path]
-        if self._wanted is None:
-            self._wanted = set()
-            for region in self.regions:
-                self._wanted |= self.names(region)
-        wanted = self._wanted
+        wanted = self._any_names()
+        if self._wanted_names is None:
+            self._wanted_names = Names(wanted)
         found: list[tuple[str, FunctionRef, str, str]] = []
         self._passed[path] = found
         facts = self.index.facts(path)
         text = self.index.text(path) or ""
-        if facts is None or not wanted or not any(name in text for name in wanted):
+        # A name handed on as an argument is a whole identifier of the text.
+        if facts is None or not wanted or not self._wanted_names.any_in(text):
             return found
         try:
             tree = parse_source(text, facts.path)
@@ -977,8 +1079,7 @@ class Variation:
             return True
         # A factory: look at the constructor calls it returns.
         tree_facts = self.index.facts(ref.path)  # type: ignore[union-attr]
-        text = self.index.text(ref.path) or ""  # type: ignore[union-attr]
-        body = "\n".join(text.split("\n")[fn.line - 1 : fn.end_line])
+        body = "\n".join(self.index.lines(ref.path)[fn.line - 1 : fn.end_line])  # type: ignore[union-attr]
         try:
             tree = ast.parse(textwrap.dedent(body))
         except (SyntaxError, ValueError, RecursionError, MemoryError):

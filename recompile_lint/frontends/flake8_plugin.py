@@ -11,6 +11,9 @@ As in the CLI, a finding whose own file flake8 was not asked to check (pre-commi
 the changed files) is reported in a file it checks that holds another of the finding's
 locations (the write that makes compiled code recompile), worded from there.
 
+Invalid settings give each checked file one ``RCL000`` diagnostic at line 1, not an exception
+that would end flake8's run and the other plugins' output with it.
+
 flake8 is not a dependency: this module imports nothing from it.
 """
 
@@ -22,13 +25,24 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Iterator, Sequence
 
 from recompile_lint import __version__
-from recompile_lint.config import Config, load_config
+from recompile_lint.config import Config, ConfigError, load_config
 from recompile_lint.engine import lint_buffer_alone, lint_paths, locations_in, project_scope, reported_at
 from recompile_lint.models import Finding, Severity
 from recompile_lint.source import SourceError, decode_source, read_bytes
 
 # flake8's names for standard input; such a file is not on disk.
 STDIN_NAMES = frozenset({"stdin", "-", "<stdin>"})
+
+# The code of the one diagnostic an invalid ``[tool.recompile-lint]`` table gives a file (not a
+# rule: nothing was checked).
+CONFIG_ERROR_CODE = "RCL000"
+
+
+def config_error_text(exc: ConfigError) -> str:
+    """The error on one line, with control characters escaped (it quotes the repository's
+    configuration)."""
+    text = " ".join(str(exc).split())
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 def flake8_config(config: Config) -> Config:
@@ -200,10 +214,14 @@ class RecompileLintPlugin:
         # ``tree`` is unused (the engine reads the project itself), but flake8 runs tree
         # plugins only on files it could parse, which keeps syntax errors flake8's (E999).
         self.filename = filename
-        # The work happens here rather than in run(): flake8 turns an exception raised while
-        # building a plugin (an invalid [tool.recompile-lint] table) into a one-line failure
-        # naming the file, where one raised from run() would end in a traceback.
-        self.findings = findings_for(filename, lines, self.named)
+        # Invalid settings are this plugin's problem only: an exception would end the whole
+        # flake8 run, other plugins' results with it. The file gets one diagnostic instead.
+        self.config_error = ""
+        try:
+            self.findings = findings_for(filename, lines, self.named)
+        except ConfigError as exc:
+            self.findings = ()
+            self.config_error = config_error_text(exc)
 
     @classmethod
     def add_options(cls, option_manager: Any) -> None:
@@ -219,6 +237,8 @@ class RecompileLintPlugin:
         cls.named = tuple(os.path.abspath(name) for name in names) if names else None
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
+        if self.config_error:
+            yield 1, 0, f"{CONFIG_ERROR_CODE} invalid recompile-lint settings, this file was not checked: {self.config_error}", type(self)
         for finding in self.findings:
             # flake8 columns are 0-based and it prints column + 1: the CLI's 1-based column.
             yield finding.line, max(finding.column - 1, 0), f"{finding.code} {finding.message} ({finding.name})", type(self)

@@ -323,10 +323,22 @@ def _answer(conn, listener, notify_read, notify_write, info) -> None:
             worker = os.fork()
             if worker == 0:
                 _command(request, fds, notify_write, conn)
+            try:
+                # The command makes its own process group too; set here as well, a kill
+                # right after the fork finds the group already made.
+                os.setpgid(worker, worker)
+            except OSError:
+                pass
             for fd in fds:
                 os.close(fd)
             os.close(notify_write)
-            conn.sendall(f"pid {worker}\n".encode())
+            try:
+                conn.sendall(f"pid {worker}\n".encode())
+            except OSError:
+                # The caller went between sending its request and this answer (killed): the
+                # command must not run on with nobody to see it.
+                _end_command(worker)
+                raise
             status = _wait_for_command(worker, conn)
             if status is not None:
                 # The command says its status itself before its process is torn down; this
@@ -359,14 +371,8 @@ def _wait_for_command(worker: int, conn) -> int | None:
                 except OSError:
                     gone = True
                 if gone:
-                    # The caller closed without waiting: it was killed. The command's
-                    # process group is its own (``_command``): end all of it.
-                    for target in (lambda: os.killpg(worker, signal.SIGKILL), lambda: os.kill(worker, signal.SIGKILL)):
-                        try:
-                            target()
-                        except OSError:
-                            pass
-                    os.waitpid(worker, 0)
+                    # The caller closed without waiting: it was killed.
+                    _end_command(worker)
                     return None
             done, status = os.waitpid(worker, os.WNOHANG)
             if done:
@@ -374,6 +380,20 @@ def _wait_for_command(worker: int, conn) -> int | None:
     finally:
         if watch is not None:
             os.close(watch)
+
+
+def _end_command(worker: int) -> None:
+    """Kill the command and everything it started (its process group is its own: ``_command``)
+    and reap it."""
+    for target in (lambda: os.killpg(worker, signal.SIGKILL), lambda: os.kill(worker, signal.SIGKILL)):
+        try:
+            target()
+        except OSError:
+            pass
+    try:
+        os.waitpid(worker, 0)
+    except ChildProcessError:
+        pass
 
 
 def _receive(conn) -> tuple[dict, list[int]]:

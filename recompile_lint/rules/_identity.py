@@ -48,8 +48,7 @@ class Trees:
     def __init__(self, index: ProjectIndex):
         self.index = index
         self._trees: dict[str, ast.Module | None] = {}
-        self._parents: dict[str, dict[int, ast.AST]] = {}
-        self._complete: set[str] = set()  # files whose parent map holds every node
+        self._maps: dict[str, _TreeMap] = {}
 
     @classmethod
     def of(cls, index: ProjectIndex) -> "Trees":
@@ -72,11 +71,10 @@ class Trees:
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     tree = None
             self._trees[path] = tree
-            self._parents[path] = {}
         return self._trees[path]
 
     def lines(self, path: str) -> list[str]:
-        return (self.index.text(path) or "").split("\n")
+        return self.index.lines(path)
 
     def span(self, path: str, node: ast.AST) -> Span:
         return span_of(node, self.lines(path))
@@ -85,17 +83,7 @@ class Trees:
         tree = self.tree(path)
         if tree is None or node is tree:
             return None
-        parents = self._parents[path]
-        if id(node) not in parents and path not in self._complete:
-            # Parents are found by descending only into the nodes whose lines hold ``node``'s
-            # (a file's full parent map cost more than the rules that ask); the whole tree is
-            # walked only when that misses.
-            if not _descend_to(tree, node, parents):
-                for parent in ast.walk(tree):
-                    for child in ast.iter_child_nodes(parent):
-                        parents[id(child)] = parent
-                self._complete.add(path)
-        return parents.get(id(node))
+        return self._map(path, tree).parents.get(id(node))
 
     def ancestors(self, path: str, node: ast.AST) -> Iterator[ast.AST]:
         current = self.parent(path, node)
@@ -109,13 +97,25 @@ class Trees:
         if tree is None:
             return None
         lines = self.lines(path)
-        for nodes in (_walk_lines(tree, span.line), ast.walk(tree)):
-            for node in nodes:
-                if isinstance(node, kind) and getattr(node, "lineno", 0) == span.line:
-                    # ``f(x).item()`` starts where ``f(x)`` does: the end tells them apart.
-                    if span_of(node, lines) == span:
-                        return node
+        for node in self._map(path, tree).starting.get(span.line, ()):
+            # ``f(x).item()`` starts where ``f(x)`` does: the end tells them apart.
+            if isinstance(node, kind) and span_of(node, lines) == span:
+                return node
         return None
+
+    def starting_at(self, path: str, line: int) -> list[ast.AST]:
+        """The nodes of ``path`` that start on ``line``, in ``ast.walk`` order."""
+        tree = self.tree(path)
+        return self._map(path, tree).starting.get(line, []) if tree is not None else []
+
+    def _map(self, path: str, tree: ast.Module) -> "_TreeMap":
+        """The parents and start lines of every node of ``path``, from one walk of its tree:
+        the rules ask once per compile site, and a walk per question grows with the square of
+        a module's compile sites."""
+        found = self._maps.get(path)
+        if found is None:
+            found = self._maps[path] = _TreeMap.of(tree)
+        return found
 
     def enclosing_loops(self, path: str, node: ast.AST) -> list[ast.For | ast.AsyncFor | ast.While]:
         """Loops around ``node`` in its own scope (a def boundary stops the walk), innermost first."""
@@ -135,44 +135,27 @@ class Trees:
         return None
 
 
-def _lines_of(node: ast.AST) -> tuple[int, int] | None:
-    """The lines a node spans, its decorators included; None for nodes without positions
-    (``arguments``, ``comprehension``, ...), which are always descended into."""
-    first = getattr(node, "lineno", None)
-    if first is None:
-        return None
-    for decorator in getattr(node, "decorator_list", ()):
-        first = min(first, decorator.lineno)
-    return first, getattr(node, "end_lineno", None) or first
+@dataclass
+class _TreeMap:
+    """Each node's parent (by ``id``) and the nodes starting on each line, in ``ast.walk`` order."""
 
+    parents: dict[int, ast.AST]
+    starting: dict[int, list[ast.AST]]
 
-def _walk_lines(tree: ast.AST, line: int) -> Iterator[ast.AST]:
-    """``ast.walk`` (same order) restricted to the nodes whose lines hold ``line``."""
-    todo = deque([tree])
-    while todo:
-        node = todo.popleft()
-        for child in ast.iter_child_nodes(node):
-            lines = _lines_of(child)
-            if lines is None or lines[0] <= line <= lines[1]:
+    @classmethod
+    def of(cls, tree: ast.AST) -> "_TreeMap":
+        parents: dict[int, ast.AST] = {}
+        starting: dict[int, list[ast.AST]] = {}
+        todo = deque([tree])
+        while todo:
+            node = todo.popleft()
+            line = getattr(node, "lineno", None)
+            if line is not None:
+                starting.setdefault(line, []).append(node)
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
                 todo.append(child)
-        yield node
-
-
-def _descend_to(tree: ast.AST, target: ast.AST, parents: dict[int, ast.AST]) -> bool:
-    """Record the parents of the nodes on the way from ``tree`` to ``target`` (and of the
-    nodes looked at on the way); whether ``target`` was found."""
-    lines = _lines_of(target)
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-            if child is target:
-                return True
-            child_lines = _lines_of(child)
-            if lines is None or child_lines is None or (child_lines[0] <= lines[0] and lines[1] <= child_lines[1]):
-                stack.append(child)
-    return False
+        return cls(parents, starting)
 
 
 def is_module_level(scope: ast.AST | None) -> bool:
@@ -388,7 +371,7 @@ def function_node(trees: Trees, path: str, line: int, column: int, lambda_: bool
     if tree is None:
         return None
     lines = trees.lines(path)
-    for node in ast.walk(tree):
+    for node in trees.starting_at(path, line):  # ``ast.walk`` order, only the nodes on ``line``
         if lambda_ and isinstance(node, ast.Lambda) and node.lineno == line and span_of(node, lines).column == column:
             return node
         if not lambda_ and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == line:
