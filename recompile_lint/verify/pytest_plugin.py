@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 
+from recompile_lint.report.output_file import OutputFileError, write_output_file
+
 if TYPE_CHECKING:
     from recompile_lint.models import Finding
     from recompile_lint.verify.recorder import Recorder, Recording
@@ -567,16 +569,9 @@ class RecompileBudget:
         if not path:
             return
         text = json.dumps(self.run_report(int(exitstatus)), indent=2) + "\n"
-        temporary = f"{path}.{os.getpid()}.tmp"
         try:
-            with open(temporary, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(temporary, path)
-        except OSError as exc:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
-            sys.stderr.write(f"recompile-lint: error: --recompiles-json {path}: {exc.strerror or exc}\n")
+            write_output_file(path, text)
+        except OutputFileError as exc:
+            sys.stderr.write(f"recompile-lint: error: --recompiles-json: {exc}\n")
             if session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
