@@ -19,6 +19,7 @@ from recompile_lint.engine import lint_paths
 from recompile_lint.frontends.cli import main
 
 from helpers import SEED_SOURCE
+from measuring import run_measured
 
 
 @pytest.fixture(autouse=True)
@@ -167,16 +168,15 @@ def test_a_50_mb_file_is_reported_not_parsed(project):
         handle.write("g = torch.compile(f0)\n")
     out_path = project.parent / "out.txt"
     with open(out_path, "wb") as out:
-        child = subprocess.Popen(
+        result = run_measured(
             [sys.executable, "-m", "recompile_lint", "huge.py", "good.py"],
-            cwd=project, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "RECOMPILE_LINT_NO_SERVER": "1"},
+            cwd=project, stdout=out, env={**os.environ, "RECOMPILE_LINT_NO_SERVER": "1"},
         )
-        _, status, usage = os.wait4(child.pid, 0)
     output = out_path.read_text(encoding="utf-8")
-    assert os.waitstatus_to_exitcode(status) == 2, output
+    assert result.code == 2, output
     assert "huge.py: E902 too large to lint: 47.7 MiB, more than max-file-size (10 MiB)" in output
     assert good_reported(output)
-    assert usage.ru_maxrss < 512 * 1024, f"peak memory {usage.ru_maxrss} KiB"
+    assert result.peak_bytes < 512 * 1024 * 1024, f"peak memory {result.peak_bytes} bytes"
 
 
 def test_max_file_size_is_configurable(project):

@@ -11,9 +11,7 @@ timed and measured with ``os.wait4``; a crash is a signal, not a dead test run.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from recompile_lint.analysis import newsyntax, parsing
 from recompile_lint.analysis.shape import Shape, measure, refusal
 
 from helpers import SEED_SOURCE
+from measuring import run_measured
 
 ROOT = Path(__file__).resolve().parent.parent
 MiB = 1024 * 1024
@@ -213,22 +212,8 @@ def measured(command: list[str], cwd: Path, stdin: bytes | None = None, limit: f
     out = cwd.parent / f"{cwd.name}.out"
     env = {**os.environ, "RECOMPILE_LINT_NO_SERVER": "1", "XDG_CACHE_HOME": str(cwd.parent / "xdg")}
     with open(out, "wb") as sink:
-        started = time.monotonic()
-        process = subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, env=env)
-        killer = threading.Timer(limit, process.kill)
-        killer.start()
-        try:
-            if stdin is not None:
-                assert process.stdin is not None
-                process.stdin.write(stdin)
-                process.stdin.close()
-            _, status, usage = os.wait4(process.pid, 0)
-        finally:
-            killer.cancel()
-        process.returncode = os.waitstatus_to_exitcode(status)
-        seconds = time.monotonic() - started
-    processor = usage.ru_utime + usage.ru_stime
-    return process.returncode, processor, seconds, usage.ru_maxrss * 1024, out.read_text(encoding="utf-8", errors="replace")
+        result = run_measured(command, cwd=cwd, stdout=sink, env=env, stdin=stdin, limit=limit)
+    return result.code, result.processor, result.seconds, result.peak_bytes, out.read_text(encoding="utf-8", errors="replace")
 
 
 def attack_project(tmp_path: Path, name: str, text: str) -> Path:
