@@ -410,23 +410,30 @@ sock.close()
 """
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads the process tree from /proc")
-def test_a_caller_gone_before_the_server_answers_does_not_leave_its_command_running(tmp_path, server_env):
-    """The server's first answer (the command's pid) finds the caller gone: the command it
-    just started is ended, not left running with nobody to see it."""
+def synthetic_project_linted_once(tmp_path: Path, server_env: dict, modules: int) -> tuple[Path, int, float]:
+    """A synthetic project of ``modules`` modules, a started server, and the wall time of one
+    whole lint of the project through it (how long a command there takes)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
     try:
         from make_synthetic import generate
     finally:
         sys.path.pop(0)
     root = tmp_path / "synth"
-    generate(root, 200)
+    generate(root, modules)
     (root / "pyproject.toml").write_text("[project]\nname = 'synth'\n", encoding="utf-8")
     server_pid = start(server_env)
     started = time.monotonic()
     done = lint(server_env, "--no-cache", "-j", "1", "-o", "first.txt", ".", cwd=root)
     duration = time.monotonic() - started
     assert done.returncode in (0, 1) and (root / "first.txt").exists(), done.stderr
+    return root, server_pid, duration
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads the process tree from /proc")
+def test_a_caller_gone_before_the_server_answers_does_not_leave_its_command_running(tmp_path, server_env):
+    """The server's first answer (the command's pid) finds the caller gone: the command it
+    just started is ended, not left running with nobody to see it."""
+    root, server_pid, duration = synthetic_project_linted_once(tmp_path, server_env, 200)
     gone = subprocess.run([sys.executable, "-c", GONE_CALLER, "--no-cache", "-j", "1", "-o", "gone.txt", "."], cwd=root, env=server_env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert gone.returncode == 0, gone.stderr
     deadline = time.monotonic() + 30
@@ -443,19 +450,7 @@ def test_a_client_killed_by_a_signal_ends_its_command(tmp_path, server_env):
     """SIGKILL cannot be passed on by the client: the server sees it go and kills the
     command and everything it started (it would otherwise go on writing to the terminal, and
     here, finish its report)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-    try:
-        from make_synthetic import generate
-    finally:
-        sys.path.pop(0)
-    root = tmp_path / "synth"
-    generate(root, 400)
-    (root / "pyproject.toml").write_text("[project]\nname = 'synth'\n", encoding="utf-8")
-    server_pid = start(server_env)
-    started = time.monotonic()
-    done = lint(server_env, "--no-cache", "-j", "1", "-o", "first.txt", ".", cwd=root)
-    duration = time.monotonic() - started
-    assert done.returncode in (0, 1) and (root / "first.txt").exists(), done.stderr
+    root, server_pid, duration = synthetic_project_linted_once(tmp_path, server_env, 400)
     # The first command says its status before its process is torn down: until that is over,
     # its processes would pass for the next command's below.
     deadline = time.monotonic() + 60
