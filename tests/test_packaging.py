@@ -165,3 +165,9 @@ def test_the_wheels_the_docs_name_are_the_ones_the_build_makes(doc: Path) -> Non
     named = set(re.findall(r"recompile_lint-[^\s/'\"\[]+?\.whl", doc.read_text(encoding="utf-8")))
     assert named <= {f"recompile_lint-{__version__}-py3-none-any.whl"}, doc.name
 
+
+
+def test_no_address_the_project_does_not_serve_is_written_in_the_package() -> None:
+    for path in sorted((REPO / "recompile_lint").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "github.com/recompile-lint" not in text, path

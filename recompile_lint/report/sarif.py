@@ -3,6 +3,10 @@
 One run; ``tool.driver.rules`` is the whole catalogue (so ``ruleIndex`` is stable between
 runs), results point at files by URIs relative to ``%SRCROOT%`` (the working directory of the
 run), and file errors become ``invocations[0].toolExecutionNotifications``.
+
+Each rule's page (``recompile-lint rule CODE``, read from the installed package) is its
+``help``, as markdown and as text, so a viewer shows the fix with no link to follow. There is
+no ``helpUri``: SARIF wants an absolute address there and none serves the pages.
 """
 
 from __future__ import annotations
@@ -17,11 +21,6 @@ from urllib.parse import quote
 from recompile_lint import __version__
 from recompile_lint.models import FileError, Finding, LintResult, Location, Severity
 
-# The one place the project's public address is written down. Rule pages live in ``rules/``
-# at the repository root, so a rule's help link is RULE_DOCS_BASE_URL + "RCL101.md".
-PROJECT_URL = "https://github.com/recompile-lint/recompile-lint"
-RULE_DOCS_BASE_URL = f"{PROJECT_URL}/blob/main/rules/"
-
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -31,8 +30,11 @@ LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 
 def rule_help_uri(code: str) -> str:
-    """The address of a rule's documentation page."""
-    return f"{RULE_DOCS_BASE_URL}{code}.md"
+    """Where a rule's page is on this machine, as a ``file:`` URI (the language server's
+    link; SARIF embeds the page instead)."""
+    from recompile_lint.report.pages import rule_page_uri
+
+    return rule_page_uri(code) or ""
 
 
 def _rule_descriptor(rule: Any) -> dict[str, Any]:
@@ -43,14 +45,13 @@ def _rule_descriptor(rule: Any) -> dict[str, Any]:
         "name": rule.name,
         "shortDescription": {"text": rule.summary or rule.name},
         "fullDescription": {"text": inspect.cleandoc(rule.__doc__ or rule.summary or rule.name)},
-        "helpUri": rule_help_uri(rule.code),
         "defaultConfiguration": {"level": LEVELS[rule.severity], "enabled": rule.severity is not Severity.INFO},
         "properties": {"bounded": rule.bounded.value, "tags": ["torch.compile", "performance"]},
     }
     page = rule_page(rule.code)
     if page:
-        # Code scanning shows ``help`` beside an alert; the rule page is the fix a user needs.
-        descriptor["help"] = {"text": f"{rule.summary}. See {rule_help_uri(rule.code)}", "markdown": page}
+        # Code scanning shows ``help`` beside an alert: the whole page, which says the fix.
+        descriptor["help"] = {"text": page, "markdown": page}
     return descriptor
 
 
@@ -135,7 +136,6 @@ def build_sarif(result: LintResult, base: str | Path | None = None) -> dict[str,
                 "name": "recompile-lint",
                 "version": __version__,
                 "semanticVersion": __version__,
-                "informationUri": PROJECT_URL,
                 "rules": [_rule_descriptor(rule) for rule in rules],
             }
         },
