@@ -7,6 +7,10 @@ run), and file errors become ``invocations[0].toolExecutionNotifications``.
 Each rule's page (``recompile-lint rule CODE``, read from the installed package) is its
 ``help``, as markdown and as text, so a viewer shows the fix with no link to follow. There is
 no ``helpUri``: SARIF wants an absolute address there and none serves the pages.
+
+A result's message links its related locations (the compile site, the write) in SARIF's
+``[text](id)`` form, each ``id`` one of ``relatedLocations``; the message's literal brackets
+are escaped (``\\[``, ``\\]``; a backslash just before one is doubled).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
@@ -76,28 +81,55 @@ def _region(finding: Finding | Location) -> dict[str, int]:
     return region
 
 
+def escape_message(text: str) -> str:
+    """Message text with its literal brackets escaped (``\\[``, ``\\]``), and the backslashes
+    just before one doubled, so that only our ``[text](id)`` links read as links."""
+    return re.sub(r"(\\*)([\[\]])", lambda match: match.group(1) * 2 + "\\" + match.group(2), text)
+
+
 def _result(finding: Finding, rule_index: dict[str, int], base: Path) -> dict[str, Any]:
     location: dict[str, Any] = {
         "physicalLocation": {"artifactLocation": artifact_location(finding.path, base), "region": _region(finding)},
     }
     if finding.function:
         location["logicalLocations"] = [{"fullyQualifiedName": finding.function, "kind": "function"}]
+    text = escape_message(finding.message)
+    related = [_related(i, evidence, base) for i, evidence in enumerate(finding.evidence, start=1)]
+    if related:
+        # The compile site, the write, and (for a finding reported where the change is) the
+        # primary location: linked from the message, listed beside the alert.
+        links = ", ".join(f"[{escape_message(_link_text(evidence, base))}]({i})" for i, evidence in enumerate(finding.evidence, start=1))
+        text = f"{text} ({links})"
     result: dict[str, Any] = {
         "ruleId": finding.code,
         "level": LEVELS[finding.severity],
-        "message": {"text": finding.message},
+        "message": {"text": text},
         "locations": [location],
         "properties": {"name": finding.name, "severity": finding.severity.value, "bounded": finding.bounded.value},
     }
-    if finding.evidence:
-        # The compile site, the write, and (for a finding reported where the change is) the
-        # primary location: code scanning lists them beside the alert.
-        result["relatedLocations"] = [_related(i, location, base) for i, location in enumerate(finding.evidence, start=1)]
+    if related:
+        result["relatedLocations"] = related
     if finding.code in rule_index:
         result["ruleIndex"] = rule_index[finding.code]
     if finding.region:
         result["properties"]["region"] = finding.region
     return result
+
+
+def _link_text(location: Location, base: Path) -> str:
+    """``changed at train.py:14``: what a link in a result's message says."""
+    from recompile_lint.report.text import ROLE_LABELS
+
+    return f"{ROLE_LABELS.get(location.role, location.role)} at {_relative(location.path, base)}:{location.line}"
+
+
+def _relative(path: str, base: Path) -> str:
+    """A path relative to ``base`` when under it (POSIX), else absolute."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return PurePosixPath(*absolute.relative_to(base).parts).as_posix()
+    except ValueError:
+        return absolute.as_posix()
 
 
 def _related(number: int, location: Location, base: Path) -> dict[str, Any]:
@@ -107,7 +139,7 @@ def _related(number: int, location: Location, base: Path) -> dict[str, Any]:
     return {
         "id": number,
         "physicalLocation": {"artifactLocation": artifact_location(location.path, base), "region": _region(location)},
-        "message": {"text": f"{ROLE_LABELS.get(location.role, location.role)}: {note_of(location)}"},
+        "message": {"text": escape_message(f"{ROLE_LABELS.get(location.role, location.role)}: {note_of(location)}")},
     }
 
 
