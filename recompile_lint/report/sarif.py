@@ -11,10 +11,19 @@ no ``helpUri``: SARIF wants an absolute address there and none serves the pages.
 A result's message links its related locations (the compile site, the write) in SARIF's
 ``[text](id)`` form, each ``id`` one of ``relatedLocations``; the message's literal brackets
 are escaped (``\\[``, ``\\]``; a backslash just before one is doubled).
+
+``partialFingerprints`` has one key, ``recompileLint/v1``: the first 32 hex digits of the
+SHA-256 of the rule code, the file's path relative to ``%SRCROOT%``, the region (the compiled
+entry point that reaches the line) and the reported line's source with its ends stripped and
+each run of blanks made one space, then ``:N``, N being 1 plus the number of earlier results
+of the run with the same hash. No line or column number goes in, so code scanning follows a
+finding through commits that move it; editing that line, renaming the region or moving the
+file makes it a new finding.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import os
@@ -32,6 +41,11 @@ SRCROOT = "%SRCROOT%"
 
 # SARIF has no "info" level; "note" is its name for a finding that is not a problem by itself.
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+# The key of the fingerprint in ``partialFingerprints`` (the module's docstring says what it
+# hashes); the version changes when the scheme does.
+FINGERPRINT_KEY = "recompileLint/v1"
 
 
 def rule_help_uri(code: str) -> str:
@@ -132,6 +146,30 @@ def _relative(path: str, base: Path) -> str:
         return absolute.as_posix()
 
 
+def fingerprint(finding: Finding, base: Path, line: str | None) -> str:
+    """The hash of ``FINGERPRINT_KEY`` (without its occurrence number): rule, relative path,
+    region and the normalised source ``line`` (empty when the file cannot be read)."""
+    normalised = " ".join((line or "").split())
+    key = "\0".join((finding.code, _relative(finding.path, base), finding.region, normalised))
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def _results(findings: tuple[Finding, ...], rule_index: dict[str, int], base: Path) -> list[dict[str, Any]]:
+    """The results, each with its ``partialFingerprints``; equal hashes are numbered in order."""
+    from recompile_lint.report.text import SourceLines
+
+    lines = SourceLines()
+    seen: dict[str, int] = {}
+    results = []
+    for finding in findings:
+        result = _result(finding, rule_index, base)
+        digest = fingerprint(finding, base, lines.line(finding.path, finding.line))
+        seen[digest] = seen.get(digest, 0) + 1
+        result["partialFingerprints"] = {FINGERPRINT_KEY: f"{digest}:{seen[digest]}"}
+        results.append(result)
+    return results
+
+
 def _related(number: int, location: Location, base: Path) -> dict[str, Any]:
     from recompile_lint.report.text import ROLE_LABELS
     from recompile_lint.report.wording import note_of
@@ -180,7 +218,7 @@ def build_sarif(result: LintResult, base: str | Path | None = None) -> dict[str,
         ],
         # Our columns count characters, not UTF-16 code units (SARIF's default).
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, rule_index, root) for f in result.findings],
+        "results": _results(result.findings, rule_index, root),
     }
     return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
 
