@@ -226,5 +226,7 @@ def test_ci_runs_exactly_the_readmes_test_command() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     development = readme.split("## Development", 1)[1].split("```sh\n", 1)[1].split("\n```", 1)[0].strip()
     ci = [line for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
-    assert ci[-1] == development
+    # The test command, then the wheel built and run from a clean environment.
+    assert ci[-2:] == [development, ".ci/wheel"]
     assert development.endswith("&& python -m pytest")
+    assert "python -m build" in (REPO / ".ci" / "wheel").read_text(encoding="utf-8")

@@ -10,6 +10,7 @@ registry, about a minute) runs when RECOMPILE_LINT_TRY_REPO=1.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -159,6 +160,40 @@ def test_try_repo_installs_and_runs_the_hook(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stdout + result.stderr
     assert "bad.py:8:16: RCL101" in result.stdout
     assert "good.py:" not in result.stdout
+
+
+def documented(text: str) -> str:
+    """A documented snippet with its placeholders filled: this checkout, its HEAD commit."""
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, check=True, capture_output=True, text=True).stdout.strip()
+    return re.sub(r"<full sha of the commit[^>]*>", sha, text).replace("/path/to/recompile-lint", str(REPO))
+
+
+@pytest.mark.skipif(os.environ.get("RECOMPILE_LINT_TRY_REPO") != "1", reason="set RECOMPILE_LINT_TRY_REPO=1: builds a virtualenv from the package registry (about a minute)")
+def test_the_documented_config_pinned_to_a_commit_installs_and_runs_the_hook(tmp_path: Path) -> None:
+    from test_readme_snippets import snippets
+
+    lang, body = snippets()["pre-commit"]
+    assert "<full sha of the commit" in body and "/path/to/recompile-lint" in body
+    repo = make_repo(tmp_path)
+    (repo / ".pre-commit-config.yaml").write_text(documented(body) + "\n", encoding="utf-8")
+    git(repo, "add", ".")
+    env = precommit_env(tmp_path)
+    result = run_precommit(repo, env, "run", "recompile-lint", "--files", "bad.py", "good.py", timeout=900)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "bad.py:8:16: RCL101" in result.stdout and "good.py:" not in result.stdout
+    assert "mutable reference" not in result.stdout + result.stderr  # a full sha is a fixed rev
+
+
+@pytest.mark.skipif(os.environ.get("RECOMPILE_LINT_TRY_REPO") != "1", reason="set RECOMPILE_LINT_TRY_REPO=1: builds a virtualenv from the package registry (about a minute)")
+def test_the_documented_try_repo_command_runs_the_checkout_hook(tmp_path: Path) -> None:
+    doc = (REPO / "docs" / "integrations.md").read_text(encoding="utf-8")
+    [line] = [line for line in doc.splitlines() if line.startswith("pre-commit try-repo ")]
+    repo = make_repo(tmp_path)
+    git(repo, "add", ".")
+    argv = shlex.split(documented(line))
+    result = run_precommit(repo, precommit_env(tmp_path), *argv[1:], timeout=900)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "bad.py:8:16: RCL101" in result.stdout and "good.py:" not in result.stdout
 
 
 # Names a pull request may give its files, to steer a hook whose entry they are appended to.

@@ -11,7 +11,8 @@ import jsonschema
 import pytest
 
 from recompile_lint.models import Boundedness, FileError, Finding, LintResult, Severity
-from recompile_lint.report.sarif import RULE_DOCS_BASE_URL, build_sarif, format_sarif
+from recompile_lint.report.pages import rule_page, rule_page_path
+from recompile_lint.report.sarif import build_sarif, format_sarif, rule_help_uri
 from recompile_lint.rules import all_rules
 from helpers import SEED_SOURCE
 
@@ -88,7 +89,7 @@ def test_file_errors_become_tool_notifications(project: Path) -> None:
     assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["RCL101"]
 
 
-def test_every_rule_is_described_with_its_docs_link_and_default_level() -> None:
+def test_every_rule_is_described_with_its_page_and_default_level() -> None:
     log = build_sarif(LintResult(findings=(), errors=(), files_checked=0), base="/")
     validate(log)
     rules = log["runs"][0]["tool"]["driver"]["rules"]
@@ -98,7 +99,9 @@ def test_every_rule_is_described_with_its_docs_link_and_default_level() -> None:
         assert descriptor["name"] == rule.name
         assert descriptor["shortDescription"]["text"] == rule.summary
         assert descriptor["fullDescription"]["text"].split("\n")[0] == rule.__doc__.strip().split("\n")[0]
-        assert descriptor["helpUri"] == f"{RULE_DOCS_BASE_URL}{rule.code}.md"
+        # The page itself, not a link: no address serves the pages.
+        assert descriptor["help"] == {"text": rule_page(rule.code), "markdown": rule_page(rule.code)}
+        assert "helpUri" not in descriptor
         assert descriptor["defaultConfiguration"]["level"] == levels[rule.severity]
 
 
@@ -132,3 +135,13 @@ def test_format_sarif_is_json_text() -> None:
     log = json.loads(text)
     validate(log)
     assert log["runs"][0]["results"] == []
+
+
+def test_the_editor_link_to_a_rule_page_is_a_file_on_this_machine() -> None:
+    # No web address serves the pages: the language server links the file that holds one.
+    for rule in all_rules():
+        path = rule_page_path(rule.code)
+        assert path is not None and path.is_file()
+        assert rule_help_uri(rule.code) == path.as_uri()
+        assert "## How the verifier confirms it" in path.read_text(encoding="utf-8")
+    assert rule_page_path("RCL000") is None

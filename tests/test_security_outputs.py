@@ -149,7 +149,13 @@ def test_file_names_cannot_inject_workflow_commands_in_github_format(tmp_path: P
         assert set(properties) <= {"file", "line", "col", "endLine", "endColumn", "title"}
         assert is_safe(message.replace("\n", "")) and is_safe(properties["file"])
         files.add(properties["file"])
-    assert "./evil\\nFound 0 findings, 1 file checked.\\n::error file=x::forged.py" in files
+    # Relative to the checkout with no `./`, as GitHub places them: what keeps a name from
+    # issuing a command is the property escaping (`:` and `,`), never a prefix.
+    assert "evil\\nFound 0 findings, 1 file checked.\\n::error file=x::forged.py" in files
+    assert "::stop-commands::token\\x1b[2K.py" in files
+    assert not any(name.startswith("./") for name in files)
+    assert any(line.startswith("::error file=%3A%3Astop-commands%3A%3Atoken") for line in lines)
+    assert_inert(result.stdout, frozenset({"error", "warning", "notice"}))
     # The file errors are also written to standard error, where the runner reads commands too.
     assert result.stderr.count("recompile-lint: error:") == 2
     assert_inert(result.stderr)

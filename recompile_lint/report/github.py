@@ -1,9 +1,10 @@
 """GitHub Actions workflow commands (``--format github``): one annotation per finding.
 
 ``::error file=src/m.py,line=8,col=16,endLine=8,endColumn=20,title=RCL101 (mutated-global)::...``
-shows on the pull request's diff; its text lists the finding's related lines (the write, the
-compile site) under the headline, then why and the fix. Severity maps to the command: error -> ``error``,
-warning -> ``warning``, info -> ``notice``.
+shows on the pull request's diff (``file`` relative to the repository root, as GitHub places
+it: ``display_path``); its text lists the finding's related lines (the write, the compile
+site) under the headline, then why and the fix. Severity maps to the command: error ->
+``error``, warning -> ``warning``, info -> ``notice``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 
 from recompile_lint.models import FileError, Finding, LintResult, Severity
-from recompile_lint.report.sanitize import escape
+from recompile_lint.report.sanitize import escape, line_start
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -34,12 +35,21 @@ def _repository_text(value: object) -> str:
 
 
 def display_path(path: str) -> str:
-    """Paths relative to the working directory (the checkout), as annotations need them."""
-    if os.path.isabs(path):
-        relative = os.path.relpath(path)
-        if not relative.startswith(".."):
-            path = relative
-    return path.replace(os.sep, "/")
+    """A path as GitHub places an annotation: relative to the repository root, POSIX, with no
+    ``./`` (``pkg/m.py``). The root is the workflow's checkout, ``GITHUB_WORKSPACE``, when the
+    file is under it (a step run in a subfolder), else the working directory; a file outside
+    both keeps its absolute path."""
+    absolute = os.path.abspath(path)
+    for root in (os.environ.get("GITHUB_WORKSPACE"), os.getcwd()):
+        if not root:
+            continue
+        try:
+            relative = os.path.relpath(absolute, os.path.abspath(root))
+        except ValueError:  # another drive (Windows)
+            continue
+        if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+            return relative.replace(os.sep, "/")
+    return absolute.replace(os.sep, "/")
 
 
 def _command(kind: str, properties: list[tuple[str, object]], message: str) -> str:
@@ -64,7 +74,10 @@ def annotation_text(finding: Finding) -> str:
 
     lines = [_repository_text(finding.title or finding.message)]
     for location in finding.evidence:
-        where = _repository_text(display_path(location.path))
+        # A line of the annotation that starts with a path: one starting with ``::`` gets
+        # ``./`` (``line_start``), as on every text surface, though the runner reads only the
+        # command's own line.
+        where = line_start(_repository_text(display_path(location.path)))
         lines.append(f"{where}:{location.line}: {ROLE_LABELS.get(location.role, location.role)}: {_repository_text(note_of(location))}")
     if finding.explanation:
         lines.append(_repository_text(finding.explanation))

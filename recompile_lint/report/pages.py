@@ -93,6 +93,26 @@ def rule_page(code: str) -> str | None:
     return f"# {rule.code}: {rule.name}\n\n{rule.summary}.\n\nSeverity: {severity_text(rule)}; {default}.\n\n{body}"
 
 
+def rule_page_path(code: str) -> Path | None:
+    """The file on this machine that holds the page of ``code`` (None for an unknown code):
+    ``rules/<code>.md`` of a checkout when the package runs from one, else the page's source
+    inside the installed package. No web address serves the pages; this file is where an
+    editor can open one (SARIF embeds the page instead)."""
+    rule = rule_by_code(code)
+    if rule is None:
+        return None
+    generated = PAGES_DIR / f"{rule.code}.md"
+    if (PAGES_DIR.parent / "pyproject.toml").is_file() and generated.is_file():
+        return generated
+    return SOURCE_DIR / f"{rule.code}.md"
+
+
+def rule_page_uri(code: str) -> str | None:
+    """``rule_page_path`` as a ``file:`` URI."""
+    path = rule_page_path(code)
+    return path.as_uri() if path is not None else None
+
+
 def generated_page(code: str) -> str:
     """The text of ``rules/<code>.md``: the page and a note naming its source."""
     page = rule_page(code)
