@@ -1,0 +1,410 @@
+"""The codemods of ``recompile_lint.fixes``: what each rewrites, that a second run changes
+nothing, that the linter no longer reports a fixed finding, and that a file the fixes must not
+touch (broken, a link) is left as it was."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from helpers import ALL_RULES, lint_snippet
+from recompile_lint.engine import lint_paths
+from recompile_lint.fixes import FIXERS, apply_edits, attempt, fix_safety, fixers_for_code, fixes_for
+from recompile_lint.fixes.apply import plan, unified_diff, within
+from recompile_lint.fixes.files import FileFixError, read_source, write_source
+from recompile_lint.fixes.noqa import add_noqa, with_noqa
+from recompile_lint.rules import all_rules
+
+GLOBAL_INT = """\
+\"\"\"A global step read by compiled code.\"\"\"
+
+import torch
+
+step = 0
+
+
+@torch.compile
+def poly(x):
+    return x * step
+
+
+def train():
+    global step
+    for _ in range(10):
+        poly(torch.ones(3))
+        step += 1
+"""
+
+GLOBAL_INT_FIXED = """\
+\"\"\"A global step read by compiled code.\"\"\"
+
+import torch
+
+torch.compiler.config.dynamic_sources = "G['step']"
+
+step = 0
+
+
+@torch.compile
+def poly(x):
+    return x * step
+
+
+def train():
+    global step
+    for _ in range(10):
+        poly(torch.ones(3))
+        step += 1
+"""
+
+TWO_GLOBALS = """\
+import torch
+
+torch.compiler.config.dynamic_sources = "G['other']"
+step = 0
+scale = 1
+
+
+@torch.compile
+def poly(x):
+    return x * step + scale
+
+
+def train():
+    global step, scale
+    for _ in range(10):
+        poly(torch.ones(3))
+        step += 1
+        scale += 2
+"""
+
+RANGE_BOUND = """\
+import torch
+
+n_layers = 1
+
+
+@torch.compile
+def deep(x):
+    for _ in range(n_layers):
+        x = x + 1
+    return x
+
+
+def train():
+    global n_layers
+    for _ in range(10):
+        deep(torch.ones(3))
+        n_layers += 1
+"""
+
+MODULE_ATTRIBUTE = """\
+import torch
+from torch import nn
+
+
+class Warmup(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.step = 0
+
+    def forward(self, x):
+        self.step += 1
+        return x * min(self.step, 10)
+
+
+def train():
+    model = torch.compile(Warmup())
+    for _ in range(20):
+        model(torch.ones(3))
+"""
+
+ITEM = """\
+import torch
+
+
+@torch.compile
+def clip_(grads):
+    norm = grads.norm().item()
+    return grads * min(1.0, 1.0 / (norm + 1e-6))
+
+
+def train():
+    for _ in range(4):
+        clip_(torch.randn(8))
+"""
+
+LOADER = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def train():
+    data = TensorDataset(torch.randn(97, 8))
+    loader = DataLoader(
+        data,
+        batch_size=32,
+        shuffle=True,
+    )
+    model = torch.compile(Net())
+    for (x,) in loader:
+        model(x)
+"""
+
+BACKEND = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def evaluate(model, x):
+    compiled = torch.compile(model, backend=lambda gm, example_inputs: gm.forward)
+    return compiled(x)
+
+
+def main():
+    model = Net()
+    for _ in range(10):
+        evaluate(model, torch.randn(4, 8))
+"""
+
+BACKEND_CLOSURE = BACKEND.replace("def evaluate(model, x):\n", "def evaluate(model, x, tag=0):\n").replace(
+    "lambda gm, example_inputs: gm.forward", "lambda gm, example_inputs: gm.forward if tag else gm"
+)
+
+
+def findings_of(tmp_path: Path, source: str, code: str, name: str = "m.py"):
+    result = lint_snippet(tmp_path, source, name)
+    found = [f for f in result.findings if f.code == code]
+    assert found, f"no {code} in {[f.code for f in result.findings]}"
+    return found, (tmp_path / name).read_text(encoding="utf-8")
+
+
+def fixed_text(tmp_path: Path, source: str, code: str, unsafe: bool = False) -> tuple[str, list]:
+    """The file after one round of fixes (safe, or unsafe too), and the fixes applied."""
+    found, text = findings_of(tmp_path, source, code)
+    planned = plan(found, unsafe=unsafe, allowed=within([str(tmp_path)]))
+    path = os.path.normpath(found[0].path)
+    return planned.texts.get(path, text), planned.applied
+
+
+def test_a_global_int_is_listed_in_dynamic_sources_after_the_imports(tmp_path):
+    text, applied = fixed_text(tmp_path, GLOBAL_INT, "RCL101")
+    assert text == GLOBAL_INT_FIXED
+    assert [(fix.fixer, fix.safe) for _, fix in applied] == [("dynamic-sources", True)]
+
+
+def test_a_fixed_file_is_not_reported_and_a_second_run_changes_nothing(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    result = lint_snippet(tmp_path / "a", GLOBAL_INT_FIXED, "m.py")
+    assert [f for f in result.findings if f.code == "RCL101"] == []
+    # The finding of the original, offered the fixed text, has no fix left to make.
+    original, _ = findings_of(tmp_path / "b", GLOBAL_INT, "RCL101")
+    assert fixes_for(original[0], GLOBAL_INT_FIXED) == []
+
+
+def test_two_values_of_one_file_extend_the_setting_the_file_has(tmp_path):
+    text, applied = fixed_text(tmp_path, TWO_GLOBALS, "RCL101")
+    assert len(applied) == 2
+    assert 'torch.compiler.config.dynamic_sources = "G[\'other\'],G[\'scale\'],G[\'step\']"' in text or (
+        'torch.compiler.config.dynamic_sources = "G[\'other\'],G[\'step\'],G[\'scale\']"' in text
+    )
+    assert text.count("dynamic_sources") == 1
+    (tmp_path / "m.py").write_text(text, encoding="utf-8")
+    assert [f for f in lint_paths([str(tmp_path / "m.py")], ALL_RULES).findings if f.code == "RCL101"] == []
+
+
+def test_a_range_bound_gets_no_dynamic_source(tmp_path):
+    """Dynamo specialises a loop's trip count whatever dynamic_sources says."""
+    found, text = findings_of(tmp_path, RANGE_BOUND, "RCL101")
+    assert fixes_for(found[0], text) == []
+
+
+def test_a_module_int_attribute_is_listed_by_its_local_source(tmp_path):
+    text, applied = fixed_text(tmp_path, MODULE_ATTRIBUTE, "RCL104")
+    assert 'torch.compiler.config.dynamic_sources = "L[\'self\'].step"\n' in text
+    assert text.index("dynamic_sources") > text.index("from torch import nn")
+    assert applied[0][1].safe
+
+
+def test_item_gets_capture_scalar_outputs(tmp_path):
+    text, applied = fixed_text(tmp_path, ITEM, "RCL404")
+    assert text == ITEM.replace("import torch\n", "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n", 1)
+    (tmp_path / "m.py").write_text(text, encoding="utf-8")
+    assert [f for f in lint_paths([str(tmp_path / "m.py")], ALL_RULES).findings if f.code == "RCL404"] == []
+    (tmp_path / "again").mkdir()
+    found, _ = findings_of(tmp_path / "again", ITEM, "RCL404")
+    assert fixes_for(found[0], text) == []
+
+
+def test_drop_last_is_unsafe_and_applied_only_when_asked(tmp_path):
+    text, applied = fixed_text(tmp_path, LOADER, "RCL205")
+    assert applied == [] and text == LOADER
+    text, applied = fixed_text(tmp_path, LOADER, "RCL205", unsafe=True)
+    assert [(fix.fixer, fix.safe) for _, fix in applied] == [("drop-last", False)]
+    assert "        shuffle=True,\n        drop_last=True,\n    )\n" in text
+    (tmp_path / "m.py").write_text(text, encoding="utf-8")
+    assert [f for f in lint_paths([str(tmp_path / "m.py")], ALL_RULES).findings if f.code == "RCL205"] == []
+
+
+def test_drop_last_false_becomes_true_and_an_unknown_value_is_left(tmp_path):
+    text, _ = fixed_text(tmp_path, LOADER.replace("shuffle=True,", "shuffle=True, drop_last=False,"), "RCL205", unsafe=True)
+    assert "drop_last=True," in text and "drop_last=False" not in text
+
+
+def test_a_backend_lambda_becomes_one_module_level_function(tmp_path):
+    text, applied = fixed_text(tmp_path, BACKEND, "RCL403")
+    assert "def _evaluate_backend(gm, example_inputs):\n    return gm.forward\n\n\ndef evaluate(model, x):" in text
+    assert "backend=_evaluate_backend)" in text
+    assert applied[0][1].safe
+    (tmp_path / "m.py").write_text(text, encoding="utf-8")
+    assert [f for f in lint_paths([str(tmp_path / "m.py")], ALL_RULES).findings if f.code == "RCL403"] == []
+
+
+def test_a_backend_lambda_reading_the_function_s_names_is_not_moved(tmp_path):
+    found, text = findings_of(tmp_path, BACKEND_CLOSURE, "RCL403")
+    assert fixes_for(found[0], text) == []
+
+
+def test_a_fix_whose_result_does_not_parse_is_dropped_with_a_reason(tmp_path, monkeypatch):
+    found, text = findings_of(tmp_path, GLOBAL_INT, "RCL101")
+    from recompile_lint.fixes import settings
+
+    monkeypatch.setattr(settings.DynamicSources, "rewrite", lambda self, finding, text, read: {finding.path: text + "\ndef (:\n"})
+    fixes, problems = attempt(found[0], text)
+    assert fixes == []
+    assert problems and "does not parse" in problems[0]
+
+
+def test_a_file_with_a_syntax_error_is_untouched(tmp_path):
+    found, _ = findings_of(tmp_path, GLOBAL_INT, "RCL101")
+    broken = GLOBAL_INT + "\ndef broken(:\n"
+    (tmp_path / "m.py").write_text(broken, encoding="utf-8")
+    planned = plan(found, unsafe=True, allowed=within([str(tmp_path)]))
+    assert planned.changed() == {}
+    assert any("does not parse" in why for _, why in planned.problems)
+    assert (tmp_path / "m.py").read_text(encoding="utf-8") == broken
+
+
+def test_a_link_is_neither_read_nor_written(tmp_path):
+    found, _ = findings_of(tmp_path, GLOBAL_INT, "RCL101")
+    outside = tmp_path / "outside.py"
+    outside.write_text(GLOBAL_INT, encoding="utf-8")
+    (tmp_path / "m.py").unlink()
+    (tmp_path / "m.py").symlink_to(outside)
+    planned = plan(found, unsafe=True, allowed=within([str(tmp_path)]))
+    assert planned.changed() == {}
+    assert any("symbolic link" in why for _, why in planned.problems)
+    assert outside.read_text(encoding="utf-8") == GLOBAL_INT
+    with pytest.raises(FileFixError, match="symbolic link"):
+        read_source(str(tmp_path / "m.py"))
+
+
+def test_a_file_changed_on_disk_since_it_was_read_is_not_written(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(GLOBAL_INT, encoding="utf-8")
+    source = read_source(str(path))
+    path.write_text(GLOBAL_INT + "# edited meanwhile\n", encoding="utf-8")
+    with pytest.raises(FileFixError, match="changed on disk"):
+        write_source(source, GLOBAL_INT_FIXED)
+    assert path.read_text(encoding="utf-8").endswith("# edited meanwhile\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["m.py"]  # no temporary file left
+
+
+def test_a_write_keeps_the_encoding_line_endings_and_mode(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_bytes(b"\xef\xbb\xbf" + GLOBAL_INT.replace("\n", "\r\n").encode())
+    path.chmod(0o640)
+    source = read_source(str(path))
+    assert source.text == GLOBAL_INT
+    write_source(source, GLOBAL_INT_FIXED)
+    assert path.read_bytes() == b"\xef\xbb\xbf" + GLOBAL_INT_FIXED.replace("\n", "\r\n").encode()
+    assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_mixed_line_endings_are_not_fixed(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_bytes(b"import torch\r\nstep = 0\n")
+    with pytest.raises(FileFixError, match="line endings"):
+        read_source(str(path))
+
+
+def test_the_edits_of_a_fix_turn_the_old_text_into_the_new(tmp_path):
+    found, text = findings_of(tmp_path, BACKEND, "RCL403")
+    (fix,) = fixes_for(found[0], text)
+    assert all(edit.path == found[0].path for edit in fix.edits)
+    result = apply_edits(text, fix.edits)
+    assert "def _evaluate_backend(gm, example_inputs):" in result and "lambda" not in result
+
+
+def test_the_diff_names_the_file_and_shows_the_added_line(tmp_path):
+    found, _ = findings_of(tmp_path, GLOBAL_INT, "RCL101")
+    diff = unified_diff(plan(found, unsafe=False, allowed=within([str(tmp_path)])))
+    assert diff.splitlines()[0].startswith("--- a/") and diff.splitlines()[0].endswith("m.py")
+    assert "+torch.compiler.config.dynamic_sources = \"G['step']\"" in diff.splitlines()
+
+
+def test_files_outside_the_linted_paths_are_not_changed(tmp_path):
+    found, _ = findings_of(tmp_path, GLOBAL_INT, "RCL101")
+    planned = plan(found, unsafe=True, allowed=within([str(tmp_path / "elsewhere")]))
+    assert planned.applied == [] and planned.changed() == {}
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("    return x * step", "    return x * step  # noqa: RCL101"),
+        ("    return x * step  # noqa: E501", "    return x * step  # noqa: E501, RCL101"),
+        ("    return x * step  # noqa: E501 - long", "    return x * step  # noqa: E501, RCL101 - long"),
+        ("    return x * step  # noqa", "    return x * step  # noqa"),
+        ("    return x * step  # noqa: RCL101", "    return x * step  # noqa: RCL101"),
+    ],
+)
+def test_noqa_is_added_or_merged(line, expected):
+    assert with_noqa(line, ["RCL101"]) == expected
+
+
+def test_add_noqa_suppresses_the_findings_and_leaves_a_string_line_alone(tmp_path):
+    result = lint_snippet(tmp_path, GLOBAL_INT, "m.py")
+    text, count, refused = add_noqa(GLOBAL_INT, [f for f in result.findings if f.code == "RCL101"])
+    assert count == 1 and refused == []
+    (tmp_path / "m.py").write_text(text, encoding="utf-8")
+    assert [f for f in lint_paths([str(tmp_path / "m.py")], ALL_RULES).findings if f.code == "RCL101"] == []
+    assert add_noqa(text, [f for f in result.findings if f.code == "RCL101"])[1] == 0  # idempotent
+    inside = 'DOC = """\nline two\n"""\n'
+    finding = result.findings[0]
+    import dataclasses
+
+    _, count, refused = add_noqa(inside, [dataclasses.replace(finding, line=2)])
+    assert count == 0 and refused == [2]
+
+
+def test_every_fixer_belongs_to_a_rule_and_the_safety_is_what_it_says():
+    codes = {rule.code for rule in all_rules()}
+    for fixer in FIXERS:
+        assert fixer.name and fixer.summary and fixer.why and set(fixer.codes) <= codes
+    assert fix_safety("RCL101") == "safe"
+    assert fix_safety("RCL205") == "unsafe"
+    assert fix_safety("RCL107") == "none" and fixers_for_code("RCL107") == ()
