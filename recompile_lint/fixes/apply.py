@@ -155,7 +155,8 @@ def plan(findings: Iterable[Finding], *, unsafe: bool, allowed: Callable[[str], 
 
 
 def write(plan_: Plan) -> tuple[list[str], list[tuple[str, str]]]:
-    """Write every changed file; (the files written, (path, why) for those that were not)."""
+    """Write every changed file; (the files written, absolute, and (path as shown, why) for
+    those that were not)."""
     written, problems = [], []
     for path, text in plan_.changed().items():
         try:
@@ -163,7 +164,7 @@ def write(plan_: Plan) -> tuple[list[str], list[tuple[str, str]]]:
         except FileFixError as exc:
             problems.append((display(path), str(exc)))
         else:
-            written.append(display(path))
+            written.append(path)
     return written, problems
 
 
