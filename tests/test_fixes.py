@@ -408,3 +408,21 @@ def test_every_fixer_belongs_to_a_rule_and_the_safety_is_what_it_says():
     assert fix_safety("RCL101") == "safe"
     assert fix_safety("RCL205") == "unsafe"
     assert fix_safety("RCL107") == "none" and fixers_for_code("RCL107") == ()
+
+
+def test_docs_fixes_names_every_fixer_and_every_rule_without_one():
+    """docs/fixes.md cannot claim a fix the code does not make, nor miss one it makes."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "fixes.md").read_text(encoding="utf-8")
+    for fixer in FIXERS:
+        assert f"| `{fixer.name}` | {', '.join(fixer.codes)} | {'safe' if fixer.safe else 'unsafe'} |" in page
+    without = page.split("Rules with **no automatic fix**:", 1)[1].split(".", 1)[0]
+    listed = {word.strip(", \n") for word in without.split() if word.strip(", \n").startswith("RCL")}
+    assert listed == {rule.code for rule in all_rules() if not fixers_for_code(rule.code)}
+
+
+def test_rule_pages_say_whether_the_fix_is_automatic():
+    from recompile_lint.report.pages import rule_page
+
+    assert "**dynamic-sources** (safe, applied by `--fix`)" in rule_page("RCL101")
+    assert "**drop-last** (unsafe, applied by `--unsafe-fixes`)" in rule_page("RCL205")
+    assert "No automatic fix" in rule_page("RCL402")

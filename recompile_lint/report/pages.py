@@ -34,6 +34,7 @@ HEADINGS = (
     "Why it recompiles",
     "Example",
     "Use instead",
+    "Fix safety",
     "Bounded or unbounded",
     "How the verifier confirms it",
 )
@@ -89,8 +90,36 @@ def rule_page(code: str) -> str | None:
     if rule is None:
         return None
     _, body = page_source(rule.code)
+    body = body.replace("## Bounded or unbounded", fix_safety_section(rule.code) + "## Bounded or unbounded", 1)
     default = "off unless selected (`--extend-select " + rule.code + "`)" if rule.severity is Severity.INFO else "on by default"
     return f"# {rule.code}: {rule.name}\n\n{rule.summary}.\n\nSeverity: {severity_text(rule)}; {default}.\n\n{body}"
+
+
+def fix_safety_section(code: str) -> str:
+    """The page's ``Fix safety`` section, from the rule's codemods (``recompile_lint.fixes``):
+    a page cannot claim a fix the code does not make."""
+    from recompile_lint.fixes import fixers_for_code
+
+    fixers = fixers_for_code(code)
+    if not fixers:
+        return (
+            "## Fix safety\n\nNo automatic fix: the change depends on what the code means (see *Use instead*). "
+            "`recompile-lint --add-noqa` writes `# noqa: " + code + "` on the lines of findings you accept.\n\n"
+        )
+    lines = ["## Fix safety", ""]
+    for fixer in fixers:
+        option = "`--fix`" if fixer.safe else "`--unsafe-fixes`"
+        kind = "safe" if fixer.safe else "unsafe"
+        lines.append(f"- **{fixer.name}** ({kind}, applied by {option}): {fixer.summary}; {fixer.why}.")
+    lines += [
+        "",
+        "`recompile-lint --diff` shows a fix without applying it; `recompile-lint verify --fix` runs the probe on the "
+        "fixed code and keeps the fix only when the region then compiles one graph "
+        "([docs/fixes.md](../docs/fixes.md)).",
+        "",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def generated_page(code: str) -> str:
