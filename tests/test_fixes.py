@@ -5,7 +5,6 @@ touch (broken, a link) is left as it was."""
 from __future__ import annotations
 
 import os
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -426,3 +425,17 @@ def test_rule_pages_say_whether_the_fix_is_automatic():
     assert "**dynamic-sources** (safe, applied by `--fix`)" in rule_page("RCL101")
     assert "**drop-last** (unsafe, applied by `--unsafe-fixes`)" in rule_page("RCL205")
     assert "No automatic fix" in rule_page("RCL402")
+
+
+def test_the_setting_goes_after_an_import_of_torch_that_follows_other_code(tmp_path):
+    source = GLOBAL_INT.replace('import torch\n', 'import sys\n\nsys.path.insert(0, ".")\nimport torch\n', 1)
+    text, applied = fixed_text(tmp_path, source, "RCL101")
+    assert applied
+    assert text.index("import torch\n") < text.index("torch.compiler.config.dynamic_sources")
+
+
+def test_drop_last_finds_the_loader_loop_around_an_inner_loop(tmp_path):
+    source = LOADER.replace("    for (x,) in loader:\n        model(x)\n", "    for (x,) in loader:\n        for _ in range(2):\n            model(x)\n")
+    text, applied = fixed_text(tmp_path, source, "RCL205", unsafe=True)
+    assert [fix.fixer for _, fix in applied] == ["drop-last"]
+    assert "drop_last=True" in text

@@ -3,7 +3,6 @@ compiles one graph where it compiled more before."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest

@@ -69,10 +69,8 @@ class DropLast(Fixer):
             for node, ancestors in _collect(module, cst.For)
             if positions[node.body].start.line <= finding.line <= positions[node.body].end.line
         ]
-        if not loops:
-            return None
-        loop, ancestors = loops[-1]  # the innermost loop around the call
-        loader = self._loader(loop, ancestors)
+        # The innermost loop around the call that walks a DataLoader.
+        loader = next((found for found in (self._loader(loop, ancestors) for loop, ancestors in reversed(loops)) if found is not None), None)
         if loader is None:
             return None
         keywords = [arg for arg in loader.args if arg.keyword is not None and arg.keyword.value == "drop_last"]

@@ -37,7 +37,13 @@ def compile_site_path(finding: Finding) -> str | None:
 
 def torch_name(module: cst.Module) -> str | None:
     """The name a module-level ``import torch`` (or ``import torch as t``) binds, if any."""
-    for statement in module.body:
+    found = torch_import(module)
+    return found[1] if found is not None else None
+
+
+def torch_import(module: cst.Module) -> tuple[int, str] | None:
+    """(index in ``module.body``, name bound) of the first module-level ``import torch``."""
+    for position, statement in enumerate(module.body):
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
@@ -45,9 +51,9 @@ def torch_name(module: cst.Module) -> str | None:
                 for alias in small.names:
                     if dotted(alias.name) == "torch":
                         if alias.asname is None:
-                            return "torch"
+                            return position, "torch"
                         if isinstance(alias.asname.name, cst.Name):
-                            return alias.asname.name.value
+                            return position, alias.asname.name.value
     return None
 
 
@@ -103,8 +109,12 @@ def with_setting(module: cst.Module, line: str) -> cst.Module:
     where the module has none)."""
     index = insertion_index(module)
     statements = [cst.parse_statement(line)]
-    if torch_name(module) is None:
+    imported = torch_import(module)
+    if imported is None:
         statements.insert(0, cst.parse_statement("import torch\n"))
+    else:
+        # After the import of torch, even where code runs before it (``sys.path.insert(...)``).
+        index = max(index, imported[0] + 1)
     if index > 0:
         # A blank line between the imports (or the docstring) and the setting.
         statements[0] = statements[0].with_changes(leading_lines=[cst.EmptyLine()])
