@@ -439,3 +439,31 @@ def test_drop_last_finds_the_loader_loop_around_an_inner_loop(tmp_path):
     text, applied = fixed_text(tmp_path, source, "RCL205", unsafe=True)
     assert [fix.fixer for _, fix in applied] == ["drop-last"]
     assert "drop_last=True" in text
+
+
+@pytest.mark.slow
+def test_every_fix_of_the_fixtures_parses_and_takes_its_finding_away(tmp_path):
+    """On a copy of the rule fixtures: every fix made is Python, and after ``--unsafe-fixes``
+    no fixed finding is reported again and no new finding appears."""
+    import shutil
+
+    repo = Path(__file__).resolve().parent.parent / "fixtures"
+    for family in ("rcl1xx", "rcl2xx", "rcl3xx", "rcl4xx", "rcl9xx"):
+        shutil.copytree(repo / family, tmp_path / family)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'fixtures'\n", encoding="utf-8")
+    before = lint_paths([str(tmp_path)], ALL_RULES)
+    planned = plan(before.findings, unsafe=True, allowed=within([str(tmp_path)]))
+    assert planned.problems == []
+    assert len(planned.applied) >= 20
+    for path, text in planned.changed().items():
+        compile(text, path, "exec")
+        Path(path).write_text(text, encoding="utf-8")
+    after = lint_paths([str(tmp_path)], ALL_RULES)
+
+    def key(finding):
+        return os.path.normpath(os.path.abspath(finding.path)), finding.code, finding.message.split(":")[0]
+
+    fixed = {key(finding) for finding, _ in planned.applied}
+    remaining = {key(finding) for finding in after.findings}
+    assert fixed & remaining == set()
+    assert remaining <= {key(finding) for finding in before.findings}
