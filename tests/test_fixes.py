@@ -193,6 +193,44 @@ BACKEND_CLOSURE = BACKEND.replace("def evaluate(model, x):\n", "def evaluate(mod
 )
 
 
+SET_OUTSIDE = """\
+import torch
+from torch import nn
+
+
+class Denoiser(nn.Module):
+    def __init__(self, num_steps=10):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+        self.num_steps = num_steps
+        self.timestep = 0
+
+    def forward(self, x):
+        return self.net(x) * (1 - self.timestep / self.num_steps)
+
+
+def main(steps=10):
+    model = torch.compile(Denoiser(steps))
+    x = torch.randn(2, 8)
+    for t in reversed(range(steps)):
+        model.timestep = t
+        x = model(x)
+"""
+
+SET_OUTSIDE_BUFFER = SET_OUTSIDE.replace(
+    "        self.timestep = 0\n", '        self.register_buffer("timestep", torch.tensor(0), persistent=False)\n'
+).replace("        model.timestep = t\n", "        model.timestep.fill_(t)\n")
+
+# (source, code, the codemod, whether it is safe): one case per codemod.
+CASES = [
+    (GLOBAL_INT, "RCL101", "dynamic-sources", True),
+    (SET_OUTSIDE, "RCL104", "module-buffer", False),
+    (ITEM, "RCL404", "capture-scalar-outputs", True),
+    (LOADER, "RCL205", "drop-last", False),
+    (BACKEND, "RCL403", "hoist-backend", True),
+]
+
+
 def findings_of(tmp_path: Path, source: str, code: str, name: str = "m.py"):
     result = lint_snippet(tmp_path, source, name)
     found = [f for f in result.findings if f.code == code]
@@ -285,6 +323,70 @@ def test_a_backend_lambda_becomes_one_module_level_function(tmp_path):
 def test_a_backend_lambda_reading_the_function_s_names_is_not_moved(tmp_path):
     found, text = findings_of(tmp_path, BACKEND_CLOSURE, "RCL403")
     assert fixes_for(found[0], text) == []
+
+
+def fix_by(finding, text: str, fixer: str):
+    return next((fix for fix in fixes_for(finding, text) if fix.fixer == fixer), None)
+
+
+def test_a_module_attribute_becomes_a_buffer_updated_in_place_as_an_unsafe_fix(tmp_path):
+    found, text = findings_of(tmp_path, SET_OUTSIDE, "RCL104")
+    fixes = fixes_for(found[0], text)
+    assert [(fix.fixer, fix.safe) for fix in fixes] == [("dynamic-sources", True), ("module-buffer", False)]
+    assert apply_edits(text, fixes[1].edits) == SET_OUTSIDE_BUFFER
+    (tmp_path / "m.py").write_text(SET_OUTSIDE_BUFFER, encoding="utf-8")
+    assert [f for f in lint_paths([str(tmp_path / "m.py")], ALL_RULES).findings if f.code == "RCL104"] == []
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        "        return self.net(x) * min(1.0, self.timestep / self.num_steps)\n",  # a builtin needs a number
+        "        return self.net(x) if self.timestep > 2 else x\n",  # compared
+        "        return self.net(x)[self.timestep]\n",  # an index
+    ],
+)
+def test_no_buffer_where_the_class_reads_the_attribute_as_a_python_number(tmp_path, read):
+    source = SET_OUTSIDE.replace("        return self.net(x) * (1 - self.timestep / self.num_steps)\n", read)
+    found, text = findings_of(tmp_path, source, "RCL104")
+    assert fix_by(found[0], text, "module-buffer") is None
+
+
+@pytest.mark.parametrize(("source", "code", "fixer", "safe"), CASES, ids=[case[2] for case in CASES])
+def test_each_codemod_fixes_once_and_a_second_run_changes_nothing(tmp_path, source, code, fixer, safe):
+    found, text = findings_of(tmp_path, source, code)
+    fix = fix_by(found[0], text, fixer)
+    assert fix is not None and fix.safe is safe and fix.code == code
+    fixed = apply_edits(text, fix.edits)
+    assert fixed != text
+    compile(fixed, "m.py", "exec")
+    assert fix_by(found[0], fixed, fixer) is None
+
+
+@pytest.mark.parametrize(("source", "code", "fixer", "safe"), CASES, ids=[case[2] for case in CASES])
+def test_each_codemod_leaves_a_file_with_a_syntax_error_untouched(tmp_path, source, code, fixer, safe):
+    found, text = findings_of(tmp_path, source, code)
+    broken = text + "\ndef broken(:\n"
+    fixes, problems = attempt(found[0], broken)
+    assert fixes == []
+    assert any(problem.startswith(f"{fixer}: does not parse") for problem in problems)
+    (tmp_path / "m.py").write_text(broken, encoding="utf-8")
+    planned = plan(found, unsafe=True, allowed=within([str(tmp_path)]))
+    assert planned.changed() == {}
+    assert (tmp_path / "m.py").read_text(encoding="utf-8") == broken
+
+
+@pytest.mark.parametrize(("source", "code", "fixer", "safe"), CASES, ids=[case[2] for case in CASES])
+def test_each_codemod_follows_no_link(tmp_path, source, code, fixer, safe):
+    found, text = findings_of(tmp_path, source, code)
+    target = tmp_path / "target.py"
+    target.write_text(text, encoding="utf-8")
+    (tmp_path / "m.py").unlink()
+    (tmp_path / "m.py").symlink_to(target)
+    planned = plan(found, unsafe=True, allowed=within([str(tmp_path)]))
+    assert planned.applied == [] and planned.changed() == {}
+    assert any("symbolic link" in why for _, why in planned.problems)
+    assert target.read_text(encoding="utf-8") == text
 
 
 def test_a_fix_whose_result_does_not_parse_is_dropped_with_a_reason(tmp_path, monkeypatch):
@@ -406,6 +508,7 @@ def test_every_fixer_belongs_to_a_rule_and_the_safety_is_what_it_says():
         assert fixer.name and fixer.summary and fixer.why and set(fixer.codes) <= codes
     assert fix_safety("RCL101") == "safe"
     assert fix_safety("RCL205") == "unsafe"
+    assert fix_safety("RCL104") == "safe or unsafe"
     assert fix_safety("RCL107") == "none" and fixers_for_code("RCL107") == ()
 
 
@@ -425,6 +528,7 @@ def test_rule_pages_say_whether_the_fix_is_automatic():
     assert "**dynamic-sources** (safe, applied by `--fix`)" in rule_page("RCL101")
     assert "**drop-last** (unsafe, applied by `--unsafe-fixes`)" in rule_page("RCL205")
     assert "No automatic fix" in rule_page("RCL402")
+    assert "**module-buffer** (unsafe, an alternative an editor offers" in rule_page("RCL104")
 
 
 def test_the_setting_goes_after_an_import_of_torch_that_follows_other_code(tmp_path):

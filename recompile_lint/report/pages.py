@@ -107,10 +107,13 @@ def fix_safety_section(code: str) -> str:
             "`recompile-lint --add-noqa` writes `# noqa: " + code + "` on the lines of findings you accept.\n\n"
         )
     lines = ["## Fix safety", ""]
-    for fixer in fixers:
-        option = "`--fix`" if fixer.safe else "`--unsafe-fixes`"
+    for position, fixer in enumerate(fixers):
         kind = "safe" if fixer.safe else "unsafe"
-        lines.append(f"- **{fixer.name}** ({kind}, applied by {option}): {fixer.summary}; {fixer.why}.")
+        if position == 0:
+            how = f"{kind}, applied by {'`--fix`' if fixer.safe else '`--unsafe-fixes`'}"
+        else:
+            how = f"{kind}, an alternative an editor offers: the command line applies the first fix that applies"
+        lines.append(f"- **{fixer.name}** ({how}): {fixer.summary}; {fixer.why}.")
     lines += [
         "",
         "`recompile-lint --diff` shows a fix without applying it; `recompile-lint verify --fix` runs the probe on the "
