@@ -279,6 +279,17 @@ def test_a_range_bound_gets_no_dynamic_source(tmp_path):
     assert fixes_for(found[0], text) == []
 
 
+def test_an_int_through_math_exp_gets_no_dynamic_source_and_through_math_cos_does(tmp_path):
+    """``math.exp(-n / tau)`` specialises the int again (8 graphs under dynamic_sources);
+    ``math.cos`` was measured to stay one graph."""
+    source = "import math\n" + MODULE_ATTRIBUTE.replace("x * min(self.step, 10)", "x * math.exp(-self.step / 10)")
+    found, text = findings_of(tmp_path, source, "RCL104")
+    assert fixes_for(found[0], text) == []
+    (tmp_path / "cos").mkdir()
+    found, text = findings_of(tmp_path / "cos", source.replace("math.exp", "math.cos"), "RCL104")
+    assert [fix.fixer for fix in fixes_for(found[0], text)][:1] == ["dynamic-sources"]
+
+
 def test_a_module_int_attribute_is_listed_by_its_local_source(tmp_path):
     text, applied = fixed_text(tmp_path, MODULE_ATTRIBUTE, "RCL104")
     assert 'torch.compiler.config.dynamic_sources = "L[\'self\'].step"\n' in text

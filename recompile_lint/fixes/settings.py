@@ -5,7 +5,8 @@
   ``torch.compiler.config.dynamic_sources``: one graph instead of one per value (measured on
   torch 2.13 for a global, a global dict's value, a global object's attribute, a counter the
   compiled code increments and an ``nn.Module`` attribute). Not offered where the value bounds
-  a ``range()``: Dynamo specialises a loop's trip count whatever the setting.
+  a ``range()`` or goes through ``math.exp`` (``NEEDS_A_CONSTANT``): Dynamo specialises it
+  there whatever the setting.
 * ``capture-scalar-outputs`` (RCL404): ``torch._dynamo.config.capture_scalar_outputs = True``
   traces ``.item()``, ``int(t)`` and ``float(t)`` into the graph instead of breaking it.
 
@@ -18,6 +19,7 @@ none), or into the setting the file already has.
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
@@ -136,8 +138,8 @@ class DynamicSources(Fixer):
     codes = ("RCL101", "RCL102", "RCL103", "RCL104")
     safe = True
     summary = (
-        "lists the guarded value in `torch.compiler.config.dynamic_sources` (an `int` only, and not where it bounds a "
-        "`range()`), after the imports of the file that compiles the region"
+        "lists the guarded value in `torch.compiler.config.dynamic_sources` (an `int` only, and not where the function "
+        "that reads it passes it to `range()` or `math.exp`), after the imports of the file that compiles the region"
     )
     why = "the program computes the same values; Dynamo takes the int as a symbolic input instead of a constant"
 
@@ -149,7 +151,7 @@ class DynamicSources(Fixer):
         guard, subject = finding.guard, finding.subject
         if guard is None or subject is None or guard.kind != "CONSTANT_MATCH" or not guard.source or subject.value_kind != "int":
             return None
-        if _bounds_a_range(finding, text, read):
+        if _needs_a_constant(finding, text, read):
             return None
         site = compile_site_path(finding)
         if site is None:
@@ -184,17 +186,47 @@ class DynamicSources(Fixer):
         return {site: with_setting(module, line).code}
 
 
-def _bounds_a_range(finding: Finding, text: str, read: Reader) -> bool:
-    """Whether the line that reads the value, or the line Dynamo names, holds a ``range(``
-    call (the finding's own line, unless it was reported at another of its locations)."""
+# Where an int stays a constant whatever ``dynamic_sources`` says: a ``range()`` bound (Dynamo
+# unrolls the loop) and ``math.exp`` (``math.exp(-n / tau)``: the guard becomes an expression
+# of the value, new on every step). Measured on torch 2.13 (docs/fixes.md); ``math.cos`` and
+# ``math.sqrt`` of such an int were measured to stay one graph, so ``math`` as a whole is not here.
+NEEDS_A_CONSTANT = ("range(", "math.exp(")
+
+
+def _needs_a_constant(finding: Finding, text: str, read: Reader) -> bool:
+    """Whether a line of the function that reads the value (where the finding is, or the read
+    it names when reported at another of its locations), or the line Dynamo names, uses the
+    value's name where a symbolic int is specialised again."""
     places = [(loc.path, loc.line) for loc in finding.evidence if loc.role in ("use", "read")]
     if finding.primary is None:
         places.append((finding.path, finding.line))
+    name = finding.subject.name if finding.subject is not None else ""
+    word = re.compile(rf"\b{re.escape(name)}\b") if name else None
     for path, number in places:
-        lines = (text if same_file(path, finding.path) else read(path) or "").splitlines()
-        if 0 < number <= len(lines) and "range(" in lines[number - 1]:
-            return True
+        source = text if same_file(path, finding.path) else read(path) or ""
+        lines = source.splitlines()
+        first, last = _function_span(source, number)
+        for line in lines[first - 1 : last]:
+            code = line.split("#", 1)[0]
+            if (word is None or word.search(code)) and any(marker in code for marker in NEEDS_A_CONSTANT):
+                return True
     return False
+
+
+def _function_span(source: str, line: int) -> tuple[int, int]:
+    """(first, last) line of the innermost function around ``line``; the line alone if none."""
+    from recompile_lint.analysis.parsing import on_deep_stack
+
+    try:
+        tree = on_deep_stack(ast.parse, source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return line, line
+    best = (line, line)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best == (line, line) or node.lineno >= best[0]:
+                best = (node.lineno, node.end_lineno or node.lineno)
+    return best
 
 
 class CaptureScalarOutputs(Fixer):
