@@ -103,3 +103,11 @@ def test_a_fix_is_not_written_through_a_link(project, tmp_path_factory):
     assert "symbolic link" in result.stderr
     assert (project / "sub" / "real.py").read_text(encoding="utf-8") == GLOBAL_INT
     assert outside.read_text(encoding="utf-8") == GLOBAL_INT
+
+
+def test_the_diff_shows_control_characters_of_the_code_escaped(project):
+    (project / "train.py").write_text(GLOBAL_INT.replace("step = 0\n", "step = 0  # \x1b]0;owned\x07\n"), encoding="utf-8")
+    result = invoke("--diff", "train.py")
+    assert result.exit_code == 1
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "\\x1b]0;owned\\x07" in result.stdout
