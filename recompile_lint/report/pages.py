@@ -3,7 +3,8 @@
 Each rule's page text lives in the package, ``report/rule_docs/RCLxxx.md``: a front matter
 with the severities its findings can have (``severity: error (unbounded), warning
 (bounded)``), then the sections under the fixed ``HEADINGS``. ``rule_page`` renders the page
-(title, summary and severity from the rule class and that front matter, then the sections):
+(title, summary and severity from the rule class and that front matter, then the sections,
+with a *Fix safety* section written from the rule's codemods in ``recompile_lint.fixes``):
 it is what ``recompile-lint rule RCL101`` prints from an installed wheel, and ``rules/*.md``
 at the repository root are the same pages written by
 
@@ -84,17 +85,6 @@ def severity_text(rule: type[Rule]) -> str:
     return " / ".join(f"{severity.value} ({bounded.value})" for severity, bounded in severities(rule))
 
 
-def rule_page(code: str) -> str | None:
-    """The documentation page of ``code``, or None for an unknown code."""
-    rule = rule_by_code(code)
-    if rule is None:
-        return None
-    _, body = page_source(rule.code)
-    body = body.replace("## Bounded or unbounded", fix_safety_section(rule.code) + "## Bounded or unbounded", 1)
-    default = "off unless selected (`--extend-select " + rule.code + "`)" if rule.severity is Severity.INFO else "on by default"
-    return f"# {rule.code}: {rule.name}\n\n{rule.summary}.\n\nSeverity: {severity_text(rule)}; {default}.\n\n{body}"
-
-
 def fix_safety_section(code: str) -> str:
     """The page's ``Fix safety`` section, from the rule's codemods (``recompile_lint.fixes``):
     a page cannot claim a fix the code does not make."""
@@ -123,6 +113,17 @@ def fix_safety_section(code: str) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def rule_page(code: str) -> str | None:
+    """The documentation page of ``code``, or None for an unknown code."""
+    rule = rule_by_code(code)
+    if rule is None:
+        return None
+    _, body = page_source(rule.code)
+    body = body.replace("## Bounded or unbounded", fix_safety_section(rule.code) + "## Bounded or unbounded", 1)
+    default = "off unless selected (`--extend-select " + rule.code + "`)" if rule.severity is Severity.INFO else "on by default"
+    return f"# {rule.code}: {rule.name}\n\n{rule.summary}.\n\nSeverity: {severity_text(rule)}; {default}.\n\n{body}"
 
 
 def generated_page(code: str) -> str:
