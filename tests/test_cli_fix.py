@@ -111,3 +111,20 @@ def test_the_diff_shows_control_characters_of_the_code_escaped(project):
     assert result.exit_code == 1
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
     assert "\\x1b]0;owned\\x07" in result.stdout
+
+
+def test_a_fix_that_cannot_be_written_is_a_file_error_and_exits_2(project, monkeypatch):
+    from recompile_lint.fixes import apply
+    from recompile_lint.fixes.files import FileFixError
+
+    def refuse(source, text):
+        raise FileFixError("it changed on disk since it was read: not written (run again)")
+
+    monkeypatch.setattr(apply, "write_source", refuse)
+    result = invoke("--fix", "train.py")
+    assert result.exit_code == 2
+    assert any(
+        line.startswith("train.py:") and "not fixed: it changed on disk since it was read" in line
+        for line in (result.stdout + result.stderr).splitlines()
+    )
+    assert (project / "train.py").read_text(encoding="utf-8") == GLOBAL_INT

@@ -7,12 +7,13 @@ The lint run's findings are fixed (``fixes.apply``), the files written safely
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Callable, Sequence
 
 import click
 
-from recompile_lint.models import LintResult
+from recompile_lint.models import FileError, LintResult
 from recompile_lint.report.sanitize import escape
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -67,6 +68,7 @@ def run_fixes(
             _say("error: ", f"{where}: {error.message}")
         sys.exit(EXIT_ERROR if result.errors else EXIT_FINDINGS if changed else EXIT_CLEAN)
     fixed, files, unsafe_left = 0, set(), 0
+    unwritten: list[tuple[str, str]] = []
     for _ in range(ROUNDS):
         planned = apply.plan(result.findings, unsafe=unsafe, allowed=allowed)
         _problems(planned.problems)
@@ -74,7 +76,7 @@ def run_fixes(
         if not planned.applied:
             break
         written, problems = apply.write(planned)
-        _problems(problems)
+        unwritten.extend(problems)
         fixed += sum(1 for _, chosen in planned.applied if set(chosen.paths) <= set(written))
         files.update(written)
         if not written:
@@ -84,6 +86,10 @@ def run_fixes(
             break
     note = f" ({_plural(unsafe_left, 'unsafe fix')} not applied: --unsafe-fixes applies them)" if unsafe_left else ""
     _say("", f"fixed {_plural(fixed, 'finding')} in {_plural(len(files), 'file')}{note}")
+    if unwritten:
+        # A fix that could not be written is a file error of the run (exit 2), reported with the others.
+        errors = tuple(FileError(path, f"not fixed: {why}") for path, why in unwritten)
+        result = dataclasses.replace(result, errors=tuple(sorted(result.errors + errors)))
     return result
 
 
