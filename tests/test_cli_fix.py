@@ -128,3 +128,18 @@ def test_a_fix_that_cannot_be_written_is_a_file_error_and_exits_2(project, monke
         for line in (result.stdout + result.stderr).splitlines()
     )
     assert (project / "train.py").read_text(encoding="utf-8") == GLOBAL_INT
+
+
+def test_the_diff_of_tab_indented_code_keeps_its_tabs_and_applies(project):
+    import subprocess
+
+    tabbed = GLOBAL_INT.replace("    ", "\t").replace("import torch\n", "import torch\ntry:\n\timport math\nexcept ImportError:\n\tmath = None\n", 1)
+    (project / "train.py").write_text(tabbed, encoding="utf-8")
+    (project / "loader.py").unlink()
+    result = invoke("--diff", "train.py")
+    assert result.exit_code == 1
+    assert "\n \timport math\n" in result.stdout
+    (project / "fix.diff").write_text(result.stdout, encoding="utf-8")
+    applied = subprocess.run(["git", "apply", "--unsafe-paths", "fix.diff"], cwd=project, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert 'torch.compiler.config.dynamic_sources = "G[\'step\']"' in (project / "train.py").read_text(encoding="utf-8")

@@ -60,7 +60,8 @@ def run_fixes(
         _problems(planned.problems)
         text = apply.unified_diff(planned)
         for line in text.splitlines():
-            click.echo(escape(line))
+            # Tabs stay (they indent code and cannot drive a terminal), so the diff still applies.
+            click.echo("\t".join(escape(part) for part in line.split("\t")))
         changed = planned.changed()
         _say("", f"{_plural(len(planned.applied), 'fix')} would change {_plural(len(changed), 'file')}" + _unsafe_note(planned, unsafe))
         for error in result.errors:
