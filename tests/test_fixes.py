@@ -227,6 +227,7 @@ CASES = [
     (SET_OUTSIDE, "RCL104", "module-buffer", False),
     (ITEM, "RCL404", "capture-scalar-outputs", True),
     (LOADER, "RCL205", "drop-last", False),
+    (LOADER, "RCL205", "mark-unbacked", False),
     (BACKEND, "RCL403", "hoist-backend", True),
 ]
 
@@ -315,6 +316,21 @@ def test_drop_last_is_unsafe_and_applied_only_when_asked(tmp_path):
     assert "        shuffle=True,\n        drop_last=True,\n    )\n" in text
     (tmp_path / "m.py").write_text(text, encoding="utf-8")
     assert [f for f in lint_paths([str(tmp_path / "m.py")], ALL_RULES).findings if f.code == "RCL205"] == []
+
+
+def test_mark_unbacked_is_the_alternative_that_keeps_every_batch(tmp_path):
+    found, text = findings_of(tmp_path, LOADER, "RCL205")
+    fixes = fixes_for(found[0], text)
+    assert [(fix.fixer, fix.safe) for fix in fixes] == [("drop-last", False), ("mark-unbacked", False)]
+    fixed = apply_edits(text, fixes[1].edits)
+    assert "    for (x,) in loader:\n        torch._dynamo.decorators.mark_unbacked(x, 0)\n        model(x)\n" in fixed
+    (tmp_path / "m.py").write_text(fixed, encoding="utf-8")
+    assert [f for f in lint_paths([str(tmp_path / "m.py")], ALL_RULES).findings if f.code == "RCL205"] == []
+
+
+def test_mark_unbacked_needs_the_batch_as_a_name(tmp_path):
+    found, text = findings_of(tmp_path, LOADER.replace("        model(x)\n", "        model(x * 2)\n"), "RCL205")
+    assert fix_by(found[0], text, "mark-unbacked") is None
 
 
 def test_drop_last_false_becomes_true_and_an_unknown_value_is_left(tmp_path):

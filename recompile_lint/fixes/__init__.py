@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from recompile_lint.fixes.base import Edit, Fix, Fixer, FixError, Reader, apply_edits, edits_between, parses, same_file
 from recompile_lint.fixes.buffers import ModuleBuffer
-from recompile_lint.fixes.loops import DropLast, HoistBackend
+from recompile_lint.fixes.loops import DropLast, HoistBackend, MarkUnbacked
 from recompile_lint.fixes.settings import CaptureScalarOutputs, DynamicSources
 from recompile_lint.models import Finding
 
 __all__ = ["Edit", "Fix", "Fixer", "FixError", "FIXERS", "fixes_for", "attempt", "fixers_for_code", "fix_safety", "apply_edits"]
 
 # Every codemod, best first for a rule that has several.
-FIXERS: tuple[Fixer, ...] = (DynamicSources(), ModuleBuffer(), CaptureScalarOutputs(), DropLast(), HoistBackend())
+FIXERS: tuple[Fixer, ...] = (DynamicSources(), ModuleBuffer(), CaptureScalarOutputs(), DropLast(), MarkUnbacked(), HoistBackend())
 
 
 def fixers_for_code(code: str) -> tuple[Fixer, ...]:

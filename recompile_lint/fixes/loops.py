@@ -3,6 +3,9 @@
 * ``drop-last`` (RCL205): ``drop_last=True`` on the DataLoader whose batches the compiled
   model is called on. Unsafe: the last, smaller batch is no longer seen (evaluation loses
   samples); where every sample matters, mark the batch unbacked instead (see the rule's page).
+* ``mark-unbacked`` (RCL205, the alternative an editor offers): ``mark_unbacked(x, 0)`` on
+  the batch before the call, keeping every sample. Unsafe: code that needs a concrete batch
+  size can fail to compile once the size is unbacked.
 * ``hoist-backend`` (RCL403): a ``backend=lambda ...`` written in the call to
   ``torch.compile`` becomes one function at module level, made once, so every compile gets
   the same backend. Safe, and offered only when the lambda reads no name of the functions
@@ -138,6 +141,58 @@ def _read_names(node: cst.CSTNode) -> list[cst.Name]:
             continue
         out.append(name)
     return [node] if isinstance(node, cst.Name) else out
+
+
+class MarkUnbacked(Fixer):
+    name = "mark-unbacked"
+    codes = ("RCL205",)
+    safe = False
+    summary = (
+        "calls `torch._dynamo.decorators.mark_unbacked(x, 0)` on the batch before the compiled call in the loop "
+        "(the batch passed as a name), so every batch size, 0 and 1 included, shares one graph"
+    )
+    why = "Dynamo may no longer specialise on the batch size: code that needs a concrete size (a view computed from it) can fail to compile"
+
+    def title(self, finding: Finding) -> str:
+        return "Mark the batch's first dimension unbacked before the call (one graph for every size)"
+
+    def rewrite(self, finding: Finding, text: str, read: Reader) -> dict[str, str] | None:
+        from recompile_lint.fixes.settings import torch_import
+
+        wrapper, positions = _wrapped(text)
+        module = wrapper.module
+        torch = torch_import(module)
+        if torch is None:
+            return None
+        for call, ancestors in _collect(module, cst.Call):
+            start = positions[call].start
+            if (start.line, start.column + 1) != (finding.line, finding.column) or dotted(call.func).endswith("mark_unbacked"):
+                continue
+            first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
+            if first is None or not isinstance(first.value, cst.Name):
+                return None  # only a name can be marked without computing the batch twice
+            return self._insert(module, ancestors, f"{torch[1]}._dynamo.decorators.mark_unbacked({first.value.value}, 0)", finding)
+        return None
+
+    @staticmethod
+    def _insert(module: cst.Module, ancestors: tuple[cst.CSTNode, ...], code: str, finding: Finding) -> dict[str, str] | None:
+        # The statement holding the call, in the block of the loop around it.
+        for index in range(len(ancestors) - 1, 0, -1):
+            node, block = ancestors[index], ancestors[index - 1]
+            if isinstance(node, cst.BaseStatement) and isinstance(block, cst.IndentedBlock):
+                break
+        else:
+            return None
+        if not any(isinstance(a, cst.For) for a in ancestors[:index]):
+            return None
+        body = list(block.body)
+        position = body.index(node)
+        if position > 0 and isinstance(body[position - 1], cst.SimpleStatementLine) and module.code_for_node(body[position - 1].body[0]).strip() == code:
+            return None  # marked already
+        marked = cst.parse_statement(code + "\n").with_changes(leading_lines=node.leading_lines)
+        body[position] = node.with_changes(leading_lines=[])
+        body.insert(position, marked)
+        return {finding.path: module.deep_replace(block, block.with_changes(body=body)).code}
 
 
 class _Scope(cst.CSTVisitor):
