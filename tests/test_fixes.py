@@ -555,7 +555,7 @@ def test_rule_pages_say_whether_the_fix_is_automatic():
     assert "**dynamic-sources** (safe, applied by `--fix`)" in rule_page("RCL101")
     assert "**drop-last** (unsafe, applied by `--unsafe-fixes`)" in rule_page("RCL205")
     assert "No automatic fix" in rule_page("RCL402")
-    assert "**module-buffer** (unsafe, an alternative an editor offers" in rule_page("RCL104")
+    assert "**module-buffer** (unsafe, an alternative for editors" in rule_page("RCL104")
 
 
 def test_the_setting_goes_after_an_import_of_torch_that_follows_other_code(tmp_path):

@@ -3,7 +3,7 @@
 * ``drop-last`` (RCL205): ``drop_last=True`` on the DataLoader whose batches the compiled
   model is called on. Unsafe: the last, smaller batch is no longer seen (evaluation loses
   samples); where every sample matters, mark the batch unbacked instead (see the rule's page).
-* ``mark-unbacked`` (RCL205, the alternative an editor offers): ``mark_unbacked(x, 0)`` on
+* ``mark-unbacked`` (RCL205, the alternative ``fixes_for`` also returns): ``mark_unbacked(x, 0)`` on
   the batch before the call, keeping every sample. Unsafe: code that needs a concrete batch
   size can fail to compile once the size is unbacked.
 * ``hoist-backend`` (RCL403): a ``backend=lambda ...`` written in the call to

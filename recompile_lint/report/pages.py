@@ -102,7 +102,7 @@ def fix_safety_section(code: str) -> str:
         if position == 0:
             how = f"{kind}, applied by {'`--fix`' if fixer.safe else '`--unsafe-fixes`'}"
         else:
-            how = f"{kind}, an alternative an editor offers: the command line applies the first fix that applies"
+            how = f"{kind}, an alternative for editors (`fixes_for`): the command line applies the first fix that applies"
         lines.append(f"- **{fixer.name}** ({how}): {fixer.summary}; {fixer.why}.")
     lines += [
         "",
