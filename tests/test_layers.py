@@ -16,6 +16,7 @@ LAYERS = {
     "rules": 2,  # views on the model
     "cache": 2,
     "report": 3,
+    "fixes": 3,  # codemods for findings; the rule pages say which rules have one
     "engine": 4,  # the pipeline every front end calls
     "verify": 5,
     "explain": 6,

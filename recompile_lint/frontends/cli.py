@@ -301,7 +301,11 @@ def use_color(output_file: str | None, stream=None) -> bool:
     "also RECOMPILE_LINT_START_SERVER=1; a project's start-server key is ignored).",
 )
 @click.option("--stdin-filename", metavar="PATH", help="Lint standard input (an editor's unsaved buffer) as the file PATH; the rest of its project is read from disk. Give no PATHS, or -.")
-def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore, output_format, format_alias, output_file, statistics, exit_zero, fail_on, start_server, stdin_filename) -> None:
+@click.option("--fix", is_flag=True, help="Apply the safe fixes in place, then report what is left (docs/fixes.md).")
+@click.option("--unsafe-fixes", is_flag=True, help="Apply the unsafe fixes too (alone: as --fix --unsafe-fixes; with --diff: show them).")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff and change nothing (exit 1 when there is one).")
+@click.option("--add-noqa", is_flag=True, help="Write `# noqa: RCLnnn` on each finding's line (merged with one there) and say how many.")
+def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore, output_format, format_alias, output_file, statistics, exit_zero, fail_on, start_server, stdin_filename, fix=False, unsafe_fixes=False, diff=False, add_noqa=False) -> None:
     """Lint PATHS (files or directories; default: the current directory)."""
     from recompile_lint.engine import lint_buffer, lint_paths
     from recompile_lint.frontends.progress import LintProgress
@@ -350,6 +354,10 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
         echo_error(f"recompile-lint: internal error: {type(exc).__name__}: {exc}")
         sys.exit(EXIT_ERROR)
     color = use_color(output_file)
+    if fix or unsafe_fixes or diff or add_noqa:
+        from recompile_lint.frontends.cli_fix import run_fixes
+
+        result = run_fixes(result, paths, fix=fix, unsafe=unsafe_fixes, diff=diff, add_noqa=add_noqa, stdin=buffer is not None, relint=lambda: lint_paths(paths, config, relocate=True))
     if statistics:
         from recompile_lint.report.text import format_statistics
 

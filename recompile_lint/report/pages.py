@@ -3,7 +3,8 @@
 Each rule's page text lives in the package, ``report/rule_docs/RCLxxx.md``: a front matter
 with the severities its findings can have (``severity: error (unbounded), warning
 (bounded)``), then the sections under the fixed ``HEADINGS``. ``rule_page`` renders the page
-(title, summary and severity from the rule class and that front matter, then the sections):
+(title, summary and severity from the rule class and that front matter, then the sections,
+with a *Fix safety* section written from the rule's codemods in ``recompile_lint.fixes``):
 it is what ``recompile-lint rule RCL101`` prints from an installed wheel, and ``rules/*.md``
 at the repository root are the same pages written by
 
@@ -34,6 +35,7 @@ HEADINGS = (
     "Why it recompiles",
     "Example",
     "Use instead",
+    "Fix safety",
     "Bounded or unbounded",
     "How the verifier confirms it",
 )
@@ -83,12 +85,43 @@ def severity_text(rule: type[Rule]) -> str:
     return " / ".join(f"{severity.value} ({bounded.value})" for severity, bounded in severities(rule))
 
 
+def fix_safety_section(code: str) -> str:
+    """The page's ``Fix safety`` section, from the rule's codemods (``recompile_lint.fixes``):
+    a page cannot claim a fix the code does not make."""
+    from recompile_lint.fixes import fixers_for_code
+
+    fixers = fixers_for_code(code)
+    if not fixers:
+        return (
+            "## Fix safety\n\nNo automatic fix: the change depends on what the code means (see *Use instead*). "
+            "`recompile-lint --add-noqa` writes `# noqa: " + code + "` on the lines of findings you accept.\n\n"
+        )
+    lines = ["## Fix safety", ""]
+    for position, fixer in enumerate(fixers):
+        kind = "safe" if fixer.safe else "unsafe"
+        if position == 0:
+            how = f"{kind}, applied by {'`--fix`' if fixer.safe else '`--unsafe-fixes`'}"
+        else:
+            how = f"{kind}, an alternative for editors (`fixes_for`): the command line applies the first fix that applies"
+        lines.append(f"- **{fixer.name}** ({how}): {fixer.summary}; {fixer.why}.")
+    lines += [
+        "",
+        "`recompile-lint --diff` shows a fix without applying it; `recompile-lint verify --fix` runs the probe on the "
+        "fixed code and keeps the fix only when the region then compiles one graph "
+        "([docs/fixes.md](../docs/fixes.md)).",
+        "",
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def rule_page(code: str) -> str | None:
     """The documentation page of ``code``, or None for an unknown code."""
     rule = rule_by_code(code)
     if rule is None:
         return None
     _, body = page_source(rule.code)
+    body = body.replace("## Bounded or unbounded", fix_safety_section(rule.code) + "## Bounded or unbounded", 1)
     default = "off unless selected (`--extend-select " + rule.code + "`)" if rule.severity is Severity.INFO else "on by default"
     return f"# {rule.code}: {rule.name}\n\n{rule.summary}.\n\nSeverity: {severity_text(rule)}; {default}.\n\n{body}"
 

@@ -81,10 +81,12 @@ def _split(values: Sequence[str]) -> tuple[str, ...]:
 @click.option("--no-cache", is_flag=True,
               help="Lint without the facts cache (verify keeps it in your cache directory, never in the project).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are confirmed or a module timed out.")
+@click.option("--fix", is_flag=True, help="Probe the fixed code of each finding with a safe fix; write only the fixes under which the region compiles one graph.")
+@click.option("--unsafe-fixes", is_flag=True, help="Prove and write the unsafe fixes too (implies --fix).")
 def verify(paths: tuple[str, ...], run_command: str | None, backend: str | None, device: str | None,
            timeout: float | None, calls: int | None, jobs: int, output_format: str, select: tuple[str, ...],
            extend_select: tuple[str, ...], ignore: tuple[str, ...], config_file: str | None,
-           quiet: bool, no_cache: bool, exit_zero: bool) -> None:
+           quiet: bool, no_cache: bool, exit_zero: bool, fix: bool = False, unsafe_fixes: bool = False) -> None:
     """Confirm findings in PATHS by running compiled probes (needs torch).
 
     Each finding's module is imported in a supervised child process with a timeout; the blamed
@@ -146,14 +148,16 @@ def verify(paths: tuple[str, ...], run_command: str | None, backend: str | None,
     try:
         check_device(options)
         if run_command is not None:
+            if fix or unsafe_fixes:
+                _fail("--fix proves fixes with the probes: it does not combine with --run")
             _verify_run(run_command, result.findings, options, output_format, progress, exit_zero)
         else:
-            _verify_probes(result.findings, options, output_format, progress, exit_zero)
+            _verify_probes(result.findings, options, output_format, progress, exit_zero, (paths, unsafe_fixes) if fix or unsafe_fixes else None)
     except VerifyUsageError as exc:
         _fail(str(exc))
 
 
-def _verify_probes(findings: Any, options: Any, output_format: str, progress: Any, exit_zero: bool) -> None:
+def _verify_probes(findings: Any, options: Any, output_format: str, progress: Any, exit_zero: bool, fixing: Any = None) -> None:
     from recompile_lint.verify.api import ModuleTiming, verify_findings
     from recompile_lint.verify.report import render_json, render_text
     from recompile_lint.verify.results import Verdict
@@ -164,11 +168,37 @@ def _verify_probes(findings: Any, options: Any, output_format: str, progress: An
     timings: list[ModuleTiming] = []
     verified = verify_findings(findings, options, progress, timings)
     click.echo(render_json(verified) if output_format == "json" else render_text(verified), nl=False)
+    if fixing is not None:
+        _prove_fixes(verified, options, progress, output_format, *fixing)
     timed_out = [t.module for t in timings if t.timed_out]
     if timed_out:
         _say(f"recompile-lint: {len(timed_out)} module(s) ran past the {options.timeout:g}s timeout: " + ", ".join(timed_out))
     confirmed = any(v.verification.verdict is Verdict.CONFIRMED for v in verified)
     sys.exit(EXIT_CONFIRMED if (confirmed or timed_out) and not exit_zero else EXIT_CLEAN)
+
+
+def _prove_fixes(verified: Any, options: Any, progress: Any, output_format: str, paths: Sequence[str], unsafe: bool) -> None:
+    """``--fix``: each fix probed on a copy of the fixed code; the proven ones written."""
+    from recompile_lint.report.sanitize import escape_path
+    from recompile_lint.verify.api import verify_findings
+    from recompile_lint.verify.fixes import apply_proven, prove_fixes, render_proofs
+
+    if progress is not None:
+        progress("probing the fixed code of each finding with a fix")
+    proofs, problems = prove_fixes(verified, paths, unsafe, lambda moved: verify_findings(moved, options, progress))
+    written, unwritten = apply_proven(proofs, paths, unsafe)
+    for path, why in [*problems, *unwritten]:
+        _say(f"recompile-lint: warning: {path}: {why}")
+    lines = render_proofs(proofs, written)
+    if output_format == "json":
+        import json
+
+        from recompile_lint.fixes.apply import display
+        from recompile_lint.report.sanitize import safe_json
+
+        _say(safe_json(json.dumps({"fixes": [proof.to_dict() for proof in proofs], "written": [display(path) for path in written]})))
+    else:
+        click.echo("\n".join(escape_path(line) for line in lines))
 
 
 def _verify_run(command: str, findings: Any, options: Any, output_format: str, progress: Any,
