@@ -201,3 +201,75 @@ def reported_elsewhere(title: str, at: Location, primary: Location, function: st
             reader = f"compiled `{function or region}`" if (function or region) else "compiled code"
         return f"{note}; {reader} reads it at {place_of(primary)}"
     return f"{note}: at {place_of(primary)}, {title}"
+
+
+# The longest concise line (``path:line:col: CODE [severity] headline (rule-name)``); the why
+# and the fix are in the full format, the whole message in JSON.
+CONCISE_WIDTH = 160
+# The fewest characters of headline a concise line keeps, however long its path is.
+CONCISE_MIN_HEADLINE = 40
+# Dotted names keep this many trailing parts when a line must shrink (``pkg.mod.Net.forward``
+# -> ``Net.forward``).
+SHORT_NAME_PARTS = 2
+# A quoted expression longer than this keeps only its end when a line must shrink.
+SHORT_CODE_LENGTH = 32
+ELLIPSIS = "..."
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def short_name(name: str, parts: int = SHORT_NAME_PARTS) -> str:
+    """The last ``parts`` parts of a qualified name, without ``<locals>``
+    (``tests.models.test_bert.BertTest.test_compile.<locals>.fn`` -> ``test_compile.fn``)."""
+    pieces = [piece for piece in name.split(".") if piece and piece != "<locals>"]
+    return ".".join(pieces[-parts:]) if len(pieces) > parts else name
+
+
+def concise_headline(title: str, room: int, names: Iterable[str] = (), measure: Callable[[str], int] = len) -> str:
+    """``title`` made to fit in ``room`` characters (as ``measure`` counts them), losing the
+    least first: the qualified ``names`` (a finding's region and function) shortened to their
+    last parts, then the bracketed details, then the middle of long quoted expressions, and
+    last the end of the sentence (cut at a word, with ``...``: ASCII, which every output
+    encoding shows)."""
+    room = max(room, CONCISE_MIN_HEADLINE)
+    text = title
+    if measure(text) <= room:
+        return text
+    for name in sorted({n for n in names if n}, key=len, reverse=True):
+        short = short_name(name)
+        if short != name:
+            text = text.replace(f"`{name}`", f"`{short}`")
+    if measure(text) <= room:
+        return text
+    text, _ = _pop_groups(text, lambda group: True)
+    if measure(text) <= room:
+        return text
+
+    def shorten(match: re.Match[str]) -> str:
+        code = match.group(1)
+        return f"`...{code[-(SHORT_CODE_LENGTH - 3):]}`" if len(code) > SHORT_CODE_LENGTH else match.group(0)
+
+    text = _CODE_SPAN.sub(shorten, text)
+    if measure(text) <= room:
+        return text
+    return _cut_at_word(text, room, measure)
+
+
+def _cut_at_word(text: str, room: int, measure: Callable[[str], int]) -> str:
+    """The longest start of ``text`` that ends at a word and fits in ``room`` with ``...``
+    after it, never inside a quoted expression."""
+    words = text.split(" ")
+    best = ""
+    for count in range(1, len(words) + 1):
+        candidate = " ".join(words[:count]).rstrip(",;:")
+        if candidate.count("`") % 2:
+            continue  # it would end inside `...`
+        if measure(candidate + ELLIPSIS) > room:
+            break
+        best = candidate
+    if not best:  # one long word: cut it anywhere
+        best = text
+        while best and measure(best + ELLIPSIS) > room:
+            best = best[:-1]
+        if best.count("`") % 2:
+            best = best.replace("`", "")
+    return best + ELLIPSIS

@@ -1,0 +1,68 @@
+"""What a new user sees first: concise lines that fit a screen, the progress counter, an
+empty directory, ``rule NAME``, the top-level help, and ``server stop``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from recompile_lint.frontends.cli import main
+from recompile_lint.models import Boundedness, Finding, Severity
+from recompile_lint.report.text import format_finding_line
+from recompile_lint.report.wording import CONCISE_WIDTH, concise_headline, short_name
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def invoke(*args: str, env: dict[str, str] | None = None):
+    result = CliRunner().invoke(main, list(args), env=env)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return result
+
+
+# --- concise lines ---------------------------------------------------------------------
+
+def test_every_concise_line_of_the_bundled_fixtures_fits_in_160_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    concise = invoke("--no-cache", "--exit-zero", "--output-format", "concise", "fixtures/")
+    lines = [line for line in concise.stdout.splitlines() if ": RCL" in line]
+    assert len(lines) > 100
+    assert max(len(line) for line in lines) <= CONCISE_WIDTH, max(lines, key=len)
+    # The full names and the whole message stay in JSON (and the why and fix in `full`).
+    findings = json.loads(invoke("--no-cache", "--exit-zero", "--format", "json", "fixtures/").stdout)
+    assert len(findings) == len(lines)
+    assert max(len(f["message"]) for f in findings) > 300
+    assert any(len(f["region"]) > 30 and f"`{f['region']}`" in f["message"] for f in findings)
+
+
+def _finding(title: str, region: str, path: str = "pkg/model.py") -> Finding:
+    return Finding(
+        code="RCL101", name="mutated-global", severity=Severity.ERROR, bounded=Boundedness.UNBOUNDED,
+        path=path, line=8, column=16, end_line=8, end_column=20,
+        message=f"{title}: every new value fails the guard. Fix: keep it in a tensor", title=title, region=region, function=region,
+    )
+
+
+def test_a_long_region_name_keeps_its_last_parts_in_the_concise_line() -> None:
+    region = "tests.models.very_long_model_name.test_modeling_very_long_model_name.VeryLongModelNameIntegrationTest.test_compile.<locals>.fn"
+    finding = _finding(f"global `step` (int) is read in compiled `{region}` and changed", region)
+    line = format_finding_line(finding)
+    assert line == "pkg/model.py:8:16: RCL101 [error] global `step` (int) is read in compiled `test_compile.fn` and changed (mutated-global)"
+    assert short_name("pkg.model.Net.forward") == "Net.forward"
+    assert short_name("seed.poly") == "seed.poly"
+
+
+def test_a_headline_that_still_does_not_fit_is_cut_at_a_word_outside_quoted_code() -> None:
+    title = "argument `memory` (list) of compiled `agent.Policy.forward` is unrolled, so Dynamo guards `len(memory)`, " * 3
+    cut = concise_headline(title, 80, ["agent.Policy.forward"])
+    assert len(cut) <= 80 and cut.endswith("...")
+    assert cut.count("`") % 2 == 0
+    assert "(list)" not in cut and "`Policy.forward`" in cut
+    # A short headline is left as it is, full names and all.
+    assert concise_headline("global `pkg.mod.step` is read", 80, ["pkg.mod.step"]) == "global `pkg.mod.step` is read"
+    line = format_finding_line(_finding(title, "agent.Policy.forward", path="a/" * 30 + "model.py"))
+    # A path that leaves no room still keeps the start of the headline.
+    assert "RCL101 [error] argument `memory` of compiled `Policy.forward`" in line
