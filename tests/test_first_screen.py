@@ -66,3 +66,18 @@ def test_a_headline_that_still_does_not_fit_is_cut_at_a_word_outside_quoted_code
     line = format_finding_line(_finding(title, "agent.Policy.forward", path="a/" * 30 + "model.py"))
     # A path that leaves no room still keeps the start of the headline.
     assert "RCL101 [error] argument `memory` of compiled `Policy.forward`" in line
+
+
+# --- an empty directory, rule NAME, --help ----------------------------------------------
+
+@pytest.mark.parametrize("output_format", ["full", "concise", "json"])
+def test_an_empty_directory_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output_format: str) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("not python\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = invoke("--no-cache", "--output-format", output_format, "empty")
+    assert result.exit_code == 2
+    assert result.stdout == ""  # no "Found 0 findings" (nor an empty JSON array) before the error
+    assert result.stderr.splitlines() == [
+        "recompile-lint: error: no Python files found in empty (nothing to lint; a directory walk skips excluded and git-ignored files)"
+    ]

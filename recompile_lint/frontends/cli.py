@@ -349,6 +349,10 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     except Exception as exc:  # noqa: BLE001 - an internal error must still be one clear line
         echo_error(f"recompile-lint: internal error: {type(exc).__name__}: {exc}")
         sys.exit(EXIT_ERROR)
+    if result.files_checked == 0 and not result.errors and not result.excluded:
+        # Nothing was linted: one line saying so, and no empty report before it.
+        echo_error(no_python_files(paths))
+        sys.exit(EXIT_ERROR)
     color = use_color(output_file)
     if statistics:
         from recompile_lint.report.text import format_statistics
@@ -388,8 +392,6 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
             # Every named file is excluded by the configuration: nothing to do, not an error.
             echo_error(f"recompile-lint: all {result.excluded} named file(s) are excluded by the configuration")
             sys.exit(EXIT_CLEAN)
-        echo_error("recompile-lint: error: no Python files found in " + ", ".join(paths))
-        sys.exit(EXIT_ERROR)
     if config.start_server and _server_to_start():
         start_server_for_next_commands()
     if result.errors or unwritten:
@@ -398,6 +400,14 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     if not exit_zero and any(SEVERITY_RANK[finding.severity.value] >= threshold for finding in result.findings):
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
+
+
+def no_python_files(paths: Sequence[str]) -> str:
+    """The one line for PATHS that hold no Python file to lint (exit status 2)."""
+    return (
+        "recompile-lint: error: no Python files found in " + ", ".join(paths)
+        + " (nothing to lint; a directory walk skips excluded and git-ignored files)"
+    )
 
 
 def _server_to_start() -> bool:
