@@ -81,3 +81,31 @@ def test_an_empty_directory_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: 
     assert result.stderr.splitlines() == [
         "recompile-lint: error: no Python files found in empty (nothing to lint; a directory walk skips excluded and git-ignored files)"
     ]
+
+
+@pytest.mark.parametrize("word", ["RCL101", "rcl101", "mutated-global", "mutated_global", "Mutated-Global"])
+def test_rule_takes_a_code_or_a_name(word: str) -> None:
+    result = invoke("rule", word)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("# RCL101: mutated-global\n")
+
+
+def test_every_rule_is_found_by_the_name_rules_lists() -> None:
+    listed = invoke("rules").stdout.splitlines()
+    assert len(listed) > 10
+    for row in listed:
+        code, name = row.split()[:2]
+        assert invoke("rule", name).stdout.startswith(f"# {code}: {name}\n")
+
+
+@pytest.mark.parametrize(("word", "closest"), [("mutated-globl", "mutated-global"), ("size_brnch", "size-branch"), ("RCL1010", "RCL101")])
+def test_an_unknown_rule_suggests_the_closest(word: str, closest: str) -> None:
+    result = invoke("rule", word)
+    assert result.exit_code == 2
+    assert f"unknown rule {word!r}; did you mean {closest}?" in result.stderr
+
+
+def test_an_unknown_rule_far_from_any_says_where_the_list_is() -> None:
+    result = invoke("rule", "xyzzy")
+    assert result.exit_code == 2
+    assert "did you mean" not in result.stderr and "`recompile-lint rules` lists them" in result.stderr

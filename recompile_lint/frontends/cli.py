@@ -446,11 +446,39 @@ def list_rules(show_all: bool) -> None:
 @main.command("rule")
 @click.argument("code")
 def show_rule(code: str) -> None:
-    """Print the documentation page of rule CODE (e.g. RCL101)."""
+    """Print the documentation page of rule CODE: its code or its name, as `recompile-lint
+    rules` lists them (RCL101, mutated-global; any case, - or _)."""
     from recompile_lint.report.pages import rule_page
 
-    page = rule_page(code)
+    rule, suggestion = find_rule(code)
+    page = rule_page(rule.code) if rule is not None else None
     if page is None:
-        echo_error(f"recompile-lint: error: unknown rule {code!r}; `recompile-lint rules` lists them")
+        hint = f"; did you mean {suggestion}?" if suggestion else ""
+        echo_error(f"recompile-lint: error: unknown rule {code!r}{hint} (`recompile-lint rules` lists them)")
         sys.exit(EXIT_ERROR)
     click.echo(page)
+
+
+def find_rule(word: str):
+    """(the rule ``word`` names by code or by name, None) or (None, the closest code or name
+    to suggest, or None). Case, ``-`` and ``_`` do not matter: ``mutated_global`` and
+    ``RCL101`` name the same rule."""
+    import difflib
+
+    from recompile_lint.rules import all_rules
+
+    def key(text: str) -> str:
+        return text.strip().lower().replace("_", "-")
+
+    wanted = key(word)
+    spellings = {}
+    for rule in all_rules():
+        spellings[key(rule.code)] = rule
+        spellings[key(rule.name)] = rule
+    if wanted in spellings:
+        return spellings[wanted], None
+    close = difflib.get_close_matches(wanted, list(spellings), n=1, cutoff=0.6)
+    if not close:
+        return None, None
+    rule = spellings[close[0]]
+    return None, (rule.code if close[0] == key(rule.code) else rule.name)
