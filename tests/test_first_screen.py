@@ -109,3 +109,14 @@ def test_an_unknown_rule_far_from_any_says_where_the_list_is() -> None:
     result = invoke("rule", "xyzzy")
     assert result.exit_code == 2
     assert "did you mean" not in result.stderr and "`recompile-lint rules` lists them" in result.stderr
+
+
+def test_the_top_level_help_lists_every_subcommand() -> None:
+    import click
+
+    text = invoke("--help").stdout
+    listing = text.split("Options:")[0]
+    named = {line.split()[1] for line in listing.splitlines() if line.strip().startswith("recompile-lint ") and not line.split()[1].startswith("[")}
+    commands = set(main.list_commands(click.Context(main)))
+    assert "regions" in commands and "check" in commands
+    assert named == commands

@@ -190,11 +190,13 @@ def main() -> None:
 
     \b
     recompile-lint [PATHS]          lint (default: the current directory)
+    recompile-lint check [PATHS]    the same, for a directory named like a command
     recompile-lint rules            list every rule
-    recompile-lint rule RCL101      show a rule's documentation
+    recompile-lint rule RCL101      show a rule's documentation (or: rule mutated-global)
     recompile-lint verify [PATHS]   confirm findings with compiled probes (needs torch)
     recompile-lint explain LOG      map a run's recompile log or trace to source lines
-    recompile-lint server start     keep a resident server for fast runs
+    recompile-lint regions [PATHS]  every compile site and what it compiles (or why not)
+    recompile-lint server start     keep a resident server for fast runs (stop, status)
     recompile-lint lsp              language server for editors (needs the lsp extra)
     """
     try:
