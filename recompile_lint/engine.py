@@ -367,8 +367,9 @@ def lint_paths(
     ``relocate``: a finding whose own file is not among ``paths`` is reported in the named
     files that hold another of its locations (the write in ``train.py`` that makes the read
     in ``model.py`` recompile), worded from there (``collect``). The front ends ask for it;
-    the verifier, which probes findings where they are, does not. ``progress`` is told of
-    each file as it is parsed.
+    the verifier asks for it to know which findings to probe, then probes them at their
+    primary locations (``verify.command.findings_to_verify``). ``progress`` is told of each
+    file as it is parsed.
 
     ``reader`` supplies file bytes; ``buffers`` (absolute path -> bytes: an editor's unsaved
     text) stand in for those files, the others read from disk. Neither kind of run is kept in
