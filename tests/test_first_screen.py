@@ -120,3 +120,74 @@ def test_the_top_level_help_lists_every_subcommand() -> None:
     commands = set(main.list_commands(click.Context(main)))
     assert "regions" in commands and "check" in commands
     assert named == commands
+
+
+# --- server stop ------------------------------------------------------------------------
+
+class FakeServer:
+    """A socket that answers control requests as a resident server does: ``stop`` makes it
+    reply, remove its socket and end."""
+
+    def __init__(self, path: str) -> None:
+        import socket
+        import threading
+
+        self.path = path
+        self.requests: list[dict] = []
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        self.listener.listen(4)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        import ast
+        import os
+
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with conn:
+                size = int.from_bytes(conn.recv(4), "big")
+                request = ast.literal_eval(conn.recv(size).decode())
+                self.requests.append(request)
+                if request.get("control") == "stop":
+                    conn.sendall(b"exit 0\n")
+                    os.unlink(self.path)
+                    self.listener.close()
+                    return
+
+    def close(self) -> None:
+        import os
+
+        self.listener.close()
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+
+
+@pytest.mark.skipif(not hasattr(__import__("socket"), "SO_PEERCRED"), reason="servers need SO_PEERCRED (Linux)")
+def test_server_stop_stops_only_this_installations_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from recompile_lint.frontends import client
+
+    directory = tmp_path / "servers"
+    directory.mkdir(mode=0o700)
+    monkeypatch.setenv(client.DIR_VAR, str(directory))
+    ours = FakeServer(client.socket_path(str(directory)))
+    # Another installation of the same user (another virtual environment, another version).
+    theirs = FakeServer(str(directory / "0123456789abcdef.sock"))
+    try:
+        result = invoke("server", "stop")
+        assert result.exit_code == 0, result.output
+        assert result.stdout.startswith("recompile-lint: server stopped")
+        assert ours.requests == [{"control": "stop"}]
+        assert theirs.requests == []
+        assert (directory / "0123456789abcdef.sock").exists()
+        # Nothing of this installation left: the other one still runs, and is not asked.
+        again = invoke("server", "stop")
+        assert again.exit_code == 0 and "no server of this installation was running" in again.stdout
+        assert theirs.requests == []
+    finally:
+        ours.close()
+        theirs.close()

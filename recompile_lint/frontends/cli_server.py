@@ -37,22 +37,22 @@ def start(idle_timeout: float) -> None:
 
 @server.command("stop")
 def stop() -> None:
-    """Stop this user's servers (those of other installations and versions too)."""
-    import glob
-    import os
+    """Stop this installation's server (the one this installation's commands are handed to).
 
+    Servers of other installations, versions or environments of yours, whose sockets share
+    the directory, are left running: each is stopped by its own `recompile-lint server stop`
+    (or ends after its idle timeout).
+    """
     from recompile_lint.frontends import server as resident
 
-    said = [(path, resident.stop(path)) for path in sorted(glob.glob(os.path.join(client.server_directory(), "*.sock")))]
-    stopped = sum(1 for _, done in said if done)
-    stuck = [path for path, done in said if done is False]
-    if stopped:
-        click.echo(f"recompile-lint: {stopped} server(s) stopped")
-    elif not stuck:
-        click.echo("recompile-lint: no server was running")
-    for path in stuck:
+    path = client.socket_path()
+    done = resident.stop(path)
+    if done is None:
+        click.echo("recompile-lint: no server of this installation was running")
+    elif done:
+        click.echo(f"recompile-lint: server stopped (socket {path})")
+    else:
         click.echo(f"recompile-lint: error: the server at {path} did not stop", err=True)
-    if stuck:
         sys.exit(2)
 
 
