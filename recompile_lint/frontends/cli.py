@@ -303,7 +303,13 @@ def use_color(output_file: str | None, stream=None) -> bool:
     "also RECOMPILE_LINT_START_SERVER=1; a project's start-server key is ignored).",
 )
 @click.option("--stdin-filename", metavar="PATH", help="Lint standard input (an editor's unsaved buffer) as the file PATH; the rest of its project is read from disk. Give no PATHS, or -.")
-def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore, output_format, format_alias, output_file, statistics, exit_zero, fail_on, start_server, stdin_filename) -> None:
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="A run longer than 2 s shows [n/N] files and the time left on stderr (default: when stderr is a terminal; "
+    "never with the json, sarif and github formats).",
+)
+def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore, output_format, format_alias, output_file, statistics, exit_zero, fail_on, start_server, stdin_filename, progress) -> None:
     """Lint PATHS (files or directories; default: the current directory)."""
     from recompile_lint.engine import lint_buffer, lint_paths
     from recompile_lint.frontends.progress import LintProgress
@@ -343,9 +349,11 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
         retain = _retained if _process_ends else None
         # Findings are reported where the named files hold one of their locations (the write
         # a commit added), not only where they are analysed.
-        with LintProgress(sys.stderr) as progress:
+        # The machine formats are read by programs: no counter, whatever is asked.
+        show = False if output_format not in ("full", "concise", "text") and not statistics else progress
+        with LintProgress(sys.stderr, show=show) as counter:
             if buffer is None:
-                result = lint_paths(paths, config, retain=retain, relocate=True, progress=progress.parsed)
+                result = lint_paths(paths, config, retain=retain, relocate=True, progress=counter.parsed, planned=counter.planned)
             else:
                 result = lint_buffer(paths[0], buffer, config, retain=retain, relocate=True)
     except Exception as exc:  # noqa: BLE001 - an internal error must still be one clear line
