@@ -1,5 +1,5 @@
-"""What a new user sees first: concise lines that fit a screen, the progress counter, an
-empty directory, ``rule NAME``, the top-level help, and ``server stop``."""
+"""What a new user sees first: the README's first command, concise lines that fit a screen,
+an empty directory, ``rule NAME``, the top-level help, and ``server stop``."""
 
 from __future__ import annotations
 
@@ -191,3 +191,28 @@ def test_server_stop_stops_only_this_installations_server(tmp_path: Path, monkey
     finally:
         ours.close()
         theirs.close()
+
+
+# --- the README's first command ---------------------------------------------------------
+
+def test_the_readmes_first_command_installs_and_prints_one_short_finding_with_its_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shlex
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    first = readme.split("From a checkout", 1)[1].split("```sh\n", 1)[1].split("\n```", 1)[0].strip()
+    setup, _, command = first.rpartition(" && ")
+    # The set-up a new user copies: a virtual environment and the install from the checkout.
+    assert setup == "python3 -m venv .venv && . .venv/bin/activate && pip install -e ."
+    words = shlex.split(command)
+    assert words[0] == "recompile-lint"
+    monkeypatch.chdir(REPO)
+    result = invoke("--no-cache", *words[1:])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert len(lines) <= 20, len(lines)
+    assert sum(": RCL" in line and "[error, unbounded]" in line for line in lines) == 1
+    assert any(line.lstrip().startswith("= help: ") for line in lines)
+    assert lines[-1].startswith("Found 1 finding (1 error)")
+    # The tally the README offers next is short too.
+    tally = invoke("--no-cache", "--exit-zero", "--statistics", "fixtures/")
+    assert tally.exit_code == 0 and 10 <= len(tally.stdout.splitlines()) <= 30
