@@ -181,6 +181,7 @@ def test_server_stop_stops_only_this_installations_server(tmp_path: Path, monkey
         result = invoke("server", "stop")
         assert result.exit_code == 0, result.output
         assert result.stdout.startswith("recompile-lint: server stopped")
+        assert "1 other socket(s) in" in result.stdout and "left alone" in result.stdout
         assert ours.requests == [{"control": "stop"}]
         assert theirs.requests == []
         assert (directory / "0123456789abcdef.sock").exists()

@@ -45,6 +45,9 @@ def stop() -> None:
     """
     from recompile_lint.frontends import server as resident
 
+    import glob
+    import os
+
     path = client.socket_path()
     done = resident.stop(path)
     if done is None:
@@ -54,6 +57,13 @@ def stop() -> None:
     else:
         click.echo(f"recompile-lint: error: the server at {path} did not stop", err=True)
         sys.exit(2)
+    others = [other for other in glob.glob(os.path.join(glob.escape(os.path.dirname(path)), "*.sock")) if other != path]
+    if others:
+        # Another environment's, or this one's from before its code changed (a new fingerprint).
+        click.echo(
+            f"recompile-lint: {len(others)} other socket(s) in {os.path.dirname(path)} left alone: servers of other "
+            "installations (or of this one before its code changed) end after their idle timeout"
+        )
 
 
 @server.command("status")
