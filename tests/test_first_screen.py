@@ -217,3 +217,14 @@ def test_the_readmes_first_command_installs_and_prints_one_short_finding_with_it
     # The tally the README offers next is short too.
     tally = invoke("--no-cache", "--exit-zero", "--statistics", "fixtures/")
     assert tally.exit_code == 0 and 10 <= len(tally.stdout.splitlines()) <= 30
+
+
+def test_the_readmes_server_figures_say_what_they_measured() -> None:
+    """A figure of the resident server says whether the content was new to it: a new edit
+    still costs its analysis there; only content it has linted before is answered at once."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = " ".join(readme.split("### Resident server", 1)[1].split("\n## ", 1)[0].split())
+    assert "takes about 0.33 s with the server" not in section
+    assert "Measured on 2026-12-01" in section
+    assert "an edit the server has not seen costs" in section and "of CPU in the server" in section
+    assert "content it has seen (the same edit linted again) is answered in" in section

@@ -11,12 +11,12 @@ from recompile_lint.frontends import client
 
 @click.group("server")
 def server() -> None:
-    """Keep a resident server that answers every ``recompile-lint`` command of this user.
+    """Keep a resident server that answers every ``recompile-lint`` command of this installation.
 
     \b
     With a server running, a command skips the linter's start-up (imports alone take
-    0.3-0.5 s) and reads the facts of projects linted before from memory: a pre-commit hook
-    or an editor linting one file gets its answer in a fraction of the time. Output and exit
+    0.3-0.5 s) and reads the facts of projects linted before from memory: content it has
+    linted before is answered at once, a new edit still costs its analysis. Output and exit
     status are the same as without it. Set RECOMPILE_LINT_NO_SERVER=1 to bypass it.
     """
 
