@@ -68,6 +68,20 @@ def test_a_headline_that_still_does_not_fit_is_cut_at_a_word_outside_quoted_code
     assert "RCL101 [error] argument `memory` of compiled `Policy.forward`" in line
 
 
+def test_a_qualified_name_is_shortened_by_its_parts_never_cut_and_no_cut_ends_on_a_little_word() -> None:
+    region = "global_loop_variable_module.cosine_weight_schedule"
+    title = f"global `epoch` (int) is read in compiled `{region}` and changed at a place far away from here"
+    cut = concise_headline(title, 70, [region])
+    assert cut.startswith("global `epoch` is read in compiled `cosine_weight_schedule`")
+    assert len(cut) <= 70 and cut.endswith("...")
+    last = cut[: -len("...")].split()[-1]
+    assert last.lower() not in {"a", "and", "at", "compiled", "from", "in", "is", "of", "the", "to", "which"}
+    # A long expression that is not a name loses its start, not its end.
+    expression = "self._modules['blocks']._modules['0']._modules['proj'].active"
+    short = concise_headline(f"`{expression}` (str attribute of `LoRALinear`) is read in compiled `m.f` and changed", 70, ["m.f"])
+    assert short.startswith("`...['0']._modules['proj'].active` is read") and len(short) <= 70
+
+
 # --- an empty directory, rule NAME, --help ----------------------------------------------
 
 @pytest.mark.parametrize("output_format", ["full", "concise", "json"])

@@ -215,6 +215,9 @@ SHORT_NAME_PARTS = 2
 SHORT_CODE_LENGTH = 32
 ELLIPSIS = "..."
 _CODE_SPAN = re.compile(r"`([^`]+)`")
+# Words a cut headline does not end on: they announce what was cut.
+_DANGLING = frozenset({"a", "an", "and", "as", "at", "by", "compiled", "for", "from", "in", "inside", "is", "its", "of", "on", "or", "so", "the", "to", "which", "with"})
+_DOTTED_NAME = re.compile(r"[\w<>:]+(?:\.[\w<>:]+)*")
 
 
 def short_name(name: str, parts: int = SHORT_NAME_PARTS) -> str:
@@ -227,31 +230,40 @@ def short_name(name: str, parts: int = SHORT_NAME_PARTS) -> str:
 def concise_headline(title: str, room: int, names: Iterable[str] = (), measure: Callable[[str], int] = len) -> str:
     """``title`` made to fit in ``room`` characters (as ``measure`` counts them), losing the
     least first: the qualified ``names`` (a finding's region and function) shortened to their
-    last parts, then the bracketed details, then the middle of long quoted expressions, and
-    last the end of the sentence (cut at a word, with ``...``: ASCII, which every output
-    encoding shows)."""
+    last two parts, then the bracketed details, then those names to their last part, then the
+    start of long quoted expressions (``...`` in front), and last the end of the sentence (cut
+    at a word, with ``...``: ASCII, which every output encoding shows)."""
     room = max(room, CONCISE_MIN_HEADLINE)
-    text = title
-    if measure(text) <= room:
-        return text
-    for name in sorted({n for n in names if n}, key=len, reverse=True):
-        short = short_name(name)
-        if short != name:
-            text = text.replace(f"`{name}`", f"`{short}`")
-    if measure(text) <= room:
-        return text
-    text, _ = _pop_groups(text, lambda group: True)
-    if measure(text) <= room:
+    names = sorted({n for n in names if n}, key=len, reverse=True)
+
+    def fits(text: str) -> bool:
+        return measure(text) <= room
+
+    def shorten_names(text: str, parts: int) -> str:
+        for name in names:
+            short = short_name(name, parts)
+            if short != name:
+                text = text.replace(f"`{name}`", f"`{short}`")
         return text
 
-    def shorten(match: re.Match[str]) -> str:
+    def shorten_code(match: re.Match[str]) -> str:
         code = match.group(1)
-        return f"`...{code[-(SHORT_CODE_LENGTH - 3):]}`" if len(code) > SHORT_CODE_LENGTH else match.group(0)
+        if len(code) <= SHORT_CODE_LENGTH or _DOTTED_NAME.fullmatch(code):
+            return match.group(0)  # a name is shortened by its parts, never cut
+        return f"`{ELLIPSIS}{code[-(SHORT_CODE_LENGTH - len(ELLIPSIS)):]}`"
 
-    text = _CODE_SPAN.sub(shorten, text)
-    if measure(text) <= room:
-        return text
-    return _cut_at_word(text, room, measure)
+    steps = (
+        lambda text: shorten_names(text, SHORT_NAME_PARTS),
+        lambda text: _pop_groups(text, lambda group: True)[0],
+        lambda text: shorten_names(text, 1),
+        lambda text: _CODE_SPAN.sub(shorten_code, text),
+    )
+    text = title
+    for step in steps:
+        if fits(text):
+            return text
+        text = step(text)
+    return text if fits(text) else _cut_at_word(text, room, measure)
 
 
 def _cut_at_word(text: str, room: int, measure: Callable[[str], int]) -> str:
@@ -265,6 +277,8 @@ def _cut_at_word(text: str, room: int, measure: Callable[[str], int]) -> str:
             continue  # it would end inside `...`
         if measure(candidate + ELLIPSIS) > room:
             break
+        if count > 1 and words[count - 1].rstrip(",;:").lower() in _DANGLING:
+            continue  # ``read in compiled...`` says less than ``read in...``
         best = candidate
     if not best:  # one long word: cut it anywhere
         best = text
