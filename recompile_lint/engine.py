@@ -360,6 +360,7 @@ def lint_paths(
     retain: list | None = None,
     relocate: bool = False,
     progress: Callable[[str], None] | None = None,
+    planned: Callable[[list[str]], None] | None = None,
 ) -> LintResult:
     """Lint ``paths`` (files or directories). Findings are reported only in those files, but
     the analysis sees the whole project around them (callers, helpers, mutation sites).
@@ -367,8 +368,10 @@ def lint_paths(
     ``relocate``: a finding whose own file is not among ``paths`` is reported in the named
     files that hold another of its locations (the write in ``train.py`` that makes the read
     in ``model.py`` recompile), worded from there (``collect``). The front ends ask for it;
-    the verifier, which probes findings where they are, does not. ``progress`` is told of
-    each file as it is parsed.
+    the verifier asks for it to know which findings to probe, then probes them at their
+    primary locations (``verify.command.findings_to_verify``). ``progress`` is told of each
+    file as it is parsed and of each named file as its check ends; ``planned``, first, of the
+    named files (absolute paths): together, a counter of the files done (``[n/N]``).
 
     ``reader`` supplies file bytes; ``buffers`` (absolute path -> bytes: an editor's unsaved
     text) stand in for those files, the others read from disk. Neither kind of run is kept in
@@ -384,6 +387,8 @@ def lint_paths(
     root = str(find_project_root(list(paths) or ["."], excludes))
     discovered = discover(list(paths) or ["."], excludes, root, config.respect_gitignore)
     given = {os.path.abspath(p): p for p in discovered.files}
+    if planned is not None:
+        planned(list(given))
     project = tuple(project_files) if project_files is not None else project_scope(paths, config)[1]
     all_files = sorted({os.path.abspath(p) for p in project} | set(given))
     facts_cache = make_cache(config, root)
@@ -408,7 +413,7 @@ def lint_paths(
     with cyclic_gc_paused(keep=retain is not None):
         digests = run_cache.digests if run_cache is not None else None
         analysis = analyse(list(given), all_files, config, partial(selected_rules, config), reader, root, facts_cache, digests, related=relocate, progress=progress)
-        result = collect(analysis, given, discovered, config, noqa, relocate)
+        result = collect(analysis, given, discovered, config, noqa, relocate, checked=progress)
     if retain is not None:
         retain.append(analysis)
     if run_cache is not None and key is not None:
@@ -490,7 +495,7 @@ def cyclic_gc_paused(keep: bool = False) -> Iterator[None]:
             gc.enable()
 
 
-def collect(analysis: Analysis, given: dict[str, str], discovered: Discovered, config: Config, noqa: bool = True, relocate: bool = False) -> LintResult:
+def collect(analysis: Analysis, given: dict[str, str], discovered: Discovered, config: Config, noqa: bool = True, relocate: bool = False, checked: Callable[[str], None] | None = None) -> LintResult:
     """Findings in the given files (``given``: absolute path -> the path as named), minus
     suppressions; errors of the given files.
 
@@ -499,7 +504,8 @@ def collect(analysis: Analysis, given: dict[str, str], discovered: Discovered, c
     that holds another of its locations, at that location (``reported_at``): pre-commit names
     only the changed files, and the change that makes code recompile may be the write in
     ``train.py`` while the read is in ``model.py``. ``# noqa`` and per-file ignores apply
-    where the finding is reported.
+    where the finding is reported. ``checked`` is told of each given file (absolute) once its
+    syntax is known.
     """
     index = analysis.index
     findings: dict[tuple, Finding] = {}
@@ -534,6 +540,8 @@ def collect(analysis: Analysis, given: dict[str, str], discovered: Discovered, c
     errors = list(discovered.errors)
     for path, display in given.items():
         index.check_syntax(path)
+        if checked is not None:
+            checked(path)
         error = index.errors.get(path)
         if error is not None:
             errors.append(FileError(path=display, message=error.message, line=error.line, column=error.column))

@@ -349,6 +349,56 @@ def test_the_html_page_escapes_everything_from_the_log_and_loads_nothing() -> No
     assert "default-src 'none'" in page
 
 
+def test_the_html_page_shows_code_as_code_and_never_breaks_a_word(findings) -> None:
+    """Typography of the page: a finding's quoted code is ``<code>``, not backticks; text wraps
+    at spaces only (no rule that breaks inside a word), and the findings' prose runs the
+    table's whole width instead of a narrow column."""
+    import re
+    from html.parser import HTMLParser
+
+    page = render_html(_explain(LOGS / "recompiles.log", findings))
+
+    class Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.text: list[str] = []
+            self.code: list[str] = []
+            self.open: list[str] = []
+
+        def handle_starttag(self, tag, attrs) -> None:
+            self.open.append(tag)
+
+        def handle_endtag(self, tag) -> None:
+            if tag in self.open:
+                del self.open[len(self.open) - 1 - self.open[::-1].index(tag):]
+
+        def handle_data(self, data) -> None:
+            if "style" not in self.open:
+                self.text.append(data)
+                if self.open and self.open[-1] == "code":
+                    self.code.append(data)
+
+    parser = Text()
+    parser.feed(page)
+    shown = "".join(parser.text)
+    assert "RCL101" in shown and "`" not in shown
+    # The fix's code, quoted with backticks in the message, is set as code.
+    assert "step = torch.tensor(0)" in parser.code
+    style = page.split("<style>", 1)[1].split("</style>", 1)[0].replace(" ", "")
+    for breaking in ("word-break:break-all", "word-break:break-word", "overflow-wrap:anywhere", "overflow-wrap:break-word",
+                     "word-wrap:break-word", "hyphens:auto", "line-break:anywhere"):
+        assert breaking not in style, breaking
+    assert re.search(r"(?:^|[}\n])pre\{[^}]*white-space:pre[;}]", style)  # source lines are not wrapped
+    # Nor at a hyphen, where a browser would break `/tmp/my-proj/x.py` or `mutated-global`:
+    # every word that holds one is kept whole.
+    assert ".w{white-space:nowrap}" in style
+    assert "<span class=w>mutated-global</span>" in page and "<span class=w>compile-site</span>" in page
+    body = page.split("<body>", 1)[1]
+    outside = re.sub(r"<span class=w>[^<]*</span>|<[^>]*>", " ", body)
+    assert not re.search(r"\S-\S", outside), re.search(r"\S*\S-\S\S*", outside)
+    assert '<td class=finding colspan=5>' in page and "<pre>global" not in page
+
+
 def test_the_text_report_cannot_drive_the_terminal() -> None:
     text = render_text(_hostile())
     assert "\x1b" not in text and "\x07" not in text

@@ -74,3 +74,20 @@ def test_probe_mode_without_findings_exits_0() -> None:
     result = CliRunner().invoke(verify, ["-q", "--format", "json", str(fixed)])
     assert result.exit_code == 0
     assert json.loads(result.stdout) == []
+
+
+def test_verify_of_the_changed_file_probes_the_finding_lint_reports_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit that changes only train.py: lint reports the finding there, and verify on the
+    same file probes it in model.py (where compiled code reads the global) and confirms it."""
+    from test_verify_scope import MODEL, TRAIN
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    (tmp_path / "model.py").write_text(MODEL, encoding="utf-8")
+    (tmp_path / "train.py").write_text(TRAIN, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    result = CliRunner().invoke(verify, ["-q", "--format", "json", "--timeout", "240", "train.py"])
+    assert result.exit_code == 1, result.output
+    [finding] = json.loads(result.stdout)
+    assert finding["code"] == "RCL101" and finding["path"].endswith("model.py")
+    assert finding["verification"]["verdict"] == "confirmed"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any
 
 from recompile_lint.explain.match import Explanation, FunctionRecompiles, GuardGroup, Match
@@ -169,18 +170,69 @@ def render_json(result: Explanation) -> str:
     return safe_json(json.dumps(to_dict(result), indent=2)) + "\n"
 
 
+# Words are never broken inside: text and code wrap at spaces only (a word with a hyphen, which
+# a browser would break after it, ``/tmp/my-proj/x.py`` or ``mutated-global``, is kept whole
+# in a ``.w`` span); a table too wide for the page scrolls sideways in its own box, and so do
+# source lines.
 _STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#222}
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#222;hyphens:manual}
 h1{font-size:1.4em}h2{font-size:1.1em;margin-top:2em;border-bottom:1px solid #ccc}
 code,pre{font-family:ui-monospace,monospace;font-size:13px}
-pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap;word-break:break-all}
+code{background:#f3f3f3;padding:0 .2em;border-radius:3px}.w{white-space:nowrap}
+pre{background:#f6f6f6;padding:.5em;margin:.3em 0;white-space:pre;overflow-x:auto}
+.wide{overflow-x:auto}
 table{border-collapse:collapse;width:100%}td,th{border:1px solid #ddd;padding:.3em .5em;vertical-align:top;text-align:left}
+td.finding{background:#fbfdfb}td.finding p{margin:.3em 0}
 .limit{color:#a00;font-weight:bold}.none{color:#a60}.ok{color:#070}.muted{color:#666}
 """
 
 
-def _e(text: object) -> str:
+def _plain(text: object) -> str:
+    """``text`` for HTML where no markup may go (the page's title)."""
     return html.escape(escape(text), quote=True)
+
+
+def _e(text: object) -> str:
+    """``text`` for the page's body: escaped, its hyphenated words kept whole."""
+    return _words(_plain(text))
+
+
+def _words(escaped: str) -> str:
+    """Already escaped text with each word that holds a hyphen kept whole (``.w``)."""
+    return re.sub(r"[^\s<>]*-[^\s<>]*", lambda m: f"<span class=w>{m.group(0)}</span>", escaped)
+
+
+def _code(text: object) -> str:
+    """``<code>`` of ``text``: wrapped at its spaces only."""
+    return f"<code>{_e(text)}</code>"
+
+
+def _prose(text: object) -> str:
+    """``text`` (a finding's words) for HTML, with each `quoted` span as ``<code>``: the
+    backticks mark code, they are not shown."""
+    pieces = escape(text).split("`")
+    if len(pieces) % 2 == 0:  # an unpaired backtick: the last one is shown as it is
+        pieces[-2:] = [pieces[-2] + "`" + pieces[-1]]
+    return "".join(
+        f"<code>{_words(html.escape(piece, quote=True))}</code>" if index % 2 else _words(html.escape(piece, quote=True))
+        for index, piece in enumerate(pieces)
+    )
+
+
+def _finding_html(match: Match) -> str:
+    """A finding under the guard it explains: what, why, the fix, and its other places."""
+    f = match.finding
+    parts = [
+        f"<p><b class=ok>{_e(f.code)}</b> {_e(f.name)} at {_code(_where(f.path, f.line))} "
+        f"<span class=muted>({_e(match.how)})</span>: {_prose(f.title or f.message)}</p>"
+    ]
+    if f.title and f.explanation:
+        parts.append(f"<p>{_prose(f.explanation)}</p>")
+    if f.title and f.fix:
+        parts.append(f"<p><b>Fix:</b> {_prose(f.fix)}</p>")
+    if f.evidence:
+        parts.append("<ul>" + "".join(f"<li>{_e(e.role)} {_code(_where(e.path, e.line))} {_prose(e.note)}</li>" for e in f.evidence) + "</ul>")
+    return "".join(parts)
 
 
 def render_html(result: Explanation) -> str:
@@ -189,9 +241,9 @@ def render_html(result: Explanation) -> str:
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">',
-        f"<title>recompile-lint explain: {_e(result.input)}</title>",
+        f"<title>recompile-lint explain: {_plain(result.input)}</title>",
         f"<style>{_STYLE}</style></head><body>",
-        f"<h1>Recompiles in <code>{_e(result.input)}</code></h1>",
+        f"<h1>Recompiles in {_code(result.input)}</h1>",
         f"<p>{_e(result.kind)} ({_e(', '.join(result.channels) or 'none')}): <b>{result.recompiles}</b> recompile(s) in "
         f"<b>{len(result.functions)}</b> function(s); {len(result.unexplained())} guard source(s) no finding explains.</p>",
     ]
@@ -204,43 +256,41 @@ def render_html(result: Explanation) -> str:
     else:
         out.append("<p class=muted>Static model: not run (no local source files).</p>")
     for func in result.functions:
-        out.append(f"<h2><code>{_e(func.function)}</code> <span class=muted>{_e(_where(func.file, func.first_line))}</span></h2>")
+        out.append(f"<h2>{_code(func.function)} <span class=muted>{_e(_where(func.file, func.first_line))}</span></h2>")
         summary = _e(_function_summary(func))
         out.append(f"<p class={'limit' if func.limit else 'muted'}>{summary}</p>")
-        out.append("<table><tr><th>guarded value</th><th>failed in</th><th>guards</th><th>source line</th><th>explained by</th></tr>")
+        out.append("<div class=wide><table><tr><th>guarded value</th><th>failed in</th><th>guards</th><th>source line</th><th>explained by</th></tr>")
         for group in func.groups:
-            explained = "".join(
-                f"<div class=ok><b>{_e(m.finding.code)}</b> {_e(m.finding.name)} at "
-                f"<code>{_e(m.finding.path)}:{m.finding.line}</code> <span class=muted>({_e(m.how)})</span>"
-                f"<pre>{_e(m.finding.message)}</pre>"
-                + ("<ul>" + "".join(f"<li>{_e(e.role)} <code>{_e(e.path)}:{e.line}</code> {_e(e.note)}</li>"
-                                    for e in m.finding.evidence) + "</ul>" if m.finding.evidence else "")
-                + "</div>"
-                for m in group.matches
+            explained = "<br>".join(
+                f"<b class=ok>{_e(m.finding.code)}</b> {_e(m.finding.name)}" for m in group.matches
             ) or "<span class=none>no finding</span>"
-            guards = "<br>".join(f"<code>{_e(g)}</code>" for g in group.guards)
+            guards = "<br>".join(f"{_code(g)}" for g in group.guards)
             if group.distinct > len(group.guards):
                 guards += f"<br><span class=muted>... {group.distinct - len(group.guards)} more</span>"
             code = f"<pre>{_e(group.code)}</pre>" if group.code else ""
             out.append(
-                f"<tr><td><code>{_e(group.source or '(no guard text)')}</code><br><span class=muted>{_e(group.family.value)}</span></td>"
+                f"<tr><td>{_code(group.source or '(no guard text)')}<br><span class=muted>{_e(group.family.value)}</span></td>"
                 f"<td>{group.failures}</td><td>{guards}</td>"
-                f"<td><code>{_e(_where(group.file, group.line, group.function))}</code>{code}</td><td>{explained}</td></tr>"
+                f"<td>{_code(_where(group.file, group.line, group.function))}{code}</td><td>{explained}</td></tr>"
             )
-        out.append("</table>")
+            # The findings take the table's whole width below their guard: prose in a narrow
+            # column would wrap every few words.
+            for match in group.matches:
+                out.append(f"<tr><td class=finding colspan=5>{_finding_html(match)}</td></tr>")
+        out.append("</table></div>")
     unexplained = result.unexplained()
     if unexplained:
         out.append(f"<h2>Guard failures no finding explains ({len(unexplained)})</h2><ul>")
         out.extend(
-            f"<li><code>{_e(_where(g.file, g.line, g.function))}</code> {_e(g.code)} "
+            f"<li>{_code(_where(g.file, g.line, g.function))} {_e(g.code)} "
             f"<span class=muted>({_e(g.source or (g.guards[0] if g.guards else '?'))} in {_e(func.function)}, "
             f"{g.failures} recompile attempt(s))</span></li>"
             for func, g in unexplained
         )
         out.append("</ul>")
     for hit in result.other_limit_hits:
-        out.append(f"<p class=limit><code>{_e(hit.function)}</code> ({_e(_where(hit.file, hit.first_line))}) reached "
-                   f"{_e(hit.limit_type)} ({hit.limit_value}); last reason: <code>{_e(hit.last_reason)}</code></p>")
+        out.append(f"<p class=limit>{_code(hit.function)} ({_e(_where(hit.file, hit.first_line))}) reached "
+                   f"{_e(hit.limit_type)} ({hit.limit_value}); last reason: {_code(hit.last_reason)}</p>")
     if result.warnings or result.lint_errors:
         out.append("<h2>Warnings</h2><ul>")
         out.extend(f"<li>{_e(w)}</li>" for w in [*result.lint_errors, *result.warnings])

@@ -190,11 +190,13 @@ def main() -> None:
 
     \b
     recompile-lint [PATHS]          lint (default: the current directory)
+    recompile-lint check [PATHS]    the same, for a directory named like a command
     recompile-lint rules            list every rule
-    recompile-lint rule RCL101      show a rule's documentation
+    recompile-lint rule RCL101      show a rule's documentation (or: rule mutated-global)
     recompile-lint verify [PATHS]   confirm findings with compiled probes (needs torch)
     recompile-lint explain LOG      map a run's recompile log or trace to source lines
-    recompile-lint server start     keep a resident server for fast runs
+    recompile-lint regions [PATHS]  every compile site and what it compiles (or why not)
+    recompile-lint server start     keep a resident server for fast runs (stop, status)
     recompile-lint lsp              language server for editors (needs the lsp extra)
     """
     try:
@@ -301,11 +303,17 @@ def use_color(output_file: str | None, stream=None) -> bool:
     "also RECOMPILE_LINT_START_SERVER=1; a project's start-server key is ignored).",
 )
 @click.option("--stdin-filename", metavar="PATH", help="Lint standard input (an editor's unsaved buffer) as the file PATH; the rest of its project is read from disk. Give no PATHS, or -.")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="A run longer than 2 s shows [n/N] files and the time left on stderr (default: when stderr is a terminal; "
+    "never with the json, sarif and github formats).",
+)
 @click.option("--fix", is_flag=True, help="Apply the safe fixes in place, then report what is left (docs/fixes.md).")
 @click.option("--unsafe-fixes", is_flag=True, help="Apply the unsafe fixes too (alone: as --fix --unsafe-fixes; with --diff: show them).")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff and change nothing (exit 1 when there is one).")
 @click.option("--add-noqa", is_flag=True, help="Write `# noqa: RCLnnn` on each finding's line (merged with one there) and say how many.")
-def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore, output_format, format_alias, output_file, statistics, exit_zero, fail_on, start_server, stdin_filename, fix=False, unsafe_fixes=False, diff=False, add_noqa=False) -> None:
+def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile_functions, config_file, jobs, no_cache, cache_dir, respect_gitignore, output_format, format_alias, output_file, statistics, exit_zero, fail_on, start_server, stdin_filename, progress=None, fix=False, unsafe_fixes=False, diff=False, add_noqa=False) -> None:
     """Lint PATHS (files or directories; default: the current directory)."""
     from recompile_lint.engine import lint_buffer, lint_paths
     from recompile_lint.frontends.progress import LintProgress
@@ -345,13 +353,19 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
         retain = _retained if _process_ends else None
         # Findings are reported where the named files hold one of their locations (the write
         # a commit added), not only where they are analysed.
-        with LintProgress(sys.stderr) as progress:
+        # The machine formats are read by programs: no counter, whatever is asked.
+        show = False if output_format not in ("full", "concise", "text") and not statistics else progress
+        with LintProgress(sys.stderr, show=show) as counter:
             if buffer is None:
-                result = lint_paths(paths, config, retain=retain, relocate=True, progress=progress.parsed)
+                result = lint_paths(paths, config, retain=retain, relocate=True, progress=counter.parsed, planned=counter.planned)
             else:
                 result = lint_buffer(paths[0], buffer, config, retain=retain, relocate=True)
     except Exception as exc:  # noqa: BLE001 - an internal error must still be one clear line
         echo_error(f"recompile-lint: internal error: {type(exc).__name__}: {exc}")
+        sys.exit(EXIT_ERROR)
+    if result.files_checked == 0 and not result.errors and not result.excluded:
+        # Nothing was linted: one line saying so, and no empty report before it.
+        echo_error(no_python_files(paths))
         sys.exit(EXIT_ERROR)
     color = use_color(output_file)
     if fix or unsafe_fixes or diff or add_noqa:
@@ -396,8 +410,6 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
             # Every named file is excluded by the configuration: nothing to do, not an error.
             echo_error(f"recompile-lint: all {result.excluded} named file(s) are excluded by the configuration")
             sys.exit(EXIT_CLEAN)
-        echo_error("recompile-lint: error: no Python files found in " + ", ".join(paths))
-        sys.exit(EXIT_ERROR)
     if config.start_server and _server_to_start():
         start_server_for_next_commands()
     if result.errors or unwritten:
@@ -406,6 +418,14 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
     if not exit_zero and any(SEVERITY_RANK[finding.severity.value] >= threshold for finding in result.findings):
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
+
+
+def no_python_files(paths: Sequence[str]) -> str:
+    """The one line for PATHS that hold no Python file to lint (exit status 2)."""
+    return (
+        "recompile-lint: error: no Python files found in " + ", ".join(paths)
+        + " (nothing to lint; a directory walk skips excluded and git-ignored files)"
+    )
 
 
 def _server_to_start() -> bool:
@@ -444,11 +464,39 @@ def list_rules(show_all: bool) -> None:
 @main.command("rule")
 @click.argument("code")
 def show_rule(code: str) -> None:
-    """Print the documentation page of rule CODE (e.g. RCL101)."""
+    """Print the documentation page of rule CODE: its code or its name, as `recompile-lint
+    rules` lists them (RCL101, mutated-global; any case, - or _)."""
     from recompile_lint.report.pages import rule_page
 
-    page = rule_page(code)
+    rule, suggestion = find_rule(code)
+    page = rule_page(rule.code) if rule is not None else None
     if page is None:
-        echo_error(f"recompile-lint: error: unknown rule {code!r}; `recompile-lint rules` lists them")
+        hint = f"; did you mean {suggestion}?" if suggestion else ""
+        echo_error(f"recompile-lint: error: unknown rule {code!r}{hint} (`recompile-lint rules` lists them)")
         sys.exit(EXIT_ERROR)
     click.echo(page)
+
+
+def find_rule(word: str):
+    """(the rule ``word`` names by code or by name, None) or (None, the closest code or name
+    to suggest, or None). Case, ``-`` and ``_`` do not matter: ``mutated_global`` and
+    ``RCL101`` name the same rule."""
+    import difflib
+
+    from recompile_lint.rules import all_rules
+
+    def key(text: str) -> str:
+        return text.strip().lower().replace("_", "-")
+
+    wanted = key(word)
+    spellings = {}
+    for rule in all_rules():
+        spellings[key(rule.code)] = rule
+        spellings[key(rule.name)] = rule
+    if wanted in spellings:
+        return spellings[wanted], None
+    close = difflib.get_close_matches(wanted, list(spellings), n=1, cutoff=0.6)
+    if not close:
+        return None, None
+    rule = spellings[close[0]]
+    return None, (rule.code if close[0] == key(rule.code) else rule.name)

@@ -11,12 +11,12 @@ from recompile_lint.frontends import client
 
 @click.group("server")
 def server() -> None:
-    """Keep a resident server that answers every ``recompile-lint`` command of this user.
+    """Keep a resident server that answers every ``recompile-lint`` command of this installation.
 
     \b
     With a server running, a command skips the linter's start-up (imports alone take
-    0.3-0.5 s) and reads the facts of projects linted before from memory: a pre-commit hook
-    or an editor linting one file gets its answer in a fraction of the time. Output and exit
+    0.3-0.5 s) and reads the facts of projects linted before from memory: content it has
+    linted before is answered at once, a new edit still costs its analysis. Output and exit
     status are the same as without it. Set RECOMPILE_LINT_NO_SERVER=1 to bypass it.
     """
 
@@ -37,23 +37,33 @@ def start(idle_timeout: float) -> None:
 
 @server.command("stop")
 def stop() -> None:
-    """Stop this user's servers (those of other installations and versions too)."""
+    """Stop this installation's server (the one this installation's commands are handed to).
+
+    Servers of other installations, versions or environments of yours, whose sockets share
+    the directory, are left running: each is stopped by its own `recompile-lint server stop`
+    (or ends after its idle timeout).
+    """
+    from recompile_lint.frontends import server as resident
+
     import glob
     import os
 
-    from recompile_lint.frontends import server as resident
-
-    said = [(path, resident.stop(path)) for path in sorted(glob.glob(os.path.join(client.server_directory(), "*.sock")))]
-    stopped = sum(1 for _, done in said if done)
-    stuck = [path for path, done in said if done is False]
-    if stopped:
-        click.echo(f"recompile-lint: {stopped} server(s) stopped")
-    elif not stuck:
-        click.echo("recompile-lint: no server was running")
-    for path in stuck:
+    path = client.socket_path()
+    done = resident.stop(path)
+    if done is None:
+        click.echo("recompile-lint: no server of this installation was running")
+    elif done:
+        click.echo(f"recompile-lint: server stopped (socket {path})")
+    else:
         click.echo(f"recompile-lint: error: the server at {path} did not stop", err=True)
-    if stuck:
         sys.exit(2)
+    others = [other for other in glob.glob(os.path.join(glob.escape(os.path.dirname(path)), "*.sock")) if other != path]
+    if others:
+        # Another environment's, or this one's from before its code changed (a new fingerprint).
+        click.echo(
+            f"recompile-lint: {len(others)} other socket(s) in {os.path.dirname(path)} left alone: servers of other "
+            "installations (or of this one before its code changed) end after their idle timeout"
+        )
 
 
 @server.command("status")

@@ -4,8 +4,8 @@
 boundedness] what``), a frame of the reported line with the span underlined, the related
 locations with what happens there, why it recompiles, and ``help:`` with the fix.
 
-``concise``: one line per finding, ``path:line:col: CODE [severity] message (rule-name)``,
-for grep and for tools that read flake8-style lines.
+``concise``: one line per finding, ``path:line:col: CODE [severity] headline (rule-name)``,
+at most 160 characters, for grep and for tools that read flake8-style lines.
 
 Both end with a summary line. Colour (ANSI) only when the caller asks for it.
 """
@@ -85,8 +85,16 @@ def _read_lines(path: str) -> list[str] | None:
 
 
 def format_finding_line(finding: Finding) -> str:
-    """The concise line of a finding."""
-    return f"{escape_path(finding.path)}:{finding.line}:{finding.column}: {finding.code} [{finding.severity}] {escape(finding.message)} ({finding.name})"
+    """The concise line of a finding: its headline, made to fit in ``CONCISE_WIDTH``
+    characters (qualified names shortened first, see ``concise_headline``); the why and the
+    fix are in the full format, the whole message and the full names in JSON."""
+    from recompile_lint.report.wording import CONCISE_WIDTH, concise_headline
+
+    head = f"{escape_path(finding.path)}:{finding.line}:{finding.column}: {finding.code} [{finding.severity}] "
+    tail = f" ({finding.name})"
+    room = CONCISE_WIDTH - len(head) - len(tail)
+    title = concise_headline(finding.title or finding.message, room, (finding.region, finding.function), measure=lambda text: len(escape(text)))
+    return f"{head}{escape(title)}{tail}"
 
 
 def headline(finding: Finding, style: Style = PLAIN) -> str:

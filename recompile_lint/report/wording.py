@@ -201,3 +201,89 @@ def reported_elsewhere(title: str, at: Location, primary: Location, function: st
             reader = f"compiled `{function or region}`" if (function or region) else "compiled code"
         return f"{note}; {reader} reads it at {place_of(primary)}"
     return f"{note}: at {place_of(primary)}, {title}"
+
+
+# The longest concise line (``path:line:col: CODE [severity] headline (rule-name)``); the why
+# and the fix are in the full format, the whole message in JSON.
+CONCISE_WIDTH = 160
+# The fewest characters of headline a concise line keeps, however long its path is.
+CONCISE_MIN_HEADLINE = 40
+# Dotted names keep this many trailing parts when a line must shrink (``pkg.mod.Net.forward``
+# -> ``Net.forward``).
+SHORT_NAME_PARTS = 2
+# A quoted expression longer than this keeps only its end when a line must shrink.
+SHORT_CODE_LENGTH = 32
+ELLIPSIS = "..."
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+# Words a cut headline does not end on: they announce what was cut.
+_DANGLING = frozenset({"a", "an", "and", "as", "at", "by", "compiled", "for", "from", "in", "inside", "is", "its", "of", "on", "or", "so", "the", "to", "which", "with"})
+_DOTTED_NAME = re.compile(r"[\w<>:]+(?:\.[\w<>:]+)*")
+
+
+def short_name(name: str, parts: int = SHORT_NAME_PARTS) -> str:
+    """The last ``parts`` parts of a qualified name, without ``<locals>``
+    (``tests.models.test_bert.BertTest.test_compile.<locals>.fn`` -> ``test_compile.fn``)."""
+    pieces = [piece for piece in name.split(".") if piece and piece != "<locals>"]
+    return ".".join(pieces[-parts:]) if len(pieces) > parts else name
+
+
+def concise_headline(title: str, room: int, names: Iterable[str] = (), measure: Callable[[str], int] = len) -> str:
+    """``title`` made to fit in ``room`` characters (as ``measure`` counts them), losing the
+    least first: the qualified ``names`` (a finding's region and function) shortened to their
+    last two parts, then the bracketed details, then those names to their last part, then the
+    start of long quoted expressions (``...`` in front), and last the end of the sentence (cut
+    at a word, with ``...``: ASCII, which every output encoding shows)."""
+    room = max(room, CONCISE_MIN_HEADLINE)
+    names = sorted({n for n in names if n}, key=len, reverse=True)
+
+    def fits(text: str) -> bool:
+        return measure(text) <= room
+
+    def shorten_names(text: str, parts: int) -> str:
+        for name in names:
+            short = short_name(name, parts)
+            if short != name:
+                text = text.replace(f"`{name}`", f"`{short}`")
+        return text
+
+    def shorten_code(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if len(code) <= SHORT_CODE_LENGTH or _DOTTED_NAME.fullmatch(code):
+            return match.group(0)  # a name is shortened by its parts, never cut
+        return f"`{ELLIPSIS}{code[-(SHORT_CODE_LENGTH - len(ELLIPSIS)):]}`"
+
+    steps = (
+        lambda text: shorten_names(text, SHORT_NAME_PARTS),
+        lambda text: _pop_groups(text, lambda group: True)[0],
+        lambda text: shorten_names(text, 1),
+        lambda text: _CODE_SPAN.sub(shorten_code, text),
+    )
+    text = title
+    for step in steps:
+        if fits(text):
+            return text
+        text = step(text)
+    return text if fits(text) else _cut_at_word(text, room, measure)
+
+
+def _cut_at_word(text: str, room: int, measure: Callable[[str], int]) -> str:
+    """The longest start of ``text`` that ends at a word and fits in ``room`` with ``...``
+    after it, never inside a quoted expression."""
+    words = text.split(" ")
+    best = ""
+    for count in range(1, len(words) + 1):
+        candidate = " ".join(words[:count]).rstrip(",;:")
+        if candidate.count("`") % 2:
+            continue  # it would end inside `...`
+        if measure(candidate + ELLIPSIS) > room:
+            break
+        if count > 1 and words[count - 1].rstrip(",;:").lower() in _DANGLING:
+            continue  # ``read in compiled...`` says less than ``read in...``
+        best = candidate
+    if not best:  # one long word: cut it anywhere
+        best = text
+        while best and measure(best + ELLIPSIS) > room:
+            best = best[:-1]
+        if best.count("`") % 2:
+            best = best.replace("`", "")
+    return best + ELLIPSIS

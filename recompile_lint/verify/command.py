@@ -136,7 +136,7 @@ def verify(paths: tuple[str, ...], run_command: str | None, backend: str | None,
         _fail(f"the static linter is not available: {exc}")
         return
     try:
-        result = lint_paths(paths, config)
+        result = findings_to_verify(paths, config)
     except Exception as exc:  # noqa: BLE001 - one clear line, never a traceback
         _fail(f"internal error while linting: {type(exc).__name__}: {exc}")
         return
@@ -155,6 +155,39 @@ def verify(paths: tuple[str, ...], run_command: str | None, backend: str | None,
             _verify_probes(result.findings, options, output_format, progress, exit_zero, (paths, unsafe_fixes) if fix or unsafe_fixes else None)
     except VerifyUsageError as exc:
         _fail(str(exc))
+
+
+def findings_to_verify(paths: Sequence[str], config: Any) -> Any:
+    """The lint result of ``paths`` with every finding that ``recompile-lint PATHS`` reports,
+    each at its primary location, where the probe runs.
+
+    The linter reports a finding in the named files that hold any of its locations (a commit
+    that changes only ``train.py``, where the loop writes the global that ``model.py``'s
+    compiled code reads, gets the finding at the write). Those findings are verified too:
+    the files that hold their primary locations are linted as well, and the findings found
+    there that the named files were given are kept (their ``# noqa`` applied where they were
+    reported, not again at the primary). So the verify hook blocks what the lint hook blocks.
+    """
+    from dataclasses import replace
+
+    from recompile_lint.engine import lint_paths
+
+    result = lint_paths(paths, config, relocate=True)
+    here = [finding for finding in result.findings if finding.primary is None]
+    wanted: dict[tuple[str, int, int, str], None] = {}
+    for finding in result.findings:
+        primary = finding.primary
+        if primary is not None:
+            wanted[(os.path.abspath(primary.path), primary.line, primary.column, finding.code)] = None
+    if not wanted:
+        return result
+    elsewhere = lint_paths(sorted({path for path, _, _, _ in wanted}), config, noqa=False)
+    seen = {(os.path.abspath(f.path), f.line, f.column, f.code) for f in here}
+    kept = [
+        finding for finding in elsewhere.findings
+        if (key := (os.path.abspath(finding.path), finding.line, finding.column, finding.code)) in wanted and key not in seen
+    ]
+    return replace(result, findings=tuple(sorted([*here, *kept])))
 
 
 def _verify_probes(findings: Any, options: Any, output_format: str, progress: Any, exit_zero: bool, fixing: Any = None) -> None:
