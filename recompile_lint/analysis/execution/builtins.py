@@ -123,6 +123,12 @@ def _getattr(interp: "Interpreter", frame, args, kwargs, node) -> object:
     return TOP
 
 
+def _hasattr(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) != 2 or kwargs or not isinstance(args[1], Const) or not isinstance(args[1].value, str):
+        return TOP
+    return interp.has_attribute(args[0], args[1].value)
+
+
 def _setattr(interp: "Interpreter", frame, args, kwargs, node) -> object:
     if len(args) == 3 and isinstance(args[1], Const) and isinstance(args[1].value, str):
         interp.set_attribute(frame, args[0], args[1].value, args[2], interp.location(frame, node, "write"))
@@ -219,6 +225,7 @@ HANDLERS: dict[str, Handler] = {
     "builtins.isinstance": _isinstance,
     "builtins.getattr": _getattr,
     "builtins.setattr": _setattr,
+    "builtins.hasattr": _hasattr,
     "builtins.print": _none,
     "builtins.list": _sequence("list"),
     "builtins.tuple": _sequence("tuple"),

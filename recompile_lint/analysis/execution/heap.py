@@ -43,6 +43,10 @@ class Heap:
         self.kinds[addr] = kind
         return addr
 
+    def mark(self) -> int:
+        """The address the next store gets: stores from here on are newer than this point."""
+        return self._next
+
     def read(self, addr: int, key: object, default: object = _MISSING) -> object:
         store = self.stores.get(addr)
         if store is None or key not in store:

@@ -22,9 +22,10 @@ import operator
 from typing import Callable, Protocol
 
 from recompile_lint.analysis.execution import builtins as builtin_values
-from recompile_lint.analysis.execution.frames import Break, Continue, Frame, OutOfBudget, Raised, Return
+from recompile_lint.analysis.execution.frames import Break, Continue, Frame, GeneratorFull, OutOfBudget, Raised, Return
 from recompile_lint.analysis.execution.heap import Heap
 from recompile_lint.analysis.execution.overlays import TABLE
+from recompile_lint.analysis.execution.overlays.torch_tensor import attribute as tensor_attribute
 from recompile_lint.analysis.execution.values import (
     TOP,
     BoundMethod,
@@ -36,6 +37,7 @@ from recompile_lint.analysis.execution.values import (
     ContextValue,
     DictValue,
     Function,
+    GeneratorValue,
     Instance,
     IteratorValue,
     ListValue,
@@ -107,8 +109,12 @@ class Interpreter:
         self.compiling = 0  # >0 while a compiled body runs (``torch.compiler.is_compiling()``)
         self.grad_modes: list[object] = []  # the grad-mode and autocast contexts entered
         self.traced: set[tuple[str, int]] = set()  # (file, line) of expressions compiled code ran
+        self.default_dtype = "torch.float32"  # ``torch.set_default_dtype``; "" when unknown
         self._tensors = 0
         self._generators: dict[CodeRef, bool] = {}
+        self._function_stores: dict[Function, int] = {}
+        self._yielded: dict[int, tuple[list[object], bool]] = {}  # generator -> (values, all of them)
+        self.symbolic_loops = 0  # loops run on iteration symbols so far (a generator's values are then not all known)
 
     # ---- bookkeeping -------------------------------------------------------------------
 
@@ -364,10 +370,56 @@ class Interpreter:
         self.symbolic_loop(frame, loop, stmt.body, before, None)
 
     def loop_while(self, frame: Frame, stmt: ast.While) -> None:
+        if self.finite_while(frame, stmt):
+            # The test, or a ``break``, ends it within ``CONCRETE_ITERATIONS`` on known values
+            # (``i = 0; while i < 12: ...; i += 1``): it runs as it does, iteration by iteration.
+            for _ in range(CONCRETE_ITERATIONS):
+                if self.truth(self.eval(frame, stmt.test)) is not True:
+                    break
+                try:
+                    self.block(frame, stmt.body)
+                except Break:
+                    return
+                except Continue:
+                    continue
+            self.block(frame, stmt.orelse)
+            return
         loop = f"{frame.path}:{stmt.lineno}:{stmt.col_offset}"
         self.symbolic_loop(frame, loop, stmt.body, lambda k: None, stmt.test)
 
+    def finite_while(self, frame: Frame, stmt: ast.While) -> bool:
+        """Whether the loop ends on known values within ``CONCRETE_ITERATIONS``: run it once
+        without telling the caches, its writes undone. Not inside another probe (the cost of
+        nested loops stays a product of their bounds), nor for ``while True:`` without a
+        ``break``."""
+        if self.probing:
+            return False
+        if isinstance(stmt.test, ast.Constant) and stmt.test.value and not _breaks(stmt.body):
+            return False
+        self.probing += 1
+        self.heap.open()
+        try:
+            for _ in range(CONCRETE_ITERATIONS + 1):
+                truth = self.truth(self.eval(frame, stmt.test))
+                if truth is None:
+                    return False
+                if truth is False:
+                    return True
+                try:
+                    self.block(frame, stmt.body)
+                except Break:
+                    return True
+                except Continue:
+                    continue
+                except (Return, Raised):
+                    return False
+            return False
+        finally:
+            self.heap.close()
+            self.probing -= 1
+
     def symbolic_loop(self, frame: Frame, loop: str, body: list[ast.stmt], before: Callable[[int], None], test: ast.expr | None) -> None:
+        self.symbolic_loops += 1
         carried = self.carried_slots(frame, loop, body, before, test)
         frame.loops.append((loop, 0))
         try:
@@ -441,6 +493,9 @@ class Interpreter:
             if slots.get("__unknown__"):
                 return None
             return [Const(k) for k in slots if k != "__unknown__"]
+        if isinstance(value, GeneratorValue):
+            values, complete = self.yielded(value)
+            return list(values) if complete else None
         if isinstance(value, IteratorValue):
             parts = [self.items(source) for source in value.sources]
             if any(part is None for part in parts):
@@ -458,6 +513,9 @@ class Interpreter:
         """The ``k``-th item of an iterable whose items are not all known."""
         if isinstance(iterable, RangeValue):
             return iteration(loop, k, "int")
+        if isinstance(iterable, GeneratorValue):
+            values, _ = self.yielded(iterable)
+            return values[k] if k < len(values) else TOP
         if isinstance(iterable, IteratorValue) and iterable.kind == "enumerate":
             return TupleValue((iteration(loop, k, "int"), self.element(iterable.sources[0], loop + "/0", k)))
         if isinstance(iterable, IteratorValue) and iterable.kind == "zip":
@@ -614,8 +672,12 @@ class Interpreter:
         extra = args[len(positional) :]
         if spec.vararg is not None:
             bound[spec.vararg.arg] = TupleValue(tuple(extra))
-        defaults = dict(zip(positional[len(positional) - len(function.defaults) :], function.defaults))
-        defaults.update(function.kw_defaults)
+        positional_defaults, kw_defaults = self.defaults_of(function)
+        if positional_defaults is None:
+            defaults: dict[str, object] = {}  # a write made them unknown: top
+        else:
+            defaults = dict(zip(positional[len(positional) - len(positional_defaults) :], positional_defaults)) if positional_defaults else {}
+        defaults.update(kw_defaults or {})
         rest: dict[str, object] = {}
         for key, value in kwargs.items():
             if key in positional or key in [a.arg for a in spec.kwonlyargs]:
@@ -626,7 +688,7 @@ class Interpreter:
             if name not in bound:
                 bound[name] = defaults.get(name, TOP)
         if spec.kwarg is not None:
-            bound[spec.kwarg.arg] = TOP
+            bound[spec.kwarg.arg] = DictValue(self.heap.new("dict", rest))
         return bound
 
     def call_function(self, function: Function, args: list[object], kwargs: dict[str, object], caller: Frame | None) -> object:
@@ -635,7 +697,8 @@ class Interpreter:
         if node is None or depth > self.max_depth or isinstance(node, ast.AsyncFunctionDef):
             return TOP
         if self.is_generator(function.code, node):
-            return TOP  # a generator: its body runs later, as it is iterated
+            # A generator: its body runs when it is iterated (``yielded``).
+            return GeneratorValue(function, tuple(args), tuple(kwargs.items()), self.heap.new("generator"), depth)
         bound = self.bind(function, args, kwargs)
         if bound is None:
             return TOP
@@ -661,6 +724,48 @@ class Interpreter:
         for other in frame.returns[1:]:
             value = join(value, other)
         return value
+
+    def yielded(self, generator: GeneratorValue) -> tuple[list[object], bool]:
+        """The values a generator yields, and whether they are all of them (it ended within
+        ``CONCRETE_ITERATIONS`` values, its loops on known values). Its body runs once, when it
+        is first iterated; a body that writes anything but its own locals and the objects it
+        makes is not followed (its writes would land before the loop that iterates it, not
+        between its iterations): no values, undone."""
+        found = self._yielded.get(generator.addr)
+        if found is not None:
+            return found
+        self._yielded[generator.addr] = ([], False)  # a generator iterating itself: nothing known
+        function = generator.function
+        node = self.codes.get(function.code) if isinstance(function, Function) else None
+        bound = self.bind(function, list(generator.args), dict(generator.kwargs)) if node is not None else None  # type: ignore[arg-type]
+        globals_addr = self.globals.get(function.module) if isinstance(function, Function) else None
+        if node is None or bound is None or globals_addr is None:
+            return self._yielded[generator.addr]
+        start = self.heap.mark()
+        cells = self.heap.new("frame")
+        for name, value in bound.items():
+            self.heap.write(cells, name, value, None)
+        frame = Frame(function.code.path, function.code.qualname, cells, globals_addr, function.closure, generator.depth)  # type: ignore[union-attr]
+        frame.yields = []
+        loops = self.symbolic_loops
+        complete = True
+        self.heap.open()
+        try:
+            self.block(frame, node.body)  # type: ignore[attr-defined]
+        except (Return, Break, Continue):
+            pass
+        except Raised:  # and ``GeneratorFull``
+            complete = False
+        except BaseException:
+            self.heap.close()
+            raise
+        journal = self.heap.close()
+        if any(addr < start for addr, _ in journal.before):
+            return self._yielded[generator.addr]
+        self.heap.merge([journal])
+        found = (frame.yields, complete and self.symbolic_loops == loops)
+        self._yielded[generator.addr] = found
+        return found
 
     def is_generator(self, code: CodeRef, node: ast.AST) -> bool:
         found = self._generators.get(code)
@@ -740,6 +845,8 @@ class Interpreter:
             if self.is_nn_module(value.cls) and f"nn.Module.{attr}" in TABLE:
                 return BoundMethod(ModuleValue(f"nn.Module.{attr}"), value)
             return TOP
+        if isinstance(value, Function):
+            return self.function_attribute(value, attr)
         if isinstance(value, CompiledValue):
             if attr == "_orig_mod" or attr == "__wrapped__":
                 return value.target
@@ -762,11 +869,27 @@ class Interpreter:
             return self.bind_member(frame, member, value.receiver)
         if isinstance(value, Property) and attr == "setter":
             return BoundMethod(ModuleValue("property.setter"), value)
+        if isinstance(value, TensorValue) and f"tensor.{attr}" not in TABLE:
+            return tensor_attribute(self, value, attr)
         for kind, prefix in ((TensorValue, "tensor"), (ListValue, "list"), (DictValue, "dict"), (Const, "const")):
             if isinstance(value, kind):
                 if f"{prefix}.{attr}" in TABLE:
                     return BoundMethod(ModuleValue(f"{prefix}.{attr}"), value)
                 return TOP
+        return TOP
+
+    def has_attribute(self, value: object, name: str) -> object:
+        """``hasattr(value, name)`` where the run knows it is true: an attribute the instance,
+        its class or the module holds; a name of a library an overlay models
+        (``hasattr(torch, "compile")``). Anything else is top, never a guessed False."""
+        if isinstance(value, Instance):
+            found = self.heap.has(value.addr, name) or self.class_attribute(value.cls, name) is not _MISSING
+            return Const(True) if found else TOP
+        if isinstance(value, ModuleValue) and not value.path:
+            dotted = f"{value.name}.{name}"
+            return Const(True) if any(key == dotted or key.startswith(dotted + ".") for key in TABLE) else TOP
+        if isinstance(value, ModuleValue) and self.heap.has(self.globals.get(value.path, -1), name):
+            return Const(True)
         return TOP
 
     def bind_member(self, frame: Frame, member: object, receiver: object) -> object:
@@ -794,6 +917,43 @@ class Interpreter:
             self.heap.write(self.globals[target.path], attr, value, where)
         elif isinstance(target, ClassValue):
             self.heap.write(target.addr, attr, value, where)
+        elif isinstance(target, Function):
+            self.heap.write(self.function_store(target), attr, value, where)  # ``f.__defaults__ = (2,)``
+
+    def function_store(self, function: Function) -> int:
+        """The heap store of a function object's writable attributes (``__defaults__``,
+        ``__kwdefaults__``, any other): one per function value, made on first use."""
+        addr = self._function_stores.get(function)
+        if addr is None:
+            addr = self._function_stores[function] = self.heap.new("function")
+        return addr
+
+    def defaults_of(self, function: Function) -> tuple[tuple[object, ...] | None, dict[str, object] | None]:
+        """A function's positional and keyword-only defaults now (None where a write made them
+        unknown), after any write to its ``__defaults__`` / ``__kwdefaults__``."""
+        addr = self._function_stores.get(function)
+        defaults: tuple[object, ...] | None = function.defaults
+        kw_defaults: dict[str, object] | None = dict(function.kw_defaults)
+        if addr is None:
+            return defaults, kw_defaults
+        written = self.heap.read(addr, "__defaults__", _MISSING)
+        if written is not _MISSING:
+            defaults = written.elements if isinstance(written, TupleValue) else () if written == Const(None) else None
+        written = self.heap.read(addr, "__kwdefaults__", _MISSING)
+        if written is not _MISSING:
+            kw_defaults = self.keywords_of(written) if isinstance(written, DictValue) else {} if written == Const(None) else None
+        return defaults, kw_defaults
+
+    def function_attribute(self, function: Function, attr: str) -> object:
+        addr = self._function_stores.get(function)
+        found = self.heap.read(addr, attr, _MISSING) if addr is not None else _MISSING
+        if found is not _MISSING:
+            return found
+        if attr == "__defaults__":
+            return TupleValue(function.defaults) if function.defaults else Const(None)
+        if attr in ("__name__", "__qualname__"):
+            return Const(function.code.qualname.rsplit(".", 1)[-1] if attr == "__name__" else function.code.qualname)
+        return TOP
 
     def get_item(self, value: object, key: object) -> object:
         if isinstance(value, TupleValue) and isinstance(key, Const) and type(key.value) is int:
@@ -810,6 +970,11 @@ class Interpreter:
             return TOP if found is _MISSING else found
         if isinstance(value, TensorValue):
             return self.new_tensor()
+        if value == ModuleValue("sys.modules") and isinstance(key, Const) and isinstance(key.value, str):
+            # ``sys.modules[__name__]``: the module run under that name (``__main__`` too).
+            for path, module in self.modules.items():
+                if self.heap.read(self.globals.get(path, -1), "__name__", None) == key:
+                    return module
         return TOP
 
     def set_item(self, target: object, key: object, value: object, where: Location | None) -> None:
@@ -876,7 +1041,25 @@ class Interpreter:
             value = self.eval(frame, node.value)
             self.assign(frame, node.target, value, node)
             return value
+        if isinstance(node, (ast.Yield, ast.YieldFrom)) and frame.yields is not None:
+            return self.yield_values(frame, node)
         return TOP
+
+    def yield_values(self, frame: Frame, node: ast.Yield | ast.YieldFrom) -> object:
+        """``yield x`` / ``yield from xs`` in a generator being run: its values, in order."""
+        assert frame.yields is not None
+        if isinstance(node, ast.Yield):
+            values = [self.eval(frame, node.value) if node.value is not None else Const(None)]
+        else:
+            items = self.items(self.eval(frame, node.value))
+            if items is None:
+                raise GeneratorFull()
+            values = items
+        for value in values:
+            if len(frame.yields) >= CONCRETE_ITERATIONS:
+                raise GeneratorFull()
+            frame.yields.append(value)
+        return Const(None)  # what ``send`` gives a ``for`` loop's generator
 
     def new_list(self, elements: list[object]) -> ListValue:
         return ListValue(self.heap.new("list", dict(enumerate(elements))))
@@ -911,11 +1094,24 @@ class Interpreter:
         kwargs: dict[str, object] = {}
         for keyword in node.keywords:
             if keyword.arg is None:
-                return TOP
+                spread = self.keywords_of(self.eval(frame, keyword.value))
+                if spread is None:
+                    return TOP
+                kwargs.update(spread)
+                continue
             kwargs[keyword.arg] = self.eval(frame, keyword.value)
         if isinstance(callee, ModuleValue) and callee.name == "builtins.super" and not args:
             return self.super_of(frame)
         return self.call(frame, callee, args, kwargs, node)
+
+    def keywords_of(self, value: object) -> dict[str, object] | None:
+        """``f(**d)``: the keyword arguments of a dict whose keys are all known strings."""
+        if not isinstance(value, DictValue):
+            return None
+        slots = self.heap.slots(value.addr)
+        if slots.get("__unknown__") or not all(isinstance(k, str) for k in slots):
+            return None
+        return dict(slots)
 
     def super_of(self, frame: Frame) -> object:
         receiver = self.heap.read(frame.locals, "self", TOP)
@@ -1049,6 +1245,20 @@ def _arithmetic(op: ast.operator, left: object, right: object) -> object:
 def _load(target: ast.expr) -> ast.expr:
     """The expression that reads an assignment target."""
     return ast.copy_location(type(target)(**{**{f: getattr(target, f) for f in target._fields}, "ctx": ast.Load()}), target)
+
+
+def _breaks(body: list[ast.stmt]) -> bool:
+    """Whether a loop's body has a ``break`` of its own (not one of a loop inside it)."""
+    pending: list[ast.AST] = list(body)
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.Break):
+            return True
+        if not isinstance(current, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(current))
+        elif isinstance(current, (ast.For, ast.AsyncFor, ast.While)):
+            pending.extend(current.orelse)
+    return False
 
 
 def _own_nodes(node: ast.AST):

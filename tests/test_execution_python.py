@@ -1,0 +1,281 @@
+"""The execution stage's interpreter runs the project's Python faithfully: what each compiled
+call sees after generators, ``while`` loops, ``**kwargs`` wrappers, ``hasattr``, writes to a
+function's ``__defaults__``, ``sys.modules[__name__]``, tensors' factories and methods,
+dataclasses, namedtuples, enums and the rest. Each test runs a small program on the
+interpreter (no torch) and reads the bound arguments of each compiled call."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from recompile_lint.analysis.execution.interpreter import Interpreter
+from recompile_lint.analysis.execution.values import TOP, CompiledValue, Const, Sym, TensorValue, definitely_different
+
+
+class Sources:
+    """A project in memory: file -> source."""
+
+    def __init__(self, files: dict[str, str]):
+        self.files = {path: textwrap.dedent(text) for path, text in files.items()}
+
+    def tree(self, path):
+        return ast.parse(self.files[path]) if path in self.files else None
+
+    def module_path(self, name, from_path):
+        path = name.replace(".", "/") + ".py"
+        return path if path in self.files else None
+
+    def module_name(self, path):
+        return path[:-3].replace("/", "."), False
+
+
+class Calls:
+    def __init__(self):
+        self.seen = []
+
+    def on_compiled_call(self, interpreter, compiled, function, bound, where):
+        self.seen.append((compiled, function.code.qualname, dict(bound), where.line))
+
+
+def run(source: str, **files: str):
+    project = Sources({"main.py": source, **{f"{k}.py": v for k, v in files.items()}})
+    calls = Calls()
+    interpreter = Interpreter(project, calls)
+    interpreter.run_module("main.py", as_main=True)
+    return interpreter, interpreter.heap.slots(interpreter.globals["main.py"]), calls
+
+
+def seen(calls: Calls, name: str) -> list[object]:
+    return [bound[name] for _, _, bound, _ in calls.seen]
+
+
+# ---- calls -----------------------------------------------------------------------------------
+
+
+def test_a_wrapper_forwarding_star_args_and_keyword_arguments_compiles():
+    _, g, calls = run(
+        """
+        import torch
+        def compiled(fn, *args, **kwargs):
+            return torch.compile(fn, *args, **kwargs)
+        def f(x, k):
+            return x * k
+        options = {"backend": "eager"}
+        fast = compiled(f, dynamic=False, **options)
+        for k in (1, 2):
+            fast(torch.ones(2), k=k)
+        """
+    )
+    assert isinstance(g["fast"], CompiledValue)
+    assert dict(g["fast"].options) == {"backend": "'eager'", "dynamic": "False"}
+    assert seen(calls, "k") == [Const(1), Const(2)]
+
+
+def test_keyword_arguments_a_function_collects_are_a_dict_of_them():
+    _, g, _ = run(
+        """
+        def collect(**kwargs):
+            return kwargs["a"] + kwargs.get("b", 10)
+        total = collect(a=1)
+        both = collect(a=1, b=2)
+        """
+    )
+    assert g["total"] == Const(11) and g["both"] == Const(3)
+
+
+def test_hasattr_is_true_where_the_run_knows_and_never_a_guessed_false():
+    _, g, _ = run(
+        """
+        import torch
+        class Box:
+            k = 1
+        compile = torch.compile if hasattr(torch, "compile") else (lambda fn, **kwargs: fn)
+        has_k = hasattr(Box(), "k")
+        has_other = hasattr(Box(), "other")
+        """
+    )
+    assert g["compile"].name == "torch.compile"
+    assert g["has_k"] == Const(True)
+    assert g["has_other"] is TOP  # another module may set it: unknown, not False
+
+
+def test_a_write_to_a_functions_defaults_reaches_its_next_calls():
+    _, _, calls = run(
+        """
+        import torch
+        def step(x, stage=4):
+            return x * stage
+        fast = torch.compile(step)
+        for stage in (4, 5, 6):
+            setattr(step, "__defaults__", (stage,))
+            fast(torch.ones(2))
+        step.__defaults__ = (7,)
+        fast(torch.ones(2))
+        """
+    )
+    assert seen(calls, "stage") == [Const(4), Const(5), Const(6), Const(7)]
+
+
+def test_setattr_on_sys_modules_of_the_module_writes_its_global():
+    _, g, _ = run(
+        """
+        import sys
+        warmup = 0.05
+        setattr(sys.modules[__name__], "warmup", 0.1)
+        after = warmup
+        """
+    )
+    assert g["after"] == Const(0.1)
+
+
+# ---- loops and generators ----------------------------------------------------------------------
+
+
+def test_a_generator_runs_when_iterated_and_binds_each_yielded_value():
+    _, _, calls = run(
+        """
+        import torch
+        def batches(count):
+            for index in range(count):
+                yield index, torch.randn(8, 8)
+        @torch.compile
+        def f(x, k):
+            return x * k
+        def main():
+            for idx, h in batches(12):
+                f(h, idx)
+        main()
+        """
+    )
+    assert seen(calls, "k") == [Const(i) for i in range(12)]
+    assert all(isinstance(x, TensorValue) and x.sizes == (8, 8) for x in seen(calls, "x"))
+
+
+def test_a_generator_of_unknown_length_gives_iteration_symbols():
+    _, _, calls = run(
+        """
+        import torch
+        def batches(count):
+            for index in range(count):
+                yield index
+        @torch.compile
+        def f(x, k):
+            return x * k
+        def main(n):
+            for idx in batches(n):
+                f(torch.ones(2), idx)
+        main(unknown())
+        """
+    )
+    values = seen(calls, "k")
+    assert values and all(isinstance(v, Sym) and v.origin == "iteration" for v in values)
+    assert definitely_different(values[0], values[1])
+
+
+def test_a_generator_that_writes_outside_itself_is_not_followed():
+    _, g, calls = run(
+        """
+        import torch
+        state = {"step": 0}
+        def batches():
+            for index in range(3):
+                state["step"] = index
+                yield index
+        @torch.compile
+        def f(x, k):
+            return x * k
+        for idx in batches():
+            f(torch.ones(2), state["step"])
+        after = state["step"]
+        """
+    )
+    # Its writes would land before the loop, not between the calls: nothing is said of them.
+    assert all(not definitely_different(a, b) for a in seen(calls, "k") for b in seen(calls, "k"))
+    assert g["after"] == Const(0)
+
+
+def test_a_while_loop_on_a_known_counter_runs_iteration_by_iteration():
+    _, _, calls = run(
+        """
+        import torch
+        @torch.compile
+        def f(x, k):
+            return x * k
+        i = 0
+        while i < 12:
+            f(torch.ones(2), i)
+            i += 1
+        j = 0
+        while True:
+            f(torch.ones(2), 100 + j)
+            j += 1
+            if j >= 2:
+                break
+        """
+    )
+    assert seen(calls, "k") == [Const(i) for i in range(12)] + [Const(100), Const(101)]
+
+
+def test_a_while_loop_on_an_unknown_test_stays_symbolic():
+    _, _, calls = run(
+        """
+        import torch
+        @torch.compile
+        def f(x, k):
+            return x * k
+        i = 0
+        while i < unknown():
+            f(torch.ones(2), i)
+            i += 1
+        """
+    )
+    values = seen(calls, "k")
+    assert len(values) == 3 and all(isinstance(v, Sym) and v.origin == "iteration" for v in values)
+
+
+# ---- tensors ---------------------------------------------------------------------------------
+
+
+def test_tensor_factories_fix_sizes_dtype_device_and_requires_grad():
+    _, g, _ = run(
+        """
+        import torch
+        a = torch.ones(8)
+        b = torch.ones((2, 2), dtype=torch.float64)
+        c = torch.ones(8, device="meta", requires_grad=True)
+        d = torch.tensor([1.0, 2.0])
+        e = torch.zeros_like(b)
+        torch.set_default_dtype(torch.float64)
+        f = torch.randn(3)
+        """
+    )
+    assert (g["a"].sizes, g["a"].dtype, g["a"].device, g["a"].requires_grad) == ((8,), "torch.float32", "cpu", False)
+    assert (g["b"].sizes, g["b"].dtype) == ((2, 2), "torch.float64")
+    assert (g["c"].device, g["c"].requires_grad) == ("meta", True)
+    assert (g["d"].sizes, g["d"].dtype) == ((2,), "torch.float32")
+    assert (g["e"].sizes, g["e"].dtype) == ((2, 2), "torch.float64")
+    assert g["f"].dtype == "torch.float64"
+
+
+def test_tensor_methods_keep_what_they_keep():
+    _, g, _ = run(
+        """
+        import torch
+        t = torch.randn(2, 4)
+        wide = t.to(torch.float64)
+        meta = t.to("meta")
+        half = t.half()
+        flat = t.reshape(-1)
+        grid = t.view(4, -1)
+        grad = torch.ones(2, requires_grad=True).detach()
+        rank = t.ndim
+        rows = t.shape[0]
+        same = t.dtype == torch.float32
+        """
+    )
+    assert (g["wide"].dtype, g["wide"].sizes) == ("torch.float64", (2, 4))
+    assert g["meta"].device == "meta" and g["half"].dtype == "torch.float16"
+    assert g["flat"].sizes == (8,) and g["grid"].sizes == (4, 2)
+    assert g["grad"].requires_grad is False
+    assert g["rank"] == Const(2) and g["rows"] == Const(2)
