@@ -279,3 +279,156 @@ def test_tensor_methods_keep_what_they_keep():
     assert g["flat"].sizes == (8,) and g["grid"].sizes == (4, 2)
     assert g["grad"].requires_grad is False
     assert g["rank"] == Const(2) and g["rows"] == Const(2)
+
+
+# ---- records -----------------------------------------------------------------------------------
+
+
+def test_a_dataclass_binds_its_fields_defaults_factories_and_replace():
+    _, g, _ = run(
+        """
+        import dataclasses
+        from dataclasses import dataclass, field
+        @dataclass
+        class Base:
+            k: int = 1
+        @dataclass(frozen=True)
+        class Cfg(Base):
+            name: str = "train"
+            sizes: list = field(default_factory=lambda: [1, 2])
+            rate: float = field(default=0.5)
+            def __post_init__(self):
+                object.__setattr__(self, "seen", True)
+        a = Cfg(3, name="eval")
+        b = dataclasses.replace(a, rate=0.25)
+        k, name, rate, n, seen = a.k, a.name, a.rate, len(a.sizes), a.seen
+        new_rate, old_rate = b.rate, a.rate
+        """
+    )
+    assert (g["k"], g["name"], g["rate"], g["n"], g["seen"]) == (Const(3), Const("eval"), Const(0.5), Const(2), Const(True))
+    assert (g["new_rate"], g["old_rate"]) == (Const(0.25), Const(0.5))
+
+
+def test_a_frozen_dataclass_refuses_a_write():
+    _, g, _ = run(
+        """
+        from dataclasses import dataclass
+        @dataclass(frozen=True)
+        class Cfg:
+            k: int = 1
+        cfg = Cfg()
+        try:
+            cfg.k = 2
+        except Exception:
+            pass
+        after = cfg.k
+        """
+    )
+    assert g["after"] == Const(1)
+
+
+def test_named_tuples_have_fields_items_and_replace():
+    _, g, _ = run(
+        """
+        import collections
+        from typing import NamedTuple
+        class HParams(NamedTuple):
+            margin: float = 0.5
+            depth: int = 2
+        Point = collections.namedtuple("Point", "x y", defaults=(0,))
+        h = HParams(depth=4)._replace(margin=0.25)
+        p = Point(1)
+        margin, depth, first, size = h.margin, h.depth, h[0], len(h)
+        x, y = p
+        """
+    )
+    assert (g["margin"], g["depth"], g["first"], g["size"]) == (Const(0.25), Const(4), Const(0.25), Const(2))
+    assert (g["x"], g["y"]) == (Const(1), Const(0))
+
+
+def test_enum_members_are_distinct_objects_with_name_and_value():
+    _, g, _ = run(
+        """
+        import enum
+        class Mode(enum.Enum):
+            TRAIN = 1
+            EVAL = 2
+        class Holder:
+            act = Mode.TRAIN
+        same = Holder.act is Mode.TRAIN
+        other = Holder.act is Mode.EVAL
+        value, name = Mode.EVAL.value, Mode.EVAL.name
+        looked_up = Mode(2) is Mode.EVAL
+        """
+    )
+    assert (g["same"], g["other"], g["looked_up"]) == (Const(True), Const(False), Const(True))
+    assert (g["value"], g["name"]) == (Const(2), Const("EVAL"))
+
+
+def test_a_simple_namespace_holds_its_keywords():
+    _, g, _ = run(
+        """
+        import types
+        state = types.SimpleNamespace(rate=0.05)
+        state.rate = 0.1
+        after = state.rate
+        """
+    )
+    assert g["after"] == Const(0.1)
+
+
+# ---- containers ---------------------------------------------------------------------------------
+
+
+def test_list_and_dict_methods_keep_their_items_known():
+    _, g, _ = run(
+        """
+        xs = [1]
+        xs.extend([2, 3])
+        xs.insert(0, 0)
+        last = xs.pop()
+        n = len(xs)
+        ys = [0.5]
+        ys[:] = [0.5, 0.5, 0.5]
+        m = len(ys)
+        d = {"a": 1}
+        d.setdefault("b", 2)
+        got = d.pop("a")
+        keys = len(d)
+        xs.clear()
+        empty = len(xs)
+        """
+    )
+    assert (g["last"], g["n"], g["m"], g["got"], g["keys"], g["empty"]) == (Const(3), Const(3), Const(3), Const(1), Const(1), Const(0))
+
+
+def test_an_item_one_branch_removes_makes_the_items_unknown():
+    _, g, _ = run(
+        """
+        import random
+        xs = [1, 2]
+        if random.random() > 0.5:
+            xs.pop()
+        n = len(xs)
+        """
+    )
+    assert not isinstance(g["n"], Const)  # 1 or 2: never a guessed length
+
+
+def test_layers_have_parameters_of_the_shapes_their_arguments_fix():
+    _, g, _ = run(
+        """
+        import torch
+        from torch import nn
+        lin = nn.Linear(8, 3)
+        no_bias = nn.Linear(8, 3, bias=False)
+        norm = nn.LayerNorm(8)
+        bias, weight = lin.bias, lin.weight
+        rank = lin.weight.dim()
+        rows = lin.weight.size(0)
+        """
+    )
+    assert g["bias"].sizes == (3,) and g["weight"].sizes == (3, 8) and g["weight"].requires_grad is True
+    assert g["no_bias"] is not TOP and g["rank"] == Const(2) and g["rows"] == Const(3)
+    _, g2, _ = run("import torch\nfrom torch import nn\nb = nn.Linear(8, 3, bias=False).bias\nn = nn.LayerNorm(8).weight\n")
+    assert g2["b"] == Const(None) and g2["n"].sizes == (8,)

@@ -62,7 +62,7 @@ def _len(interp: "Interpreter", frame, args, kwargs, node) -> object:
     value = args[0]
     if isinstance(value, Const) and isinstance(value.value, (str, bytes)):
         return Const(len(value.value))
-    items = interp.items(value) if isinstance(value, (TupleValue, ListValue, DictValue, RangeValue)) else None
+    items = interp.items(value) if isinstance(value, (TupleValue, ListValue, DictValue, RangeValue, Instance)) else None
     if items is not None:
         return Const(len(items))
     return Sym("data", name="len")
@@ -171,6 +171,71 @@ def _append(interp: "Interpreter", frame, args, kwargs, node) -> object:
     return Const(None)
 
 
+def _extend(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) == 2 and isinstance(args[0], ListValue):
+        current, added = interp.items(args[0]), interp.items(args[1])
+        if current is not None and added is not None:
+            interp.replace_items(args[0], current + added, interp.location(frame, node, "write"))
+            return Const(None)
+    return _unknown_items(interp, frame, args, kwargs, node)
+
+
+def _insert(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) == 3 and isinstance(args[0], ListValue) and isinstance(args[1], Const) and type(args[1].value) is int:
+        current = interp.items(args[0])
+        if current is not None:
+            current.insert(args[1].value, args[2])
+            interp.replace_items(args[0], current, interp.location(frame, node, "write"))
+            return Const(None)
+    return _unknown_items(interp, frame, args, kwargs, node)
+
+
+def _list_pop(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if 1 <= len(args) <= 2 and isinstance(args[0], ListValue) and not kwargs:
+        current = interp.items(args[0])
+        index = args[1] if len(args) == 2 else Const(-1)
+        if current and isinstance(index, Const) and type(index.value) is int and -len(current) <= index.value < len(current):
+            item = current.pop(index.value)
+            interp.replace_items(args[0], current, interp.location(frame, node, "write"))
+            return item
+    return _unknown_items(interp, frame, args, kwargs, node)
+
+
+def _clear(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) == 1 and isinstance(args[0], ListValue):
+        interp.replace_items(args[0], [], interp.location(frame, node, "write"))
+        return Const(None)
+    if len(args) == 1 and isinstance(args[0], DictValue):
+        for key in list(interp.heap.slots(args[0].addr)):
+            interp.heap.delete(args[0].addr, key)
+        return Const(None)
+    return _unknown_items(interp, frame, args, kwargs, node)
+
+
+def _dict_pop(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) in (2, 3) and isinstance(args[0], DictValue) and isinstance(args[1], Const):
+        slots = interp.heap.slots(args[0].addr)
+        if args[1].value in slots:
+            item = slots[args[1].value]
+            interp.heap.delete(args[0].addr, args[1].value)
+            return item
+        if not slots.get("__unknown__") and len(args) == 3:
+            return args[2]
+    return _unknown_items(interp, frame, args, kwargs, node)
+
+
+def _setdefault(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) in (2, 3) and isinstance(args[0], DictValue) and isinstance(args[1], Const):
+        slots = interp.heap.slots(args[0].addr)
+        if args[1].value in slots:
+            return slots[args[1].value]
+        if not slots.get("__unknown__"):
+            value = args[2] if len(args) == 3 else Const(None)
+            interp.heap.write(args[0].addr, args[1].value, value, interp.location(frame, node, "write"))
+            return value
+    return _unknown_items(interp, frame, args, kwargs, node)
+
+
 def _unknown_items(interp: "Interpreter", frame, args, kwargs, node) -> object:
     """A change the run does not follow item by item: the container's items are unknown."""
     if args and isinstance(args[0], (ListValue, DictValue)):
@@ -233,17 +298,19 @@ HANDLERS: dict[str, Handler] = {
     "super.__init__": _none,
     "execution.identity": _identity,
     "list.append": _append,
-    "list.extend": _unknown_items,
-    "list.insert": _unknown_items,
-    "list.pop": _unknown_items,
-    "list.clear": _unknown_items,
+    "list.extend": _extend,
+    "list.insert": _insert,
+    "list.pop": _list_pop,
+    "list.clear": _clear,
+    "list.copy": lambda interp, frame, args, kwargs, node: _sequence("list")(interp, frame, args[:1], {}, node),
+    "dict.clear": _clear,
     "dict.get": _get,
     "dict.items": _items("items"),
     "dict.keys": _items("keys"),
     "dict.values": _items("values"),
     "dict.update": _update,
-    "dict.pop": _unknown_items,
-    "dict.setdefault": _unknown_items,
+    "dict.pop": _dict_pop,
+    "dict.setdefault": _setdefault,
     **{f"builtins.{name}": _conversion(name) for name in _CONVERSIONS},
 }
 

@@ -9,7 +9,12 @@ classes, the libraries the overlays model); what it does not know is ``TOP``, ne
   item; any other loop runs ``LOOP_ITERATIONS`` iterations, the loop variable a fresh iteration
   symbol each time. A slot the body changes from one iteration to the next (a counter:
   ``step += 1``) is found by running the body twice first without telling the caches, and
-  holds an iteration symbol at the start of each iteration;
+  holds an iteration symbol at the start of each iteration. A ``while`` loop that ends on known
+  values within ``CONCRETE_ITERATIONS`` (a counter, a ``break``) runs iteration by iteration;
+* a generator function's call runs its body when it is iterated, each yielded value bound in
+  turn (``yielded``);
+* dataclasses and named tuples bind their fields, an Enum's members are objects of their own,
+  a function's ``__defaults__`` can be written (``instantiate``, ``function_store``);
 * calls into project code are followed ``max_depth`` deep; a run has ``steps`` to spend;
 * each call of a compiled object is told to the ``observer`` (the cache entries, ``cache.py``)
   before its body runs.
@@ -113,6 +118,7 @@ class Interpreter:
         self._tensors = 0
         self._generators: dict[CodeRef, bool] = {}
         self._function_stores: dict[Function, int] = {}
+        self._library_classes: dict[str, ClassValue] = {}
         self._yielded: dict[int, tuple[list[object], bool]] = {}  # generator -> (values, all of them)
         self.symbolic_loops = 0  # loops run on iteration symbols so far (a generator's values are then not all known)
 
@@ -483,6 +489,8 @@ class Interpreter:
             return None
         if isinstance(value, TupleValue):
             return list(value.elements)
+        if isinstance(value, Instance) and self.class_attribute(value.cls, "__tuple__") == Const(True):
+            return [self.heap.read(value.addr, name, TOP) for name in self.field_names(value.cls)]
         if isinstance(value, ListValue):
             slots = self.heap.slots(value.addr)
             if slots.get("__unknown__"):
@@ -530,10 +538,12 @@ class Interpreter:
             self.store_name(frame, target.id, value, where)
         elif isinstance(target, ast.Attribute):
             self.set_attribute(frame, self.eval(frame, target.value), target.attr, value, where)
+        elif isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
+            self.set_slice(self.eval(frame, target.value), target.slice, value, where)
         elif isinstance(target, ast.Subscript):
             self.set_item(self.eval(frame, target.value), self.eval(frame, target.slice), value, where)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            items = self.items(value) if isinstance(value, (TupleValue, ListValue)) else None
+            items = self.items(value) if isinstance(value, (TupleValue, ListValue, Instance)) else None
             if items is not None and len(items) == len(target.elts) and not any(isinstance(t, ast.Starred) for t in target.elts):
                 for element, item in zip(target.elts, items):
                     self.assign(frame, element, item, stmt)
@@ -612,18 +622,45 @@ class Interpreter:
             self.block(body, node.body)
         except (Return, Break, Continue, Raised):
             pass
-        if any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in self.mro(cls)):
-            # An Enum's members are not their values (``Mode.TRAIN`` is not ``1``), and what
-            # Dynamo guards on them is not modelled yet: top, never a difference.
-            for key, member in list(self.heap.slots(namespace).items()):
-                if isinstance(key, str) and not key.startswith("__") and isinstance(member, Const):
-                    self.heap.write(namespace, key, TOP, None)
+        annotated = [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and not _is_class_var(s.annotation)]
+        mro = self.mro(cls)
+        if any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in mro):
+            self.enum_members(cls)
+        elif any(isinstance(c, ModuleValue) and c.name == "typing.NamedTuple" for c in mro):
+            # ``class HParams(NamedTuple)``: a tuple of its annotated fields.
+            self.heap.write(namespace, "__fields__", TupleValue(tuple(Const(n) for n in annotated)), None)
+            self.heap.write(namespace, "__tuple__", Const(True), None)
         value: object = cls
         for decorator in reversed(node.decorator_list):
             applied = self.eval(frame, decorator)
             if isinstance(applied, Function):
                 value = self.call(frame, applied, [value], {}, decorator)
+            elif isinstance(value, ClassValue) and _is_dataclass_decorator(applied):
+                options = dict(applied.keywords) if isinstance(applied, Partial) else {}
+                self.make_dataclass(value, annotated, options.get("frozen") == Const(True))
         return value
+
+    def enum_members(self, cls: ClassValue) -> None:
+        """An Enum's members are objects of their own, one per name (``Mode.TRAIN is not 1``),
+        with ``.name`` and ``.value``."""
+        for key, member in list(self.heap.slots(cls.addr).items()):
+            if not isinstance(key, str) or key.startswith("_") or isinstance(member, (Function, Property, StaticMethod, ClassMethod)):
+                continue
+            instance = Instance(cls, self.heap.new("object", {"name": Const(key), "value": member, "_value_": member, "_name_": Const(key)}))
+            self.heap.write(cls.addr, key, instance, None)
+
+    def make_dataclass(self, cls: ClassValue, annotated: list[str], frozen: bool) -> None:
+        """``@dataclass``: its fields, those of its dataclass bases first, make its ``__init__``
+        (unless it writes one)."""
+        fields: list[str] = []
+        for base in reversed(self.mro(cls)[1:]):
+            inherited = self.heap.read(base.addr, "__fields__", None) if isinstance(base, ClassValue) else None
+            if isinstance(inherited, TupleValue):
+                fields += [f.value for f in inherited.elements if isinstance(f, Const) and f.value not in fields]  # type: ignore[misc]
+        fields += [name for name in annotated if name not in fields]
+        self.heap.write(cls.addr, "__fields__", TupleValue(tuple(Const(n) for n in fields)), None)
+        if frozen:
+            self.heap.write(cls.addr, "__frozen__", Const(True), None)
 
     def mro(self, cls: ClassValue) -> list[object]:
         out: list[object] = []
@@ -652,13 +689,64 @@ class Interpreter:
         return _MISSING
 
     def instantiate(self, frame: Frame, cls: ClassValue, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        if self.is_enum(cls):
+            return self.enum_lookup(cls, args)
         instance = Instance(cls, self.heap.new("object"))
         if self.is_nn_module(cls):
             self.heap.write(instance.addr, "training", Const(True), None)
         init = self.class_attribute(cls, "__init__")
+        fields = self.class_attribute(cls, "__fields__")
+        if isinstance(fields, TupleValue) and not isinstance(self.heap.read(cls.addr, "__init__", None), Function):
+            # A dataclass or a named tuple: its generated ``__init__`` binds the fields.
+            self.init_fields(frame, instance, [f.value for f in fields.elements if isinstance(f, Const)], args, kwargs)  # type: ignore[misc]
+            post = self.class_attribute(cls, "__post_init__")
+            if isinstance(post, Function):
+                self.call_function(post, [instance], {}, frame)
+            return instance
         if isinstance(init, Function):
             self.call_function(init, [instance] + args, kwargs, frame)
         return instance
+
+    def init_fields(self, frame: Frame, instance: Instance, fields: list[str], args: list[object], kwargs: dict[str, object]) -> None:
+        """Each field from the arguments, else its default (``field(default=...)``,
+        ``field(default_factory=f)`` called, or the class attribute), else top."""
+        given = dict(zip(fields, args))
+        given.update((k, v) for k, v in kwargs.items() if k in fields)
+        for name in fields:
+            value = given.get(name, _MISSING)
+            if value is _MISSING:
+                value = self.class_attribute(instance.cls, name)
+                if isinstance(value, Partial) and value.function == ModuleValue("dataclasses.field"):
+                    options = dict(value.keywords)
+                    if "default" in options:
+                        value = options["default"]
+                    elif "default_factory" in options:
+                        value = self.call(frame, options["default_factory"], [], {}, ast.Pass())
+                    else:
+                        value = TOP
+                elif value is _MISSING:
+                    value = TOP
+            self.heap.write(instance.addr, name, value, None)
+
+    def is_enum(self, cls: ClassValue) -> bool:
+        return any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in self.mro(cls))
+
+    def enum_lookup(self, cls: ClassValue, args: list[object]) -> object:
+        """``Mode(2)``: the member with that value, where known."""
+        if len(args) != 1 or not isinstance(args[0], Const):
+            return TOP
+        for member in self.heap.slots(cls.addr).values():
+            if isinstance(member, Instance) and member.cls == cls and self.heap.read(member.addr, "value", None) == args[0]:
+                return member
+        return TOP
+
+    def library_class(self, name: str, bases: tuple[object, ...] = ()) -> ClassValue:
+        """A library class whose instances hold plain attributes (``types.SimpleNamespace``,
+        ``torch.nn.Linear``): one per run, so its instances share it."""
+        found = self._library_classes.get(name)
+        if found is None:
+            found = self._library_classes[name] = ClassValue("", name, self.heap.new("class", {"__name__": Const(name.rsplit(".", 1)[-1])}), bases)
+        return found
 
     def bind(self, function: Function, args: list[object], kwargs: dict[str, object]) -> dict[str, object] | None:
         node = self.codes.get(function.code)
@@ -839,6 +927,8 @@ class Interpreter:
             found = self.heap.read(value.addr, attr, _MISSING)
             if found is not _MISSING:
                 return found
+            if attr == "_replace" and self.class_attribute(value.cls, "__tuple__") == Const(True):
+                return BoundMethod(ModuleValue("namedtuple._replace"), value)
             member = self.class_attribute(value.cls, attr)
             if member is not _MISSING:
                 return self.bind_member(frame, member, value)
@@ -910,6 +1000,8 @@ class Interpreter:
                 if member.setter is not None:
                     self.call(frame, member.setter, [target, value], {}, ast.Pass())
                 return
+            if self.class_attribute(target.cls, "__frozen__") == Const(True) or self.class_attribute(target.cls, "__tuple__") == Const(True):
+                raise Raised()  # a frozen dataclass or a named tuple: the write raises
             self.heap.write(target.addr, attr, value, where)
         elif isinstance(target, CompiledValue) and isinstance(target.target, Instance):
             self.set_attribute(frame, target.target, attr, value, where)  # OptimizedModule forwards writes
@@ -919,6 +1011,10 @@ class Interpreter:
             self.heap.write(target.addr, attr, value, where)
         elif isinstance(target, Function):
             self.heap.write(self.function_store(target), attr, value, where)  # ``f.__defaults__ = (2,)``
+
+    def field_names(self, cls: ClassValue) -> list[str]:
+        fields = self.class_attribute(cls, "__fields__")
+        return [f.value for f in fields.elements if isinstance(f, Const)] if isinstance(fields, TupleValue) else []  # type: ignore[misc]
 
     def function_store(self, function: Function) -> int:
         """The heap store of a function object's writable attributes (``__defaults__``,
@@ -956,6 +1052,8 @@ class Interpreter:
         return TOP
 
     def get_item(self, value: object, key: object) -> object:
+        if isinstance(value, Instance) and isinstance(key, Const) and type(key.value) is int and self.class_attribute(value.cls, "__tuple__") == Const(True):
+            value = TupleValue(tuple(self.items(value) or ()))  # a named tuple's item is its field
         if isinstance(value, TupleValue) and isinstance(key, Const) and type(key.value) is int:
             try:
                 return value.elements[key.value]  # type: ignore[index]
@@ -976,6 +1074,22 @@ class Interpreter:
                 if self.heap.read(self.globals.get(path, -1), "__name__", None) == key:
                     return module
         return TOP
+
+    def set_slice(self, target: object, index: ast.Slice, value: object, where: Location | None) -> None:
+        """``xs[:] = items``: the list's items replaced; any other slice makes them unknown."""
+        if not isinstance(target, ListValue):
+            return
+        items = self.items(value)
+        if index.lower is None and index.upper is None and index.step is None and items is not None:
+            self.replace_items(target, items, where)
+        else:
+            self.set_item(target, TOP, TOP, where)
+
+    def replace_items(self, target: ListValue, items: list[object], where: Location | None) -> None:
+        for key in [k for k in self.heap.slots(target.addr) if isinstance(k, int) and k >= len(items)]:
+            self.heap.delete(target.addr, key)
+        for i, item in enumerate(items):
+            self.heap.write(target.addr, i, item, where)
 
     def set_item(self, target: object, key: object, value: object, where: Location | None) -> None:
         if not isinstance(target, (ListValue, DictValue)):
@@ -1193,6 +1307,9 @@ class Interpreter:
                     return isinstance(op, ast.IsNot)
             if isinstance(left, Const) and isinstance(right, Const) and left.value is None and right.value is None:
                 return isinstance(op, ast.Is)
+            if isinstance(left, (Instance, ClassValue, ListValue, DictValue)) and isinstance(right, (Instance, ClassValue, ListValue, DictValue)):
+                same = left == right  # objects on the heap: one address, one object
+                return same if isinstance(op, ast.Is) else not same
             return None
         if isinstance(op, (ast.In, ast.NotIn)):
             items = self.items(right) if isinstance(right, (TupleValue, ListValue, DictValue)) else None
@@ -1245,6 +1362,18 @@ def _arithmetic(op: ast.operator, left: object, right: object) -> object:
 def _load(target: ast.expr) -> ast.expr:
     """The expression that reads an assignment target."""
     return ast.copy_location(type(target)(**{**{f: getattr(target, f) for f in target._fields}, "ctx": ast.Load()}), target)
+
+
+def _is_class_var(annotation: ast.expr) -> bool:
+    """``ClassVar[int]`` / ``typing.ClassVar``: not a dataclass field."""
+    node = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    return (isinstance(node, ast.Name) and node.id == "ClassVar") or (isinstance(node, ast.Attribute) and node.attr == "ClassVar")
+
+
+def _is_dataclass_decorator(applied: object) -> bool:
+    """``@dataclass`` or ``@dataclass(frozen=True)`` (``dataclasses.dataclass``)."""
+    target = applied.function if isinstance(applied, Partial) else applied
+    return target == ModuleValue("dataclasses.dataclass")
 
 
 def _breaks(body: list[ast.stmt]) -> bool:

@@ -10,8 +10,8 @@ models is top.
 from __future__ import annotations
 
 from recompile_lint.analysis.execution import builtins
-from recompile_lint.analysis.execution.overlays import functools, grad_mode, nn_module, torch_compile, torch_tensor
+from recompile_lint.analysis.execution.overlays import functools, grad_mode, nn_module, records, torch_compile, torch_tensor
 
 TABLE = {}
-for _overlay in (builtins, torch_compile, nn_module, functools, torch_tensor, grad_mode):
+for _overlay in (builtins, torch_compile, nn_module, functools, torch_tensor, grad_mode, records):
     TABLE.update(_overlay.HANDLERS)

@@ -1,11 +1,13 @@
 """``nn.Module``: the methods a program calls on its modules. Subclasses' ``__init__`` runs as
 project code (``super().__init__()`` is a no-op); attribute writes land on the instance;
 calling an instance calls its ``forward``; ``OptimizedModule`` forwards reads and writes to the
-original module (``Interpreter.get_attribute`` / ``set_attribute`` on a ``CompiledValue``)."""
+original module (``Interpreter.get_attribute`` / ``set_attribute`` on a ``CompiledValue``).
+The layers whose parameters' shapes their arguments fix (``nn.Linear``, ``nn.LayerNorm``,
+``nn.Embedding``, ``nn.Conv1d/2d/3d``) are instances with those parameters as attributes."""
 
 from __future__ import annotations
 
-from recompile_lint.analysis.execution.values import TOP, Const, Instance
+from recompile_lint.analysis.execution.values import TOP, Const, Instance, ModuleValue, TupleValue
 
 
 def _mode(training: bool | None):
@@ -38,7 +40,88 @@ def _register_buffer(interp, frame, args, kwargs, node) -> object:
     return Const(None)
 
 
+def _ints(values: list[object]) -> list[int] | None:
+    out = []
+    for value in values:
+        if not (isinstance(value, Const) and type(value.value) is int and value.value >= 0):
+            return None
+        out.append(value.value)
+    return out
+
+
+def _layer(name: str, shapes):
+    """A layer: ``shapes(args, kwargs)`` gives its attributes' values (parameters as sizes)."""
+
+    def handler(interp, frame, args, kwargs, node) -> object:
+        cls = interp.library_class(f"torch.nn.{name}", (ModuleValue("torch.nn.Module"),))
+        instance = Instance(cls, interp.heap.new("object", {"training": Const(True)}))
+        found = shapes(args, kwargs)
+        if found is None:
+            return instance  # its parameters unknown: reads are top
+        requires = Const(True)
+        for attr, value in found.items():
+            if isinstance(value, tuple):  # a parameter's sizes
+                value = interp.new_tensor(sizes=value, dtype=interp.default_dtype, device="cpu", requires_grad=requires.value)
+            interp.heap.write(instance.addr, attr, value, None)
+        return instance
+
+    return handler
+
+
+def _with_bias(kwargs, found: dict, sizes: tuple) -> dict:
+    bias = kwargs.get("bias", Const(True))
+    if bias == Const(False):
+        found["bias"] = Const(None)
+    elif bias == Const(True):
+        found["bias"] = sizes
+    return found
+
+
+def _linear(args, kwargs):
+    sizes = _ints(list(args[:2]) + [kwargs[k] for k in ("in_features", "out_features") if k in kwargs][: 2 - len(args[:2])])
+    if sizes is None or len(sizes) != 2:
+        return None
+    n_in, n_out = sizes
+    return _with_bias(kwargs, {"weight": (n_out, n_in), "in_features": Const(n_in), "out_features": Const(n_out)}, (n_out,))
+
+
+def _layer_norm(args, kwargs):
+    shape = args[0] if args else kwargs.get("normalized_shape")
+    sizes = _ints(list(shape.elements)) if isinstance(shape, TupleValue) else _ints([shape]) if shape is not None else None
+    if sizes is None:
+        return None
+    found = {"normalized_shape": TupleValue(tuple(Const(n) for n in sizes))}
+    if kwargs.get("elementwise_affine", Const(True)) == Const(True):
+        found["weight"] = tuple(sizes)
+        found = _with_bias(kwargs, found, tuple(sizes))
+    return found
+
+
+def _embedding(args, kwargs):
+    sizes = _ints(list(args[:2]))
+    if sizes is None or len(sizes) != 2:
+        return None
+    return {"weight": tuple(sizes), "num_embeddings": Const(sizes[0]), "embedding_dim": Const(sizes[1])}
+
+
+def _conv(rank: int):
+    def shapes(args, kwargs):
+        sizes = _ints(list(args[:3]))
+        if sizes is None or len(sizes) != 3 or kwargs.get("groups", Const(1)) != Const(1):
+            return None
+        n_in, n_out, k = sizes
+        return _with_bias(kwargs, {"weight": (n_out, n_in) + (k,) * rank, "in_channels": Const(n_in), "out_channels": Const(n_out)}, (n_out,))
+
+    return shapes
+
+
 HANDLERS = {
+    "torch.nn.Linear": _layer("Linear", _linear),
+    "torch.nn.LayerNorm": _layer("LayerNorm", _layer_norm),
+    "torch.nn.Embedding": _layer("Embedding", _embedding),
+    "torch.nn.Conv1d": _layer("Conv1d", _conv(1)),
+    "torch.nn.Conv2d": _layer("Conv2d", _conv(2)),
+    "torch.nn.Conv3d": _layer("Conv3d", _conv(3)),
     "nn.Module.train": _mode(None),
     "nn.Module.eval": _mode(False),
     "nn.Module.to": _self,

@@ -185,6 +185,33 @@ def _parameter(interp, frame, args, kwargs, node) -> object:
     return interp.new_tensor(sizes=t.sizes, dtype=t.dtype, device=t.device, requires_grad=grad)
 
 
+def _dim(interp, frame, args, kwargs, node) -> object:
+    """``t.dim()``: its rank where known."""
+    t = args[0] if args else None
+    return Const(t.rank) if isinstance(t, TensorValue) and t.rank is not None else TOP
+
+
+def _size(interp, frame, args, kwargs, node) -> object:
+    """``t.size()`` (a tuple of its sizes) / ``t.size(0)``, where known."""
+    t = args[0] if args else None
+    if not isinstance(t, TensorValue) or t.sizes is None:
+        return TOP
+    sizes = tuple(Const(s) if s is not None else TOP for s in t.sizes)
+    if len(args) == 1:
+        return TupleValue(sizes)
+    index = args[1]
+    if isinstance(index, Const) and type(index.value) is int and -len(sizes) <= index.value < len(sizes):
+        return sizes[index.value]
+    return TOP
+
+
+def _numel(interp, frame, args, kwargs, node) -> object:
+    t = args[0] if args else None
+    if isinstance(t, TensorValue) and t.sizes is not None and None not in t.sizes:
+        return Const(math.prod(t.sizes))  # type: ignore[arg-type]
+    return TOP
+
+
 def _data(interp, frame, args, kwargs, node) -> object:
     return Sym("data", name="item")
 
@@ -233,6 +260,9 @@ HANDLERS = {
     "tensor.cuda": _converted(device="cuda"),
     "torch.device": _device,
     "tensor.reshape": _reshaped,
+    "tensor.dim": _dim,
+    "tensor.size": _size,
+    "tensor.numel": _numel,
     "tensor.view": _reshaped,
     "tensor.detach": _kept(requires_grad=False),
     "tensor.clone": _kept(),
