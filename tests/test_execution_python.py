@@ -432,3 +432,76 @@ def test_layers_have_parameters_of_the_shapes_their_arguments_fix():
     assert g["no_bias"] is not TOP and g["rank"] == Const(2) and g["rows"] == Const(3)
     _, g2, _ = run("import torch\nfrom torch import nn\nb = nn.Linear(8, 3, bias=False).bias\nn = nn.LayerNorm(8).weight\n")
     assert g2["b"] == Const(None) and g2["n"].sizes == (8,)
+
+
+# ---- libraries around the loop ------------------------------------------------------------------
+
+
+def test_argparse_gives_each_arguments_default():
+    _, g, _ = run(
+        """
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr", type=float, default="0.5")
+        parser.add_argument("--max-steps", type=int, default=12)
+        parser.add_argument("--compile", action="store_true")
+        group = parser.add_argument_group("extra")
+        group.add_argument("--name", dest="run_name", default="a")
+        args = parser.parse_args()
+        lr, steps, compile_, name = args.lr, args.max_steps, args.compile, args.run_name
+        """
+    )
+    assert (g["lr"], g["steps"], g["compile_"], g["name"]) == (Const(0.5), Const(12), Const(False), Const("a"))
+
+
+def test_itertools_iterables_give_their_items():
+    _, g, calls = run(
+        """
+        import itertools
+        import torch
+        @torch.compile
+        def f(x, k):
+            return x * k
+        pairs = len(list(itertools.product([1, 2], ["a", "b", "c"])))
+        for step in itertools.count():
+            f(torch.ones(2), step)
+        """
+    )
+    assert g["pairs"] == Const(6)
+    _, h, _ = run(
+        """
+        import itertools
+        a, b, c = itertools.chain([1], (2, 3))
+        d, e, f = itertools.islice(itertools.count(5, 2), 3)
+        p, q, r = itertools.islice(itertools.cycle([1, 2]), 3)
+        """
+    )
+    assert (h["a"], h["b"], h["c"]) == (Const(1), Const(2), Const(3))
+    assert (h["d"], h["e"], h["f"]) == (Const(5), Const(7), Const(9))
+    assert (h["p"], h["q"], h["r"]) == (Const(1), Const(2), Const(1))
+    steps = seen(calls, "k")
+    assert len(steps) == 3 and definitely_different(steps[0], steps[1])  # endless: iteration symbols
+
+
+def test_an_optimizers_param_groups_and_a_schedulers_steps():
+    _, g, calls = run(
+        """
+        import torch
+        opt = torch.optim.SGD([torch.ones(2)], lr=0.1)
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        @torch.compile
+        def f(x, lr):
+            return x * lr
+        for epoch in range(4):
+            f(torch.ones(2), opt.param_groups[0]["lr"])
+            opt.step()
+            sched.step()
+        momentum = opt.param_groups[0]["momentum"]
+        initial = opt.param_groups[0]["initial_lr"]
+        for group in opt.param_groups:
+            group["lr"] = 0.01
+        after = opt.param_groups[0]["lr"]
+        """
+    )
+    assert seen(calls, "lr") == [Const(0.1), Const(0.1), Const(0.05), Const(0.05)]
+    assert (g["momentum"], g["initial"], g["after"]) == (Const(0), Const(0.1), Const(0.01))

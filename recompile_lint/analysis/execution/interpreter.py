@@ -23,6 +23,7 @@ classes, the libraries the overlays model); what it does not know is ``TOP``, ne
 from __future__ import annotations
 
 import ast
+import itertools
 import operator
 from typing import Callable, Protocol
 
@@ -504,6 +505,8 @@ class Interpreter:
         if isinstance(value, GeneratorValue):
             values, complete = self.yielded(value)
             return list(values) if complete else None
+        if isinstance(value, IteratorValue) and value.kind in ("count", "cycle", "repeat", "islice"):
+            return self.endless_items(value)
         if isinstance(value, IteratorValue):
             parts = [self.items(source) for source in value.sources]
             if any(part is None for part in parts):
@@ -512,10 +515,55 @@ class Interpreter:
                 return [TupleValue((Const(i), item)) for i, item in enumerate(parts[0])]  # type: ignore[arg-type]
             if value.kind == "zip":
                 return [TupleValue(tuple(group)) for group in zip(*parts)]  # type: ignore[misc]
+            if value.kind == "chain":
+                return [item for part in parts for item in part]  # type: ignore[union-attr]
+            if value.kind == "product":
+                total = 1
+                for part in parts:
+                    total *= len(part)  # type: ignore[arg-type]
+                return [TupleValue(group) for group in itertools.product(*parts)] if total <= 10_000 else None  # type: ignore[arg-type]
             if value.kind == "items" and isinstance(value.sources[0], DictValue):
                 slots = self.heap.slots(value.sources[0].addr)
                 return [TupleValue((Const(k), v)) for k, v in slots.items() if k != "__unknown__"]
         return None
+
+    def endless_items(self, value: IteratorValue) -> list[object] | None:
+        """``repeat(x, n)`` and ``islice(it, [start,] stop[, step])`` with known bounds; the
+        endless ones (``count``, ``cycle``, ``repeat(x)``) have no list of items."""
+        sources = value.sources
+        if value.kind == "repeat" and len(sources) == 2:
+            times = sources[1]
+            return [sources[0]] * times.value if isinstance(times, Const) and type(times.value) is int and 0 <= times.value <= 10_000 else None  # type: ignore[operator]
+        if value.kind != "islice":
+            return None
+        bounds = list(sources[1:])
+        if not all(isinstance(b, Const) and (b.value is None or type(b.value) is int) for b in bounds):
+            return None
+        numbers = [b.value for b in bounds]  # type: ignore[union-attr]
+        start, stop, step = (0, numbers[0], 1) if len(numbers) == 1 else (numbers + [1])[:3]
+        start, step = start or 0, step or 1
+        if stop is None or stop > 10_000 or start < 0 or step < 1:
+            return None
+        inner = self.items(sources[0])
+        if inner is not None:
+            return inner[start:stop:step]
+        if isinstance(sources[0], IteratorValue) and sources[0].kind in ("count", "cycle", "repeat"):
+            return [self.endless_element(sources[0], k) for k in range(start, stop, step)]
+        return None
+
+    def endless_element(self, value: IteratorValue, k: int) -> object:
+        """The ``k``-th item of ``count(start, step)``, ``cycle(xs)``, ``repeat(x)``."""
+        if value.kind == "count":
+            start, step = (list(value.sources) + [Const(0), Const(1)][len(value.sources) :])[:2]
+            if isinstance(start, Const) and isinstance(step, Const) and all(type(v.value) in (int, float) for v in (start, step)):
+                return Const(start.value + k * step.value)  # type: ignore[operator]
+            return TOP
+        if value.kind == "cycle":
+            items = self.items(value.sources[0])
+            return items[k % len(items)] if items else TOP
+        if value.kind == "repeat":
+            return value.sources[0]
+        return TOP
 
     def element(self, iterable: object, loop: str, k: int) -> object:
         """The ``k``-th item of an iterable whose items are not all known."""
@@ -524,6 +572,10 @@ class Interpreter:
         if isinstance(iterable, GeneratorValue):
             values, _ = self.yielded(iterable)
             return values[k] if k < len(values) else TOP
+        if isinstance(iterable, IteratorValue) and iterable.kind == "count":
+            return iteration(loop, k, "int")  # endless: a fresh value per iteration
+        if isinstance(iterable, IteratorValue) and iterable.kind in ("cycle", "repeat"):
+            return self.endless_element(iterable, k)
         if isinstance(iterable, IteratorValue) and iterable.kind == "enumerate":
             return TupleValue((iteration(loop, k, "int"), self.element(iterable.sources[0], loop + "/0", k)))
         if isinstance(iterable, IteratorValue) and iterable.kind == "zip":
@@ -543,7 +595,7 @@ class Interpreter:
         elif isinstance(target, ast.Subscript):
             self.set_item(self.eval(frame, target.value), self.eval(frame, target.slice), value, where)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            items = self.items(value) if isinstance(value, (TupleValue, ListValue, Instance)) else None
+            items = self.items(value) if isinstance(value, (TupleValue, ListValue, Instance, IteratorValue, GeneratorValue)) else None
             if items is not None and len(items) == len(target.elts) and not any(isinstance(t, ast.Starred) for t in target.elts):
                 for element, item in zip(target.elts, items):
                     self.assign(frame, element, item, stmt)
@@ -929,6 +981,8 @@ class Interpreter:
                 return found
             if attr == "_replace" and self.class_attribute(value.cls, "__tuple__") == Const(True):
                 return BoundMethod(ModuleValue("namedtuple._replace"), value)
+            if not value.cls.path and f"{value.cls.qualname}.{attr}" in TABLE:
+                return BoundMethod(ModuleValue(f"{value.cls.qualname}.{attr}"), value)  # a library class's method
             member = self.class_attribute(value.cls, attr)
             if member is not _MISSING:
                 return self.bind_member(frame, member, value)
