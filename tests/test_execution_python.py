@@ -505,3 +505,24 @@ def test_an_optimizers_param_groups_and_a_schedulers_steps():
     )
     assert seen(calls, "lr") == [Const(0.1), Const(0.1), Const(0.05), Const(0.05)]
     assert (g["momentum"], g["initial"], g["after"]) == (Const(0), Const(0.1), Const(0.01))
+
+
+def test_builtins_over_known_items_and_partial_attributes():
+    _, g, _ = run(
+        """
+        import functools
+        pairs = list(enumerate(["a", "b"], start=1))
+        first = pairs[0][0]
+        total = sum([1, 2, 3], 10)
+        def scale(x, k=1):
+            return x * k
+        p = functools.partial(scale, 2, k=3)
+        k = p.keywords["k"]
+        arg = p.args[0]
+        called = p()
+        """
+    )
+    assert g["first"] == Const(1)
+    assert g["total"] == Const(16) and g["k"] == Const(3) and g["arg"] == Const(2) and g["called"] == Const(6)
+    _, h, _ = run("a, b, c = reversed([1, 2, 3])\nd, e, f = sorted([3, 1, 2], reverse=True)\n")
+    assert (h["a"], h["c"], h["d"], h["f"]) == (Const(3), Const(1), Const(3), Const(1))

@@ -49,7 +49,37 @@ def _range(interp: "Interpreter", frame, args, kwargs, node) -> object:
 
 
 def _enumerate(interp, frame, args, kwargs, node) -> object:
-    return IteratorValue("enumerate", (args[0],)) if len(args) == 1 and not kwargs else TOP
+    """``enumerate(xs)`` / ``enumerate(xs, 1)`` / ``enumerate(xs, start=1)``."""
+    start = args[1] if len(args) == 2 else kwargs.get("start", Const(0))
+    if not args or len(args) > 2 or set(kwargs) - {"start"} or not (isinstance(start, Const) and type(start.value) is int):
+        return TOP
+    return IteratorValue("enumerate", (args[0],) if start.value == 0 else (args[0], start))
+
+
+def _reversed(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    items = interp.items(args[0]) if len(args) == 1 and not kwargs else None
+    return interp.new_list(items[::-1]) if items is not None else TOP
+
+
+def _sorted(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    """``sorted(xs)`` / ``sorted(xs, reverse=True)`` of known numbers or strings."""
+    items = interp.items(args[0]) if len(args) == 1 and set(kwargs) <= {"reverse"} else None
+    reverse = kwargs.get("reverse", Const(False))
+    if items is None or not isinstance(reverse, Const) or not all(isinstance(i, Const) for i in items):
+        return TOP
+    try:
+        ordered = sorted(items, key=lambda c: c.value, reverse=bool(reverse.value))  # type: ignore[union-attr]
+    except TypeError:
+        return TOP
+    return interp.new_list(ordered)
+
+
+def _sum(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    items = interp.items(args[0]) if 1 <= len(args) <= 2 and not kwargs else None
+    start = args[1] if len(args) == 2 else Const(0)
+    if items is None or not all(isinstance(i, Const) and type(i.value) in (int, float) for i in [start, *items]):
+        return TOP
+    return Const(sum((i.value for i in items), start.value))  # type: ignore[union-attr]
 
 
 def _zip(interp, frame, args, kwargs, node) -> object:
@@ -284,6 +314,9 @@ HANDLERS: dict[str, Handler] = {
     "builtins.range": _range,
     "builtins.enumerate": _enumerate,
     "builtins.zip": _zip,
+    "builtins.reversed": _reversed,
+    "builtins.sorted": _sorted,
+    "builtins.sum": _sum,
     "builtins.len": _len,
     "builtins.min": _extreme(min),
     "builtins.max": _extreme(max),

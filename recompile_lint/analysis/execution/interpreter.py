@@ -507,6 +507,10 @@ class Interpreter:
             return list(values) if complete else None
         if isinstance(value, IteratorValue) and value.kind in ("count", "cycle", "repeat", "islice"):
             return self.endless_items(value)
+        if isinstance(value, IteratorValue) and value.kind == "enumerate":
+            inner = self.items(value.sources[0])
+            start = value.sources[1].value if len(value.sources) > 1 else 0  # type: ignore[attr-defined]
+            return [TupleValue((Const(start + i), item)) for i, item in enumerate(inner)] if inner is not None else None
         if isinstance(value, IteratorValue):
             parts = [self.items(source) for source in value.sources]
             if any(part is None for part in parts):
@@ -577,6 +581,7 @@ class Interpreter:
         if isinstance(iterable, IteratorValue) and iterable.kind in ("cycle", "repeat"):
             return self.endless_element(iterable, k)
         if isinstance(iterable, IteratorValue) and iterable.kind == "enumerate":
+            # ``start + k``: still a fresh value per iteration.
             return TupleValue((iteration(loop, k, "int"), self.element(iterable.sources[0], loop + "/0", k)))
         if isinstance(iterable, IteratorValue) and iterable.kind == "zip":
             return TupleValue(tuple(self.element(source, f"{loop}/{i}", k) for i, source in enumerate(iterable.sources)))
@@ -991,6 +996,13 @@ class Interpreter:
             return TOP
         if isinstance(value, Function):
             return self.function_attribute(value, attr)
+        if isinstance(value, Partial) and attr in ("func", "args", "keywords"):
+            # ``p.func``, ``p.args``, ``p.keywords`` (a new dict each read, as a copy would be).
+            if attr == "func":
+                return value.function
+            if attr == "args":
+                return TupleValue(value.args)
+            return DictValue(self.heap.new("dict", dict(value.keywords)))
         if isinstance(value, CompiledValue):
             if attr == "_orig_mod" or attr == "__wrapped__":
                 return value.target
