@@ -526,3 +526,23 @@ def test_builtins_over_known_items_and_partial_attributes():
     assert g["total"] == Const(16) and g["k"] == Const(3) and g["arg"] == Const(2) and g["called"] == Const(6)
     _, h, _ = run("a, b, c = reversed([1, 2, 3])\nd, e, f = sorted([3, 1, 2], reverse=True)\n")
     assert (h["a"], h["c"], h["d"], h["f"]) == (Const(3), Const(1), Const(3), Const(1))
+
+
+def test_tensor_arithmetic_keeps_what_it_keeps():
+    _, g, _ = run(
+        """
+        import torch
+        w = torch.ones(2, 3, requires_grad=True)
+        scaled = w * 0.5
+        summed = w + torch.ones(2, 3)
+        with torch.no_grad():
+            quiet = w * 2
+        mixed = w * torch.ones(3)
+        rows = torch.randn(unknown(), 8)
+        """
+    )
+    assert (g["scaled"].sizes, g["scaled"].dtype, g["scaled"].requires_grad) == ((2, 3), "torch.float32", True)
+    assert g["summed"].sizes == (2, 3) and g["summed"].requires_grad is True
+    assert g["quiet"].requires_grad is False
+    assert g["mixed"].sizes is None  # broadcasting: not followed
+    assert g["rows"].rank == 2 and g["rows"].sizes == (None, 8)

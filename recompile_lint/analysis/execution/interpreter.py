@@ -31,6 +31,7 @@ from recompile_lint.analysis.execution import builtins as builtin_values
 from recompile_lint.analysis.execution.frames import Break, Continue, Frame, GeneratorFull, OutOfBudget, Raised, Return
 from recompile_lint.analysis.execution.heap import Heap
 from recompile_lint.analysis.execution.overlays import TABLE
+from recompile_lint.analysis.execution.overlays.torch_tensor import arithmetic as tensor_arithmetic
 from recompile_lint.analysis.execution.overlays.torch_tensor import attribute as tensor_attribute
 from recompile_lint.analysis.execution.values import (
     TOP,
@@ -1312,10 +1313,10 @@ class Interpreter:
                     kind = "float" if "float" in (sym.kind, type(other.value).__name__) else sym.kind
                     return Sym("iteration", loop=sym.loop, k=sym.k, kind=kind)
                 return TOP
-        if isinstance(left, TensorValue):
-            return left if in_place else self.new_tensor()
-        if isinstance(right, TensorValue):
-            return self.new_tensor()
+        if isinstance(left, TensorValue) and in_place:
+            return left
+        if isinstance(left, TensorValue) or isinstance(right, TensorValue):
+            return tensor_arithmetic(self, op, left, right)
         if isinstance(left, TupleValue) and isinstance(right, TupleValue) and isinstance(op, ast.Add):
             return TupleValue(left.elements + right.elements)
         return TOP

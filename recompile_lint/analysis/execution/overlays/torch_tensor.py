@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
 from recompile_lint.analysis.execution.values import TOP, Const, ListValue, ModuleValue, Sym, TensorValue, TupleValue
 
 # Factories whose sizes are their positional arguments (or one tuple), and that make the
@@ -26,11 +27,15 @@ DEFAULT_DTYPE = "torch.float32"
 
 
 def _sizes(args: list[object]) -> tuple[int | None, ...] | None:
+    """``(8, 8)`` from ``randn(8, 8)`` or ``randn((8, 8))``; ``(None, 8)`` from ``randn(n, 8)``
+    with ``n`` unknown (its rank is still known); None when not even the rank is."""
     if len(args) == 1 and isinstance(args[0], TupleValue):
         args = list(args[0].elements)
-    if all(isinstance(a, Const) and type(a.value) is int and a.value >= 0 for a in args):
-        return tuple(a.value for a in args)  # type: ignore[union-attr]
-    return None
+    if not args or any(isinstance(a, (TupleValue, ListValue)) for a in args):
+        return None if args else ()
+    if any(isinstance(a, Const) and not (type(a.value) is int and a.value >= 0) for a in args):
+        return None
+    return tuple(a.value if isinstance(a, Const) else None for a in args)  # type: ignore[misc]
 
 
 def dtype_of(value: object) -> str:
@@ -223,6 +228,30 @@ def _same(interp, frame, args, kwargs, node) -> object:
 
 def _random(interp, frame, args, kwargs, node) -> object:
     return Sym("data", name="random")
+
+
+FLOATING_DTYPES = ("torch.float16", "torch.bfloat16", "torch.float32", "torch.float64")
+
+
+def arithmetic(interp, op, left: object, right: object) -> object:
+    """``t * 0.5``, ``a + b``: a new tensor. With a Python number, or another tensor of the same
+    sizes and dtype, it keeps the sizes, dtype (a floating one) and device, and
+    ``requires_grad`` if either has it; anything else is a tensor of which nothing is known."""
+    tensors = [v for v in (left, right) if isinstance(v, TensorValue)]
+    others = [v for v in (left, right) if not isinstance(v, TensorValue)]
+    first = tensors[0]
+    if others and not (isinstance(others[0], Const) and type(others[0].value) in (int, float)):
+        return interp.new_tensor()
+    if len(tensors) == 2 and (tensors[0].sizes != tensors[1].sizes or tensors[0].dtype != tensors[1].dtype or tensors[0].device != tensors[1].device):
+        return interp.new_tensor()
+    if first.dtype not in FLOATING_DTYPES:
+        return interp.new_tensor(sizes=first.sizes)
+    grads = [t.requires_grad for t in tensors]
+    grad = True if True in grads else (False if all(g is False for g in grads) else None)
+    if grad is not False:
+        enabled = grad_enabled(interp.grad_modes)  # under ``no_grad`` the result needs no grad
+        grad = False if enabled is False else grad if enabled else None
+    return interp.new_tensor(sizes=first.sizes, dtype=first.dtype, device=first.device, requires_grad=grad)
 
 
 def attribute(interp, tensor: TensorValue, attr: str) -> object:
