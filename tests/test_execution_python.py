@@ -546,3 +546,36 @@ def test_tensor_arithmetic_keeps_what_it_keeps():
     assert g["quiet"].requires_grad is False
     assert g["mixed"].sizes is None  # broadcasting: not followed
     assert g["rows"].rank == 2 and g["rows"].sizes == (None, 8)
+
+
+def test_module_apply_visits_children_first_then_the_module():
+    _, g, _ = run(
+        """
+        import torch
+        from torch import nn
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(2, 3)
+                self.k = 0
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = Block()
+                self.b = Block()
+                self.k = 0
+        seen = []
+        def mark(m):
+            seen.append(m)
+            if isinstance(m, Block):
+                m.k = len(seen)
+        net = Net()
+        net.apply(mark)
+        a, b, count = net.a.k, net.b.k, len(seen)
+        params = len(list(net.parameters()))
+        children = len(list(net.children()))
+        """
+    )
+    # proj of a, a, proj of b, b, net: children first, in the order they were set
+    assert (g["a"], g["b"], g["count"]) == (Const(2), Const(4), Const(5))
+    assert g["params"] == Const(4) and g["children"] == Const(2)

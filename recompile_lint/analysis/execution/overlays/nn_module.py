@@ -7,7 +7,7 @@ The layers whose parameters' shapes their arguments fix (``nn.Linear``, ``nn.Lay
 
 from __future__ import annotations
 
-from recompile_lint.analysis.execution.values import TOP, Const, Instance, ModuleValue, TupleValue
+from recompile_lint.analysis.execution.values import TOP, Const, Instance, ModuleValue, TensorValue, TupleValue
 
 
 def _mode(training: bool | None):
@@ -28,9 +28,59 @@ def _self(interp, frame, args, kwargs, node) -> object:
     return args[0] if args else TOP
 
 
+def submodules(interp, module: Instance) -> list[Instance]:
+    """``module.modules()``: the module, then each submodule depth first (attributes that are
+    modules, in the order they were set), each once."""
+    out: list[Instance] = []
+    pending = [module]
+    while pending and len(out) < 256:
+        current = pending.pop()
+        if current in out:
+            continue
+        out.append(current)
+        children = [v for v in interp.heap.slots(current.addr).values() if isinstance(v, Instance) and interp.is_nn_module(v.cls)]
+        pending.extend(reversed(children))
+    return out
+
+
+def _children(interp, frame, args, kwargs, node) -> object:
+    if not args or not isinstance(args[0], Instance):
+        return TOP
+    return interp.new_list([v for v in interp.heap.slots(args[0].addr).values() if isinstance(v, Instance) and interp.is_nn_module(v.cls)])
+
+
+def _modules(interp, frame, args, kwargs, node) -> object:
+    return interp.new_list(list(submodules(interp, args[0]))) if args and isinstance(args[0], Instance) else TOP
+
+
+def _parameters(interp, frame, args, kwargs, node) -> object:
+    """``parameters()``: the tensors that need grad, of the module and its submodules."""
+    if not args or not isinstance(args[0], Instance):
+        return TOP
+    found = []
+    for module in submodules(interp, args[0]):
+        for value in interp.heap.slots(module.addr).values():
+            if isinstance(value, TensorValue) and value.requires_grad:
+                found.append(value)
+    return interp.new_list(found)
+
+
 def _apply(interp, frame, args, kwargs, node) -> object:
-    if len(args) == 2:
-        interp.call(frame, args[1], [args[0]], {}, node)
+    """``module.apply(fn)``: ``fn`` on each submodule, children first, then the module."""
+    if len(args) == 2 and isinstance(args[0], Instance):
+        order: list[Instance] = []
+
+        def visit(module: Instance) -> None:
+            if module in order or len(order) >= 256:
+                return
+            for child in interp.heap.slots(module.addr).values():
+                if isinstance(child, Instance) and interp.is_nn_module(child.cls) and child not in order:
+                    visit(child)
+            order.append(module)
+
+        visit(args[0])
+        for module in order:
+            interp.call(frame, args[1], [module], {}, node)
     return args[0] if args else TOP
 
 
@@ -132,5 +182,8 @@ HANDLERS = {
     "nn.Module.double": _self,
     "nn.Module.requires_grad_": _self,
     "nn.Module.apply": _apply,
+    "nn.Module.children": _children,
+    "nn.Module.modules": _modules,
+    "nn.Module.parameters": _parameters,
     "nn.Module.register_buffer": _register_buffer,
 }
