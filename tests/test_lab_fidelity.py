@@ -117,3 +117,9 @@ def test_a_guard_compares_what_it_checks_of_the_value():
     assert differ(project(code, a), project(code, b)) and not differ(project(code, a), project(code, a))
     assert differ(project("x is None", Const(None)), project("x is None", small))
     assert differ(iteration("L", 0), iteration("L", 1)) and not differ(TOP, Const(1))
+
+
+def test_a_shape_guard_reads_every_size_its_expression_names():
+    guard = "(((-1) + feats.size()[0] + G['defaults_x'].Tunables.cursor.size()[0]) // 2) == 3"
+    assert fidelity.shape_terms(guard) == ["G['defaults_x'].Tunables.cursor.size()[0]", "L['feats'].size()[0]"]
+    assert fidelity.shape_terms("len(xs) == 1") == []

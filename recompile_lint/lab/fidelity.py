@@ -326,10 +326,30 @@ class Recorder:
         values = {}
         for failure in self.failures:
             try:
-                values[failure.source] = project(failure.guard, evaluate(interpreter, failure.source, function, bound))
+                terms = shape_terms(failure.guard)
+                if len(terms) > 1:
+                    # ``(feats.size()[0] + G['cfg'].t.size()[0]) // 2 == 3``: the failure names
+                    # one source, the guard reads them all.
+                    found = tuple(evaluate(interpreter, term, function, bound) for term in terms)
+                    values[failure.source] = Known("terms", found) if all(isinstance(v, Const) for v in found) else TOP
+                else:
+                    values[failure.source] = project(failure.guard, evaluate(interpreter, failure.source, function, bound))
             except Exception:  # noqa: BLE001 - a source this measure cannot read
                 values[failure.source] = TOP
         self.calls.append((function.code, values))
+
+
+_GLOBAL_SIZE = re.compile(r"G\['[^']+'\](?:\.\w+|\['[^']*'\])*\.size\(\)\[\d+\]")
+_LOCAL_SIZE = re.compile(r"(?<![\w'\].])([A-Za-z_]\w*)((?:\.\w+|\['[^']*'\])*\.size\(\)\[\d+\])")
+
+
+def shape_terms(guard: str) -> list[str]:
+    """The sizes a shape guard's expression reads, as sources: ``G['m'].t.size()[0]`` as it is,
+    ``feats.size()[0]`` as ``L['feats'].size()[0]``."""
+    terms = list(dict.fromkeys(_GLOBAL_SIZE.findall(guard)))
+    rest = _GLOBAL_SIZE.sub("", guard)
+    terms += list(dict.fromkeys(f"L['{name}']{tail}" for name, tail in _LOCAL_SIZE.findall(rest)))
+    return terms
 
 
 def run_entries(project: IndexProject, paths: Iterable[str], recorder: Recorder, steps: int = STEPS) -> None:
