@@ -579,3 +579,22 @@ def test_module_apply_visits_children_first_then_the_module():
     # proj of a, a, proj of b, b, net: children first, in the order they were set
     assert (g["a"], g["b"], g["count"]) == (Const(2), Const(4), Const(5))
     assert g["params"] == Const(4) and g["children"] == Const(2)
+
+
+def test_a_generator_a_loop_ran_to_its_end_yields_nothing_more():
+    _, _, calls = run(
+        """
+        import torch
+        def batches():
+            for index in range(3):
+                yield index
+        @torch.compile
+        def f(x, k):
+            return x * k
+        it = batches()
+        for epoch in range(2):
+            for idx in it:
+                f(torch.ones(2), idx)
+        """
+    )
+    assert seen(calls, "k") == [Const(0), Const(1), Const(2)]  # the second epoch finds it empty

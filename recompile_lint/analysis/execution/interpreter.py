@@ -122,6 +122,7 @@ class Interpreter:
         self._function_stores: dict[Function, int] = {}
         self._library_classes: dict[str, ClassValue] = {}
         self._yielded: dict[int, tuple[list[object], bool]] = {}  # generator -> (values, all of them)
+        self._exhausted: set[int] = set()  # generators a loop ran to their end
         self.symbolic_loops = 0  # loops run on iteration symbols so far (a generator's values are then not all known)
 
     # ---- bookkeeping -------------------------------------------------------------------
@@ -361,6 +362,8 @@ class Interpreter:
                     return
                 except Continue:
                     continue
+            if isinstance(iterable, GeneratorValue) and not self.probing:
+                self._exhausted.add(iterable.addr)
             self.block(frame, stmt.orelse)
             return
         if items is not None:
@@ -756,7 +759,7 @@ class Interpreter:
         fields = self.class_attribute(cls, "__fields__")
         if isinstance(fields, TupleValue) and not isinstance(self.heap.read(cls.addr, "__init__", None), Function):
             # A dataclass or a named tuple: its generated ``__init__`` binds the fields.
-            self.init_fields(frame, instance, [f.value for f in fields.elements if isinstance(f, Const)], args, kwargs)  # type: ignore[misc]
+            self.init_fields(frame, instance, [f.value for f in fields.elements if isinstance(f, Const)], args, kwargs, node)  # type: ignore[misc]
             post = self.class_attribute(cls, "__post_init__")
             if isinstance(post, Function):
                 self.call_function(post, [instance], {}, frame)
@@ -765,7 +768,7 @@ class Interpreter:
             self.call_function(init, [instance] + args, kwargs, frame)
         return instance
 
-    def init_fields(self, frame: Frame, instance: Instance, fields: list[str], args: list[object], kwargs: dict[str, object]) -> None:
+    def init_fields(self, frame: Frame, instance: Instance, fields: list[str], args: list[object], kwargs: dict[str, object], node: ast.AST) -> None:
         """Each field from the arguments, else its default (``field(default=...)``,
         ``field(default_factory=f)`` called, or the class attribute), else top."""
         given = dict(zip(fields, args))
@@ -784,7 +787,7 @@ class Interpreter:
                         value = TOP
                 elif value is _MISSING:
                     value = TOP
-            self.heap.write(instance.addr, name, value, None)
+            self.heap.write(instance.addr, name, value, self.location(frame, node, "write") if hasattr(node, "lineno") else None)
 
     def is_enum(self, cls: ClassValue) -> bool:
         return any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in self.mro(cls))
@@ -877,16 +880,30 @@ class Interpreter:
         is first iterated; a body that writes anything but its own locals and the objects it
         makes is not followed (its writes would land before the loop that iterates it, not
         between its iterations): no values, undone."""
+        if generator.addr in self._exhausted:
+            return [], True  # a ``for`` loop ran it to its end: it yields nothing more
         found = self._yielded.get(generator.addr)
         if found is not None:
             return found
+        if self.probing:
+            # A probe's writes are undone, and the objects the generator made with them: run
+            # it again when it is iterated for real.
+            self._yielded[generator.addr] = ([], False)
+            try:
+                return self.run_generator(generator)
+            finally:
+                del self._yielded[generator.addr]
         self._yielded[generator.addr] = ([], False)  # a generator iterating itself: nothing known
+        self._yielded[generator.addr] = found = self.run_generator(generator)
+        return found
+
+    def run_generator(self, generator: GeneratorValue) -> tuple[list[object], bool]:
         function = generator.function
         node = self.codes.get(function.code) if isinstance(function, Function) else None
         bound = self.bind(function, list(generator.args), dict(generator.kwargs)) if node is not None else None  # type: ignore[arg-type]
         globals_addr = self.globals.get(function.module) if isinstance(function, Function) else None
         if node is None or bound is None or globals_addr is None:
-            return self._yielded[generator.addr]
+            return [], False
         start = self.heap.mark()
         cells = self.heap.new("frame")
         for name, value in bound.items():
@@ -907,11 +924,9 @@ class Interpreter:
             raise
         journal = self.heap.close()
         if any(addr < start for addr, _ in journal.before):
-            return self._yielded[generator.addr]
+            return [], False
         self.heap.merge([journal])
-        found = (frame.yields, complete and self.symbolic_loops == loops)
-        self._yielded[generator.addr] = found
-        return found
+        return frame.yields, complete and self.symbolic_loops == loops
 
     def is_generator(self, code: CodeRef, node: ast.AST) -> bool:
         found = self._generators.get(code)
