@@ -598,3 +598,31 @@ def test_a_generator_a_loop_ran_to_its_end_yields_nothing_more():
         """
     )
     assert seen(calls, "k") == [Const(0), Const(1), Const(2)]  # the second epoch finds it empty
+
+
+def test_class_attributes_written_through_the_class_and_called_descriptors():
+    _, g, _ = run(
+        """
+        class Knobs:
+            k = 1
+            def _get(self):
+                return self._v
+            def _set(self, value):
+                self._v = value * 2
+            v = property(_get, _set)
+            def bump(self):
+                type(self).k = 5
+            def again(self):
+                self.__class__.k += 1
+        knobs = Knobs()
+        knobs.bump()
+        knobs.again()
+        knobs.v = 4
+        k, v, other = Knobs.k, knobs.v, Knobs().k
+        table = dict(zip(["a", "b"], [1, 2]), c=3)
+        a, c = table["a"], table["c"]
+        r, m = round(2.6), abs(-3)
+        """
+    )
+    assert (g["k"], g["other"], g["v"]) == (Const(6), Const(6), Const(8))
+    assert (g["a"], g["c"], g["r"], g["m"]) == (Const(1), Const(3), Const(3), Const(3))

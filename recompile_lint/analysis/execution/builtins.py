@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Callable
 
 from recompile_lint.analysis.execution.values import (
     TOP,
+    ClassMethod,
     ClassValue,
     Const,
     DictValue,
@@ -18,7 +19,9 @@ from recompile_lint.analysis.execution.values import (
     ListValue,
     ModuleValue,
     Partial,
+    Property,
     RangeValue,
+    StaticMethod,
     Sym,
     TupleValue,
 )
@@ -181,9 +184,60 @@ def _sequence(kind: str) -> Handler:
 
 
 def _dict(interp: "Interpreter", frame, args, kwargs, node) -> object:
-    if args:
+    """``dict(k=v)``, ``dict(other)``, ``dict(pairs)`` (``dict(zip(keys, values))``) where the
+    keys are known."""
+    slots: dict[object, object] = {}
+    if len(args) > 1:
         return TOP
-    return DictValue(interp.heap.new("dict", dict(kwargs)))
+    if args and isinstance(args[0], DictValue):
+        slots = dict(interp.heap.slots(args[0].addr))
+    elif args:
+        pairs = interp.items(args[0])
+        if pairs is None:
+            return TOP
+        for pair in pairs:
+            items = interp.items(pair) if isinstance(pair, (TupleValue, ListValue)) else None
+            if items is None or len(items) != 2 or not isinstance(items[0], Const):
+                return TOP
+            slots[items[0].value] = items[1]
+    slots.update(kwargs)
+    return DictValue(interp.heap.new("dict", slots))
+
+
+def _type(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    """``type(obj)``: an instance's class (``type(self).k = v`` writes the class attribute)."""
+    if len(args) != 1 or kwargs:
+        return TOP
+    if isinstance(args[0], Instance):
+        return args[0].cls
+    if isinstance(args[0], Const):
+        return ModuleValue(f"builtins.{type(args[0].value).__name__}" if args[0].value is not None else "builtins.NoneType")
+    return TOP
+
+
+def _descriptor(kind: type) -> Handler:
+    """``property(fget, fset)``, ``staticmethod(f)``, ``classmethod(f)`` called, not as decorators."""
+
+    def handler(interp, frame, args, kwargs, node) -> object:
+        if kind is Property:
+            getter = args[0] if args else kwargs.get("fget")
+            setter = args[1] if len(args) > 1 else kwargs.get("fset")
+            return Property(getter, setter) if getter is not None and len(args) <= 2 else TOP
+        return kind(args[0]) if len(args) == 1 and not kwargs else TOP
+
+    return handler
+
+
+def _number(pick: Callable[..., object]) -> Handler:
+    def handler(interp, frame, args, kwargs, node) -> object:
+        if kwargs or not 1 <= len(args) <= 2 or not all(isinstance(a, Const) and type(a.value) in (int, float, bool) for a in args):
+            return TOP
+        try:
+            return Const(pick(*(a.value for a in args)))  # type: ignore[union-attr]
+        except (TypeError, ValueError, OverflowError):
+            return TOP
+
+    return handler
 
 
 def _identity(interp, frame, args, kwargs, node) -> object:
@@ -314,6 +368,12 @@ HANDLERS: dict[str, Handler] = {
     "builtins.enumerate": _enumerate,
     "builtins.zip": _zip,
     "builtins.reversed": _reversed,
+    "builtins.type": _type,
+    "builtins.property": _descriptor(Property),
+    "builtins.staticmethod": _descriptor(StaticMethod),
+    "builtins.classmethod": _descriptor(ClassMethod),
+    "builtins.abs": _number(abs),
+    "builtins.round": _number(round),
     "builtins.sorted": _sorted,
     "builtins.sum": _sum,
     "builtins.len": _len,

@@ -1000,6 +1000,8 @@ class Interpreter:
             found = self.heap.read(value.addr, attr, _MISSING)
             if found is not _MISSING:
                 return found
+            if attr == "__class__":
+                return value.cls
             if attr == "_replace" and self.class_attribute(value.cls, "__tuple__") == Const(True):
                 return BoundMethod(ModuleValue("namedtuple._replace"), value)
             if not value.cls.path and f"{value.cls.qualname}.{attr}" in TABLE:
