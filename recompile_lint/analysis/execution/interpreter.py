@@ -30,7 +30,7 @@ from typing import Callable, Protocol
 from recompile_lint.analysis.execution import builtins as builtin_values
 from recompile_lint.analysis.execution.frames import Break, Continue, Frame, GeneratorFull, OutOfBudget, Raised, Return
 from recompile_lint.analysis.execution.heap import Heap
-from recompile_lint.analysis.execution.overlays import TABLE
+from recompile_lint.analysis.execution.overlays import TABLE, records
 from recompile_lint.analysis.execution.overlays.torch_tensor import arithmetic as tensor_arithmetic
 from recompile_lint.analysis.execution.overlays.torch_tensor import attribute as tensor_attribute
 from recompile_lint.analysis.execution.values import (
@@ -101,6 +101,8 @@ class Observer(Protocol):
 
 class Interpreter:
     """One run: a heap, the modules imported so far, the steps left."""
+
+    MISSING = _MISSING  # what ``class_attribute`` answers for a name no class of the MRO holds
 
     def __init__(self, project: Project, observer: Observer | None = None, steps: int = STEPS, max_depth: int = MAX_DEPTH):
         self.project = project
@@ -683,45 +685,15 @@ class Interpreter:
             self.block(body, node.body)
         except (Return, Break, Continue, Raised):
             pass
-        annotated = [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and not _is_class_var(s.annotation)]
-        mro = self.mro(cls)
-        if any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in mro):
-            self.enum_members(cls)
-        elif any(isinstance(c, ModuleValue) and c.name == "typing.NamedTuple" for c in mro):
-            # ``class HParams(NamedTuple)``: a tuple of its annotated fields.
-            self.heap.write(namespace, "__fields__", TupleValue(tuple(Const(n) for n in annotated)), None)
-            self.heap.write(namespace, "__tuple__", Const(True), None)
+        records.class_defined(self, cls, node)  # an Enum's members, a NamedTuple's fields
         value: object = cls
         for decorator in reversed(node.decorator_list):
             applied = self.eval(frame, decorator)
             if isinstance(applied, Function):
                 value = self.call(frame, applied, [value], {}, decorator)
-            elif isinstance(value, ClassValue) and _is_dataclass_decorator(applied):
-                options = dict(applied.keywords) if isinstance(applied, Partial) else {}
-                self.make_dataclass(value, annotated, options.get("frozen") == Const(True))
+            elif isinstance(value, ClassValue):
+                records.class_decorated(self, value, node, applied)  # ``@dataclass``
         return value
-
-    def enum_members(self, cls: ClassValue) -> None:
-        """An Enum's members are objects of their own, one per name (``Mode.TRAIN is not 1``),
-        with ``.name`` and ``.value``."""
-        for key, member in list(self.heap.slots(cls.addr).items()):
-            if not isinstance(key, str) or key.startswith("_") or isinstance(member, (Function, Property, StaticMethod, ClassMethod)):
-                continue
-            instance = Instance(cls, self.heap.new("object", {"name": Const(key), "value": member, "_value_": member, "_name_": Const(key)}))
-            self.heap.write(cls.addr, key, instance, None)
-
-    def make_dataclass(self, cls: ClassValue, annotated: list[str], frozen: bool) -> None:
-        """``@dataclass``: its fields, those of its dataclass bases first, make its ``__init__``
-        (unless it writes one)."""
-        fields: list[str] = []
-        for base in reversed(self.mro(cls)[1:]):
-            inherited = self.heap.read(base.addr, "__fields__", None) if isinstance(base, ClassValue) else None
-            if isinstance(inherited, TupleValue):
-                fields += [f.value for f in inherited.elements if isinstance(f, Const) and f.value not in fields]  # type: ignore[misc]
-        fields += [name for name in annotated if name not in fields]
-        self.heap.write(cls.addr, "__fields__", TupleValue(tuple(Const(n) for n in fields)), None)
-        if frozen:
-            self.heap.write(cls.addr, "__frozen__", Const(True), None)
 
     def mro(self, cls: ClassValue) -> list[object]:
         out: list[object] = []
@@ -750,56 +722,17 @@ class Interpreter:
         return _MISSING
 
     def instantiate(self, frame: Frame, cls: ClassValue, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
-        if self.is_enum(cls):
-            return self.enum_lookup(cls, args)
+        if records.is_enum(self, cls):
+            return records.enum_lookup(self, cls, args)
         instance = Instance(cls, self.heap.new("object"))
         if self.is_nn_module(cls):
             self.heap.write(instance.addr, "training", Const(True), None)
+        if records.init_record(self, frame, instance, args, kwargs, node):
+            return instance  # a dataclass or a named tuple: its generated ``__init__`` ran
         init = self.class_attribute(cls, "__init__")
-        fields = self.class_attribute(cls, "__fields__")
-        if isinstance(fields, TupleValue) and not isinstance(self.heap.read(cls.addr, "__init__", None), Function):
-            # A dataclass or a named tuple: its generated ``__init__`` binds the fields.
-            self.init_fields(frame, instance, [f.value for f in fields.elements if isinstance(f, Const)], args, kwargs, node)  # type: ignore[misc]
-            post = self.class_attribute(cls, "__post_init__")
-            if isinstance(post, Function):
-                self.call_function(post, [instance], {}, frame)
-            return instance
         if isinstance(init, Function):
             self.call_function(init, [instance] + args, kwargs, frame)
         return instance
-
-    def init_fields(self, frame: Frame, instance: Instance, fields: list[str], args: list[object], kwargs: dict[str, object], node: ast.AST) -> None:
-        """Each field from the arguments, else its default (``field(default=...)``,
-        ``field(default_factory=f)`` called, or the class attribute), else top."""
-        given = dict(zip(fields, args))
-        given.update((k, v) for k, v in kwargs.items() if k in fields)
-        for name in fields:
-            value = given.get(name, _MISSING)
-            if value is _MISSING:
-                value = self.class_attribute(instance.cls, name)
-                if isinstance(value, Partial) and value.function == ModuleValue("dataclasses.field"):
-                    options = dict(value.keywords)
-                    if "default" in options:
-                        value = options["default"]
-                    elif "default_factory" in options:
-                        value = self.call(frame, options["default_factory"], [], {}, ast.Pass())
-                    else:
-                        value = TOP
-                elif value is _MISSING:
-                    value = TOP
-            self.heap.write(instance.addr, name, value, self.location(frame, node, "write") if hasattr(node, "lineno") else None)
-
-    def is_enum(self, cls: ClassValue) -> bool:
-        return any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in self.mro(cls))
-
-    def enum_lookup(self, cls: ClassValue, args: list[object]) -> object:
-        """``Mode(2)``: the member with that value, where known."""
-        if len(args) != 1 or not isinstance(args[0], Const):
-            return TOP
-        for member in self.heap.slots(cls.addr).values():
-            if isinstance(member, Instance) and member.cls == cls and self.heap.read(member.addr, "value", None) == args[0]:
-                return member
-        return TOP
 
     def library_class(self, name: str, bases: tuple[object, ...] = ()) -> ClassValue:
         """A library class whose instances hold plain attributes (``types.SimpleNamespace``,
@@ -1446,18 +1379,6 @@ def _arithmetic(op: ast.operator, left: object, right: object) -> object:
 def _load(target: ast.expr) -> ast.expr:
     """The expression that reads an assignment target."""
     return ast.copy_location(type(target)(**{**{f: getattr(target, f) for f in target._fields}, "ctx": ast.Load()}), target)
-
-
-def _is_class_var(annotation: ast.expr) -> bool:
-    """``ClassVar[int]`` / ``typing.ClassVar``: not a dataclass field."""
-    node = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-    return (isinstance(node, ast.Name) and node.id == "ClassVar") or (isinstance(node, ast.Attribute) and node.attr == "ClassVar")
-
-
-def _is_dataclass_decorator(applied: object) -> bool:
-    """``@dataclass`` or ``@dataclass(frozen=True)`` (``dataclasses.dataclass``)."""
-    target = applied.function if isinstance(applied, Partial) else applied
-    return target == ModuleValue("dataclasses.dataclass")
 
 
 def _breaks(body: list[ast.stmt]) -> bool:

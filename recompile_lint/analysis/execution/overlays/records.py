@@ -1,17 +1,128 @@
 """Records: ``dataclasses`` (``@dataclass``, ``field``, ``replace``), named tuples
 (``collections.namedtuple``, ``typing.NamedTuple``, ``_replace``) and ``types.SimpleNamespace``.
 
-A dataclass or a named tuple is a project class with ``__fields__`` in its namespace (written by
-``Interpreter.define_class``); its generated ``__init__`` binds them (``Interpreter.instantiate``).
-``replace`` and ``_replace`` make a new instance with the fields copied and the given ones changed.
+A dataclass or a named tuple is a project class with ``__fields__`` in its namespace
+(``class_defined``, ``class_decorated``, which ``Interpreter.define_class`` calls); its generated
+``__init__`` binds them (``init_record``, from ``Interpreter.instantiate``). ``replace`` and
+``_replace`` make a new instance with the fields copied and the given ones changed. An Enum's
+members are objects of their own, one per name, with ``.name`` and ``.value`` (``Mode.TRAIN is
+not 1``); ``Mode(2)`` looks one up.
 """
 
 from __future__ import annotations
 
-from recompile_lint.analysis.execution.values import TOP, ClassValue, Const, Instance, ListValue, ModuleValue, Partial, TupleValue
+import ast
+
+from recompile_lint.analysis.execution.values import (
+    TOP,
+    ClassMethod,
+    ClassValue,
+    Const,
+    Function,
+    Instance,
+    ListValue,
+    ModuleValue,
+    Partial,
+    Property,
+    StaticMethod,
+    TupleValue,
+)
 
 DATACLASS = ModuleValue("dataclasses.dataclass")
 FIELD = ModuleValue("dataclasses.field")
+
+
+_MISSING = object()
+
+
+def class_defined(interp, cls: ClassValue, node: ast.ClassDef) -> None:
+    """After a class body ran: an Enum's members become objects of their own; a
+    ``typing.NamedTuple`` holds its annotated fields."""
+    mro = interp.mro(cls)
+    if any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in mro):
+        for key, member in list(interp.heap.slots(cls.addr).items()):
+            if not isinstance(key, str) or key.startswith("_") or isinstance(member, (Function, Property, StaticMethod, ClassMethod)):
+                continue
+            slots = {"name": Const(key), "value": member, "_value_": member, "_name_": Const(key)}
+            interp.heap.write(cls.addr, key, Instance(cls, interp.heap.new("object", slots)), None)
+    elif any(isinstance(c, ModuleValue) and c.name == "typing.NamedTuple" for c in mro):
+        interp.heap.write(cls.addr, "__fields__", TupleValue(tuple(Const(n) for n in annotated(node))), None)
+        interp.heap.write(cls.addr, "__tuple__", Const(True), None)
+
+
+def class_decorated(interp, cls: ClassValue, node: ast.ClassDef, decorator: object) -> None:
+    """``@dataclass`` / ``@dataclass(frozen=True)``: its fields, those of its dataclass bases
+    first, make its ``__init__`` (unless it writes one)."""
+    target = decorator.function if isinstance(decorator, Partial) else decorator
+    if target != DATACLASS:
+        return
+    fields: list[str] = []
+    for base in reversed(interp.mro(cls)[1:]):
+        inherited = interp.heap.read(base.addr, "__fields__", None) if isinstance(base, ClassValue) else None
+        if isinstance(inherited, TupleValue):
+            fields += [f.value for f in inherited.elements if isinstance(f, Const) and f.value not in fields]
+    fields += [name for name in annotated(node) if name not in fields]
+    interp.heap.write(cls.addr, "__fields__", TupleValue(tuple(Const(n) for n in fields)), None)
+    options = dict(decorator.keywords) if isinstance(decorator, Partial) else {}
+    if options.get("frozen") == Const(True):
+        interp.heap.write(cls.addr, "__frozen__", Const(True), None)
+
+
+def annotated(node: ast.ClassDef) -> list[str]:
+    """The names a class body annotates, in order, less ``ClassVar`` ones."""
+    out = []
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            kind = stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript) else stmt.annotation
+            if not ((isinstance(kind, ast.Name) and kind.id == "ClassVar") or (isinstance(kind, ast.Attribute) and kind.attr == "ClassVar")):
+                out.append(stmt.target.id)
+    return out
+
+
+def init_record(interp, frame, instance: Instance, args: list[object], kwargs: dict[str, object], node) -> bool:
+    """A dataclass's or named tuple's generated ``__init__``: each field from the arguments,
+    else its default (``field(default=...)``, ``field(default_factory=f)`` called, the class
+    attribute), else top; then ``__post_init__``. False for any other class."""
+    cls = instance.cls
+    if not interp.field_names(cls) or isinstance(interp.heap.read(cls.addr, "__init__", None), Function):
+        return False
+    fields = interp.field_names(cls)
+    given = dict(zip(fields, args))
+    given.update((k, v) for k, v in kwargs.items() if k in fields)
+    where = interp.location(frame, node, "write") if hasattr(node, "lineno") else None
+    for name in fields:
+        value = given.get(name, _MISSING)
+        if value is _MISSING:
+            value = interp.class_attribute(cls, name)
+            if isinstance(value, Partial) and value.function == FIELD:
+                options = dict(value.keywords)
+                if "default" in options:
+                    value = options["default"]
+                elif "default_factory" in options:
+                    value = interp.call(frame, options["default_factory"], [], {}, ast.Pass())
+                else:
+                    value = TOP
+            elif value is interp.MISSING:
+                value = TOP
+        interp.heap.write(instance.addr, name, value, where)
+    post = interp.class_attribute(cls, "__post_init__")
+    if isinstance(post, Function):
+        interp.call_function(post, [instance], {}, frame)
+    return True
+
+
+def is_enum(interp, cls: ClassValue) -> bool:
+    return any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in interp.mro(cls))
+
+
+def enum_lookup(interp, cls: ClassValue, args: list[object]) -> object:
+    """``Mode(2)``: the member with that value, where known."""
+    if len(args) != 1 or not isinstance(args[0], Const):
+        return TOP
+    for member in interp.heap.slots(cls.addr).values():
+        if isinstance(member, Instance) and member.cls == cls and interp.heap.read(member.addr, "value", None) == args[0]:
+            return member
+    return TOP
 
 
 def dataclass(interp, frame, args, kwargs, node) -> object:
