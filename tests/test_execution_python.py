@@ -626,3 +626,33 @@ def test_class_attributes_written_through_the_class_and_called_descriptors():
     )
     assert (g["k"], g["other"], g["v"]) == (Const(6), Const(6), Const(8))
     assert (g["a"], g["c"], g["r"], g["m"]) == (Const(1), Const(3), Const(3), Const(3))
+
+
+def test_eval_and_requires_grad_reach_every_submodule_and_every_holder():
+    _, g, _ = run(
+        """
+        import torch
+        from torch import nn
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(2, 3)
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+                self.scale = nn.Parameter(torch.ones(2))
+        net = Net()
+        kept = net.scale
+        net.eval()
+        training = net.block.proj.training
+        net.requires_grad_(False)
+        frozen, alias = net.block.proj.weight.requires_grad, kept.requires_grad
+        t = torch.ones(2)
+        held = [t]
+        t.requires_grad_()
+        listed = held[0].requires_grad
+        """
+    )
+    assert g["training"] == Const(False)
+    assert (g["frozen"], g["alias"], g["listed"]) == (Const(False), Const(False), Const(True))

@@ -68,6 +68,7 @@ CONCRETE_ITERATIONS = 16  # a known iterable this long runs item by item (twice 
 MAX_DEPTH = 8
 MAX_MODULES = 16  # modules one run imports; past them an import is top (a run's cost stays bounded)
 STEPS = 5_000
+MAX_SCANNED = 50_000  # heap slots an in-place change of a tensor's state looks through
 NN_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _MISSING = object()
 
@@ -1028,6 +1029,17 @@ class Interpreter:
             self.heap.write(target.addr, attr, value, where)
         elif isinstance(target, Function):
             self.heap.write(self.function_store(target), attr, value, where)  # ``f.__defaults__ = (2,)``
+
+    def replace_tensor(self, old: TensorValue, new: TensorValue, where: Location | None) -> None:
+        """An in-place change of a tensor's state (``requires_grad_``): every slot holding it
+        holds the changed one (a scan of the heap; past ``MAX_SCANNED`` slots the change is not
+        followed, and the run's cost stays bounded)."""
+        if sum(len(store) for store in self.heap.stores.values()) > MAX_SCANNED:
+            return
+        for addr, store in list(self.heap.stores.items()):
+            for key, value in list(store.items()):
+                if isinstance(value, TensorValue) and value.addr == old.addr:
+                    self.heap.write(addr, key, new, where)
 
     def field_names(self, cls: ClassValue) -> list[str]:
         fields = self.class_attribute(cls, "__fields__")

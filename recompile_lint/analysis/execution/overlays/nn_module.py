@@ -7,6 +7,8 @@ The layers whose parameters' shapes their arguments fix (``nn.Linear``, ``nn.Lay
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from recompile_lint.analysis.execution.values import TOP, Const, Instance, ModuleValue, TensorValue, TupleValue
 
 
@@ -18,10 +20,32 @@ def _mode(training: bool | None):
         if training is None:  # ``train(mode=True)``
             mode = args[1] if len(args) > 1 else kwargs.get("mode", Const(True))
             value = mode if isinstance(mode, Const) else TOP
-        interp.heap.write(args[0].addr, "training", value, interp.location(frame, node, "write"))
+        where = interp.location(frame, node, "write")
+        for module in submodules(interp, args[0]):  # ``train()`` / ``eval()`` set every submodule
+            interp.heap.write(module.addr, "training", value, where)
         return args[0]
 
     return handler
+
+
+def _requires_grad(interp, frame, args, kwargs, node) -> object:
+    """``module.requires_grad_(False)``: every parameter of it and its submodules (the same
+    tensors, their ``requires_grad`` changed wherever they are held)."""
+    if not args or not isinstance(args[0], Instance):
+        return TOP
+    flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", Const(True))
+    grad = flag.value if isinstance(flag, Const) and isinstance(flag.value, bool) else None
+    for module in submodules(interp, args[0]):
+        for value in list(interp.heap.slots(module.addr).values()):
+            if isinstance(value, TensorValue) and value.requires_grad is not None and value.requires_grad != grad:
+                interp.replace_tensor(value, replace(value, requires_grad=grad), interp.location(frame, node, "write"))
+    return args[0]
+
+
+def _register_parameter(interp, frame, args, kwargs, node) -> object:
+    if len(args) == 3 and isinstance(args[0], Instance) and isinstance(args[1], Const) and isinstance(args[1].value, str):
+        interp.heap.write(args[0].addr, args[1].value, args[2], interp.location(frame, node, "write"))
+    return Const(None)
 
 
 def _self(interp, frame, args, kwargs, node) -> object:
@@ -180,7 +204,8 @@ HANDLERS = {
     "nn.Module.float": _self,
     "nn.Module.half": _self,
     "nn.Module.double": _self,
-    "nn.Module.requires_grad_": _self,
+    "nn.Module.requires_grad_": _requires_grad,
+    "nn.Module.register_parameter": _register_parameter,
     "nn.Module.apply": _apply,
     "nn.Module.children": _children,
     "nn.Module.modules": _modules,

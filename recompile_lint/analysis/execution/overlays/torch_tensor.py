@@ -8,6 +8,7 @@ changes what later factories make."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
 from recompile_lint.analysis.execution.values import TOP, Const, ListValue, ModuleValue, Sym, TensorValue, TupleValue
@@ -217,6 +218,17 @@ def _numel(interp, frame, args, kwargs, node) -> object:
     return TOP
 
 
+def _requires_grad_(interp, frame, args, kwargs, node) -> object:
+    """``t.requires_grad_(flag)``: the same tensor, its flag changed wherever it is held."""
+    if not args or not isinstance(args[0], TensorValue):
+        return TOP
+    flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", Const(True))
+    grad = flag.value if isinstance(flag, Const) and isinstance(flag.value, bool) else None
+    changed = replace(args[0], requires_grad=grad)
+    interp.replace_tensor(args[0], changed, interp.location(frame, node, "write"))
+    return changed
+
+
 def _data(interp, frame, args, kwargs, node) -> object:
     return Sym("data", name="item")
 
@@ -278,6 +290,7 @@ HANDLERS = {
     "tensor.tolist": _data,
     **{f"tensor.{name}": _same for name in IN_PLACE},
     "tensor.to": _to,
+    "tensor.requires_grad_": _requires_grad_,
     "tensor.double": _converted(dtype="torch.float64"),
     "tensor.float": _converted(dtype="torch.float32"),
     "tensor.half": _converted(dtype="torch.float16"),
