@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Callable
 
 from recompile_lint.analysis.execution.values import (
     TOP,
+    ClassMethod,
     ClassValue,
     Const,
     DictValue,
@@ -18,7 +19,9 @@ from recompile_lint.analysis.execution.values import (
     ListValue,
     ModuleValue,
     Partial,
+    Property,
     RangeValue,
+    StaticMethod,
     Sym,
     TupleValue,
 )
@@ -49,7 +52,37 @@ def _range(interp: "Interpreter", frame, args, kwargs, node) -> object:
 
 
 def _enumerate(interp, frame, args, kwargs, node) -> object:
-    return IteratorValue("enumerate", (args[0],)) if len(args) == 1 and not kwargs else TOP
+    """``enumerate(xs)`` / ``enumerate(xs, 1)`` / ``enumerate(xs, start=1)``."""
+    start = args[1] if len(args) == 2 else kwargs.get("start", Const(0))
+    if not args or len(args) > 2 or set(kwargs) - {"start"} or not (isinstance(start, Const) and type(start.value) is int):
+        return TOP
+    return IteratorValue("enumerate", (args[0],) if start.value == 0 else (args[0], start))
+
+
+def _reversed(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    items = interp.items(args[0]) if len(args) == 1 and not kwargs else None
+    return interp.new_list(items[::-1]) if items is not None else TOP
+
+
+def _sorted(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    """``sorted(xs)`` / ``sorted(xs, reverse=True)`` of known numbers or strings."""
+    items = interp.items(args[0]) if len(args) == 1 and set(kwargs) <= {"reverse"} else None
+    reverse = kwargs.get("reverse", Const(False))
+    if items is None or not isinstance(reverse, Const) or not all(isinstance(i, Const) for i in items):
+        return TOP
+    try:
+        ordered = sorted(items, key=lambda c: c.value, reverse=bool(reverse.value))  # type: ignore[union-attr]
+    except TypeError:
+        return TOP
+    return interp.new_list(ordered)
+
+
+def _sum(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    items = interp.items(args[0]) if 1 <= len(args) <= 2 and not kwargs else None
+    start = args[1] if len(args) == 2 else Const(0)
+    if items is None or not all(isinstance(i, Const) and type(i.value) in (int, float) for i in [start, *items]):
+        return TOP
+    return Const(sum((i.value for i in items), start.value))  # type: ignore[union-attr]
 
 
 def _zip(interp, frame, args, kwargs, node) -> object:
@@ -62,7 +95,7 @@ def _len(interp: "Interpreter", frame, args, kwargs, node) -> object:
     value = args[0]
     if isinstance(value, Const) and isinstance(value.value, (str, bytes)):
         return Const(len(value.value))
-    items = interp.items(value) if isinstance(value, (TupleValue, ListValue, DictValue, RangeValue)) else None
+    items = interp.items(value) if isinstance(value, (TupleValue, ListValue, DictValue, RangeValue, Instance)) else None
     if items is not None:
         return Const(len(items))
     return Sym("data", name="len")
@@ -108,9 +141,8 @@ def _isinstance(interp: "Interpreter", frame, args, kwargs, node) -> object:
     value, classes = args
     options = classes.elements if isinstance(classes, TupleValue) else (classes,)
     if isinstance(value, Instance) and all(isinstance(c, ClassValue) for c in options):
-        mro = interp.mro(value.cls)
-        if all(isinstance(c, ClassValue) for c in mro):
-            return Const(any(c in mro for c in options))
+        # A library base in the MRO cannot derive from a project class: the answer is known.
+        return Const(any(c in interp.mro(value.cls) for c in options))
     if isinstance(value, Const) and all(isinstance(c, ModuleValue) and c.name.startswith("builtins.") for c in options):
         names = {c.name.split(".", 1)[1] for c in options}  # type: ignore[union-attr]
         return Const(type(value.value).__name__ in names or (type(value.value) is bool and "int" in names))
@@ -121,6 +153,12 @@ def _getattr(interp: "Interpreter", frame, args, kwargs, node) -> object:
     if len(args) >= 2 and isinstance(args[1], Const) and isinstance(args[1].value, str):
         return interp.get_attribute(frame, args[0], args[1].value)
     return TOP
+
+
+def _hasattr(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) != 2 or kwargs or not isinstance(args[1], Const) or not isinstance(args[1].value, str):
+        return TOP
+    return interp.has_attribute(args[0], args[1].value)
 
 
 def _setattr(interp: "Interpreter", frame, args, kwargs, node) -> object:
@@ -146,9 +184,60 @@ def _sequence(kind: str) -> Handler:
 
 
 def _dict(interp: "Interpreter", frame, args, kwargs, node) -> object:
-    if args:
+    """``dict(k=v)``, ``dict(other)``, ``dict(pairs)`` (``dict(zip(keys, values))``) where the
+    keys are known."""
+    slots: dict[object, object] = {}
+    if len(args) > 1:
         return TOP
-    return DictValue(interp.heap.new("dict", dict(kwargs)))
+    if args and isinstance(args[0], DictValue):
+        slots = dict(interp.heap.slots(args[0].addr))
+    elif args:
+        pairs = interp.items(args[0])
+        if pairs is None:
+            return TOP
+        for pair in pairs:
+            items = interp.items(pair) if isinstance(pair, (TupleValue, ListValue)) else None
+            if items is None or len(items) != 2 or not isinstance(items[0], Const):
+                return TOP
+            slots[items[0].value] = items[1]
+    slots.update(kwargs)
+    return DictValue(interp.heap.new("dict", slots))
+
+
+def _type(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    """``type(obj)``: an instance's class (``type(self).k = v`` writes the class attribute)."""
+    if len(args) != 1 or kwargs:
+        return TOP
+    if isinstance(args[0], Instance):
+        return args[0].cls
+    if isinstance(args[0], Const):
+        return ModuleValue(f"builtins.{type(args[0].value).__name__}" if args[0].value is not None else "builtins.NoneType")
+    return TOP
+
+
+def _descriptor(kind: type) -> Handler:
+    """``property(fget, fset)``, ``staticmethod(f)``, ``classmethod(f)`` called, not as decorators."""
+
+    def handler(interp, frame, args, kwargs, node) -> object:
+        if kind is Property:
+            getter = args[0] if args else kwargs.get("fget")
+            setter = args[1] if len(args) > 1 else kwargs.get("fset")
+            return Property(getter, setter) if getter is not None and len(args) <= 2 else TOP
+        return kind(args[0]) if len(args) == 1 and not kwargs else TOP
+
+    return handler
+
+
+def _number(pick: Callable[..., object]) -> Handler:
+    def handler(interp, frame, args, kwargs, node) -> object:
+        if kwargs or not 1 <= len(args) <= 2 or not all(isinstance(a, Const) and type(a.value) in (int, float, bool) for a in args):
+            return TOP
+        try:
+            return Const(pick(*(a.value for a in args)))  # type: ignore[union-attr]
+        except (TypeError, ValueError, OverflowError):
+            return TOP
+
+    return handler
 
 
 def _identity(interp, frame, args, kwargs, node) -> object:
@@ -163,6 +252,71 @@ def _append(interp: "Interpreter", frame, args, kwargs, node) -> object:
         slots = interp.heap.slots(args[0].addr)
         interp.heap.write(args[0].addr, len([k for k in slots if isinstance(k, int)]), args[1], interp.location(frame, node, "write"))
     return Const(None)
+
+
+def _extend(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) == 2 and isinstance(args[0], ListValue):
+        current, added = interp.items(args[0]), interp.items(args[1])
+        if current is not None and added is not None:
+            interp.replace_items(args[0], current + added, interp.location(frame, node, "write"))
+            return Const(None)
+    return _unknown_items(interp, frame, args, kwargs, node)
+
+
+def _insert(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) == 3 and isinstance(args[0], ListValue) and isinstance(args[1], Const) and type(args[1].value) is int:
+        current = interp.items(args[0])
+        if current is not None:
+            current.insert(args[1].value, args[2])
+            interp.replace_items(args[0], current, interp.location(frame, node, "write"))
+            return Const(None)
+    return _unknown_items(interp, frame, args, kwargs, node)
+
+
+def _list_pop(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if 1 <= len(args) <= 2 and isinstance(args[0], ListValue) and not kwargs:
+        current = interp.items(args[0])
+        index = args[1] if len(args) == 2 else Const(-1)
+        if current and isinstance(index, Const) and type(index.value) is int and -len(current) <= index.value < len(current):
+            item = current.pop(index.value)
+            interp.replace_items(args[0], current, interp.location(frame, node, "write"))
+            return item
+    return _unknown_items(interp, frame, args, kwargs, node)
+
+
+def _clear(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) == 1 and isinstance(args[0], ListValue):
+        interp.replace_items(args[0], [], interp.location(frame, node, "write"))
+        return Const(None)
+    if len(args) == 1 and isinstance(args[0], DictValue):
+        for key in list(interp.heap.slots(args[0].addr)):
+            interp.heap.delete(args[0].addr, key)
+        return Const(None)
+    return _unknown_items(interp, frame, args, kwargs, node)
+
+
+def _dict_pop(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) in (2, 3) and isinstance(args[0], DictValue) and isinstance(args[1], Const):
+        slots = interp.heap.slots(args[0].addr)
+        if args[1].value in slots:
+            item = slots[args[1].value]
+            interp.heap.delete(args[0].addr, args[1].value)
+            return item
+        if not slots.get("__unknown__") and len(args) == 3:
+            return args[2]
+    return _unknown_items(interp, frame, args, kwargs, node)
+
+
+def _setdefault(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    if len(args) in (2, 3) and isinstance(args[0], DictValue) and isinstance(args[1], Const):
+        slots = interp.heap.slots(args[0].addr)
+        if args[1].value in slots:
+            return slots[args[1].value]
+        if not slots.get("__unknown__"):
+            value = args[2] if len(args) == 3 else Const(None)
+            interp.heap.write(args[0].addr, args[1].value, value, interp.location(frame, node, "write"))
+            return value
+    return _unknown_items(interp, frame, args, kwargs, node)
 
 
 def _unknown_items(interp: "Interpreter", frame, args, kwargs, node) -> object:
@@ -213,12 +367,22 @@ HANDLERS: dict[str, Handler] = {
     "builtins.range": _range,
     "builtins.enumerate": _enumerate,
     "builtins.zip": _zip,
+    "builtins.reversed": _reversed,
+    "builtins.type": _type,
+    "builtins.property": _descriptor(Property),
+    "builtins.staticmethod": _descriptor(StaticMethod),
+    "builtins.classmethod": _descriptor(ClassMethod),
+    "builtins.abs": _number(abs),
+    "builtins.round": _number(round),
+    "builtins.sorted": _sorted,
+    "builtins.sum": _sum,
     "builtins.len": _len,
     "builtins.min": _extreme(min),
     "builtins.max": _extreme(max),
     "builtins.isinstance": _isinstance,
     "builtins.getattr": _getattr,
     "builtins.setattr": _setattr,
+    "builtins.hasattr": _hasattr,
     "builtins.print": _none,
     "builtins.list": _sequence("list"),
     "builtins.tuple": _sequence("tuple"),
@@ -226,17 +390,19 @@ HANDLERS: dict[str, Handler] = {
     "super.__init__": _none,
     "execution.identity": _identity,
     "list.append": _append,
-    "list.extend": _unknown_items,
-    "list.insert": _unknown_items,
-    "list.pop": _unknown_items,
-    "list.clear": _unknown_items,
+    "list.extend": _extend,
+    "list.insert": _insert,
+    "list.pop": _list_pop,
+    "list.clear": _clear,
+    "list.copy": lambda interp, frame, args, kwargs, node: _sequence("list")(interp, frame, args[:1], {}, node),
+    "dict.clear": _clear,
     "dict.get": _get,
     "dict.items": _items("items"),
     "dict.keys": _items("keys"),
     "dict.values": _items("values"),
     "dict.update": _update,
-    "dict.pop": _unknown_items,
-    "dict.setdefault": _unknown_items,
+    "dict.pop": _dict_pop,
+    "dict.setdefault": _setdefault,
     **{f"builtins.{name}": _conversion(name) for name in _CONVERSIONS},
 }
 

@@ -21,6 +21,7 @@ class Frame:
     declared_nonlocal: set[str] = field(default_factory=set)
     returns: list[object] = field(default_factory=list)
     loops: list[tuple[str, int]] = field(default_factory=list)  # (loop id, iteration) of the symbolic loops around
+    yields: list[object] | None = None  # a generator's body being run: the values it yielded so far
 
 
 class Return(Exception):
@@ -42,3 +43,7 @@ class Raised(Exception):
 
 class OutOfBudget(Exception):
     """The entry used its steps: what it found so far stands."""
+
+
+class GeneratorFull(Raised):
+    """A generator yielded more values than a run follows one by one: that path stops there."""

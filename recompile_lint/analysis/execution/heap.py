@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from recompile_lint.analysis.execution.values import TOP, join
+from recompile_lint.analysis.execution.values import TOP, Const, join
 from recompile_lint.models import Location
 
 _MISSING = object()
@@ -43,6 +43,10 @@ class Heap:
         self.kinds[addr] = kind
         return addr
 
+    def mark(self) -> int:
+        """The address the next store gets: stores from here on are newer than this point."""
+        return self._next
+
     def read(self, addr: int, key: object, default: object = _MISSING) -> object:
         store = self.stores.get(addr)
         if store is None or key not in store:
@@ -67,6 +71,18 @@ class Heap:
                 journal.origins[(addr, key)] = self.origins.get((addr, key))
         store[key] = value
         self.origins[(addr, key)] = where
+
+    def delete(self, addr: int, key: object) -> None:
+        """The slot is gone (a list shrank, a key was popped): journaled like a write."""
+        store = self.stores.setdefault(addr, {})
+        if key not in store:
+            return
+        if self._journals:
+            journal = self._journals[-1]
+            if (addr, key) not in journal.before:
+                journal.before[(addr, key)] = store[key]
+                journal.origins[(addr, key)] = self.origins.get((addr, key))
+        del store[key]
 
     def forget(self, addr: int, key: object) -> None:
         """The slot holds something unknown (``del``, or a write the run cannot follow)."""
@@ -109,4 +125,7 @@ class Heap:
                 result = TOP if result is _MISSING or value is _MISSING else join(result, value)
             if result is _MISSING:
                 continue
+            if _MISSING in values and self.kinds.get(addr) in ("list", "dict"):
+                # One branch has the item, another not: which items it holds is unknown.
+                self.write(addr, "__unknown__", Const(True), where)
             self.write(addr, key, result, where)

@@ -9,7 +9,12 @@ classes, the libraries the overlays model); what it does not know is ``TOP``, ne
   item; any other loop runs ``LOOP_ITERATIONS`` iterations, the loop variable a fresh iteration
   symbol each time. A slot the body changes from one iteration to the next (a counter:
   ``step += 1``) is found by running the body twice first without telling the caches, and
-  holds an iteration symbol at the start of each iteration;
+  holds an iteration symbol at the start of each iteration. A ``while`` loop that ends on known
+  values within ``CONCRETE_ITERATIONS`` (a counter, a ``break``) runs iteration by iteration;
+* a generator function's call runs its body when it is iterated, each yielded value bound in
+  turn (``yielded``);
+* dataclasses and named tuples bind their fields, an Enum's members are objects of their own,
+  a function's ``__defaults__`` can be written (``instantiate``, ``function_store``);
 * calls into project code are followed ``max_depth`` deep; a run has ``steps`` to spend;
 * each call of a compiled object is told to the ``observer`` (the cache entries, ``cache.py``)
   before its body runs.
@@ -18,13 +23,16 @@ classes, the libraries the overlays model); what it does not know is ``TOP``, ne
 from __future__ import annotations
 
 import ast
+import itertools
 import operator
 from typing import Callable, Protocol
 
 from recompile_lint.analysis.execution import builtins as builtin_values
-from recompile_lint.analysis.execution.frames import Break, Continue, Frame, OutOfBudget, Raised, Return
+from recompile_lint.analysis.execution.frames import Break, Continue, Frame, GeneratorFull, OutOfBudget, Raised, Return
 from recompile_lint.analysis.execution.heap import Heap
-from recompile_lint.analysis.execution.overlays import TABLE
+from recompile_lint.analysis.execution.overlays import TABLE, records
+from recompile_lint.analysis.execution.overlays.torch_tensor import arithmetic as tensor_arithmetic
+from recompile_lint.analysis.execution.overlays.torch_tensor import attribute as tensor_attribute
 from recompile_lint.analysis.execution.values import (
     TOP,
     BoundMethod,
@@ -36,6 +44,7 @@ from recompile_lint.analysis.execution.values import (
     ContextValue,
     DictValue,
     Function,
+    GeneratorValue,
     Instance,
     IteratorValue,
     ListValue,
@@ -59,6 +68,7 @@ CONCRETE_ITERATIONS = 16  # a known iterable this long runs item by item (twice 
 MAX_DEPTH = 8
 MAX_MODULES = 16  # modules one run imports; past them an import is top (a run's cost stays bounded)
 STEPS = 5_000
+MAX_SCANNED = 50_000  # heap slots an in-place change of a tensor's state looks through
 NN_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _MISSING = object()
 
@@ -93,6 +103,8 @@ class Observer(Protocol):
 class Interpreter:
     """One run: a heap, the modules imported so far, the steps left."""
 
+    MISSING = _MISSING  # what ``class_attribute`` answers for a name no class of the MRO holds
+
     def __init__(self, project: Project, observer: Observer | None = None, steps: int = STEPS, max_depth: int = MAX_DEPTH):
         self.project = project
         self.observer = observer
@@ -107,8 +119,14 @@ class Interpreter:
         self.compiling = 0  # >0 while a compiled body runs (``torch.compiler.is_compiling()``)
         self.grad_modes: list[object] = []  # the grad-mode and autocast contexts entered
         self.traced: set[tuple[str, int]] = set()  # (file, line) of expressions compiled code ran
+        self.default_dtype = "torch.float32"  # ``torch.set_default_dtype``; "" when unknown
         self._tensors = 0
         self._generators: dict[CodeRef, bool] = {}
+        self._function_stores: dict[Function, int] = {}
+        self._library_classes: dict[str, ClassValue] = {}
+        self._yielded: dict[int, tuple[list[object], bool]] = {}  # generator -> (values, all of them)
+        self._exhausted: set[int] = set()  # generators a loop ran to their end
+        self.symbolic_loops = 0  # loops run on iteration symbols so far (a generator's values are then not all known)
 
     # ---- bookkeeping -------------------------------------------------------------------
 
@@ -347,6 +365,8 @@ class Interpreter:
                     return
                 except Continue:
                     continue
+            if isinstance(iterable, GeneratorValue) and not self.probing:
+                self._exhausted.add(iterable.addr)
             self.block(frame, stmt.orelse)
             return
         if items is not None:
@@ -364,10 +384,56 @@ class Interpreter:
         self.symbolic_loop(frame, loop, stmt.body, before, None)
 
     def loop_while(self, frame: Frame, stmt: ast.While) -> None:
+        if self.finite_while(frame, stmt):
+            # The test, or a ``break``, ends it within ``CONCRETE_ITERATIONS`` on known values
+            # (``i = 0; while i < 12: ...; i += 1``): it runs as it does, iteration by iteration.
+            for _ in range(CONCRETE_ITERATIONS):
+                if self.truth(self.eval(frame, stmt.test)) is not True:
+                    break
+                try:
+                    self.block(frame, stmt.body)
+                except Break:
+                    return
+                except Continue:
+                    continue
+            self.block(frame, stmt.orelse)
+            return
         loop = f"{frame.path}:{stmt.lineno}:{stmt.col_offset}"
         self.symbolic_loop(frame, loop, stmt.body, lambda k: None, stmt.test)
 
+    def finite_while(self, frame: Frame, stmt: ast.While) -> bool:
+        """Whether the loop ends on known values within ``CONCRETE_ITERATIONS``: run it once
+        without telling the caches, its writes undone. Not inside another probe (the cost of
+        nested loops stays a product of their bounds), nor for ``while True:`` without a
+        ``break``."""
+        if self.probing:
+            return False
+        if isinstance(stmt.test, ast.Constant) and stmt.test.value and not _breaks(stmt.body):
+            return False
+        self.probing += 1
+        self.heap.open()
+        try:
+            for _ in range(CONCRETE_ITERATIONS + 1):
+                truth = self.truth(self.eval(frame, stmt.test))
+                if truth is None:
+                    return False
+                if truth is False:
+                    return True
+                try:
+                    self.block(frame, stmt.body)
+                except Break:
+                    return True
+                except Continue:
+                    continue
+                except (Return, Raised):
+                    return False
+            return False
+        finally:
+            self.heap.close()
+            self.probing -= 1
+
     def symbolic_loop(self, frame: Frame, loop: str, body: list[ast.stmt], before: Callable[[int], None], test: ast.expr | None) -> None:
+        self.symbolic_loops += 1
         carried = self.carried_slots(frame, loop, body, before, test)
         frame.loops.append((loop, 0))
         try:
@@ -431,6 +497,8 @@ class Interpreter:
             return None
         if isinstance(value, TupleValue):
             return list(value.elements)
+        if isinstance(value, Instance) and self.class_attribute(value.cls, "__tuple__") == Const(True):
+            return [self.heap.read(value.addr, name, TOP) for name in self.field_names(value.cls)]
         if isinstance(value, ListValue):
             slots = self.heap.slots(value.addr)
             if slots.get("__unknown__"):
@@ -441,6 +509,15 @@ class Interpreter:
             if slots.get("__unknown__"):
                 return None
             return [Const(k) for k in slots if k != "__unknown__"]
+        if isinstance(value, GeneratorValue):
+            values, complete = self.yielded(value)
+            return list(values) if complete else None
+        if isinstance(value, IteratorValue) and value.kind in ("count", "cycle", "repeat", "islice"):
+            return self.endless_items(value)
+        if isinstance(value, IteratorValue) and value.kind == "enumerate":
+            inner = self.items(value.sources[0])
+            start = value.sources[1].value if len(value.sources) > 1 else 0  # type: ignore[attr-defined]
+            return [TupleValue((Const(start + i), item)) for i, item in enumerate(inner)] if inner is not None else None
         if isinstance(value, IteratorValue):
             parts = [self.items(source) for source in value.sources]
             if any(part is None for part in parts):
@@ -449,16 +526,69 @@ class Interpreter:
                 return [TupleValue((Const(i), item)) for i, item in enumerate(parts[0])]  # type: ignore[arg-type]
             if value.kind == "zip":
                 return [TupleValue(tuple(group)) for group in zip(*parts)]  # type: ignore[misc]
+            if value.kind == "chain":
+                return [item for part in parts for item in part]  # type: ignore[union-attr]
+            if value.kind == "product":
+                total = 1
+                for part in parts:
+                    total *= len(part)  # type: ignore[arg-type]
+                return [TupleValue(group) for group in itertools.product(*parts)] if total <= 10_000 else None  # type: ignore[arg-type]
             if value.kind == "items" and isinstance(value.sources[0], DictValue):
                 slots = self.heap.slots(value.sources[0].addr)
                 return [TupleValue((Const(k), v)) for k, v in slots.items() if k != "__unknown__"]
         return None
 
+    def endless_items(self, value: IteratorValue) -> list[object] | None:
+        """``repeat(x, n)`` and ``islice(it, [start,] stop[, step])`` with known bounds; the
+        endless ones (``count``, ``cycle``, ``repeat(x)``) have no list of items."""
+        sources = value.sources
+        if value.kind == "repeat" and len(sources) == 2:
+            times = sources[1]
+            return [sources[0]] * times.value if isinstance(times, Const) and type(times.value) is int and 0 <= times.value <= 10_000 else None  # type: ignore[operator]
+        if value.kind != "islice":
+            return None
+        bounds = list(sources[1:])
+        if not all(isinstance(b, Const) and (b.value is None or type(b.value) is int) for b in bounds):
+            return None
+        numbers = [b.value for b in bounds]  # type: ignore[union-attr]
+        start, stop, step = (0, numbers[0], 1) if len(numbers) == 1 else (numbers + [1])[:3]
+        start, step = start or 0, step or 1
+        if stop is None or stop > 10_000 or start < 0 or step < 1:
+            return None
+        inner = self.items(sources[0])
+        if inner is not None:
+            return inner[start:stop:step]
+        if isinstance(sources[0], IteratorValue) and sources[0].kind in ("count", "cycle", "repeat"):
+            return [self.endless_element(sources[0], k) for k in range(start, stop, step)]
+        return None
+
+    def endless_element(self, value: IteratorValue, k: int) -> object:
+        """The ``k``-th item of ``count(start, step)``, ``cycle(xs)``, ``repeat(x)``."""
+        if value.kind == "count":
+            start, step = (list(value.sources) + [Const(0), Const(1)][len(value.sources) :])[:2]
+            if isinstance(start, Const) and isinstance(step, Const) and all(type(v.value) in (int, float) for v in (start, step)):
+                return Const(start.value + k * step.value)  # type: ignore[operator]
+            return TOP
+        if value.kind == "cycle":
+            items = self.items(value.sources[0])
+            return items[k % len(items)] if items else TOP
+        if value.kind == "repeat":
+            return value.sources[0]
+        return TOP
+
     def element(self, iterable: object, loop: str, k: int) -> object:
         """The ``k``-th item of an iterable whose items are not all known."""
         if isinstance(iterable, RangeValue):
             return iteration(loop, k, "int")
+        if isinstance(iterable, GeneratorValue):
+            values, _ = self.yielded(iterable)
+            return values[k] if k < len(values) else TOP
+        if isinstance(iterable, IteratorValue) and iterable.kind == "count":
+            return iteration(loop, k, "int")  # endless: a fresh value per iteration
+        if isinstance(iterable, IteratorValue) and iterable.kind in ("cycle", "repeat"):
+            return self.endless_element(iterable, k)
         if isinstance(iterable, IteratorValue) and iterable.kind == "enumerate":
+            # ``start + k``: still a fresh value per iteration.
             return TupleValue((iteration(loop, k, "int"), self.element(iterable.sources[0], loop + "/0", k)))
         if isinstance(iterable, IteratorValue) and iterable.kind == "zip":
             return TupleValue(tuple(self.element(source, f"{loop}/{i}", k) for i, source in enumerate(iterable.sources)))
@@ -472,10 +602,12 @@ class Interpreter:
             self.store_name(frame, target.id, value, where)
         elif isinstance(target, ast.Attribute):
             self.set_attribute(frame, self.eval(frame, target.value), target.attr, value, where)
+        elif isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
+            self.set_slice(self.eval(frame, target.value), target.slice, value, where)
         elif isinstance(target, ast.Subscript):
             self.set_item(self.eval(frame, target.value), self.eval(frame, target.slice), value, where)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            items = self.items(value) if isinstance(value, (TupleValue, ListValue)) else None
+            items = self.items(value) if isinstance(value, (TupleValue, ListValue, Instance, IteratorValue, GeneratorValue)) else None
             if items is not None and len(items) == len(target.elts) and not any(isinstance(t, ast.Starred) for t in target.elts):
                 for element, item in zip(target.elts, items):
                     self.assign(frame, element, item, stmt)
@@ -554,17 +686,14 @@ class Interpreter:
             self.block(body, node.body)
         except (Return, Break, Continue, Raised):
             pass
-        if any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in self.mro(cls)):
-            # An Enum's members are not their values (``Mode.TRAIN`` is not ``1``), and what
-            # Dynamo guards on them is not modelled yet: top, never a difference.
-            for key, member in list(self.heap.slots(namespace).items()):
-                if isinstance(key, str) and not key.startswith("__") and isinstance(member, Const):
-                    self.heap.write(namespace, key, TOP, None)
+        records.class_defined(self, cls, node)  # an Enum's members, a NamedTuple's fields
         value: object = cls
         for decorator in reversed(node.decorator_list):
             applied = self.eval(frame, decorator)
             if isinstance(applied, Function):
                 value = self.call(frame, applied, [value], {}, decorator)
+            elif isinstance(value, ClassValue):
+                records.class_decorated(self, value, node, applied)  # ``@dataclass``
         return value
 
     def mro(self, cls: ClassValue) -> list[object]:
@@ -594,13 +723,25 @@ class Interpreter:
         return _MISSING
 
     def instantiate(self, frame: Frame, cls: ClassValue, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        if records.is_enum(self, cls):
+            return records.enum_lookup(self, cls, args)
         instance = Instance(cls, self.heap.new("object"))
         if self.is_nn_module(cls):
             self.heap.write(instance.addr, "training", Const(True), None)
+        if records.init_record(self, frame, instance, args, kwargs, node):
+            return instance  # a dataclass or a named tuple: its generated ``__init__`` ran
         init = self.class_attribute(cls, "__init__")
         if isinstance(init, Function):
             self.call_function(init, [instance] + args, kwargs, frame)
         return instance
+
+    def library_class(self, name: str, bases: tuple[object, ...] = ()) -> ClassValue:
+        """A library class whose instances hold plain attributes (``types.SimpleNamespace``,
+        ``torch.nn.Linear``): one per run, so its instances share it."""
+        found = self._library_classes.get(name)
+        if found is None:
+            found = self._library_classes[name] = ClassValue("", name, self.heap.new("class", {"__name__": Const(name.rsplit(".", 1)[-1])}), bases)
+        return found
 
     def bind(self, function: Function, args: list[object], kwargs: dict[str, object]) -> dict[str, object] | None:
         node = self.codes.get(function.code)
@@ -614,8 +755,12 @@ class Interpreter:
         extra = args[len(positional) :]
         if spec.vararg is not None:
             bound[spec.vararg.arg] = TupleValue(tuple(extra))
-        defaults = dict(zip(positional[len(positional) - len(function.defaults) :], function.defaults))
-        defaults.update(function.kw_defaults)
+        positional_defaults, kw_defaults = self.defaults_of(function)
+        if positional_defaults is None:
+            defaults: dict[str, object] = {}  # a write made them unknown: top
+        else:
+            defaults = dict(zip(positional[len(positional) - len(positional_defaults) :], positional_defaults)) if positional_defaults else {}
+        defaults.update(kw_defaults or {})
         rest: dict[str, object] = {}
         for key, value in kwargs.items():
             if key in positional or key in [a.arg for a in spec.kwonlyargs]:
@@ -626,7 +771,7 @@ class Interpreter:
             if name not in bound:
                 bound[name] = defaults.get(name, TOP)
         if spec.kwarg is not None:
-            bound[spec.kwarg.arg] = TOP
+            bound[spec.kwarg.arg] = DictValue(self.heap.new("dict", rest))
         return bound
 
     def call_function(self, function: Function, args: list[object], kwargs: dict[str, object], caller: Frame | None) -> object:
@@ -635,7 +780,8 @@ class Interpreter:
         if node is None or depth > self.max_depth or isinstance(node, ast.AsyncFunctionDef):
             return TOP
         if self.is_generator(function.code, node):
-            return TOP  # a generator: its body runs later, as it is iterated
+            # A generator: its body runs when it is iterated (``yielded``).
+            return GeneratorValue(function, tuple(args), tuple(kwargs.items()), self.heap.new("generator"), depth)
         bound = self.bind(function, args, kwargs)
         if bound is None:
             return TOP
@@ -661,6 +807,60 @@ class Interpreter:
         for other in frame.returns[1:]:
             value = join(value, other)
         return value
+
+    def yielded(self, generator: GeneratorValue) -> tuple[list[object], bool]:
+        """The values a generator yields, and whether they are all of them (it ended within
+        ``CONCRETE_ITERATIONS`` values, its loops on known values). Its body runs once, when it
+        is first iterated; a body that writes anything but its own locals and the objects it
+        makes is not followed (its writes would land before the loop that iterates it, not
+        between its iterations): no values, undone."""
+        if generator.addr in self._exhausted:
+            return [], True  # a ``for`` loop ran it to its end: it yields nothing more
+        found = self._yielded.get(generator.addr)
+        if found is not None:
+            return found
+        if self.probing:
+            # A probe's writes are undone, and the objects the generator made with them: run
+            # it again when it is iterated for real.
+            self._yielded[generator.addr] = ([], False)
+            try:
+                return self.run_generator(generator)
+            finally:
+                del self._yielded[generator.addr]
+        self._yielded[generator.addr] = ([], False)  # a generator iterating itself: nothing known
+        self._yielded[generator.addr] = found = self.run_generator(generator)
+        return found
+
+    def run_generator(self, generator: GeneratorValue) -> tuple[list[object], bool]:
+        function = generator.function
+        node = self.codes.get(function.code) if isinstance(function, Function) else None
+        bound = self.bind(function, list(generator.args), dict(generator.kwargs)) if node is not None else None  # type: ignore[arg-type]
+        globals_addr = self.globals.get(function.module) if isinstance(function, Function) else None
+        if node is None or bound is None or globals_addr is None:
+            return [], False
+        start = self.heap.mark()
+        cells = self.heap.new("frame")
+        for name, value in bound.items():
+            self.heap.write(cells, name, value, None)
+        frame = Frame(function.code.path, function.code.qualname, cells, globals_addr, function.closure, generator.depth)  # type: ignore[union-attr]
+        frame.yields = []
+        loops = self.symbolic_loops
+        complete = True
+        self.heap.open()
+        try:
+            self.block(frame, node.body)  # type: ignore[attr-defined]
+        except (Return, Break, Continue):
+            pass
+        except Raised:  # and ``GeneratorFull``
+            complete = False
+        except BaseException:
+            self.heap.close()
+            raise
+        journal = self.heap.close()
+        if any(addr < start for addr, _ in journal.before):
+            return [], False
+        self.heap.merge([journal])
+        return frame.yields, complete and self.symbolic_loops == loops
 
     def is_generator(self, code: CodeRef, node: ast.AST) -> bool:
         found = self._generators.get(code)
@@ -734,12 +934,27 @@ class Interpreter:
             found = self.heap.read(value.addr, attr, _MISSING)
             if found is not _MISSING:
                 return found
+            if attr == "__class__":
+                return value.cls
+            if attr == "_replace" and self.class_attribute(value.cls, "__tuple__") == Const(True):
+                return BoundMethod(ModuleValue("namedtuple._replace"), value)
+            if not value.cls.path and f"{value.cls.qualname}.{attr}" in TABLE:
+                return BoundMethod(ModuleValue(f"{value.cls.qualname}.{attr}"), value)  # a library class's method
             member = self.class_attribute(value.cls, attr)
             if member is not _MISSING:
                 return self.bind_member(frame, member, value)
             if self.is_nn_module(value.cls) and f"nn.Module.{attr}" in TABLE:
                 return BoundMethod(ModuleValue(f"nn.Module.{attr}"), value)
             return TOP
+        if isinstance(value, Function):
+            return self.function_attribute(value, attr)
+        if isinstance(value, Partial) and attr in ("func", "args", "keywords"):
+            # ``p.func``, ``p.args``, ``p.keywords`` (a new dict each read, as a copy would be).
+            if attr == "func":
+                return value.function
+            if attr == "args":
+                return TupleValue(value.args)
+            return DictValue(self.heap.new("dict", dict(value.keywords)))
         if isinstance(value, CompiledValue):
             if attr == "_orig_mod" or attr == "__wrapped__":
                 return value.target
@@ -762,11 +977,27 @@ class Interpreter:
             return self.bind_member(frame, member, value.receiver)
         if isinstance(value, Property) and attr == "setter":
             return BoundMethod(ModuleValue("property.setter"), value)
+        if isinstance(value, TensorValue) and f"tensor.{attr}" not in TABLE:
+            return tensor_attribute(self, value, attr)
         for kind, prefix in ((TensorValue, "tensor"), (ListValue, "list"), (DictValue, "dict"), (Const, "const")):
             if isinstance(value, kind):
                 if f"{prefix}.{attr}" in TABLE:
                     return BoundMethod(ModuleValue(f"{prefix}.{attr}"), value)
                 return TOP
+        return TOP
+
+    def has_attribute(self, value: object, name: str) -> object:
+        """``hasattr(value, name)`` where the run knows it is true: an attribute the instance,
+        its class or the module holds; a name of a library an overlay models
+        (``hasattr(torch, "compile")``). Anything else is top, never a guessed False."""
+        if isinstance(value, Instance):
+            found = self.heap.has(value.addr, name) or self.class_attribute(value.cls, name) is not _MISSING
+            return Const(True) if found else TOP
+        if isinstance(value, ModuleValue) and not value.path:
+            dotted = f"{value.name}.{name}"
+            return Const(True) if any(key == dotted or key.startswith(dotted + ".") for key in TABLE) else TOP
+        if isinstance(value, ModuleValue) and self.heap.has(self.globals.get(value.path, -1), name):
+            return Const(True)
         return TOP
 
     def bind_member(self, frame: Frame, member: object, receiver: object) -> object:
@@ -787,6 +1018,8 @@ class Interpreter:
                 if member.setter is not None:
                     self.call(frame, member.setter, [target, value], {}, ast.Pass())
                 return
+            if self.class_attribute(target.cls, "__frozen__") == Const(True) or self.class_attribute(target.cls, "__tuple__") == Const(True):
+                raise Raised()  # a frozen dataclass or a named tuple: the write raises
             self.heap.write(target.addr, attr, value, where)
         elif isinstance(target, CompiledValue) and isinstance(target.target, Instance):
             self.set_attribute(frame, target.target, attr, value, where)  # OptimizedModule forwards writes
@@ -794,8 +1027,62 @@ class Interpreter:
             self.heap.write(self.globals[target.path], attr, value, where)
         elif isinstance(target, ClassValue):
             self.heap.write(target.addr, attr, value, where)
+        elif isinstance(target, Function):
+            self.heap.write(self.function_store(target), attr, value, where)  # ``f.__defaults__ = (2,)``
+
+    def replace_tensor(self, old: TensorValue, new: TensorValue, where: Location | None) -> None:
+        """An in-place change of a tensor's state (``requires_grad_``): every slot holding it
+        holds the changed one (a scan of the heap; past ``MAX_SCANNED`` slots the change is not
+        followed, and the run's cost stays bounded)."""
+        if sum(len(store) for store in self.heap.stores.values()) > MAX_SCANNED:
+            return
+        for addr, store in list(self.heap.stores.items()):
+            for key, value in list(store.items()):
+                if isinstance(value, TensorValue) and value.addr == old.addr:
+                    self.heap.write(addr, key, new, where)
+
+    def field_names(self, cls: ClassValue) -> list[str]:
+        fields = self.class_attribute(cls, "__fields__")
+        return [f.value for f in fields.elements if isinstance(f, Const)] if isinstance(fields, TupleValue) else []  # type: ignore[misc]
+
+    def function_store(self, function: Function) -> int:
+        """The heap store of a function object's writable attributes (``__defaults__``,
+        ``__kwdefaults__``, any other): one per function value, made on first use."""
+        addr = self._function_stores.get(function)
+        if addr is None:
+            addr = self._function_stores[function] = self.heap.new("function")
+        return addr
+
+    def defaults_of(self, function: Function) -> tuple[tuple[object, ...] | None, dict[str, object] | None]:
+        """A function's positional and keyword-only defaults now (None where a write made them
+        unknown), after any write to its ``__defaults__`` / ``__kwdefaults__``."""
+        addr = self._function_stores.get(function)
+        defaults: tuple[object, ...] | None = function.defaults
+        kw_defaults: dict[str, object] | None = dict(function.kw_defaults)
+        if addr is None:
+            return defaults, kw_defaults
+        written = self.heap.read(addr, "__defaults__", _MISSING)
+        if written is not _MISSING:
+            defaults = written.elements if isinstance(written, TupleValue) else () if written == Const(None) else None
+        written = self.heap.read(addr, "__kwdefaults__", _MISSING)
+        if written is not _MISSING:
+            kw_defaults = self.keywords_of(written) if isinstance(written, DictValue) else {} if written == Const(None) else None
+        return defaults, kw_defaults
+
+    def function_attribute(self, function: Function, attr: str) -> object:
+        addr = self._function_stores.get(function)
+        found = self.heap.read(addr, attr, _MISSING) if addr is not None else _MISSING
+        if found is not _MISSING:
+            return found
+        if attr == "__defaults__":
+            return TupleValue(function.defaults) if function.defaults else Const(None)
+        if attr in ("__name__", "__qualname__"):
+            return Const(function.code.qualname.rsplit(".", 1)[-1] if attr == "__name__" else function.code.qualname)
+        return TOP
 
     def get_item(self, value: object, key: object) -> object:
+        if isinstance(value, Instance) and isinstance(key, Const) and type(key.value) is int and self.class_attribute(value.cls, "__tuple__") == Const(True):
+            value = TupleValue(tuple(self.items(value) or ()))  # a named tuple's item is its field
         if isinstance(value, TupleValue) and isinstance(key, Const) and type(key.value) is int:
             try:
                 return value.elements[key.value]  # type: ignore[index]
@@ -810,7 +1097,28 @@ class Interpreter:
             return TOP if found is _MISSING else found
         if isinstance(value, TensorValue):
             return self.new_tensor()
+        if value == ModuleValue("sys.modules") and isinstance(key, Const) and isinstance(key.value, str):
+            # ``sys.modules[__name__]``: the module run under that name (``__main__`` too).
+            for path, module in self.modules.items():
+                if self.heap.read(self.globals.get(path, -1), "__name__", None) == key:
+                    return module
         return TOP
+
+    def set_slice(self, target: object, index: ast.Slice, value: object, where: Location | None) -> None:
+        """``xs[:] = items``: the list's items replaced; any other slice makes them unknown."""
+        if not isinstance(target, ListValue):
+            return
+        items = self.items(value)
+        if index.lower is None and index.upper is None and index.step is None and items is not None:
+            self.replace_items(target, items, where)
+        else:
+            self.set_item(target, TOP, TOP, where)
+
+    def replace_items(self, target: ListValue, items: list[object], where: Location | None) -> None:
+        for key in [k for k in self.heap.slots(target.addr) if isinstance(k, int) and k >= len(items)]:
+            self.heap.delete(target.addr, key)
+        for i, item in enumerate(items):
+            self.heap.write(target.addr, i, item, where)
 
     def set_item(self, target: object, key: object, value: object, where: Location | None) -> None:
         if not isinstance(target, (ListValue, DictValue)):
@@ -876,7 +1184,25 @@ class Interpreter:
             value = self.eval(frame, node.value)
             self.assign(frame, node.target, value, node)
             return value
+        if isinstance(node, (ast.Yield, ast.YieldFrom)) and frame.yields is not None:
+            return self.yield_values(frame, node)
         return TOP
+
+    def yield_values(self, frame: Frame, node: ast.Yield | ast.YieldFrom) -> object:
+        """``yield x`` / ``yield from xs`` in a generator being run: its values, in order."""
+        assert frame.yields is not None
+        if isinstance(node, ast.Yield):
+            values = [self.eval(frame, node.value) if node.value is not None else Const(None)]
+        else:
+            items = self.items(self.eval(frame, node.value))
+            if items is None:
+                raise GeneratorFull()
+            values = items
+        for value in values:
+            if len(frame.yields) >= CONCRETE_ITERATIONS:
+                raise GeneratorFull()
+            frame.yields.append(value)
+        return Const(None)  # what ``send`` gives a ``for`` loop's generator
 
     def new_list(self, elements: list[object]) -> ListValue:
         return ListValue(self.heap.new("list", dict(enumerate(elements))))
@@ -911,11 +1237,24 @@ class Interpreter:
         kwargs: dict[str, object] = {}
         for keyword in node.keywords:
             if keyword.arg is None:
-                return TOP
+                spread = self.keywords_of(self.eval(frame, keyword.value))
+                if spread is None:
+                    return TOP
+                kwargs.update(spread)
+                continue
             kwargs[keyword.arg] = self.eval(frame, keyword.value)
         if isinstance(callee, ModuleValue) and callee.name == "builtins.super" and not args:
             return self.super_of(frame)
         return self.call(frame, callee, args, kwargs, node)
+
+    def keywords_of(self, value: object) -> dict[str, object] | None:
+        """``f(**d)``: the keyword arguments of a dict whose keys are all known strings."""
+        if not isinstance(value, DictValue):
+            return None
+        slots = self.heap.slots(value.addr)
+        if slots.get("__unknown__") or not all(isinstance(k, str) for k in slots):
+            return None
+        return dict(slots)
 
     def super_of(self, frame: Frame) -> object:
         receiver = self.heap.read(frame.locals, "self", TOP)
@@ -936,10 +1275,10 @@ class Interpreter:
                     kind = "float" if "float" in (sym.kind, type(other.value).__name__) else sym.kind
                     return Sym("iteration", loop=sym.loop, k=sym.k, kind=kind)
                 return TOP
-        if isinstance(left, TensorValue):
-            return left if in_place else self.new_tensor()
-        if isinstance(right, TensorValue):
-            return self.new_tensor()
+        if isinstance(left, TensorValue) and in_place:
+            return left
+        if isinstance(left, TensorValue) or isinstance(right, TensorValue):
+            return tensor_arithmetic(self, op, left, right)
         if isinstance(left, TupleValue) and isinstance(right, TupleValue) and isinstance(op, ast.Add):
             return TupleValue(left.elements + right.elements)
         return TOP
@@ -997,6 +1336,9 @@ class Interpreter:
                     return isinstance(op, ast.IsNot)
             if isinstance(left, Const) and isinstance(right, Const) and left.value is None and right.value is None:
                 return isinstance(op, ast.Is)
+            if isinstance(left, (Instance, ClassValue, ListValue, DictValue)) and isinstance(right, (Instance, ClassValue, ListValue, DictValue)):
+                same = left == right  # objects on the heap: one address, one object
+                return same if isinstance(op, ast.Is) else not same
             return None
         if isinstance(op, (ast.In, ast.NotIn)):
             items = self.items(right) if isinstance(right, (TupleValue, ListValue, DictValue)) else None
@@ -1049,6 +1391,20 @@ def _arithmetic(op: ast.operator, left: object, right: object) -> object:
 def _load(target: ast.expr) -> ast.expr:
     """The expression that reads an assignment target."""
     return ast.copy_location(type(target)(**{**{f: getattr(target, f) for f in target._fields}, "ctx": ast.Load()}), target)
+
+
+def _breaks(body: list[ast.stmt]) -> bool:
+    """Whether a loop's body has a ``break`` of its own (not one of a loop inside it)."""
+    pending: list[ast.AST] = list(body)
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.Break):
+            return True
+        if not isinstance(current, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(current))
+        elif isinstance(current, (ast.For, ast.AsyncFor, ast.While)):
+            pending.extend(current.orelse)
+    return False
 
 
 def _own_nodes(node: ast.AST):

@@ -252,3 +252,15 @@ class IteratorValue:
 
     kind: str
     sources: tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class GeneratorValue:
+    """A generator function's call, not run yet: it runs when iterated (``Interpreter.yielded``).
+    ``addr`` makes each call its own generator; ``depth`` is the caller's call depth."""
+
+    function: object
+    args: tuple[object, ...]
+    kwargs: tuple[tuple[str, object], ...]
+    addr: int
+    depth: int = 0

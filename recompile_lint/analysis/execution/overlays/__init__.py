@@ -3,15 +3,16 @@
 Each overlay module has ``HANDLERS``: dotted name -> ``(interpreter, frame, args, kwargs,
 node) -> value``. Library functions and classes are spelled by their dotted name
 (``torch.compile``); methods by the kind of their receiver (``nn.Module.train``,
-``tensor.item``). Adding a library is adding a module and a line here; a name no overlay
+``tensor.item``), or for an instance of a library class an overlay makes, by the class's dotted
+name (``torch.optim.SGD.step``). Adding a library is adding a module and a line here; a name no overlay
 models is top.
 """
 
 from __future__ import annotations
 
 from recompile_lint.analysis.execution import builtins
-from recompile_lint.analysis.execution.overlays import functools, grad_mode, nn_module, torch_compile, torch_tensor
+from recompile_lint.analysis.execution.overlays import functools, grad_mode, nn_module, optim, records, stdlib, torch_compile, torch_tensor
 
 TABLE = {}
-for _overlay in (builtins, torch_compile, nn_module, functools, torch_tensor, grad_mode):
+for _overlay in (builtins, torch_compile, nn_module, functools, torch_tensor, grad_mode, records, optim, stdlib):
     TABLE.update(_overlay.HANDLERS)

@@ -1,11 +1,15 @@
 """``nn.Module``: the methods a program calls on its modules. Subclasses' ``__init__`` runs as
 project code (``super().__init__()`` is a no-op); attribute writes land on the instance;
 calling an instance calls its ``forward``; ``OptimizedModule`` forwards reads and writes to the
-original module (``Interpreter.get_attribute`` / ``set_attribute`` on a ``CompiledValue``)."""
+original module (``Interpreter.get_attribute`` / ``set_attribute`` on a ``CompiledValue``).
+The layers whose parameters' shapes their arguments fix (``nn.Linear``, ``nn.LayerNorm``,
+``nn.Embedding``, ``nn.Conv1d/2d/3d``) are instances with those parameters as attributes."""
 
 from __future__ import annotations
 
-from recompile_lint.analysis.execution.values import TOP, Const, Instance
+from dataclasses import replace
+
+from recompile_lint.analysis.execution.values import TOP, Const, Instance, ModuleValue, TensorValue, TupleValue
 
 
 def _mode(training: bool | None):
@@ -16,19 +20,91 @@ def _mode(training: bool | None):
         if training is None:  # ``train(mode=True)``
             mode = args[1] if len(args) > 1 else kwargs.get("mode", Const(True))
             value = mode if isinstance(mode, Const) else TOP
-        interp.heap.write(args[0].addr, "training", value, interp.location(frame, node, "write"))
+        where = interp.location(frame, node, "write")
+        for module in submodules(interp, args[0]):  # ``train()`` / ``eval()`` set every submodule
+            interp.heap.write(module.addr, "training", value, where)
         return args[0]
 
     return handler
+
+
+def _requires_grad(interp, frame, args, kwargs, node) -> object:
+    """``module.requires_grad_(False)``: every parameter of it and its submodules (the same
+    tensors, their ``requires_grad`` changed wherever they are held)."""
+    if not args or not isinstance(args[0], Instance):
+        return TOP
+    flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", Const(True))
+    grad = flag.value if isinstance(flag, Const) and isinstance(flag.value, bool) else None
+    for module in submodules(interp, args[0]):
+        for value in list(interp.heap.slots(module.addr).values()):
+            if isinstance(value, TensorValue) and value.requires_grad is not None and value.requires_grad != grad:
+                interp.replace_tensor(value, replace(value, requires_grad=grad), interp.location(frame, node, "write"))
+    return args[0]
+
+
+def _register_parameter(interp, frame, args, kwargs, node) -> object:
+    if len(args) == 3 and isinstance(args[0], Instance) and isinstance(args[1], Const) and isinstance(args[1].value, str):
+        interp.heap.write(args[0].addr, args[1].value, args[2], interp.location(frame, node, "write"))
+    return Const(None)
 
 
 def _self(interp, frame, args, kwargs, node) -> object:
     return args[0] if args else TOP
 
 
+def submodules(interp, module: Instance) -> list[Instance]:
+    """``module.modules()``: the module, then each submodule depth first (attributes that are
+    modules, in the order they were set), each once."""
+    out: list[Instance] = []
+    pending = [module]
+    while pending and len(out) < 256:
+        current = pending.pop()
+        if current in out:
+            continue
+        out.append(current)
+        children = [v for v in interp.heap.slots(current.addr).values() if isinstance(v, Instance) and interp.is_nn_module(v.cls)]
+        pending.extend(reversed(children))
+    return out
+
+
+def _children(interp, frame, args, kwargs, node) -> object:
+    if not args or not isinstance(args[0], Instance):
+        return TOP
+    return interp.new_list([v for v in interp.heap.slots(args[0].addr).values() if isinstance(v, Instance) and interp.is_nn_module(v.cls)])
+
+
+def _modules(interp, frame, args, kwargs, node) -> object:
+    return interp.new_list(list(submodules(interp, args[0]))) if args and isinstance(args[0], Instance) else TOP
+
+
+def _parameters(interp, frame, args, kwargs, node) -> object:
+    """``parameters()``: the tensors that need grad, of the module and its submodules."""
+    if not args or not isinstance(args[0], Instance):
+        return TOP
+    found = []
+    for module in submodules(interp, args[0]):
+        for value in interp.heap.slots(module.addr).values():
+            if isinstance(value, TensorValue) and value.requires_grad:
+                found.append(value)
+    return interp.new_list(found)
+
+
 def _apply(interp, frame, args, kwargs, node) -> object:
-    if len(args) == 2:
-        interp.call(frame, args[1], [args[0]], {}, node)
+    """``module.apply(fn)``: ``fn`` on each submodule, children first, then the module."""
+    if len(args) == 2 and isinstance(args[0], Instance):
+        order: list[Instance] = []
+
+        def visit(module: Instance) -> None:
+            if module in order or len(order) >= 256:
+                return
+            for child in interp.heap.slots(module.addr).values():
+                if isinstance(child, Instance) and interp.is_nn_module(child.cls) and child not in order:
+                    visit(child)
+            order.append(module)
+
+        visit(args[0])
+        for module in order:
+            interp.call(frame, args[1], [module], {}, node)
     return args[0] if args else TOP
 
 
@@ -38,7 +114,88 @@ def _register_buffer(interp, frame, args, kwargs, node) -> object:
     return Const(None)
 
 
+def _ints(values: list[object]) -> list[int] | None:
+    out = []
+    for value in values:
+        if not (isinstance(value, Const) and type(value.value) is int and value.value >= 0):
+            return None
+        out.append(value.value)
+    return out
+
+
+def _layer(name: str, shapes):
+    """A layer: ``shapes(args, kwargs)`` gives its attributes' values (parameters as sizes)."""
+
+    def handler(interp, frame, args, kwargs, node) -> object:
+        cls = interp.library_class(f"torch.nn.{name}", (ModuleValue("torch.nn.Module"),))
+        instance = Instance(cls, interp.heap.new("object", {"training": Const(True)}))
+        found = shapes(args, kwargs)
+        if found is None:
+            return instance  # its parameters unknown: reads are top
+        requires = Const(True)
+        for attr, value in found.items():
+            if isinstance(value, tuple):  # a parameter's sizes
+                value = interp.new_tensor(sizes=value, dtype=interp.default_dtype, device="cpu", requires_grad=requires.value)
+            interp.heap.write(instance.addr, attr, value, None)
+        return instance
+
+    return handler
+
+
+def _with_bias(kwargs, found: dict, sizes: tuple) -> dict:
+    bias = kwargs.get("bias", Const(True))
+    if bias == Const(False):
+        found["bias"] = Const(None)
+    elif bias == Const(True):
+        found["bias"] = sizes
+    return found
+
+
+def _linear(args, kwargs):
+    sizes = _ints(list(args[:2]) + [kwargs[k] for k in ("in_features", "out_features") if k in kwargs][: 2 - len(args[:2])])
+    if sizes is None or len(sizes) != 2:
+        return None
+    n_in, n_out = sizes
+    return _with_bias(kwargs, {"weight": (n_out, n_in), "in_features": Const(n_in), "out_features": Const(n_out)}, (n_out,))
+
+
+def _layer_norm(args, kwargs):
+    shape = args[0] if args else kwargs.get("normalized_shape")
+    sizes = _ints(list(shape.elements)) if isinstance(shape, TupleValue) else _ints([shape]) if shape is not None else None
+    if sizes is None:
+        return None
+    found = {"normalized_shape": TupleValue(tuple(Const(n) for n in sizes))}
+    if kwargs.get("elementwise_affine", Const(True)) == Const(True):
+        found["weight"] = tuple(sizes)
+        found = _with_bias(kwargs, found, tuple(sizes))
+    return found
+
+
+def _embedding(args, kwargs):
+    sizes = _ints(list(args[:2]))
+    if sizes is None or len(sizes) != 2:
+        return None
+    return {"weight": tuple(sizes), "num_embeddings": Const(sizes[0]), "embedding_dim": Const(sizes[1])}
+
+
+def _conv(rank: int):
+    def shapes(args, kwargs):
+        sizes = _ints(list(args[:3]))
+        if sizes is None or len(sizes) != 3 or kwargs.get("groups", Const(1)) != Const(1):
+            return None
+        n_in, n_out, k = sizes
+        return _with_bias(kwargs, {"weight": (n_out, n_in) + (k,) * rank, "in_channels": Const(n_in), "out_channels": Const(n_out)}, (n_out,))
+
+    return shapes
+
+
 HANDLERS = {
+    "torch.nn.Linear": _layer("Linear", _linear),
+    "torch.nn.LayerNorm": _layer("LayerNorm", _layer_norm),
+    "torch.nn.Embedding": _layer("Embedding", _embedding),
+    "torch.nn.Conv1d": _layer("Conv1d", _conv(1)),
+    "torch.nn.Conv2d": _layer("Conv2d", _conv(2)),
+    "torch.nn.Conv3d": _layer("Conv3d", _conv(3)),
     "nn.Module.train": _mode(None),
     "nn.Module.eval": _mode(False),
     "nn.Module.to": _self,
@@ -47,7 +204,11 @@ HANDLERS = {
     "nn.Module.float": _self,
     "nn.Module.half": _self,
     "nn.Module.double": _self,
-    "nn.Module.requires_grad_": _self,
+    "nn.Module.requires_grad_": _requires_grad,
+    "nn.Module.register_parameter": _register_parameter,
     "nn.Module.apply": _apply,
+    "nn.Module.children": _children,
+    "nn.Module.modules": _modules,
+    "nn.Module.parameters": _parameters,
     "nn.Module.register_buffer": _register_buffer,
 }

@@ -1,0 +1,104 @@
+"""The standard library a driver uses around its loop: ``argparse`` (the parsed namespace holds
+each argument's default: the run without command-line arguments) and ``itertools`` (``count``,
+``cycle``, ``repeat``, ``chain``, ``islice``, ``product``, as iterables ``Interpreter.items`` and
+``Interpreter.element`` read)."""
+
+from __future__ import annotations
+
+from recompile_lint.analysis.execution.values import TOP, Const, Instance, IteratorValue, TupleValue
+
+PARSER = "argparse.ArgumentParser"
+
+
+def parser(interp, frame, args, kwargs, node) -> object:
+    return Instance(interp.library_class(PARSER), interp.heap.new("object", {"__arguments__": Const(True)}))
+
+
+def add_argument(interp, frame, args, kwargs, node) -> object:
+    """``add_argument("--lr", type=float, default=0.1)``: its destination and default."""
+    if not args or not isinstance(args[0], Instance):
+        return TOP
+    target = args[0]
+    names = [a.value for a in args[1:] if isinstance(a, Const) and isinstance(a.value, str)]
+    if len(names) != len(args) - 1 or not names:
+        interp.heap.write(target.addr, "__arguments__", Const(False), None)  # a destination unknown
+        return TOP
+    dest_value = kwargs.get("dest")
+    if isinstance(dest_value, Const) and isinstance(dest_value.value, str):
+        dest = dest_value.value
+    else:
+        long = [n for n in names if n.startswith("--")]
+        dest = (long[0] if long else names[0]).lstrip("-").replace("-", "_")
+    action = kwargs.get("action")
+    action_name = action.value if isinstance(action, Const) else None
+    if "default" in kwargs:
+        default = kwargs["default"]
+        convert = kwargs.get("type")
+        if isinstance(default, Const) and isinstance(default.value, str) and convert is not None:
+            default = interp.call(frame, convert, [default], {}, node)  # argparse converts a str default
+    elif action_name == "store_true":
+        default = Const(False)
+    elif action_name == "store_false":
+        default = Const(True)
+    elif action is None or action_name in ("store", "count", "append"):
+        default = Const(None)
+    else:
+        default = TOP
+    interp.heap.write(target.addr, f"arg:{dest}", default, interp.location(frame, node, "write"))
+    return TOP
+
+
+def same(interp, frame, args, kwargs, node) -> object:
+    """``add_argument_group()`` / ``add_mutually_exclusive_group()``: arguments land on the parser."""
+    return args[0] if args else TOP
+
+
+def set_defaults(interp, frame, args, kwargs, node) -> object:
+    if args and isinstance(args[0], Instance):
+        for key, value in kwargs.items():
+            interp.heap.write(args[0].addr, f"arg:{key}", value, interp.location(frame, node, "write"))
+    return Const(None)
+
+
+def parse_args(interp, frame, args, kwargs, node) -> object:
+    """The namespace of the defaults (the run without command-line arguments); if an
+    argument's destination was unknown, a namespace whose missing attributes are top."""
+    if not args or not isinstance(args[0], Instance):
+        return TOP
+    slots = interp.heap.slots(args[0].addr)
+    namespace = Instance(interp.library_class("argparse.Namespace"), interp.heap.new("object"))
+    for key, value in slots.items():
+        if isinstance(key, str) and key.startswith("arg:"):
+            interp.heap.write(namespace.addr, key[4:], value, interp.heap.origin(args[0].addr, key))
+    return namespace
+
+
+def parse_known_args(interp, frame, args, kwargs, node) -> object:
+    namespace = parse_args(interp, frame, args, kwargs, node)
+    return TupleValue((namespace, interp.new_list([]))) if namespace is not TOP else TOP
+
+
+def _iterator(kind: str, arity: tuple[int, int]):
+    def handler(interp, frame, args, kwargs, node) -> object:
+        if kwargs or not arity[0] <= len(args) <= arity[1]:
+            return TOP
+        return IteratorValue(kind, tuple(args))
+
+    return handler
+
+
+HANDLERS = {
+    PARSER: parser,
+    f"{PARSER}.add_argument": add_argument,
+    f"{PARSER}.add_argument_group": same,
+    f"{PARSER}.add_mutually_exclusive_group": same,
+    f"{PARSER}.set_defaults": set_defaults,
+    f"{PARSER}.parse_args": parse_args,
+    f"{PARSER}.parse_known_args": parse_known_args,
+    "itertools.count": _iterator("count", (0, 2)),
+    "itertools.cycle": _iterator("cycle", (1, 1)),
+    "itertools.repeat": _iterator("repeat", (1, 2)),
+    "itertools.chain": _iterator("chain", (0, 64)),
+    "itertools.islice": _iterator("islice", (2, 4)),
+    "itertools.product": _iterator("product", (1, 8)),
+}
