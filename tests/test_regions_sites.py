@@ -1,5 +1,6 @@
 """Every compile site in the forms real projects write is listed, resolved to what it compiles,
-or owned up to with a reason; the corpus bench's independent count finds the same sites."""
+or owned up to with a reason; the lint summary and SARIF say how many were not analysed; the
+corpus bench's independent count finds the same sites."""
 
 from __future__ import annotations
 
@@ -282,6 +283,23 @@ def test_unresolved_sites_say_what_to_do(tmp_path):
     assert reasons[15] == ("parameter", REASON_ACTIONS["parameter"])
     assert set(REASON_ACTIONS) <= set(UNRESOLVED_REASONS)
     assert "-> unresolved (configuration: hydra.utils.instantiate()); built from configuration: not resolvable statically" in text
+
+
+def test_lint_summary_and_sarif_count_sites_not_analysed(tmp_path):
+    write(tmp_path, {"pyproject.toml": "", "m.py": UNRESOLVED, "ok.py": "import torch\n\n\n@torch.compile\ndef f(x):\n    return x\n"})
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        text = CliRunner().invoke(main, ["--no-cache", "--format", "concise", "."], catch_exceptions=False).output
+        sarif = json.loads(CliRunner().invoke(main, ["--no-cache", "--format", "sarif", "."], catch_exceptions=False).output)
+        only_ok = CliRunner().invoke(main, ["--no-cache", "--format", "concise", "ok.py"], catch_exceptions=False).output
+    finally:
+        os.chdir(cwd)
+    assert text.splitlines()[-1] == "Found 0 findings, 2 files checked, 3 compile sites not analysed (run recompile-lint regions)."
+    notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert notes == [{"level": "warning", "message": {"text": "3 compile sites not analysed (run recompile-lint regions)"}, "descriptor": {"id": "sites-not-analysed"}}]
+    # Only the checked files' sites count.
+    assert only_ok.splitlines()[-1] == "Found 0 findings, 1 file checked."
 
 
 def test_independent_count_finds_the_listed_sites(tmp_path):
