@@ -312,3 +312,54 @@ def test_independent_count_finds_the_listed_sites(tmp_path):
     # same-named function elsewhere is a wrapper's body.
     assert {("wrappers.py", 28), ("wrappers.py", 34), ("wrappers.py", 36), ("wrappers.py", 37)} <= counted
     assert ("train.py", 22) in counted
+
+
+ALIAS_ONCE = '''
+import torch
+
+shift = 0.05
+records = []
+
+
+def infer(x):
+    if not torch.compiler.is_compiling():
+        records.append(x)
+    return x * shift
+
+
+compile = torch.compile if hasattr(torch, "compile") else (lambda fn, **kwargs: fn)
+
+
+class Stepper:
+    def update(self, value):
+        global shift
+        shift = value
+
+
+def main():
+    fast = compile(infer, backend="eager")
+    stepper = Stepper()
+    stepper.update(0.1)
+    for _ in range(8):
+        fast(torch.randn(4))
+'''
+
+
+def test_sites_newly_reached_are_judged_as_dynamo_runs_them(tmp_path):
+    """The alias site is analysed now: a list appended to only when not compiling is never
+    guarded, and a callback-named method the program calls once, before the loop, does not
+    change the global between calls."""
+    write(tmp_path, {"pyproject.toml": "", "run.py": ALIAS_ONCE})
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        regions = CliRunner().invoke(main, ["regions", "--no-cache", "."], catch_exceptions=False).output
+        text = CliRunner().invoke(main, ["--no-cache", "--format", "concise", "."], catch_exceptions=False).output
+        (tmp_path / "run.py").write_text((tmp_path / "run.py").read_text().replace("    stepper.update(0.1)\n    for _ in range(8):\n", "    for i in range(8):\n        stepper.update(0.1 * i)\n"))
+        changed = CliRunner().invoke(main, ["--no-cache", "--format", "concise", "."], catch_exceptions=False).output
+    finally:
+        os.chdir(cwd)
+    assert "compile(infer, backend=\"eager\") -> function run.infer" in regions
+    assert text.splitlines()[-1] == "Found 0 findings, 1 file checked."
+    # Changed in the loop that calls it: found.
+    assert "RCL101" in changed and "RCL203" not in changed
