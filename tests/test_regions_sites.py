@@ -363,3 +363,21 @@ def test_sites_newly_reached_are_judged_as_dynamo_runs_them(tmp_path):
     assert text.splitlines()[-1] == "Found 0 findings, 1 file checked."
     # Changed in the loop that calls it: found.
     assert "RCL101" in changed and "RCL203" not in changed
+
+
+def test_args_spread_by_a_caller_is_a_parameter(tmp_path):
+    """``*args`` a caller fills with a spread of its own: the positions are its callers', so
+    the reason is a parameter no call in the project fills, not a computed value."""
+    write(tmp_path, {"m.py": '''
+import torch
+
+
+def compile_all(*objs):
+    return [torch.compile(o) for o in objs]
+
+
+def prepare(*args):
+    return compile_all(*args)
+'''})
+    (site,) = [s for s in resolve(tmp_path) if s.site.span.line == 5]
+    assert site.reason == "parameter" and site.detail == "m.compile_all.*objs"

@@ -938,7 +938,8 @@ class ValueFlow:
             caller_ctx = _Ctx(caller_facts, scope, (), ctx.depth + 1)
             extra = call.args[max(index - skipped, 0) :]
             if any(isinstance(a, ast.Starred) for a in call.args):
-                out.add(unknown("dynamic"))
+                # Positions a spread hides: what the caller's own callers pass is not known here.
+                out.add(unknown("parameter", f"{self._qualified(facts, fn.qualname)}.*{fn.params[index].name}"))
                 continue
             out.update(self._container("tuple", [self._eval(a, caller_ctx) for a in extra], None))
         return out
