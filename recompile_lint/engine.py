@@ -78,6 +78,9 @@ class Analysis:
     index: ProjectIndex
     regions: list[CompiledRegion]
     reports: list[tuple[type[Rule], Report]]
+    # Compile sites of the given files that resolved to nothing (``regions`` says why): what
+    # the findings do not cover.
+    sites_not_analysed: int = 0
 
 
 def make_cache(config: Config, root: str | None = None):
@@ -158,9 +161,15 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     rule_classes = loaded[0]
     finder = RegionFinder(index, config.max_depth)
     regions: list[CompiledRegion] = []
+    wanted = set(given)
+    not_analysed = 0
     for facts in sorted(index.parsed(), key=lambda f: f.path):
         if facts.compile_sites:
-            regions.extend(finder.regions(facts))
+            for resolution in finder.resolve(facts):
+                if not resolution.resolved and resolution.reason != "not-torch" and facts.path in wanted:
+                    not_analysed += 1  # a wrapper's own site too: no caller says what it compiles
+                if not resolution.wrapper_body:  # else its callers are sites themselves
+                    regions.extend(resolution.regions)
     regions.sort(key=lambda r: (r.name, r.site_path, r.site.span.line))
 
     # Function rules run only on functions of the given files (see below); with ``related``,
@@ -218,7 +227,7 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
             instances[rule].check_project(pctx)
             reports.extend((rule, r) for r in pctx.reports[before:])
     reports.extend(report_risks(index, regions, rule_classes, pctx, config.max_depth, trees))
-    return Analysis(index=index, regions=regions, reports=reports)
+    return Analysis(index=index, regions=regions, reports=reports, sites_not_analysed=not_analysed)
 
 
 def report_risks(index: ProjectIndex, regions: Sequence[CompiledRegion], selected: Sequence[type[Rule]], ctx, max_depth: int, trees=None) -> list:
@@ -551,4 +560,5 @@ def collect(analysis: Analysis, given: dict[str, str], discovered: Discovered, c
         files_checked=len(given),
         suppressed=suppressed,
         excluded=discovered.excluded,
+        sites_not_analysed=analysis.sites_not_analysed,
     )

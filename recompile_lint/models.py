@@ -191,3 +191,6 @@ class LintResult:
     files_checked: int
     suppressed: int = 0
     excluded: int = 0  # files named explicitly but matching an exclude pattern
+    # Compile sites of the checked files that resolved to nothing: their code was not analysed
+    # (``recompile-lint regions`` lists them with the reason).
+    sites_not_analysed: int = 0

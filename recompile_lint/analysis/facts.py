@@ -9,6 +9,7 @@ module does ``ops`` name, which class does ``Net`` mean) are answered by ``index
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Callable
@@ -447,6 +448,9 @@ class _Collector(ast.NodeVisitor):
         self.class_names: set[str] = set()
         self.enum_classes: set[str] = set()
         self.has_declarations = True
+        # Names (and ``self.x`` chains) assigned torch's compile itself, alone or as one
+        # branch of a choice: ``compile = torch.compile if cfg.compile else (lambda m: m)``.
+        self.compile_aliases: set[str] = set()
 
     # ---- helpers -------------------------------------------------------------------------
 
@@ -474,13 +478,18 @@ class _Collector(ast.NodeVisitor):
         if not text:
             return ""
         full = self.resolve(text)
-        if full in ("torch.compile", "torch.compiler.compile"):
+        if full in ("torch.compile", "torch.compiler.compile") or text in self.compile_aliases:
             return "call"
         if full in ("torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"):
             return "optimize"
         local = f"{self.module}.{full}" if self.module and full == text else full
+        last = full.rsplit(".", 1)[-1]
         for wrapper in self.compile_functions:
-            if wrapper in (full, local) or (("." not in wrapper) and full.rsplit(".", 1)[-1] == wrapper) or full.endswith("." + wrapper):
+            if wrapper in (full, local) or (("." not in wrapper) and last == wrapper) or full.endswith("." + wrapper):
+                return "wrapper"
+            # Imported through a re-export (``from pkg.utils import compile_regions``): the
+            # regions confirm by value which function a call of the name runs.
+            if last == wrapper.rsplit(".", 1)[-1] and last not in ("compile", "optimize"):
                 return "wrapper"
         return ""
 
@@ -1060,8 +1069,18 @@ class _Collector(ast.NodeVisitor):
                     )
                 )
         form = self.is_compile_callee(node.func)
+        if form == "wrapper" and scope is not None:
+            # Every name a wrapper call passes: which of them the wrapper compiles, the
+            # regions decide by value (``run(cfg, model)`` compiles its second argument).
+            scope[2].setdefault("wrapper_args", []).extend(
+                a.id for a in list(node.args) + [kw.value for kw in node.keywords] if isinstance(a, ast.Name)
+            )
         if form == "call" or form == "wrapper":
-            self.record_compile_call(node, form, node.args[0] if node.args else self.keyword(node, "model"), node.keywords)
+            target = node.args[0] if node.args else self.keyword(node, "model")
+            if target is None and form == "wrapper":
+                # ``wrapper(module=m)``: which keyword the wrapper compiles, the regions decide.
+                target = next((kw.value for kw in node.keywords if kw.arg), None)
+            self.record_compile_call(node, form, target, node.keywords)
         elif isinstance(node.func, ast.Call) and self.is_compile_callee(node.func.func) in ("call", "wrapper") and not node.func.args:
             # torch.compile(backend="eager")(fn): the configured decorator applied by hand.
             self.record_compile_call(node, "call", node.args[0] if node.args else None, node.func.keywords)
@@ -1132,6 +1151,10 @@ class _Collector(ast.NodeVisitor):
         else:
             text = dotted_name(target)
             if not text:
+                # ``torch.compile(d[k])``, ``torch.compile(*args)``, ``torch.compile(a or b)``:
+                # still a site; the value flow says what it holds, or why not.
+                kind = "subscript" if isinstance(target, ast.Subscript) else ("starred" if isinstance(target, ast.Starred) else "expression")
+                self.record_compile_site(node, form, ast.unparse(target)[:200], kind, keywords)
                 return
             kind = "name" if "." not in text else ("self-attribute" if text.startswith("self.") else "attribute")
             self.record_compile_site(node, form, text, kind, keywords)
@@ -1400,15 +1423,7 @@ class _Collector(ast.NodeVisitor):
         self.loop_lines.pop()
         self.scopes.pop()
         self.function_scopes.pop()
-        param_names = {p.name for p in params}
-        compiles_param = next(
-            (
-                site.target
-                for site in self.compile_sites[sites_before:]
-                if site.function == qualname and site.target_kind == "name" and site.target in param_names
-            ),
-            "",
-        )
+        compiles_param = _compiled_parameter(self.compile_sites[sites_before:], qualname, params, data.get("wrapper_args", ()))
         top = self.top_stmt or node
         first_line = min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno])
         self.functions.append(
@@ -1517,12 +1532,73 @@ def _declarations(body: list[ast.stmt], globals_: set[str], nonlocals: set[str])
 DEEP_CODE_FRAMES = 10_000
 
 
+def _compiled_parameter(sites: list[CompileSite], qualname: str, params: list[Param], wrapper_args=()) -> str:
+    """The parameter of function ``qualname`` that one of its own compile sites compiles: its
+    name, or ``*args`` for the first element of its ``*args`` (``torch.compile(*args)``,
+    ``torch.compile(args[0])``); else the first parameter it passes to a wrapper in any
+    position (a candidate the regions confirm by value); "" when none."""
+    # ``self.compile()`` compiles the instance, not a parameter a caller passes.
+    names = {p.name for p in params} - {"self", "cls"}
+    vararg = next((p.name for p in params if p.kind == "vararg"), "")
+    for site in sites:
+        if site.function != qualname:
+            continue
+        if site.target_kind == "name" and site.target in names and site.form != "wrapper":
+            return site.target
+        if vararg and site.target in (f"*{vararg}", f"{vararg}[0]") and site.form != "wrapper":
+            return f"*{vararg}"
+    for site in sites:
+        if site.function == qualname and site.form == "wrapper" and site.target_kind == "name" and site.target in names:
+            return site.target
+    return next((name for name in wrapper_args if name in names), "")
+
+
+def _compile_aliases(tree: ast.Module, text: str) -> set[str]:
+    """Names and attribute chains assigned ``torch.compile`` (or ``torch.compiler.compile``)
+    uncalled, alone or as a branch of a conditional or ``or``/``and``."""
+    if re.search(r"=[^\n=]*\bcompile\b(?!\s*\()", text) is None:
+        return set()
+    imports: dict[str, str] = {}
+    assigns: list[ast.Assign | ast.AnnAssign] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                imports[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            assigns.append(node)
+
+    def is_compile(value: ast.AST) -> bool:
+        if isinstance(value, ast.IfExp):
+            return is_compile(value.body) or is_compile(value.orelse)
+        if isinstance(value, ast.BoolOp):
+            return any(is_compile(v) for v in value.values)
+        text = dotted_name(value)
+        if not text:
+            return False
+        head, _, rest = text.partition(".")
+        target = imports.get(head, head)
+        return (f"{target}.{rest}" if rest else target) in ("torch.compile", "torch.compiler.compile")
+
+    out: set[str] = set()
+    for node in assigns:
+        if is_compile(node.value):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                name = dotted_name(target)
+                if name and name not in ("torch.compile",):
+                    out.add(name)
+    return out
+
+
 def collect_facts(tree: ast.Module, path: str, module: str, is_package: bool, text: str, compile_functions: tuple[str, ...] = ()) -> ModuleFacts:
     """Facts of one parsed module."""
     lines = text.split("\n")
     collector = _Collector(path, module, is_package, lines, compile_functions)
     # Most files declare no globals: skip looking for declarations in every function then.
     collector.has_declarations = "global " in text or "nonlocal " in text
+    collector.compile_aliases = _compile_aliases(tree, text)
     # Classes may be used above their definition (in function bodies): know their names first.
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef):

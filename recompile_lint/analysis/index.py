@@ -270,14 +270,39 @@ class ProjectIndex:
         self._mro.clear()
 
     def wrapper_functions(self) -> set[str]:
-        """Dotted names of project functions that compile their own parameter and so act as
-        ``torch.compile`` wrappers (``def maybe_compile(fn): return torch.compile(fn)``)."""
+        """Names of project functions that compile their own parameter and so act as
+        ``torch.compile`` wrappers (``def maybe_compile(fn): return torch.compile(fn)``): the
+        dotted name of a module-level function; the bare name of a method or a nested
+        function (``self.compile_model(m)``, a decorator factory's inner ``decorate(fn)``),
+        called through an attribute or a closure. Which calls of a bare name really run
+        the wrapper, the regions decide by value. ``compile`` and ``optimize`` as method names
+        stay method calls (``nn.Module.compile``), told apart by the receiver's class."""
         out = set()
         for facts in self.parsed():
             for fn in facts.functions:
-                if fn.compiles_param and not fn.parent and not fn.class_name:
-                    out.add(f"{facts.module}.{fn.qualname}" if facts.module else fn.qualname)
+                if not fn.compiles_param or fn.is_lambda:
+                    continue
+                self._add_wrapper(out, facts, fn)
+                # A decorator factory: the function that returns it (``@compiled(mode=...)``).
+                parent = facts.function(fn.parent) if fn.parent else None
+                if parent is not None and not parent.compiles_param and self._returns_name(facts, parent, fn.name):
+                    self._add_wrapper(out, facts, parent)
         return out
+
+    @staticmethod
+    def _add_wrapper(out: set[str], facts: ModuleFacts, fn: FunctionFacts) -> None:
+        if not fn.parent and not fn.class_name:
+            out.add(f"{facts.module}.{fn.qualname}" if facts.module else fn.qualname)
+        elif fn.name not in ("compile", "optimize") and not fn.name.startswith("__"):
+            out.add(fn.name)
+
+    def _returns_name(self, facts: ModuleFacts, fn: FunctionFacts, name: str) -> bool:
+        """Whether one of ``fn``'s ``return`` expressions is the bare name ``name``."""
+        lines = self.lines(facts.path)
+        for span in fn.returns:
+            if 1 <= span[0] <= len(lines) and re.search(rf"\breturn\s+{re.escape(name)}\s*(#.*)?$", lines[span[0] - 1]):
+                return True
+        return False
 
     def is_parsed(self, path: str) -> bool:
         """Whether ``path`` was parsed (or failed to) in this run."""

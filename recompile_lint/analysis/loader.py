@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from recompile_lint.analysis.regions import CompiledRegion
 
 
+# Rounds of wrapper inference: a wrapper of a wrapper of a wrapper of ``torch.compile``.
+WRAPPER_ROUNDS = 4
+
+
 class Loader:
     """Reads the files each stage of one run needs (see the module docstring)."""
 
@@ -58,8 +62,11 @@ class Loader:
         self._parse(candidates)
         # Project functions that compile their parameter are wrappers too: calls to them compile
         # their argument. Files naming one are read again with the wrapper known.
-        found = sorted(index.wrapper_functions() - set(store.compile_functions))
-        if found:
+        # A function that hands its parameter to a wrapper found is one too: a few rounds.
+        for _ in range(WRAPPER_ROUNDS):
+            found = sorted(index.wrapper_functions() - set(store.compile_functions))
+            if not found:
+                break
             store.compile_functions = store.compile_functions + tuple(found)
             # ``compile``/``optimize`` wrappers are called like torch's own: COMPILE_SITE finds them.
             short = tuple(sorted({name.rsplit(".", 1)[-1] for name in found} - {"compile", "optimize"}))
@@ -69,6 +76,7 @@ class Loader:
             # are read again, and only for calls of the wrappers found.
             more = set(index.select([p for p in index.paths if p not in chosen], partial(calls_any, tokens=short))) if short else set()
             candidates = [p for p in index.paths if p in chosen or p in more]
+            chosen |= more
             self._parse(candidates)
         return candidates
 

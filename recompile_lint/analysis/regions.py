@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from recompile_lint.analysis.facts import CompileSite, FunctionFacts, ModuleFacts
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.library import LibraryRegion, entry_for
-from recompile_lint.analysis.valueflow import GENERIC_TORCH, TORCH_WRAPPERS, Value, ValueFlow, literal_text
+from recompile_lint.analysis.valueflow import GENERIC_TORCH, TORCH_WRAPPERS, Value, ValueFlow, _argument, _is_method, literal_text
 from recompile_lint.models import Location
 # Decorators that stop Dynamo from tracing into a function (a graph break, no guards).
 DISABLE_DECORATORS = frozenset(
@@ -91,12 +91,27 @@ UNRESOLVED_REASONS = {
     "depth": "the chain from the site to the object is longer than the bounds followed",
     "no-code": "the object has no code Dynamo would trace (a class without `forward`, a container, a literal)",
     "disabled": "every candidate is decorated with `torch._dynamo.disable` / `torch.compiler.disable`",
-    "not-torch": "`.compile()` of something that is not an nn.Module (`re`, another library's `compile`): not a compile site",
+    "configuration": "the compiled object is built by a configuration system (hydra's `instantiate`, an mmengine registry): unknown until run",
+    "not-torch": "`.compile()` of something that is not an nn.Module (`re`, another library's `compile`, a project class's own `compile` method): not a compile site",
 }
+# What a user can do about each reason, as the reports say it.
+REASON_ACTIONS = {
+    "external": "another library's model: its code is not analysed",
+    "parameter": "a parameter no call in the project fills: lint the code that calls it",
+    "dynamic": "computed at run time: compile a named module or function to have it analysed",
+    "call": "a call the analysis does not follow: if it is a compile wrapper outside the project, add it to `compile-functions`",
+    "unbound": "a name bound nowhere the analysis sees (a star import, a global set elsewhere)",
+    "depth": "longer than the chains followed",
+    "no-code": "nothing Dynamo would trace",
+    "disabled": "compiled, but every candidate disables Dynamo",
+    "configuration": "built from configuration: not resolvable statically",
+}
+# Values built by a configuration system: their class is named by data, not code.
+CONFIGURATION_BUILDERS = ("hydra.", "omegaconf.", "mmengine.", "mmcv.", "detectron2.config.", "lazy_instantiate", "instantiate(", "build_from_cfg(")
 # When candidates disagree, the reason shown is the first of these that applies.
 # An unknown candidate is more likely the real object than a stray one with no code (a
 # name rebound to something else later in the scope), so it names the reason first.
-_REASON_ORDER = ("disabled", "external", "parameter", "call", "dynamic", "unbound", "depth", "no-code", "not-torch")
+_REASON_ORDER = ("disabled", "configuration", "external", "parameter", "call", "dynamic", "unbound", "depth", "no-code", "not-torch")
 
 
 @dataclass(frozen=True)
@@ -144,8 +159,15 @@ class RegionFinder:
         return out
 
     def resolve(self, facts: ModuleFacts) -> list[SiteResolution]:
-        """Every compile site of the module, resolved."""
-        return [self.resolve_site(facts, site) for site in facts.compile_sites]
+        """Every compile site of the module, resolved. A call that only shares a wrapper's
+        name (the value flow shows it runs a function that compiles none of its parameters)
+        is no site at all: left out."""
+        out = []
+        for site in facts.compile_sites:
+            resolution = self.resolve_site(facts, site)
+            if not (site.form == "wrapper" and resolution.reason == "not-torch"):
+                out.append(resolution)
+        return out
 
     def resolve_site(self, facts: ModuleFacts, site: CompileSite) -> SiteResolution:
         if site.form == "decorator":
@@ -154,7 +176,13 @@ class RegionFinder:
         wrapper_body = self._is_wrapper_body(facts, site, scope)
         if site.target_kind == "lambda" and site.lambda_qualname:
             return self._resolved(facts, site, [(FunctionRef(facts.path, site.lambda_qualname), "lambda", "", "")], [], wrapper_body)
-        target = self._target(facts, site)
+        target, other = self._target(facts, site, scope)
+        if other:
+            # A call of a project function that shares a wrapper's name, or a project class's
+            # own ``compile`` method, that compiles none of its parameters: not a compile site.
+            return SiteResolution(site, facts.path, reason="not-torch", detail=other, wrapper_body=wrapper_body)
+        if target is _UNKNOWN_CALLEE:
+            return SiteResolution(site, facts.path, reason="call", detail=f"{ast.unparse(self._site_call(facts, site).func)}()", wrapper_body=wrapper_body)
         if target is None:
             return SiteResolution(site, facts.path, reason="dynamic", wrapper_body=wrapper_body)
         if site.form == "method" and self._not_torch(facts, target):
@@ -221,7 +249,10 @@ class RegionFinder:
                 self._classify(inner, site, facts, instance_form, container or "nn.Sequential", entries, library, reasons, depth + 1)
             return
         if kind == "unknown":
-            reasons.append((value.detail or "dynamic", value.ref))
+            reason = value.detail or "dynamic"
+            if reason in ("external", "call") and _from_configuration(value.ref):
+                reason = "configuration"
+            reasons.append((reason, value.ref))
             return
         if value.is_torch():
             entry = entry_for(value)
@@ -280,9 +311,8 @@ class RegionFinder:
 
     # ---- what a site compiles ------------------------------------------------------------
 
-    def _target(self, facts: ModuleFacts, site: CompileSite) -> ast.expr | None:
-        """The expression a site compiles, parsed from the file: ``torch.compile(X)``,
-        ``torch.compile(**kw)(X)``, ``wrapper(X)``, ``X.compile()``."""
+    def _site_call(self, facts: ModuleFacts, site: CompileSite) -> ast.expr | None:
+        """The expression at a site's span (a call), parsed from the file."""
         text = self.index.text(facts.path)
         if text is None:
             return None
@@ -292,19 +322,123 @@ class RegionFinder:
             return None
         start = len(lines[span.line - 1][: span.column - 1].encode("utf-8", "surrogatepass"))
         end = len(lines[span.end_line - 1][: span.end_column - 1].encode("utf-8", "surrogatepass"))
-        node = self.flow.expression_at(facts, (span.line, start, span.end_line, end))
+        return self.flow.expression_at(facts, (span.line, start, span.end_line, end))
+
+    def _target(self, facts: ModuleFacts, site: CompileSite, scope: FunctionFacts | None) -> tuple[ast.expr | None, str]:
+        """The expression a site compiles: ``torch.compile(X)``, ``torch.compile(**kw)(X)``,
+        ``X.compile()``, the argument a wrapper call passes for the parameter the wrapper
+        compiles (``wrapper(cfg, X)``, ``self.compile(X)`` of a project method); with, for a
+        call that compiles nothing after all, what it calls instead."""
+        node = self._site_call(facts, site)
         if not isinstance(node, ast.Call):
-            return None
+            return None, ""
         if site.form == "method":
-            return node.func.value if isinstance(node.func, ast.Attribute) else None
+            if not isinstance(node.func, ast.Attribute):
+                return None, ""
+            own = self._own_compile_method(node.func.value, facts, scope)
+            if own is not None:
+                return self._wrapper_argument(own, node, facts, scope)
+            return node.func.value, ""
+        if site.form == "wrapper":
+            return self._wrapper_target(node, facts, scope, 0)
         if isinstance(node.func, ast.Call):
-            return node.args[0] if node.args else None
-        if node.args and not isinstance(node.args[0], ast.Starred):
-            return node.args[0]
-        for kw in node.keywords:
-            if kw.arg in ("model", "fn", "func", "module"):
-                return kw.value
+            return _first_element(node.args[0]) if node.args else None, ""
+        return _first_element(_first_argument(node)), ""
+
+    def _wrapper_target(self, node: ast.Call, facts: ModuleFacts, scope: FunctionFacts | None, depth: int) -> tuple[ast.expr | None, str]:
+        """What a call of a wrapper compiles, by the callee's value: a project wrapper's
+        compiled parameter as this call fills it; for a wrapper outside the project (the
+        ``compile-functions`` setting), its first argument."""
+        refs = [ref for ref in self.flow.callees(node, facts, scope) if self.index.function(ref) is not None]
+        for ref in refs:
+            found = self._wrapper_argument(ref, node, facts, scope, depth)
+            if found[0] is not None or not found[1]:
+                return found
+        if refs:
+            return None, f"{display_name(self.index, refs[0])}() compiles none of its parameters"
+        name = _callee_name(node.func)
+        if name in self._inferred_short():
+            # A method or nested wrapper's name called on something the value flow does not
+            # know: which function it runs is not known, so neither is what it compiles.
+            return _UNKNOWN_CALLEE, ""
+        return _first_element(_first_argument(node)), ""
+
+    def _wrapper_argument(self, ref: FunctionRef, node: ast.Call, facts: ModuleFacts, scope: FunctionFacts | None, depth: int = 0) -> tuple[ast.expr | None, str]:
+        """The argument ``node`` passes for the parameter project function ``ref`` compiles;
+        (None, what it is) when ``ref`` compiles none."""
+        fn = self.index.function(ref)
+        param = self.compiled_parameter(ref, depth)
+        if fn is None or not param:
+            return None, f"{display_name(self.index, ref)}() compiles none of its parameters"
+        skip = 0
+        if _is_method(fn) and "staticmethod" not in fn.decorators and isinstance(node.func, ast.Attribute):
+            receivers = self.flow.values_of(node.func.value, facts, scope)
+            skip = 0 if receivers and all(v.kind == "class" for v in receivers) and "classmethod" not in fn.decorators else 1
+        positional = [p for p in fn.params if p.kind == "positional"]
+        if param.startswith("*"):
+            at = len(positional) - skip
+            if at < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args[: at + 1]):
+                return node.args[at], ""
+            return None, ""
+        index = next((i for i, p in enumerate(positional) if p.name == param), -1)
+        arg = _argument(node, fn.params, index - skip if index >= 0 else -1, param, skip)
+        if arg is None or isinstance(arg, ast.Starred):
+            return None, ""
+        return arg, ""
+
+    def compiled_parameter(self, ref: FunctionRef, depth: int = 0) -> str:
+        """The parameter a project function compiles (``*args`` for the first of its
+        ``*args``), confirmed by its own sites: one compiles the parameter itself, or hands it
+        to a wrapper at that wrapper's compiled position; "" when none does."""
+        key = ("compiled-parameter", ref)
+        memo = self.index.memo
+        if key in memo:
+            return memo[key]
+        memo[key] = ""  # a recursive wrapper confirms nothing by itself
+        fn = self.index.function(ref)
+        facts = self.index.facts(ref.path)
+        found = ""
+        if fn is not None and facts is not None and fn.compiles_param and depth < 6:
+            param = fn.compiles_param
+            vararg = param[1:] if param.startswith("*") else ""
+            for site in facts.compile_sites:
+                if site.function != fn.qualname:
+                    continue
+                if site.form != "wrapper":
+                    if site.target == param or (vararg and site.target in (f"*{vararg}", f"{vararg}[0]")):
+                        found = param
+                        break
+                    continue
+                node = self._site_call(facts, site)
+                arg = self._wrapper_target(node, facts, fn, depth + 1)[0] if isinstance(node, ast.Call) else None
+                if isinstance(arg, ast.Name) and any(p.name == arg.id and p.kind in ("positional", "keyword") for p in fn.params):
+                    found = arg.id
+                    break
+                if vararg and isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name) and arg.value.id == vararg:
+                    found = param
+                    break
+        memo[key] = found
+        return found
+
+    def _own_compile_method(self, receiver: ast.expr, facts: ModuleFacts, scope: FunctionFacts | None) -> FunctionRef | None:
+        """A project class's own ``compile`` method that ``receiver.compile(...)`` runs (a test
+        class's ``self.compile(model)`` helper), not ``nn.Module.compile``."""
+        for value in self.flow.values_of(receiver, facts, scope):
+            if value.kind != "instance":
+                continue
+            found = self.flow.class_of(value)
+            if found is None:
+                continue
+            ref = self.index.class_method(found[0], found[1], "compile")
+            if ref is not None:
+                return ref
         return None
+
+    def _inferred_short(self) -> frozenset[str]:
+        key = ("inferred-wrappers",)
+        if key not in self.index.memo:
+            self.index.memo[key] = frozenset(w for w in self.index.wrapper_functions() if "." not in w)
+        return self.index.memo[key]
 
     def _not_torch(self, facts: ModuleFacts, receiver: ast.expr) -> bool:
         """``x.compile()`` where ``x`` starts from an imported module that is neither torch nor
@@ -331,15 +465,22 @@ class RegionFinder:
 
     def _is_wrapper_body(self, facts: ModuleFacts, site: CompileSite, scope: FunctionFacts | None) -> bool:
         """A wrapper's ``torch.compile(param)``, where calls of the wrapper are sites too."""
-        if scope is None or not scope.compiles_param or site.target != scope.compiles_param:
+        if scope is None or not scope.compiles_param:
+            return False
+        param = scope.compiles_param
+        if site.target != param and not (param.startswith("*") and site.target in (param, f"{param[1:]}[0]")):
             return False
         dotted = f"{facts.module}.{scope.qualname}" if facts.module else scope.qualname
-        return dotted in self.index.store.compile_functions
+        if scope.name == "compile" and _is_method(scope):
+            return True  # a class's own ``compile(model)`` helper: its callers' method sites
+        return dotted in self.index.store.compile_functions or scope.name in self.index.store.compile_functions
 
     def _container(self, facts: ModuleFacts, scope: FunctionFacts | None, target: ast.expr) -> str:
         """The container a compiled instance is taken from, as written (``model.layers``),
         when the site compiles a loop variable or an element: a per-block compile."""
         if isinstance(target, ast.Subscript):
+            if isinstance(target.value, ast.Name) and scope is not None and any(p.kind == "vararg" and p.name == target.value.id for p in scope.params):
+                return ""  # ``torch.compile(*args)``: the first argument a caller passes, not a block
             return _strip_iterator(ast.unparse(target.value))
         if not isinstance(target, ast.Name):
             return ""
@@ -676,6 +817,37 @@ def _is_type_of(node: ast.expr, name: str) -> bool:
     if isinstance(node, ast.Attribute) and node.attr == "__class__":
         return isinstance(node.value, ast.Name) and node.value.id == name
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id == name
+
+
+# A wrapper call whose callee the value flow does not know (a marker, never compiled).
+_UNKNOWN_CALLEE = ast.Constant(value=None)
+
+
+def _from_configuration(ref: str) -> bool:
+    """Whether an unknown value's name says a configuration system built it."""
+    return any(marker in ref if marker.endswith("(") or not marker.endswith(".") else ref.startswith(marker) for marker in CONFIGURATION_BUILDERS)
+
+
+def _first_argument(node: ast.Call) -> ast.expr | None:
+    if node.args:
+        return node.args[0]
+    for kw in node.keywords:
+        if kw.arg in ("model", "fn", "func", "module"):
+            return kw.value
+    return None
+
+
+def _first_element(node: ast.expr | None) -> ast.expr | None:
+    """``args[0]`` for ``*args`` (torch.compile compiles its first argument), else ``node``."""
+    if isinstance(node, ast.Starred):
+        return ast.copy_location(ast.Subscript(value=node.value, slice=ast.copy_location(ast.Constant(0), node), ctx=ast.Load()), node)
+    return node
+
+
+def _callee_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
 
 
 def compile_site_files(index: ProjectIndex) -> list[str]:

@@ -626,6 +626,7 @@ class ValueFlow:
             if not flow[1].startswith("elem"):
                 out.update(self._flow(ctx, flow))
         out.update(self._added_elements(ctx, out, flows))
+        out.update(self._registered(facts, name, out, depth))
         target = facts.import_target(name)
         if target is not None and not out:
             if target == self._qualified(facts, name):
@@ -636,6 +637,25 @@ class ValueFlow:
                 return frozenset({unknown("external", f"builtins.{name}")})
             return frozenset({unknown("unbound", self._qualified(facts, name))})
         return self._cap(out)
+
+    def _registered(self, facts: ModuleFacts, name: str, values: set[Value], depth: int) -> set[Value]:
+        """A module-level container that the module's functions fill (a registry:
+        ``_models[name] = fn`` in the ``register_model`` decorator): the container with what
+        each adds, evaluated in that function (a decorator's parameter holds every function it
+        decorates). Replaces the container values in ``values`` (returned: the new ones)."""
+        if not any(v.kind == "container" for v in values):
+            return set()
+        out: set[Value] = set()
+        for fn in facts.functions:
+            if name in fn.local_names and name not in fn.global_decls:
+                continue
+            adds = [flow for flow in self._targets(facts, fn).get(name, ()) if flow[1].startswith("elem")]
+            if adds:
+                found = self._added_elements(_Ctx(facts, fn, (), depth), values, adds)
+                if found:
+                    values = set(found) | {v for v in values if v.kind != "container"}
+                    out = set(found)
+        return out
 
     def _reaching(self, ctx: _Ctx, name: str, line: int) -> frozenset[Value] | None:
         """What ``name`` (or an attribute chain) holds at ``line`` of ``ctx``'s function (or
@@ -854,8 +874,12 @@ class ValueFlow:
         params = fn.params
         index = next(i for i, p in enumerate(params) if p.name == name)
         param = params[index]
+        if param.kind == "vararg" and ctx.depth < self.max_caller_depth:
+            found = self._caller_varargs(ctx, index)
+            if found:
+                return self._cap(found)
         if param.kind in ("vararg", "kwarg"):
-            return frozenset({unknown("parameter")})
+            return frozenset({unknown("parameter", f"{self._qualified(facts, fn.qualname)}.*{name}")})
         if _is_method(fn) and index == 0 and "staticmethod" not in fn.decorators:
             cls = facts.cls(fn.class_name)
             if cls is not None:
@@ -902,6 +926,22 @@ class ValueFlow:
                         out.add(self._instance(*found))
                 elif value.kind == "class" and value.is_torch() and value.ref not in GENERIC_TORCH:
                     out |= self._construct_torch(value.ref, None, ctx)
+        return out
+
+    def _caller_varargs(self, ctx: _Ctx, index: int) -> set[Value]:
+        """The ``*args`` tuples the function's call sites pass: per call, the positional
+        arguments past the named ones, in order (exact while no call spreads a ``*``)."""
+        facts, fn = ctx.facts, ctx.fn
+        assert fn is not None
+        out: set[Value] = set()
+        for caller_facts, scope, call, skipped in self._find_callers(FunctionRef(facts.path, fn.qualname), ctx.depth + 1):
+            caller_ctx = _Ctx(caller_facts, scope, (), ctx.depth + 1)
+            extra = call.args[max(index - skipped, 0) :]
+            if any(isinstance(a, ast.Starred) for a in call.args):
+                # Positions a spread hides: what the caller's own callers pass is not known here.
+                out.add(unknown("parameter", f"{self._qualified(facts, fn.qualname)}.*{fn.params[index].name}"))
+                continue
+            out.update(self._container("tuple", [self._eval(a, caller_ctx) for a in extra], None))
         return out
 
     def _caller_arguments(self, ctx: _Ctx, index: int) -> set[Value]:

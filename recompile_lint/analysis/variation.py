@@ -488,7 +488,10 @@ class Variation:
         found = self.called_per_step(region, ref, fn, set(), 0)  # type: ignore[arg-type]
         if found:
             return False, found
-        if _is_callback(fn):
+        # A callback's name says a framework calls it every step, unless the project calls it
+        # itself, and never in a loop (the loop would have been found above): ``update(0)``
+        # once before training.
+        if _is_callback(fn) and not any(not loops for _, _, loops in self.callers(ref)):  # type: ignore[arg-type]
             return False, f"in `{fn.qualname}`, which a training framework calls every step"
         # An increment in a method nobody in the project calls (an API's ``step()``) runs per
         # use; not a constructor, which sets up an instance before it is compiled (instances

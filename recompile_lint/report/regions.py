@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
-from recompile_lint.analysis.regions import SiteResolution
+from recompile_lint.analysis.regions import REASON_ACTIONS, SiteResolution
 from recompile_lint.report.sanitize import escape_path
 
 JSON_VERSION = 1
@@ -67,7 +67,8 @@ def format_text(views: Sequence[SiteView], verbose: bool = False) -> str:
             continue
         if not resolution.resolved:
             detail = f": {resolution.detail}" if resolution.detail else ""
-            lines.append(f"{where}: {view.source} -> unresolved ({resolution.reason}{detail})")
+            action = REASON_ACTIONS.get(resolution.reason, "")
+            lines.append(f"{where}: {view.source} -> unresolved ({resolution.reason}{detail})" + (f"; {action}" if action else ""))
             continue
         parts: list[str] = []
         for region, reached in zip(resolution.regions, view.reached):
@@ -179,6 +180,7 @@ def format_json(views: Sequence[SiteView]) -> str:
                 ],
                 "reason": resolution.reason or None,
                 "detail": resolution.detail,
+                "action": REASON_ACTIONS.get(resolution.reason, "") if not resolution.resolved else "",
             }
         )
     from recompile_lint.report.sanitize import safe_json

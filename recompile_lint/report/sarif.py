@@ -193,6 +193,15 @@ def _notification(error: FileError, base: Path) -> dict[str, Any]:
     }
 
 
+def _not_analysed(result: LintResult) -> list[dict[str, Any]]:
+    """A warning notification for the compile sites the findings do not cover."""
+    if not result.sites_not_analysed:
+        return []
+    from recompile_lint.report.text import sites_not_analysed
+
+    return [{"level": "warning", "message": {"text": sites_not_analysed(result.sites_not_analysed)}, "descriptor": {"id": "sites-not-analysed"}}]
+
+
 def build_sarif(result: LintResult, base: str | Path | None = None) -> dict[str, Any]:
     """The SARIF log as a dict; ``base`` is the directory ``%SRCROOT%`` stands for (default: cwd)."""
     from recompile_lint.rules import all_rules
@@ -213,7 +222,7 @@ def build_sarif(result: LintResult, base: str | Path | None = None) -> dict[str,
         "invocations": [
             {
                 "executionSuccessful": not result.errors,
-                "toolExecutionNotifications": [_notification(e, root) for e in result.errors],
+                "toolExecutionNotifications": [_notification(e, root) for e in result.errors] + _not_analysed(result),
             }
         ],
         # Our columns count characters, not UTF-16 code units (SARIF's default).

@@ -203,7 +203,14 @@ def summary(result: LintResult) -> str:
         parts.append(f"{len(result.errors)} file error{'s' if len(result.errors) != 1 else ''}")
     if result.suppressed:
         parts.append(f"{result.suppressed} suppressed")
+    if result.sites_not_analysed:
+        parts.append(sites_not_analysed(result.sites_not_analysed))
     return "Found " + ", ".join(parts) + "."
+
+
+def sites_not_analysed(count: int) -> str:
+    """What the findings do not cover: compile sites whose compiled code is not known."""
+    return f"{count} compile site{'s' if count != 1 else ''} not analysed (run recompile-lint regions)"
 
 
 def format_statistics(result: LintResult) -> str:

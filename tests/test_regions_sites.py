@@ -1,0 +1,383 @@
+"""Every compile site in the forms real projects write is listed, resolved to what it compiles,
+or owned up to with a reason; the lint summary and SARIF say how many were not analysed; the
+corpus bench's independent count finds the same sites."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from recompile_lint.analysis.index import FactsStore, ProjectIndex
+from recompile_lint.analysis.regions import REASON_ACTIONS, UNRESOLVED_REASONS, SiteResolution, find_sites
+from recompile_lint.frontends.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+
+from site_count import count_sites  # noqa: E402
+
+MODELS = '''
+import torch
+from torch import nn
+
+_registry = {}
+
+
+def register_model(fn):
+    _registry[fn.__name__] = fn
+    return fn
+
+
+def create_model(name, **kwargs):
+    return _registry[name](**kwargs)
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+    def configure(self):
+        self.k = 1
+        return self
+
+
+class Other(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class Transform:
+    def __call__(self, x):
+        return x
+
+
+@register_model
+def net_small(**kwargs):
+    return Net()
+
+
+@register_model
+def other_big(**kwargs):
+    return Other()
+
+
+def make_model_and_transforms():
+    return Net(), Transform(), Transform()
+'''
+
+TRAIN = '''
+import torch
+from zoo.models import Net, Other, make_model_and_transforms, create_model
+
+
+def by_key(k):
+    d = {"a": Net(), "b": Other()}
+    lst = [Other()]
+    return torch.compile(d[k]), torch.compile(lst[0])
+
+
+class Holder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mods = torch.nn.ModuleDict({"n": Net()})
+
+    def build(self, name):
+        return torch.compile(self.mods[name])
+
+
+def alias(cfg):
+    compile = torch.compile if cfg.compile else (lambda m: m)
+    return compile(Net())
+
+
+def returns_self(device):
+    a = torch.compile(Net().to(device))
+    b = torch.compile(Net().cuda().eval())
+    c = torch.compile(Net().configure())
+    return a, b, c
+
+
+def unpacked():
+    model, pre, post = make_model_and_transforms()
+    return torch.compile(model)
+
+
+def registry(name):
+    return torch.compile(create_model(name))
+'''
+
+WRAPPERS = '''
+import torch
+from zoo.models import Net, Other
+
+
+def maybe_compile(*args, **kwargs):
+    return torch.compile(*args, **kwargs)
+
+
+def compile_second(cfg, model):
+    return torch.compile(model, mode=cfg)
+
+
+def compile_by_keyword(*, module):
+    module.compile()
+    return module
+
+
+def outer(m):
+    return compile_second("max-autotune", m)
+
+
+def compiled(**options):
+    def decorate(fn):
+        return torch.compile(fn, **options)
+    return decorate
+
+
+@compiled(dynamic=False)
+def step(x):
+    return x * 3
+
+
+def main():
+    a = maybe_compile(Other(), mode="reduce-overhead")
+    b = compile_second("default", Net())
+    c = outer(Other())
+    d = compile_by_keyword(module=Net())
+    return a, b, c, d
+
+
+class TestThing:
+    def compile(self, model):
+        return torch.compile(model, backend="eager")
+
+    def test_it(self):
+        self.compile(Other())
+
+
+class Task:
+    def __init__(self):
+        self.model = Net()
+
+    def compile(self, backend="inductor"):
+        self.model = torch.compile(self.model, backend=backend)
+
+
+def run_task():
+    task = Task()
+    task.compile(backend="eager")
+'''
+
+# Another module's function of the same name as a wrapper, which compiles nothing.
+SAME_NAME = '''
+def compile_second(cfg, model):
+    return model
+
+
+def use():
+    return compile_second(1, 2)
+'''
+
+UNRESOLVED = '''
+import torch
+from transformers import AutoModel
+from hydra.utils import instantiate
+
+
+def external():
+    return torch.compile(AutoModel.from_pretrained("gpt2"))
+
+
+def configured(cfg):
+    return torch.compile(instantiate(cfg.model))
+
+
+def public(model):
+    return torch.compile(model)
+'''
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def resolve(root: Path) -> list[SiteResolution]:
+    files = [str(p) for p in sorted(root.rglob("*.py"))]
+    return find_sites(ProjectIndex(files, FactsStore()))
+
+
+def by_line(sites: list[SiteResolution], root: Path) -> dict[tuple[str, int], list]:
+    out: dict[tuple[str, int], list] = {}
+    for s in sites:
+        key = (os.path.relpath(s.site_path, root), s.site.span.line)
+        items = [(r.form, r.name) for r in s.regions] if s.resolved else [("unresolved", s.reason)]
+        out.setdefault(key, []).extend(items)
+    return out
+
+
+def project(tmp_path: Path) -> Path:
+    write(tmp_path, {"zoo/__init__.py": "", "zoo/models.py": MODELS, "train.py": TRAIN, "wrappers.py": WRAPPERS, "other.py": SAME_NAME})
+    return tmp_path
+
+
+def test_subscripts_aliases_chains_tuples_and_registries(tmp_path):
+    found = by_line(resolve(project(tmp_path)), tmp_path)
+    # d[k] holds either model; lst[0] the one it holds; a ModuleDict's element by a key.
+    assert found[("train.py", 8)] == [("per-block", "zoo.models.Net.forward"), ("per-block", "zoo.models.Other.forward"), ("per-block", "zoo.models.Other.forward")]
+    assert found[("train.py", 17)] == [("per-block", "zoo.models.Net.forward")]
+    # compile = torch.compile if ... else (lambda m: m)
+    assert found[("train.py", 22)] == [("module", "zoo.models.Net.forward")]
+    # .to(device), .cuda().eval(), a project method whose every return is self.
+    assert found[("train.py", 26)] == found[("train.py", 27)] == found[("train.py", 28)] == [("module", "zoo.models.Net.forward")]
+    # Only the model's position of the factory's tuple: the transforms are no region.
+    assert found[("train.py", 34)] == [("module", "zoo.models.Net.forward")]
+    # Every registered model is a candidate of the registry's lookup.
+    assert found[("train.py", 38)] == [("module", "zoo.models.Net.forward"), ("module", "zoo.models.Other.forward")]
+
+
+def test_wrappers_inferred_from_their_bodies(tmp_path):
+    sites = resolve(project(tmp_path))
+    found = by_line(sites, tmp_path)
+    # Calls of wrappers: through *args, at the compiled parameter's position, by keyword, and
+    # through a wrapper of a wrapper.
+    assert found[("wrappers.py", 34)] == [("module", "zoo.models.Other.forward")]
+    assert found[("wrappers.py", 35)] == [("module", "zoo.models.Net.forward")]
+    assert found[("wrappers.py", 36)] == [("module", "zoo.models.Other.forward")]
+    assert found[("wrappers.py", 37)] == [("module", "zoo.models.Net.forward")]
+    # The decorator factory's application is a site of the decorated function.
+    assert found[("wrappers.py", 28)] == [("decorated", "wrappers.step")]
+    # A test class's own compile(model) helper compiles its argument, not the test class.
+    assert found[("wrappers.py", 46)] == [("module", "zoo.models.Other.forward")]
+    # The wrappers' own sites are their callers' regions: not counted twice by a lint.
+    bodies = {s.site.span.line for s in sites if s.wrapper_body and s.site_path.endswith("wrappers.py")}
+    assert {6, 10, 14, 24, 43} <= bodies
+    # A call of another function of a wrapper's name that compiles nothing is no site.
+    assert not any(s.site_path.endswith("other.py") for s in sites)
+    # A class's own compile() that compiles an attribute is not nn.Module.compile of Task.
+    task = next(s for s in sites if s.site.span.line == 59)
+    assert task.reason == "not-torch" and "compiles none of its parameters" in task.detail
+    assert found[("wrappers.py", 54)] == [("module", "zoo.models.Net.forward")]
+
+
+def test_unresolved_sites_say_what_to_do(tmp_path):
+    write(tmp_path, {"pyproject.toml": "", "m.py": UNRESOLVED})
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(main, ["regions", "--no-cache", "--format", "json", "."], catch_exceptions=False)
+        text = CliRunner().invoke(main, ["regions", "--no-cache", "."], catch_exceptions=False).output
+    finally:
+        os.chdir(cwd)
+    report = json.loads(result.output)
+    reasons = {s["line"]: (s["reason"], s["action"]) for s in report["sites"]}
+    assert reasons[7] == ("external", REASON_ACTIONS["external"])
+    assert reasons[11] == ("configuration", REASON_ACTIONS["configuration"])
+    assert reasons[15] == ("parameter", REASON_ACTIONS["parameter"])
+    assert set(REASON_ACTIONS) <= set(UNRESOLVED_REASONS)
+    assert "-> unresolved (configuration: hydra.utils.instantiate()); built from configuration: not resolvable statically" in text
+
+
+def test_lint_summary_and_sarif_count_sites_not_analysed(tmp_path):
+    write(tmp_path, {"pyproject.toml": "", "m.py": UNRESOLVED, "ok.py": "import torch\n\n\n@torch.compile\ndef f(x):\n    return x\n"})
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        text = CliRunner().invoke(main, ["--no-cache", "--format", "concise", "."], catch_exceptions=False).output
+        sarif = json.loads(CliRunner().invoke(main, ["--no-cache", "--format", "sarif", "."], catch_exceptions=False).output)
+        only_ok = CliRunner().invoke(main, ["--no-cache", "--format", "concise", "ok.py"], catch_exceptions=False).output
+    finally:
+        os.chdir(cwd)
+    assert text.splitlines()[-1] == "Found 0 findings, 2 files checked, 3 compile sites not analysed (run recompile-lint regions)."
+    notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert notes == [{"level": "warning", "message": {"text": "3 compile sites not analysed (run recompile-lint regions)"}, "descriptor": {"id": "sites-not-analysed"}}]
+    # Only the checked files' sites count.
+    assert only_ok.splitlines()[-1] == "Found 0 findings, 1 file checked."
+
+
+def test_independent_count_finds_the_listed_sites(tmp_path):
+    root = project(tmp_path)
+    files = [str(p) for p in sorted(root.rglob("*.py"))]
+    counted = {(os.path.relpath(p, root), line) for p, line in count_sites(files)}
+    listed = {(os.path.relpath(s.site_path, root), s.site.span.line) for s in resolve(root) if s.reason != "not-torch"}
+    assert listed <= counted
+    # The count holds the wrappers' calls and the factory's decorator, and no call of the
+    # same-named function elsewhere is a wrapper's body.
+    assert {("wrappers.py", 28), ("wrappers.py", 34), ("wrappers.py", 36), ("wrappers.py", 37)} <= counted
+    assert ("train.py", 22) in counted
+
+
+ALIAS_ONCE = '''
+import torch
+
+shift = 0.05
+records = []
+
+
+def infer(x):
+    if not torch.compiler.is_compiling():
+        records.append(x)
+    return x * shift
+
+
+compile = torch.compile if hasattr(torch, "compile") else (lambda fn, **kwargs: fn)
+
+
+class Stepper:
+    def update(self, value):
+        global shift
+        shift = value
+
+
+def main():
+    fast = compile(infer, backend="eager")
+    stepper = Stepper()
+    stepper.update(0.1)
+    for _ in range(8):
+        fast(torch.randn(4))
+'''
+
+
+def test_sites_newly_reached_are_judged_as_dynamo_runs_them(tmp_path):
+    """The alias site is analysed now: a list appended to only when not compiling is never
+    guarded, and a callback-named method the program calls once, before the loop, does not
+    change the global between calls."""
+    write(tmp_path, {"pyproject.toml": "", "run.py": ALIAS_ONCE})
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        regions = CliRunner().invoke(main, ["regions", "--no-cache", "."], catch_exceptions=False).output
+        text = CliRunner().invoke(main, ["--no-cache", "--format", "concise", "."], catch_exceptions=False).output
+        (tmp_path / "run.py").write_text((tmp_path / "run.py").read_text().replace("    stepper.update(0.1)\n    for _ in range(8):\n", "    for i in range(8):\n        stepper.update(0.1 * i)\n"))
+        changed = CliRunner().invoke(main, ["--no-cache", "--format", "concise", "."], catch_exceptions=False).output
+    finally:
+        os.chdir(cwd)
+    assert "compile(infer, backend=\"eager\") -> function run.infer" in regions
+    assert text.splitlines()[-1] == "Found 0 findings, 1 file checked."
+    # Changed in the loop that calls it: found.
+    assert "RCL101" in changed and "RCL203" not in changed
+
+
+def test_args_spread_by_a_caller_is_a_parameter(tmp_path):
+    """``*args`` a caller fills with a spread of its own: the positions are its callers', so
+    the reason is a parameter no call in the project fills, not a computed value."""
+    write(tmp_path, {"m.py": '''
+import torch
+
+
+def compile_all(*objs):
+    return [torch.compile(o) for o in objs]
+
+
+def prepare(*args):
+    return compile_all(*args)
+'''})
+    (site,) = [s for s in resolve(tmp_path) if s.site.span.line == 5]
+    assert site.reason == "parameter" and site.detail == "m.compile_all.*objs"
