@@ -142,7 +142,19 @@ class ProjectMemo:
         entry = self._entries.get(key)
         if entry is not None and entry[0].files == listing.files and (entry[0] is listing or entry[0].is_current()):
             return entry
-        checked = [path for path in listing.files if is_named(path, named)]
+        # A file under a project of its own (a nested ``pyproject.toml``) is asked for with that
+        # project's listing: linting it here too would analyse it twice.
+        excludes = config.exclude + config.extend_exclude
+        roots: dict[str, str | None] = {}
+
+        def own_root(path: str) -> str | None:
+            folder = os.path.dirname(path)
+            if folder not in roots:
+                marked = marked_project_root([folder], excludes)
+                roots[folder] = str(marked) if marked is not None else None
+            return roots[folder]
+
+        checked = [path for path in listing.files if is_named(path, named) and own_root(path) in (listing.root, None)]
         result = _lint(checked, config, listing.files) if checked else None
         by_path: dict[str, list[Finding]] = {path: [] for path in checked}
         for finding in result.findings if result is not None else ():
