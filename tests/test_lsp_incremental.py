@@ -186,3 +186,17 @@ def test_a_region_is_asked_when_an_open_document_writes_what_it_guards(crossmodu
     assert "rate" in asked("schedule.py")
     assert asked("unrelated.py") == set()
     assert list(predict_guards(kept["index"], [by_name["scale"]], 6, FunctionTrees(kept["index"])))
+
+
+def test_invalid_settings_are_the_documents_answer_and_other_projects_still_lint(tmp_path: Path, crossmodule: Path) -> None:
+    from recompile_lint.config import ConfigError
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "pyproject.toml").write_text('[project]\nname = "bad"\n\n[tool.recompile-lint]\nselekt = ["RCL"]\n', encoding="utf-8")
+    (bad / "m.py").write_text("x = 1\n", encoding="utf-8")
+    train = str(crossmodule / "train.py")
+    documents = {str(bad / "m.py"): "x = 1\n", train: TRAIN}
+    results = EditSession().lint(documents)
+    assert isinstance(results[str(bad / "m.py")], ConfigError)
+    assert [f.code for f in results[train].findings] == ["RCL101"]

@@ -31,7 +31,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from recompile_lint.config import Config, ConfigError, load_config
 from recompile_lint.discovery import Discovered, discover, find_project_root
@@ -313,14 +313,3 @@ def _chosen(session: EditSession, documents: frozenset[str], index, regions: lis
     out = relevant_regions(index, regions, guards, documents)
     session.regions_asked.append((len(out), len(regions)))
     return out
-
-
-def lint_documents(session: EditSession, documents: Mapping[str, str], paths: Iterable[str] | None = None) -> dict[str, LintResult | ConfigError]:
-    """``session.lint(documents)``, for the documents that are files on disk (the others are
-    linted alone by the caller); ``paths`` limits the answer to those."""
-    on_disk = {path: text for path, text in documents.items() if os.path.isfile(path)}
-    found = session.lint(on_disk) if on_disk else {}
-    if paths is not None:
-        wanted = {os.path.abspath(p) for p in paths}
-        return {path: result for path, result in found.items() if path in wanted}
-    return found
