@@ -183,3 +183,25 @@ def test_hover_text_cannot_make_links_or_markup() -> None:
     assert "[x](http" not in text and "<b>" not in text
     assert "\\[x\\]" in text and "\\<b\\>" in text
     assert "`STEP`" in text  # code quotes stay
+
+
+def test_a_failing_edit_session_is_logged_and_each_document_linted_on_its_own(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "from recompile_lint.frontends import editing\n\n\n"
+        "def broken(self, documents):\n    raise RuntimeError('the session broke')\n\n\n"
+        "editing.EditSession.lint = broken\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PYTHONPATH", str(hook))
+    client = started(project)
+    try:
+        train = project / "train.py"
+        client.notify("textDocument/didOpen", open_params(train, TRAIN))
+        logged = client.wait(lambda m: m.get("method") == "window/logMessage")
+        assert "RuntimeError: the session broke" in logged["params"]["message"]
+        [diagnostic] = client.diagnostics(train.as_uri())
+        assert diagnostic["code"] == "RCL101"
+    finally:
+        client.close()

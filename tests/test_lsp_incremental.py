@@ -200,3 +200,19 @@ def test_invalid_settings_are_the_documents_answer_and_other_projects_still_lint
     results = EditSession().lint(documents)
     assert isinstance(results[str(bad / "m.py")], ConfigError)
     assert [f.code for f in results[train].findings] == ["RCL101"]
+
+
+def test_whole_file_trees_are_kept_for_their_text_and_snippets_are_parsed_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    from recompile_lint.analysis import parsing
+
+    text = "def f(x):\n    return x\n\n\ndef g(y):\n    return y\n"
+    assert parsing.parse_source(text, "m.py") is not parsing.parse_source(text, "m.py")  # nothing kept outside a session
+    monkeypatch.setattr(parsing, "resident_trees", {"m.py": (text, None)})
+    tree = parsing.parse_source(text, "m.py")
+    assert parsing.parse_source(text, "m.py") is tree
+    # A snippet of the file (which a stage renumbers in place) is never the kept tree.
+    snippet = "def g(y):\n    return y"
+    assert parsing.parse_source(snippet, "m.py") is not parsing.parse_source(snippet, "m.py")
+    assert parsing.parse_source(text, "m.py") is tree
+    assert parsing.parse_source(text + "z = 1\n", "m.py") is not tree  # another text: parsed
+    assert parsing.parse_source(text, "other.py") is not tree  # a file the session did not name

@@ -411,7 +411,7 @@ def build_server():
         ls.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=escape(f"recompile-lint: {type(exc).__name__}: {exc}")))
 
     def publish_all(ls: LanguageServer, edited: str | None = None) -> None:
-        from recompile_lint.config import load_config
+        from recompile_lint.config import ConfigError, load_config
 
         documents = open_documents(ls)
         encoding = encoding_of(ls)
@@ -419,7 +419,7 @@ def build_server():
             results: dict[str, LintResult | Exception] = dict(session.lint({path: d.text for path, d in documents.items() if os.path.isfile(path)}))
         except Exception as exc:  # noqa: BLE001 - the editor gets a message, the server keeps serving
             log(ls, exc)
-            return
+            results = {}  # each document is linted by a run of its own below
         for uri, doc in list(ls.workspace.text_documents.items()):
             path = to_fs_path(uri)
             document = documents.get(os.path.abspath(path)) if path else None
@@ -427,7 +427,12 @@ def build_server():
                 continue
             result = results.get(document.path)
             try:
-                if result is None:
+                if result is None and os.path.isfile(document.path):
+                    try:
+                        result = lint_document(document, documents)
+                    except ConfigError as exc:
+                        result = exc
+                elif result is None:
                     # A buffer with no file behind it: linted alone, when it is the one edited.
                     if uri in published and uri != edited:
                         continue
