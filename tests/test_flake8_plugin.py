@@ -383,3 +383,30 @@ def test_the_project_is_walked_once_per_flake8_run(tmp_path: Path, monkeypatch: 
     RecompileLintPlugin.parse_options(type("Options", (), {"filenames": [str(root / "pkg")]})())
     findings_for(str(root / "pkg" / "extra.py"), ["X = 1\n"], RecompileLintPlugin.named)
     assert len(walks) == 2 and str(root / "pkg" / "extra.py") in flake8_plugin._LISTINGS[next(iter(flake8_plugin._LISTINGS))][0].files
+
+
+def test_workers_take_turns_on_a_projects_analysis(tmp_path: Path) -> None:
+    # While one flake8 worker analyses a project it holds the cache directory's lock; another
+    # worker waits, then finds the result in the run cache.
+    from dataclasses import replace
+
+    from recompile_lint.config import load_config
+
+    root = make_project(tmp_path)
+    config = replace(load_config([str(root)]), cache=True, cache_dir=str(tmp_path / "cache"))
+    first = str(root / "pkg" / "model.py")
+    probe = (
+        "import fcntl, os, sys\n"
+        "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+        "try:\n    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    print('free')\n"
+        "except BlockingIOError:\n    print('held')\n"
+    )
+    def state() -> str:
+        return subprocess.run([sys.executable, "-c", probe, str(tmp_path / "cache")], capture_output=True, text=True, timeout=60).stdout.strip()
+
+    with flake8_plugin.one_worker_at_a_time(config, str(root), first):
+        held = state()
+    assert (held, state()) == ("held", "free")
+    # Without a cache there is nothing to share: no lock is taken.
+    with flake8_plugin.one_worker_at_a_time(replace(config, cache=False), str(root), first):
+        assert state() == "free"

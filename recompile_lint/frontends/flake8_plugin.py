@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Iterator, Sequence
 
@@ -155,7 +156,10 @@ class ProjectMemo:
             return roots[folder]
 
         checked = [path for path in listing.files if is_named(path, named) and own_root(path) in (listing.root, None)]
-        result = _lint(checked, config, listing.files) if checked else None
+        result = None
+        if checked:
+            with one_worker_at_a_time(config, listing.root, checked[0]):
+                result = _lint(checked, config, listing.files)
         by_path: dict[str, list[Finding]] = {path: [] for path in checked}
         for finding in result.findings if result is not None else ():
             by_path.setdefault(os.path.abspath(finding.path), []).append(finding)
@@ -167,6 +171,39 @@ class ProjectMemo:
 # One memo per process: flake8 creates a plugin object per file, and each worker process
 # checks many files of the same project.
 _MEMO = ProjectMemo()
+
+
+@contextmanager
+def one_worker_at_a_time(config: Config, root: str, first: str) -> Iterator[None]:
+    """Hold the facts cache directory's lock while analysing a project: flake8's worker
+    processes (``-j``, one per core) each need the same analysis, and the ones that wait for
+    the first find its result in the run cache instead of making it again. Without a cache
+    (``cache = false``) or file locks, each makes its own."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        yield
+        return
+    run_cache = None
+    if config.cache:
+        from recompile_lint.engine import make_cache
+
+        facts_cache = make_cache(config, root)
+        run_cache = facts_cache.run_cache(first) if facts_cache is not None else None
+    fd = None
+    if run_cache is not None:
+        try:
+            fd = os.open(run_cache.directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            if fd is not None:
+                os.close(fd)
+            fd = None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # closing the descriptor releases the lock
 
 
 def _lint(paths: Sequence[str], config: Config, project_files: Sequence[str], buffers: dict[str, bytes] | None = None):
