@@ -216,3 +216,19 @@ def test_whole_file_trees_are_kept_for_their_text_and_snippets_are_parsed_anew(m
     assert parsing.parse_source(text, "m.py") is tree
     assert parsing.parse_source(text + "z = 1\n", "m.py") is not tree  # another text: parsed
     assert parsing.parse_source(text, "other.py") is not tree  # a file the session did not name
+
+
+def test_a_file_changed_on_disk_is_read_again_even_with_the_same_size_and_mtime(crossmodule: Path) -> None:
+    import os
+
+    ops, train = crossmodule / "ops.py", str(crossmodule / "train.py")
+    session = EditSession()
+    documents = {train: TRAIN}
+    assert [f.code for f in session.lint(documents)[train].findings] == ["RCL101"]
+    stat = ops.stat()
+    # Same size, same modification time: the read no longer uses STEP.
+    ops.write_text(OPS.replace("return x * STEP", "return x + 1234"), encoding="utf-8")
+    os.utime(ops, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert ops.stat().st_size == stat.st_size
+    assert_same_as_full(session, documents)
+    assert session.lint(documents)[train].findings == ()

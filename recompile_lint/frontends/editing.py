@@ -7,7 +7,8 @@ files, most of it spent on work an edit cannot change. An ``EditSession`` keeps,
 edits:
 
 * the text of every project file, by its size and modification time (an unchanged file is
-  not read or decoded again), and of every open document;
+  not read or decoded again; one modified just before it was read is read again and
+  compared), and of every open document;
 * the facts of every file, by content (``MemoryFacts``, in front of the on-disk cache): an
   edit parses the edited file again and nothing else;
 * the results of the text tests that choose which files to parse, by content digest
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Mapping, Sequence
@@ -44,6 +46,8 @@ KEPT_TESTS = 500_000
 KEPT_SNIPPETS = 20_000
 # Characters of file text whose ``ast`` trees are kept (a tree takes some ten times its text).
 KEPT_TREE_TEXT = 20_000_000
+# A file read less than this after its modification time is read again next time.
+RACY_NS = 2_000_000_000
 
 
 class MemoryFacts:
@@ -93,6 +97,7 @@ class Kept:
     data: bytes
     text: str
     digest: str
+    read_ns: int = 0  # when it was read (wall clock, ns)
 
 
 def _digest(data: bytes) -> str:
@@ -170,17 +175,23 @@ class EditSession:
             return None
         stamp = (stat.st_mtime_ns, stat.st_size)
         kept = self._files.get(path)
-        if kept is not None and kept.stamp == stamp:
+        # A file changed within ``RACY_NS`` of when it was read may change again with the same
+        # stamp (as git treats racy-clean files): it is read again and compared.
+        if kept is not None and kept.stamp == stamp and kept.read_ns - stamp[0] > RACY_NS:
             return kept
+        read_ns = time.time_ns()
         try:
             data = read_bytes(path, limit)
+            if kept is not None and kept.data == data:
+                kept = self._files[path] = Kept(stamp, data, kept.text, kept.digest, read_ns)  # the same text object
+                return kept
             text = decode_source(data, path) if len(data) <= limit else None
         except SourceError:
             text = None
         if text is None:
             self._files.pop(path, None)
             return None
-        kept = self._files[path] = Kept(stamp, data, text, _digest(data))
+        kept = self._files[path] = Kept(stamp, data, text, _digest(data), read_ns)
         return kept
 
     def _buffer(self, path: str, text: str) -> Kept:
