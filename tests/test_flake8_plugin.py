@@ -385,7 +385,7 @@ def test_the_project_is_walked_once_per_flake8_run(tmp_path: Path, monkeypatch: 
     assert len(walks) == 2 and str(root / "pkg" / "extra.py") in flake8_plugin._LISTINGS[next(iter(flake8_plugin._LISTINGS))][0].files
 
 
-def test_workers_take_turns_on_a_projects_analysis(tmp_path: Path) -> None:
+def test_workers_take_turns_on_a_projects_analysis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # While one flake8 worker analyses a project it holds the cache directory's lock; another
     # worker waits, then finds the result in the run cache.
     from dataclasses import replace
@@ -395,6 +395,9 @@ def test_workers_take_turns_on_a_projects_analysis(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     config = replace(load_config([str(root)]), cache=True, cache_dir=str(tmp_path / "cache"))
     first = str(root / "pkg" / "model.py")
+    monkeypatch.setattr(flake8_plugin, "_PARALLEL", [True])  # flake8 -j 2
+    monkeypatch.setattr(flake8_plugin, "_RUN", [0])
+    monkeypatch.setattr(RecompileLintPlugin, "named", None)
     probe = (
         "import fcntl, os, sys\n"
         "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
@@ -407,6 +410,14 @@ def test_workers_take_turns_on_a_projects_analysis(tmp_path: Path) -> None:
     with flake8_plugin.one_worker_at_a_time(config, str(root), first):
         held = state()
     assert (held, state()) == ("held", "free")
-    # Without a cache there is nothing to share: no lock is taken.
+    # Without a cache there is nothing to share, with one process no one to wait for: no lock.
     with flake8_plugin.one_worker_at_a_time(replace(config, cache=False), str(root), first):
         assert state() == "free"
+    monkeypatch.setattr(flake8_plugin, "_PARALLEL", [False])
+    with flake8_plugin.one_worker_at_a_time(config, str(root), first):
+        assert state() == "free"
+    # flake8's -j as parse_options sees it.
+    for jobs, parallel in ((type("Jobs", (), {"is_auto": True, "n_jobs": 4})(), True), (type("Jobs", (), {"is_auto": False, "n_jobs": 1})(), False), (2, True)):
+        RecompileLintPlugin.parse_options(type("Options", (), {"filenames": ["pkg"], "jobs": jobs})())
+        assert flake8_plugin._PARALLEL == [parallel]
+

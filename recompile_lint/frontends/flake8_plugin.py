@@ -98,6 +98,8 @@ _LISTINGS: dict[tuple[str, tuple[str, ...], bool], tuple[ProjectListing, int]] =
 # The flake8 run this process is in (``parse_options`` counts them; 0: not in one, a caller
 # of ``findings_for``). Within one run the files are what flake8 read at its start.
 _RUN = [0]
+# Whether this flake8 run checks files in several worker processes (``-j``).
+_PARALLEL = [False]
 
 
 def list_project(path: str, config: Config) -> ProjectListing:
@@ -178,14 +180,15 @@ def one_worker_at_a_time(config: Config, root: str, first: str) -> Iterator[None
     """Hold the facts cache directory's lock while analysing a project: flake8's worker
     processes (``-j``, one per core) each need the same analysis, and the ones that wait for
     the first find its result in the run cache instead of making it again. Without a cache
-    (``cache = false``) or file locks, each makes its own."""
+    (``cache = false``) or file locks, each makes its own; with one process (``-j 1``, or not
+    in a flake8 run) there is no one to wait for."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not on POSIX
         yield
         return
     run_cache = None
-    if config.cache:
+    if config.cache and _PARALLEL[0]:
         from recompile_lint.engine import make_cache
 
         facts_cache = make_cache(config, root)
@@ -231,7 +234,7 @@ def findings_for(filename: str, lines: Sequence[str] | None = None, named: Seque
     buffer = _normalise("".join(lines)) if lines is not None else None
     if filename in STDIN_NAMES or not os.path.isfile(filename):
         return _lint_detached(filename, buffer or "")
-    base = load_config([filename])
+    base = _settings_for(filename)
     config = flake8_config(base)
     absolute = os.path.abspath(filename)
     listing = list_project(filename, base)
@@ -246,6 +249,24 @@ def findings_for(filename: str, lines: Sequence[str] | None = None, named: Seque
     # A file outside the project's listing (excluded, or beyond the root), or one flake8 was
     # not given by that name: lint it alone.
     return _lint([absolute], config, sorted(set(listing.files) | {absolute})).findings
+
+
+# Settings by folder, within one flake8 run (``_RUN``): the files of a folder share them.
+_SETTINGS: dict[tuple[int, str], Config] = {}
+
+
+def _settings_for(filename: str) -> Config:
+    """``load_config([filename])``, once per folder in a flake8 run (a ConfigError is raised
+    again for each file: each gets its diagnostic)."""
+    if not _RUN[0]:
+        return load_config([filename])
+    key = (_RUN[0], os.path.dirname(os.path.abspath(filename)))
+    config = _SETTINGS.get(key)
+    if config is None:
+        if len(_SETTINGS) > 10_000 or any(run != _RUN[0] for run, _ in list(_SETTINGS)[:1]):
+            _SETTINGS.clear()
+        config = _SETTINGS[key] = load_config([filename])
+    return config
 
 
 def _disk_text(path: str) -> str | None:
@@ -309,6 +330,9 @@ class RecompileLintPlugin:
         names = [name for name in getattr(options, "filenames", None) or [] if name not in STDIN_NAMES]
         cls.named = tuple(os.path.abspath(name) for name in names) if names else None
         _RUN[0] += 1  # a new run: what earlier ones listed is checked again
+        jobs = getattr(options, "jobs", None)
+        count = getattr(jobs, "n_jobs", jobs)
+        _PARALLEL[0] = bool(getattr(jobs, "is_auto", False)) or (isinstance(count, int) and count > 1)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         if self.config_error:
