@@ -1165,13 +1165,28 @@ FILE_TABLE = "file-digests.json"
 RACY_NS = 2_000_000_000
 
 
+# The last code fingerprint, by the status of the files it read: a process that opens many
+# run caches (flake8, one per project) hashes the linter's code once.
+_fingerprinted: tuple[tuple, str] | None = None
+
+
 def _code_fingerprint() -> str:
     """A digest of every module of the linter (rules included): results of other code never count."""
-    digest = hashlib.blake2b(_schema_fingerprint().encode(), digest_size=16)
+    global _fingerprinted
     here = Path(__file__).resolve().parent
-    for path in sorted(here.rglob("*.py")):
-        if "verify" in path.relative_to(here).parts:
-            continue
+    paths = [path for path in sorted(here.rglob("*.py")) if "verify" not in path.relative_to(here).parts] + [measured.TABLE]
+    status = []
+    for path in paths:
+        try:
+            status.append(tuple(_stamp(path.stat())))
+        except OSError:
+            status.append(None)
+    schema = _schema_fingerprint()
+    stamps = (schema, tuple(paths), tuple(status))
+    if _fingerprinted is not None and _fingerprinted[0] == stamps:
+        return _fingerprinted[1]
+    digest = hashlib.blake2b(schema.encode(), digest_size=16)
+    for path in paths[:-1]:
         try:
             digest.update(str(path.relative_to(here)).encode())
             digest.update(path.read_bytes())
@@ -1181,7 +1196,8 @@ def _code_fingerprint() -> str:
         digest.update(measured.TABLE.read_bytes())  # the lab's measured table decides costs too
     except OSError:
         digest.update(b"?")
-    return digest.hexdigest()
+    _fingerprinted = (stamps, digest.hexdigest())
+    return _fingerprinted[1]
 
 
 def _stamp(info: os.stat_result) -> list[int]:

@@ -132,11 +132,22 @@ def analyse(
     return analysis
 
 
-def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rules: RuleSource, background: list, *, related: bool = False) -> Analysis:
+def analyse_index(
+    index: ProjectIndex,
+    given: Sequence[str],
+    config: Config,
+    rules: RuleSource,
+    background: list,
+    *,
+    related: bool = False,
+    risk_regions: Callable[[ProjectIndex, list, list], list] | None = None,
+) -> Analysis:
     """The analysis proper, over an index of the project's files. Syntax checks started in
     worker processes are appended to ``background``. ``rules``: the rule classes, or a
     function that imports and returns them (with workers, that import runs while they test
-    the files' text)."""
+    the files' text). ``risk_regions(index, regions, guards)``: the regions the guard
+    model's risks are asked of (an editor's: those whose findings can be in its open
+    documents, ``EditSession``); all of them by default."""
     from recompile_lint.analysis.callsites import prime as prime_call_sites
     from recompile_lint.analysis.guards import FunctionTrees, predict_guards
     from recompile_lint.analysis.variation import variation_of
@@ -181,7 +192,8 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
     trees = FunctionTrees(index)
     variation_of(index, regions)  # shared by the guard model and the rules that ask about calls
     # What the regions guard decides which other files are read for writes.
-    loader.writers_of(regions, only, predict_guards(index, regions, config.max_depth, trees))
+    guards = list(predict_guards(index, regions, config.max_depth, trees)) if risk_regions is not None else predict_guards(index, regions, config.max_depth, trees)
+    loader.writers_of(regions, only, guards)
     prime_call_sites(index, regions)
 
     reports: list[tuple[type[Rule], Report]] = []
@@ -226,7 +238,8 @@ def analyse_index(index: ProjectIndex, given: Sequence[str], config: Config, rul
             before = len(pctx.reports)
             instances[rule].check_project(pctx)
             reports.extend((rule, r) for r in pctx.reports[before:])
-    reports.extend(report_risks(index, regions, rule_classes, pctx, config.max_depth, trees))
+    asked = regions if risk_regions is None else risk_regions(index, regions, guards)  # type: ignore[arg-type]
+    reports.extend(report_risks(index, asked, rule_classes, pctx, config.max_depth, trees))
     return Analysis(index=index, regions=regions, reports=reports, sites_not_analysed=not_analysed)
 
 

@@ -470,3 +470,24 @@ def test_a_new_package_init_is_seen_by_the_next_run(tmp_path):
     (sub / "__init__.py").write_text("", encoding="utf-8")
     [after] = lint_paths([str(sub / "train.py")], config).findings
     assert "`pkg.train.f`" in after.message
+
+
+def test_the_linters_code_is_hashed_once_while_it_is_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    # flake8 opens a run cache per project (the bundled fixtures hold fifty): each used to read
+    # and hash every module of the linter again.
+    from recompile_lint import cache
+
+    first = cache._code_fingerprint()
+    reads: list[str] = []
+    read_bytes = Path.read_bytes
+
+    def counting(self):
+        reads.append(self.name)
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    cache._schema_fingerprint()
+    schema, reads[:] = list(reads), []
+    assert cache._code_fingerprint() == first
+    assert reads == schema  # the facts schema's few files, not the whole linter
+    assert len(schema) < 10

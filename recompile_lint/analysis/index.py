@@ -153,6 +153,13 @@ class ProjectIndex:
                 self._text[path] = None
         return self._text[path]
 
+    def know_text(self, path: str, text: str) -> None:
+        """Take ``text`` as the decoded text of ``path`` before anything reads it (an editor's
+        session keeps the texts of the files that did not change: the same string, so what
+        is kept by text, a compile site's tree, still matches)."""
+        if path not in self._text:
+            self._text[path] = text
+
     def lines(self, path: str) -> list[str]:
         """The lines of a file's text (``text.split("\\n")``; none when it cannot be read),
         split once: the analysis asks per guard, write and site, so a split per question

@@ -70,10 +70,29 @@ def forget_package_layout() -> None:
 PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
+# Trees of whole files, kept only by an editor's session (``frontends.editing``) between its
+# runs: path -> (the file's whole text, its tree or None until first parsed). Only a parse of
+# exactly that text is answered from here, so a snippet of the file (which a stage may
+# renumber) is always parsed anew. A tree depends on nothing but its text; the stages that
+# ask for whole files never change the trees they are given.
+resident_trees: dict[str, tuple[str, ast.Module | None]] | None = None
+
+
 def parse_source(text: str, path: str = "<unknown>") -> ast.Module:
     """``ast.parse(text)``, and on an interpreter older than 3.12 the ``ast`` 3.12 gives for
     syntax only newer Pythons read (PEP 695 type parameters and aliases, PEP 701 f-strings:
     ``newsyntax``). Raises what ``ast.parse`` raises for text no Python up to 3.13 reads."""
+    kept = resident_trees.get(path) if resident_trees is not None else None
+    if kept is None or not (kept[0] is text or kept[0] == text):
+        return _parse_source(text, path)
+    if kept[1] is None:
+        tree = _parse_source(text, path)
+        resident_trees[path] = (kept[0], tree)  # type: ignore[index]
+        return tree
+    return kept[1]
+
+
+def _parse_source(text: str, path: str) -> ast.Module:
     try:
         return ast.parse(text, filename=path)
     except SyntaxError as exc:

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Iterator, Sequence
 
 from recompile_lint import __version__
 from recompile_lint.config import Config, ConfigError, load_config
-from recompile_lint.engine import lint_buffer_alone, lint_paths, locations_in, project_scope, reported_at
+from recompile_lint.discovery import marked_project_root
+from recompile_lint.engine import lint_buffer_alone, lint_paths, project_scope
 from recompile_lint.models import Finding, Severity
 from recompile_lint.source import SourceError, decode_source, read_bytes
 
@@ -88,33 +91,79 @@ class ProjectListing:
         return all(_stat_key(entry[0]) == entry for entry in self.fingerprint)
 
 
+# Listings of marked projects by (root, settings that choose the files), with the flake8 run
+# that last found them current: flake8 asks for every file it checks, and walking the whole
+# project each time (or even checking every file's mtime) cost more than the analysis.
+_LISTINGS: dict[tuple[str, tuple[str, ...], bool], tuple[ProjectListing, int]] = {}
+# The flake8 run this process is in (``parse_options`` counts them; 0: not in one, a caller
+# of ``findings_for``). Within one run the files are what flake8 read at its start.
+_RUN = [0]
+# Whether this flake8 run checks files in several worker processes (``-j``).
+_PARALLEL = [False]
+
+
 def list_project(path: str, config: Config) -> ProjectListing:
-    """The project the engine's analysis sees for ``path``: its root and Python files."""
+    """The project the engine's analysis sees for ``path``: its root and Python files (a
+    marked project's listing is walked once, and kept while no file or folder of it changed;
+    within one flake8 run it is not checked again)."""
+    excludes = config.exclude + config.extend_exclude
+    marked = marked_project_root([path], excludes)
+    if marked is None:
+        root, files = project_scope([path], config)
+        return ProjectListing.build(root, files)
+    key = (str(marked), tuple(excludes), config.respect_gitignore)
+    kept = _LISTINGS.get(key)
+    if kept is not None and ((_RUN[0] and kept[1] == _RUN[0]) or kept[0].is_current()):
+        _LISTINGS[key] = (kept[0], _RUN[0])
+        return kept[0]
     root, files = project_scope([path], config)
-    return ProjectListing.build(root, files)
+    listing = ProjectListing.build(root, files)
+    _LISTINGS[key] = (listing, _RUN[0])
+    return listing
 
 
 class ProjectMemo:
-    """Findings of a whole project, computed once per flake8 process and reused per file.
+    """Findings of the files flake8 checks in a project, computed once per flake8 process
+    and reused per file.
 
     The analysis of one file already covers the whole project (regions, callers, mutation
-    sites), so linting every project file costs about what linting one does. An entry is
+    sites), so linting all the files flake8 was given costs about what linting one does; the
+    files it was not given are read for the analysis but not linted. An entry is
     dropped as soon as a project file changes (mtime or size), a file is added to or removed
     from a folder of the project, or the settings change.
     """
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[str, Config], tuple[ProjectListing, dict[str, tuple[Finding, ...]]]] = {}
+        self._entries: dict[tuple[str, Config, tuple[str, ...] | None], tuple[ProjectListing, dict[str, tuple[Finding, ...]]]] = {}
 
-    def lookup(self, listing: ProjectListing, config: Config) -> tuple[ProjectListing, dict[str, tuple[Finding, ...]]]:
-        """(listing, findings by absolute path) of the project ``listing`` describes, fresh."""
-        key = (listing.root, config)
+    def lookup(self, listing: ProjectListing, config: Config, named: Sequence[str] | None = None) -> tuple[ProjectListing, dict[str, tuple[Finding, ...]]]:
+        """(listing, findings by absolute path) of the files of the project ``listing``
+        describes that flake8 checks (``named``; None: all of them), fresh. Linted as
+        ``recompile-lint NAMED`` lints them: a finding whose own file is not among them is
+        reported in those that hold another of its locations."""
+        key = (listing.root, config, tuple(named) if named is not None else None)
         entry = self._entries.get(key)
-        if entry is not None and entry[0].is_current() and entry[0].files == listing.files:
+        if entry is not None and entry[0].files == listing.files and (entry[0] is listing or entry[0].is_current()):
             return entry
-        result = _lint(listing.files, config, listing.files)
-        by_path: dict[str, list[Finding]] = {path: [] for path in listing.files}
-        for finding in result.findings:
+        # A file under a project of its own (a nested ``pyproject.toml``) is asked for with that
+        # project's listing: linting it here too would analyse it twice.
+        excludes = config.exclude + config.extend_exclude
+        roots: dict[str, str | None] = {}
+
+        def own_root(path: str) -> str | None:
+            folder = os.path.dirname(path)
+            if folder not in roots:
+                marked = marked_project_root([folder], excludes)
+                roots[folder] = str(marked) if marked is not None else None
+            return roots[folder]
+
+        checked = [path for path in listing.files if is_named(path, named) and own_root(path) in (listing.root, None)]
+        result = None
+        if checked:
+            with one_worker_at_a_time(config, listing.root, checked[0]):
+                result = _lint(checked, config, listing.files)
+        by_path: dict[str, list[Finding]] = {path: [] for path in checked}
+        for finding in result.findings if result is not None else ():
             by_path.setdefault(os.path.abspath(finding.path), []).append(finding)
         entry = (listing, {path: tuple(items) for path, items in by_path.items()})
         self._entries[key] = entry
@@ -124,6 +173,40 @@ class ProjectMemo:
 # One memo per process: flake8 creates a plugin object per file, and each worker process
 # checks many files of the same project.
 _MEMO = ProjectMemo()
+
+
+@contextmanager
+def one_worker_at_a_time(config: Config, root: str, first: str) -> Iterator[None]:
+    """Hold the facts cache directory's lock while analysing a project: flake8's worker
+    processes (``-j``, one per core) each need the same analysis, and the ones that wait for
+    the first find its result in the run cache instead of making it again. Without a cache
+    (``cache = false``) or file locks, each makes its own; with one process (``-j 1``, or not
+    in a flake8 run) there is no one to wait for."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        yield
+        return
+    run_cache = None
+    if config.cache and _PARALLEL[0]:
+        from recompile_lint.engine import make_cache
+
+        facts_cache = make_cache(config, root)
+        run_cache = facts_cache.run_cache(first) if facts_cache is not None else None
+    fd = None
+    if run_cache is not None:
+        try:
+            fd = os.open(run_cache.directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            if fd is not None:
+                os.close(fd)
+            fd = None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # closing the descriptor releases the lock
 
 
 def _lint(paths: Sequence[str], config: Config, project_files: Sequence[str], buffers: dict[str, bytes] | None = None):
@@ -141,19 +224,6 @@ def is_named(path: str, named: Sequence[str] | None) -> bool:
     return any(absolute == name or absolute.startswith(name.rstrip(os.sep) + os.sep) for name in named)
 
 
-def reported_here(findings: dict[str, tuple[Finding, ...]], absolute: str, named: Sequence[str] | None) -> list[Finding]:
-    """Findings of files flake8 was not asked to check, reported at their location in
-    ``absolute`` (a file it checks), worded from there."""
-    out = []
-    for path, items in findings.items():
-        if path == absolute or is_named(path, named):
-            continue
-        for finding in items:
-            for location in locations_in(finding, lambda p: os.path.abspath(p) == absolute):
-                out.append(reported_at(finding, location))
-    return out
-
-
 def findings_for(filename: str, lines: Sequence[str] | None = None, named: Sequence[str] | None = None) -> tuple[Finding, ...]:
     """The findings the CLI reports for ``filename`` with every rule selected.
 
@@ -164,7 +234,7 @@ def findings_for(filename: str, lines: Sequence[str] | None = None, named: Seque
     buffer = _normalise("".join(lines)) if lines is not None else None
     if filename in STDIN_NAMES or not os.path.isfile(filename):
         return _lint_detached(filename, buffer or "")
-    base = load_config([filename])
+    base = _settings_for(filename)
     config = flake8_config(base)
     absolute = os.path.abspath(filename)
     listing = list_project(filename, base)
@@ -173,11 +243,30 @@ def findings_for(filename: str, lines: Sequence[str] | None = None, named: Seque
         files = sorted(set(listing.files) | {absolute})
         return _lint([absolute], config, files, {absolute: buffer.encode("utf-8")}).findings
 
-    listing, findings = _MEMO.lookup(listing, config)
+    listing, findings = _MEMO.lookup(listing, config, named)
     if absolute in findings:
-        return findings[absolute] + tuple(sorted(reported_here(findings, absolute, named)))
-    # A file outside the project's listing (excluded, or beyond the root): lint it alone.
+        return findings[absolute]
+    # A file outside the project's listing (excluded, or beyond the root), or one flake8 was
+    # not given by that name: lint it alone.
     return _lint([absolute], config, sorted(set(listing.files) | {absolute})).findings
+
+
+# Settings by folder, within one flake8 run (``_RUN``): the files of a folder share them.
+_SETTINGS: dict[tuple[int, str], Config] = {}
+
+
+def _settings_for(filename: str) -> Config:
+    """``load_config([filename])``, once per folder in a flake8 run (a ConfigError is raised
+    again for each file: each gets its diagnostic)."""
+    if not _RUN[0]:
+        return load_config([filename])
+    key = (_RUN[0], os.path.dirname(os.path.abspath(filename)))
+    config = _SETTINGS.get(key)
+    if config is None:
+        if len(_SETTINGS) > 10_000 or any(run != _RUN[0] for run, _ in list(_SETTINGS)[:1]):
+            _SETTINGS.clear()
+        config = _SETTINGS[key] = load_config([filename])
+    return config
 
 
 def _disk_text(path: str) -> str | None:
@@ -217,11 +306,16 @@ class RecompileLintPlugin:
         # Invalid settings are this plugin's problem only: an exception would end the whole
         # flake8 run, other plugins' results with it. The file gets one diagnostic instead.
         self.config_error = ""
+        # The analysis raises the recursion limit for deep code; the other plugins of this
+        # process must find the interpreter as flake8 left it.
+        limit = sys.getrecursionlimit()
         try:
             self.findings = findings_for(filename, lines, self.named)
         except ConfigError as exc:
             self.findings = ()
             self.config_error = config_error_text(exc)
+        finally:
+            sys.setrecursionlimit(limit)
 
     @classmethod
     def add_options(cls, option_manager: Any) -> None:
@@ -235,6 +329,10 @@ class RecompileLintPlugin:
         """Remember the paths flake8 checks (``.``, a folder, or the changed files)."""
         names = [name for name in getattr(options, "filenames", None) or [] if name not in STDIN_NAMES]
         cls.named = tuple(os.path.abspath(name) for name in names) if names else None
+        _RUN[0] += 1  # a new run: what earlier ones listed is checked again
+        jobs = getattr(options, "jobs", None)
+        count = getattr(jobs, "n_jobs", jobs)
+        _PARALLEL[0] = bool(getattr(jobs, "is_auto", False)) or (isinstance(count, int) and count > 1)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         if self.config_error:
