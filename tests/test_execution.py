@@ -697,3 +697,34 @@ def test_a_known_loop_of_twelve_items_runs_item_by_item_so_a_cycle_counts_its_va
     )
     evidence = execution_evidence(root)["G['factor']"]
     assert evidence.values == 3  # 4, 5, 6: a bounded set, not a fresh value per iteration
+
+
+def test_the_guard_model_skips_the_side_dynamo_does_not_trace(tmp_path):
+    root = write(
+        tmp_path,
+        {
+            "run.py": """
+            import torch
+
+            history = []
+            STEP = 0
+
+            def block(x):
+                if not torch.compiler.is_compiling():
+                    history.append(STEP)
+                if torch.compiler.is_compiling():
+                    x = x * 2
+                else:
+                    x = x * STEP
+                return x
+
+            fast = torch.compile(block)
+            """
+        },
+    )
+    keep: list = []
+    lint_paths([str(root)], Config(select=("RCL",), cache=False), retain=keep)
+    gc.unfreeze()
+    analysis = next(k for k in keep if hasattr(k, "regions"))
+    sources = [g.guard.source for g in predict_guards(analysis.index, analysis.regions)]
+    assert sources and not [s for s in sources if "history" in s or "STEP" in s]

@@ -410,6 +410,11 @@ class GuardWalker:
             if _is_type_checking(stmt.test):
                 self.statements(frame, stmt.orelse)
                 return
+            compiling = _is_compiling_test(stmt.test)
+            if compiling is not None:
+                # Dynamo traces only the side it runs on: ``is_compiling()`` is True there.
+                self.statements(frame, stmt.body if compiling else stmt.orelse)
+                return
             self.test(frame, stmt.test)
             self.statements(frame, stmt.body)
             self.statements(frame, stmt.orelse)
@@ -1166,6 +1171,19 @@ def _load(target: ast.expr) -> ast.expr:
 def _is_type_checking(test: ast.expr) -> bool:
     text = dotted_name(test)
     return text in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
+IS_COMPILING = ("torch.compiler.is_compiling", "torch._dynamo.is_compiling", "compiler.is_compiling", "is_compiling")
+
+
+def _is_compiling_test(test: ast.expr) -> bool | None:
+    """``is_compiling()`` -> True, ``not is_compiling()`` -> False (the side Dynamo traces is
+    the body, or the ``else``); None for any other test."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    call = test.operand if negated else test  # type: ignore[attr-defined]
+    if isinstance(call, ast.Call) and not call.args and dotted_name(call.func) in IS_COMPILING:
+        return not negated
+    return None
 
 
 def predict_guards(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6, trees: FunctionTrees | None = None) -> Iterator[PredictedGuard]:
