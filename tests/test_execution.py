@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from recompile_lint.analysis.execution import DISABLE_ENV, Execution, evaluable
+from recompile_lint.analysis.execution import DISABLE_ENV, Execution
 from recompile_lint.analysis.execution.cache import parse_source
 from recompile_lint.analysis.execution.frames import OutOfBudget
-from recompile_lint.analysis.execution.interpreter import Interpreter
+from recompile_lint.analysis.execution.interpreter import Interpreter, Observer
 from recompile_lint.analysis.execution.overlays import TABLE
 from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
 from recompile_lint.analysis.execution.values import (
@@ -81,7 +81,7 @@ class Sources:
         return path[:-3].replace("/", "."), False
 
 
-class Calls:
+class Calls(Observer):
     """An observer that records each compiled call's bound arguments."""
 
     def __init__(self):
@@ -472,7 +472,7 @@ def execution_evidence(root: Path) -> dict:
     analysis = next(k for k in keep if hasattr(k, "regions"))
     guards = list(predict_guards(analysis.index, analysis.regions))
     execution = Execution(analysis.index, analysis.regions, guards)
-    return {g.guard.source: execution.evidence(g) for g in guards if evaluable(g) and execution.evidence(g) is not None}
+    return {g.guard.source: execution.evidence(g) for g in guards if execution.evidence(g) is not None}
 
 
 MODEL = """

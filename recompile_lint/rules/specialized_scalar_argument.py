@@ -69,7 +69,7 @@ def main(x, names):
         ``dynamic=False``, that its callers vary."""
         guard = risk.guard
         return (
-            guard.storage.kind == "parameter"
+            guard.storage.kind in ("parameter", "closure")
             and not guard.storage.length
             and guard.guard.kind == "CONSTANT_MATCH"
             # A range() bound is RCL106's; the length of a list that shapes a tensor is a rank (RCL201).
@@ -92,4 +92,5 @@ def main(x, names):
         else:
             why = f"the first value is compiled in as a constant, and only the second call makes the {risk.value_kind} a symbolic input"
             fix = f"compile with `dynamic=True` (a symbolic input from the first call), or pass the {risk.value_kind} as a 0-d tensor"
-        report(ctx, risk, f"argument `{name}` of {reader(risk, ctx.index)} changes between calls ({risk.evidence.why}): {why}", fix)
+        what = "closure cell" if guard.storage.kind == "closure" else "argument"
+        report(ctx, risk, f"{what} `{name}` of {reader(risk, ctx.index)} changes between calls ({risk.evidence.why}): {why}", fix)
