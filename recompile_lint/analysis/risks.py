@@ -249,10 +249,15 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input (unless an op needs it concrete)
         if found is not None:
             seen.add((region_key(region), guard.guard.source))
-            static = variation.evidence(guard) if found.graphs is not None and found.guard.kind == "CONSTANT_MATCH" else None
-            # A run counts the values of the loops it was given (a driver's default bound); a
-            # scalar the source shows to change without bound stays unbounded.
-            risk = assess(guard, static) if static is not None and static.values is None else from_recompile(found, guard)
+            risk = from_recompile(found, guard)
+            static = variation.evidence(guard) if found.guard.kind == "CONSTANT_MATCH" else None
+            known = assess(guard, static) if static is not None else None
+            if known is not None and (risk is None or known.unbounded or not risk.unbounded):
+                # The variation stage shows the change too: its evidence (the writes and the
+                # loops that make them, counted over any number of iterations: a run only
+                # counts the loops it was given, a driver's default bound) is kept, unless
+                # only the run sees it reach the limit.
+                risk = known
             if risk is not None:
                 reported.add((region_key(region), found.guard.read.path, found.guard.read.line))
                 yield risk
