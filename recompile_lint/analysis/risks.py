@@ -51,6 +51,7 @@ class Risk:
     value_kind: str  # the kind of the guarded value, from the read or from the writes
     graphs: int | None  # graphs the region ends up with (None: unbounded, it reaches the limit)
     found_by_run: bool = False  # a guard the guard model did not predict, found by the execution stage
+    run: bool = False  # the evidence and count come from a run (the execution stage)
 
     @property
     def unbounded(self) -> bool:
@@ -319,7 +320,7 @@ def from_recompile(found: Recompile, guard: PredictedGuard) -> Risk | None:
         guard = replace(guard, guard=Guard("TENSOR_MATCH", guard.guard.source, change or guard.guard.detail))
     elif kind in ("", "none"):
         kind = value_kind(guard, found.evidence)
-    return Risk(guard, found.evidence, kind, found.graphs)
+    return Risk(guard, found.evidence, kind, found.graphs, run=True)
 
 
 def predicted(index: ProjectIndex, found: Recompile) -> PredictedGuard:

@@ -133,7 +133,7 @@ def run():
         """The rank of a tensor argument the compiled code uses (a branch on ``x.ndim``), that
         its callers pass tensors of several ranks; and any tensor guard a run of the project saw
         fail (rank, size, dtype, device, ``requires_grad``)."""
-        return risk.guard.guard.kind == "TENSOR_MATCH" and (risk.guard.guard.detail == "rank" or risk.guard.guard.detail in TENSOR_CHANGES)
+        return risk.guard.guard.kind == "TENSOR_MATCH" and (risk.guard.guard.detail == "rank" or (risk.run and risk.guard.guard.detail in TENSOR_CHANGES))
 
     def check_risk(self, risk: Risk, ctx: ProjectContext) -> None:
         name = risk.guard.storage.name

@@ -66,10 +66,11 @@ def main(x, names):
 
     def claims(self, risk: Risk) -> bool:
         """An argument that stays a constant of the graph, a str or an int under
-        ``dynamic=False``, that its callers vary."""
+        ``dynamic=False``, that its callers vary; or a closure cell of the compiled function a
+        run of the project sees change."""
         guard = risk.guard
         return (
-            guard.storage.kind in ("parameter", "closure")
+            (guard.storage.kind == "parameter" or (guard.storage.kind == "closure" and risk.run))
             and not guard.storage.length
             and guard.guard.kind == "CONSTANT_MATCH"
             # A range() bound is RCL106's; the length of a list that shapes a tensor is a rank (RCL201).

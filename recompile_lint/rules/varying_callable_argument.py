@@ -146,7 +146,7 @@ def train(x: torch.Tensor) -> None:
     def claims(self, risk: "Risk") -> bool:
         """A function's identity guard (``___check_obj_id(fn.__code__, ...)``) a run of the
         project saw fail: compiled code calls a value that holds different functions."""
-        return risk.guard.guard.kind == "ID_MATCH" and risk.guard.guard.source.endswith(".__code__")
+        return risk.run and risk.guard.guard.kind == "ID_MATCH" and risk.guard.guard.source.endswith(".__code__")
 
     def check_risk(self, risk: "Risk", ctx) -> None:
         from recompile_lint.rules._risk import logged, reader, report
