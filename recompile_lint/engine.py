@@ -239,13 +239,15 @@ def analyse_index(
             instances[rule].check_project(pctx)
             reports.extend((rule, r) for r in pctx.reports[before:])
     asked = regions if risk_regions is None else risk_regions(index, regions, guards)  # type: ignore[arg-type]
-    reports.extend(report_risks(index, asked, rule_classes, pctx, config.max_depth, trees))
+    reports.extend(report_risks(index, asked, rule_classes, pctx, config.max_depth, trees, [r for _, r in reports]))
     return Analysis(index=index, regions=regions, reports=reports, sites_not_analysed=not_analysed)
 
 
-def report_risks(index: ProjectIndex, regions: Sequence[CompiledRegion], selected: Sequence[type[Rule]], ctx, max_depth: int, trees=None) -> list:
+def report_risks(index: ProjectIndex, regions: Sequence[CompiledRegion], selected: Sequence[type[Rule]], ctx, max_depth: int, trees=None, earlier: Sequence = ()) -> list:
     """The guard model's risks, each reported by the rule that claims it (asked in claim order;
-    a risk whose rule is not selected is not reported by another one)."""
+    a risk whose rule is not selected is not reported by another one). A risk on a guard that
+    an ``earlier`` report (of a function or project rule) already names for its region is the
+    same recompile found another way: it is not reported again."""
     from recompile_lint.analysis.risks import risks
     from recompile_lint.rules import Rule, all_rules
 
@@ -255,7 +257,16 @@ def report_risks(index: ProjectIndex, regions: Sequence[CompiledRegion], selecte
         return []
     instances = {rule: rule() for rule in claimers}
     out = []
+    # Guards the function and project rules already reported, by region: a risk on the same
+    # guard is the same recompile found another way (one finding for it).
+    before = list(earlier) + list(ctx.reports)
+    named = {(r.region, r.guard.source) for r in before if r.guard is not None and r.guard.source}
+    lines = {(r.region, r.path, r.span.line) for r in before}
     for risk in risks(index, list(regions), max_depth, trees):
+        if (risk.region.name, risk.guard.guard.source) in named:
+            continue
+        if risk.found_by_run and (risk.region.name, risk.guard.read.path, risk.guard.read.line) in lines:
+            continue  # a rule of its own already reports that read of the region
         for rule in claimers:
             if instances[rule].claims(risk):
                 if rule in wanted:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from recompile_lint.analysis.execution import DISABLE_ENV, Execution, evaluable
+from recompile_lint.analysis.execution import DISABLE_ENV, Execution
 from recompile_lint.analysis.execution.cache import parse_source
 from recompile_lint.analysis.execution.frames import OutOfBudget
-from recompile_lint.analysis.execution.interpreter import Interpreter
+from recompile_lint.analysis.execution.interpreter import Interpreter, Observer
 from recompile_lint.analysis.execution.overlays import TABLE
 from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
 from recompile_lint.analysis.execution.values import (
@@ -81,7 +81,7 @@ class Sources:
         return path[:-3].replace("/", "."), False
 
 
-class Calls:
+class Calls(Observer):
     """An observer that records each compiled call's bound arguments."""
 
     def __init__(self):
@@ -475,7 +475,7 @@ def execution_evidence(root: Path) -> dict:
     analysis = next(k for k in keep if hasattr(k, "regions"))
     guards = list(predict_guards(analysis.index, analysis.regions))
     execution = Execution(analysis.index, analysis.regions, guards)
-    return {g.guard.source: execution.evidence(g) for g in guards if evaluable(g) and execution.evidence(g) is not None}
+    return {g.guard.source: execution.evidence(g) for g in guards if execution.evidence(g) is not None}
 
 
 MODEL = """
@@ -700,3 +700,34 @@ def test_a_known_loop_of_twelve_items_runs_item_by_item_so_a_cycle_counts_its_va
     )
     evidence = execution_evidence(root)["G['factor']"]
     assert evidence.values == 3  # 4, 5, 6: a bounded set, not a fresh value per iteration
+
+
+def test_the_guard_model_skips_the_side_dynamo_does_not_trace(tmp_path):
+    root = write(
+        tmp_path,
+        {
+            "run.py": """
+            import torch
+
+            history = []
+            STEP = 0
+
+            def block(x):
+                if not torch.compiler.is_compiling():
+                    history.append(STEP)
+                if torch.compiler.is_compiling():
+                    x = x * 2
+                else:
+                    x = x * STEP
+                return x
+
+            fast = torch.compile(block)
+            """
+        },
+    )
+    keep: list = []
+    lint_paths([str(root)], Config(select=("RCL",), cache=False), retain=keep)
+    gc.unfreeze()
+    analysis = next(k for k in keep if hasattr(k, "regions"))
+    sources = [g.guard.source for g in predict_guards(analysis.index, analysis.regions)]
+    assert sources and not [s for s in sources if "history" in s or "STEP" in s]

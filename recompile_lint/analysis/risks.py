@@ -24,16 +24,18 @@ is decided by the table only when every measured candidate cell agrees.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 from recompile_lint.analysis import measured
 from recompile_lint.analysis.execution import Execution
-from recompile_lint.analysis.guards import FunctionTrees, PredictedGuard, predict_guards
-from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.execution.cache import Recompile, parse_source, region_key, tensor_change_of
+from recompile_lint.analysis.execution.values import Const
+from recompile_lint.analysis.guards import FunctionTrees, PredictedGuard, Storage, predict_guards
+from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.analysis.variation import Evidence, variation_of
-from recompile_lint.models import Subject
+from recompile_lint.models import Guard, Subject
 
 RECOMPILE_LIMIT = 8
 # Why a value keeps being a constant where automatic dynamic shapes would free an int.
@@ -48,6 +50,8 @@ class Risk:
     evidence: Evidence
     value_kind: str  # the kind of the guarded value, from the read or from the writes
     graphs: int | None  # graphs the region ends up with (None: unbounded, it reaches the limit)
+    found_by_run: bool = False  # a guard the guard model did not predict, found by the execution stage
+    run: bool = False  # the evidence and count come from a run (the execution stage)
 
     @property
     def unbounded(self) -> bool:
@@ -218,22 +222,147 @@ def assess(guard: PredictedGuard, evidence: Evidence) -> Risk | None:
 
 
 def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6, trees: FunctionTrees | None = None) -> Iterator[Risk]:
-    """Every guard of the regions that the project's code makes fail, with its cost."""
+    """Every guard of the regions that the project's code makes fail, with its cost.
+
+    The execution stage answers first: a guard the runs saw fail gets their evidence and count;
+    a guard whose read compiled code never ran, in a function it ran, is no risk. The variation
+    stage answers the other guards (a run that saw no change is not evidence of none: what it
+    does not model is top). A recompile the runs found on a guard the guard
+    model did not predict is a risk of its own (``from_recompile``)."""
     variation = variation_of(index, regions)
     trees = trees or FunctionTrees(index)
     declared: dict[str, frozenset[str]] = {}
     guards = list(predict_guards(index, regions, max_depth, trees))
-    execution = Execution(index, regions, guards)  # runs the drivers only if a guard asks
-    for guard in guards:
-        region = guard.region
+    execution = Execution(index, regions, guards)  # runs the drivers only when asked
+    seen: set[tuple[tuple, str]] = set()
+    reported: set[tuple[tuple, str, int]] = set()  # (region, file, line) of each risk's read
+
+    def dynamic_sources(region: CompiledRegion) -> frozenset[str]:
         key = region.site_path
         if key not in declared:
             declared[key] = index.dynamic_sources({region.site_path, region.entry.path})
-        if guard.guard.source in declared[key]:
-            continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input
-        evidence = variation.evidence(guard) or execution.evidence(guard)
+        return declared[key]
+
+    for guard in guards:
+        region = guard.region
+        found = execution.recompile(guard)
+        if guard.guard.source in dynamic_sources(region) and not pinned(found):
+            continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input (unless an op needs it concrete)
+        if found is not None:
+            seen.add((region_key(region), guard.guard.source))
+            risk = from_recompile(found, guard)
+            static = variation.evidence(guard) if found.guard.kind == "CONSTANT_MATCH" else None
+            known = assess(guard, static) if static is not None else None
+            if known is not None and (risk is None or known.unbounded or not risk.unbounded):
+                # The variation stage shows the change too: its evidence (the writes and the
+                # loops that make them, counted over any number of iterations: a run only
+                # counts the loops it was given, a driver's default bound) is kept, unless
+                # only the run sees it reach the limit.
+                risk = known
+            if risk is not None:
+                reported.add((region_key(region), found.guard.read.path, found.guard.read.line))
+                yield risk
+            continue
+        if execution.untraced(guard):
+            continue  # compiled code ran the function that reads it, never the read
+        evidence = variation.evidence(guard)
         if evidence is None:
             continue
         risk = assess(guard, evidence)
         if risk is not None:
+            reported.add((region_key(region), guard.read.path, guard.read.line))
             yield risk
+    for found in execution.recompiles():
+        key = (region_key(found.region), found.guard.source)
+        if key in seen or (found.guard.source in dynamic_sources(found.region) and not pinned(found)):
+            continue
+        if (key[0], found.guard.read.path, found.guard.read.line) in reported:
+            continue  # the guard model's own guard on that read, spelled its way (``L['fn'].__self__``)
+        seen.add(key)
+        risk = from_recompile(found, predicted(index, found))
+        if risk is not None:
+            yield replace(risk, found_by_run=True)
+
+
+def automatic_dynamic(found: Recompile) -> bool:
+    """Whether the value is one automatic dynamic shapes frees after its first recompile: a
+    tensor's size, or an int or float that neither lives in a global or an ``nn.Module`` nor
+    goes where a Python number is needed, in a region not compiled with ``dynamic=False``."""
+    read = found.guard
+    if found.region.dynamic == "False" or found.use:
+        return False
+    if read.kind == "TENSOR_MATCH":
+        return tensor_change_of(found) == "size"
+    if read.kind != "CONSTANT_MATCH":
+        return False
+    kinds = {v.kind for v in found.values if isinstance(v, Const)}
+    return bool(kinds) and kinds <= {"int", "float"} and not read.source.startswith("G[") and not read.module_rooted
+
+
+def pinned(found: Recompile | None) -> bool:
+    """Whether a recompile stays one per value even under ``dynamic_sources``: a float an op
+    needs as a Python number (``dropout`` ``p``, SDPA ``dropout_p``) is specialised again."""
+    return found is not None and bool(found.use) and found.guard.value_kind == "float"
+
+
+def from_recompile(found: Recompile, guard: PredictedGuard) -> Risk | None:
+    """The risk of a recompile the runs found: its guard, evidence and count (None below 2, and
+    None for the one recompile after which automatic dynamic makes the value an input: an int
+    or float argument, cell or object field, a tensor's size, as ``assess`` leaves them)."""
+    if found.graphs is not None and found.graphs < 2:
+        return None
+    if found.graphs is not None and automatic_dynamic(found):
+        return None
+    kind = found.guard.value_kind
+    if found.guard.kind == "TENSOR_MATCH":
+        kind = "tensor"
+        change = tensor_change_of(found)
+        guard = replace(guard, guard=Guard("TENSOR_MATCH", guard.guard.source, change or guard.guard.detail))
+    elif kind in ("", "none"):
+        kind = value_kind(guard, found.evidence)
+    return Risk(guard, found.evidence, kind, found.graphs, run=True)
+
+
+def predicted(index: ProjectIndex, found: Recompile) -> PredictedGuard:
+    """The guard a recompile failed on, in the guard model's terms: where its value lives (the
+    storage the rules word it by) and where compiled code reads it."""
+    region, read = found.region, found.guard
+    source = read.source
+    inner = source[4:-1] if source.startswith("len(") else source
+    inner = inner[: -len(".__code__")] if inner.endswith(".__code__") else inner
+    parsed = parse_source(inner)
+    length = read.kind == "LENGTH_CHECK"
+    storage = Storage("parameter", region.entry.path, inner, owner=region.entry.qualname, length=length)
+    specialized = ""
+    if parsed is not None:
+        root, name, steps = parsed
+        members = tuple(f".{step}" if kind == "attr" else f"[{step!r}]" for kind, step in steps)
+        if root == "G" and name.startswith("__import_") and steps:
+            module = name[len("__import_") :].replace("_dot_", ".")
+            path = next((p for p, m in index.module_names.items() if m == module), region.entry.path)
+            storage = Storage("global" if len(steps) == 1 else "member", path, str(steps[0][1]), members=members[1:], length=length)
+            specialized = "global"
+        elif root == "G":
+            storage = Storage("global" if not steps else "member", region.entry.path, name, members=members, length=length)
+            specialized = "global"
+        elif read.module_rooted and steps and steps[-1][0] == "attr":
+            storage = Storage("attribute", region.entry.path, str(steps[-1][1]), owner=region.model_class or region.entry.qualname.rsplit(".", 1)[0], length=length)
+            specialized = "module attribute"
+        elif found.argument:
+            storage = Storage("parameter", region.entry.path, name, members=members, owner=region.entry.qualname, length=length)
+        else:
+            storage = Storage("closure", region.entry.path, name, members=members, owner=region.entry.qualname, length=length)
+    if found.use == "range-bound":
+        specialized = "a range() bound"
+    elif found.use:
+        specialized = specialized or "an op argument that must be a Python number"
+    if region.dynamic == "False" and not specialized:
+        specialized = "dynamic=False"
+    detail = ""
+    if read.kind == "TENSOR_MATCH":
+        detail = tensor_change_of(found)
+    guard = Guard(read.kind, source, detail)
+    function = FunctionRef(read.read.path, region.entry.qualname if read.read.path == region.entry.path else "")
+    depth = 0 if read.read.path == region.entry.path else 1
+    kind = read.value_kind or "unknown"
+    return PredictedGuard(region, guard, storage, kind, read.read, function, depth, specialized=specialized, module_attribute=read.module_rooted)

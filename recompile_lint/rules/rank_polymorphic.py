@@ -20,8 +20,18 @@ from recompile_lint.rules._shapes import (
     walk,
 )
 from recompile_lint.analysis.risks import Risk
-from recompile_lint.rules._risk import reader, report
+from recompile_lint.rules._risk import logged, reader, report
 from recompile_lint.rules.base import Rule
+
+
+# What a tensor guard checks, by what changed (``execution.cache.tensor_change``), and the fix.
+TENSOR_CHANGES = {"rank": "rank", "size": "sizes", "dtype": "dtype", "device": "device", "requires_grad": "requires_grad flag"}
+TENSOR_FIXES = {
+    "size": "mark the varying dimension dynamic (`torch._dynamo.mark_dynamic(x, 0)`) or keep the size fixed (pad to one size)",
+    "dtype": "convert it to one dtype before the call (`x.to(torch.float32)`)",
+    "device": "move it to one device before the call",
+    "requires_grad": "keep `requires_grad` the same at every call (detach it, or set it once before the first call)",
+}
 
 
 class RankPolymorphic(Rule):
@@ -121,11 +131,23 @@ def run():
 
     def claims(self, risk: Risk) -> bool:
         """The rank of a tensor argument the compiled code uses (a branch on ``x.ndim``), that
-        its callers pass tensors of several ranks."""
-        return risk.guard.guard.kind == "TENSOR_MATCH" and risk.guard.guard.detail == "rank"
+        its callers pass tensors of several ranks; and any tensor guard a run of the project saw
+        fail (rank, size, dtype, device, ``requires_grad``)."""
+        return risk.guard.guard.kind == "TENSOR_MATCH" and (risk.guard.guard.detail == "rank" or (risk.run and risk.guard.guard.detail in TENSOR_CHANGES))
 
     def check_risk(self, risk: Risk, ctx: ProjectContext) -> None:
         name = risk.guard.storage.name
+        detail = risk.guard.guard.detail
+        if detail in TENSOR_CHANGES and detail != "rank":
+            shown = logged(risk.guard.guard.source)
+            report(
+                ctx,
+                risk,
+                f"{reader(risk, ctx.index)} reads tensor `{shown}` and Dynamo guards its {TENSOR_CHANGES[detail]} "
+                f"(`tensor '{shown}' {detail} mismatch` when it changes); {risk.evidence.why}",
+                TENSOR_FIXES[detail],
+            )
+            return
         report(
             ctx,
             risk,

@@ -66,10 +66,11 @@ def main(x, names):
 
     def claims(self, risk: Risk) -> bool:
         """An argument that stays a constant of the graph, a str or an int under
-        ``dynamic=False``, that its callers vary."""
+        ``dynamic=False``, that its callers vary; or a closure cell of the compiled function a
+        run of the project sees change."""
         guard = risk.guard
         return (
-            guard.storage.kind == "parameter"
+            (guard.storage.kind == "parameter" or (guard.storage.kind == "closure" and risk.run))
             and not guard.storage.length
             and guard.guard.kind == "CONSTANT_MATCH"
             # A range() bound is RCL106's; the length of a list that shapes a tensor is a rank (RCL201).
@@ -92,4 +93,5 @@ def main(x, names):
         else:
             why = f"the first value is compiled in as a constant, and only the second call makes the {risk.value_kind} a symbolic input"
             fix = f"compile with `dynamic=True` (a symbolic input from the first call), or pass the {risk.value_kind} as a 0-d tensor"
-        report(ctx, risk, f"argument `{name}` of {reader(risk, ctx.index)} changes between calls ({risk.evidence.why}): {why}", fix)
+        what = "closure cell" if guard.storage.kind == "closure" else "argument"
+        report(ctx, risk, f"{what} `{name}` of {reader(risk, ctx.index)} changes between calls ({risk.evidence.why}): {why}", fix)

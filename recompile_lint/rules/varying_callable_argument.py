@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -12,6 +13,9 @@ from recompile_lint.models import Boundedness, Guard, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT, display_path
 from recompile_lint.rules._identity import CallableResolver, Callee, Trees
 from recompile_lint.rules.base import Rule
+
+if TYPE_CHECKING:
+    from recompile_lint.analysis.risks import Risk
 
 
 # Functions of ``torch.nn.functional`` written in Python (their code object is what Dynamo
@@ -138,6 +142,24 @@ def train(x: torch.Tensor) -> None:
     apply(square, x)
 """,
     )
+
+    def claims(self, risk: "Risk") -> bool:
+        """A function's identity guard (``___check_obj_id(fn.__code__, ...)``) a run of the
+        project saw fail: compiled code calls a value that holds different functions."""
+        return risk.run and risk.guard.guard.kind == "ID_MATCH" and risk.guard.guard.source.endswith(".__code__")
+
+    def check_risk(self, risk: "Risk", ctx) -> None:
+        from recompile_lint.rules._risk import logged, reader, report
+
+        shown = logged(risk.guard.guard.source[: -len(".__code__")])
+        report(
+            ctx,
+            risk,
+            f"{reader(risk, ctx.index)} calls `{shown}`, and Dynamo guards the function's code "
+            f"(`___check_obj_id({shown}.__code__, ...)`); {risk.evidence.why}",
+            "pass one function and select the behaviour with a tensor or a flag outside the compiled code, "
+            "or compile one function per callee",
+        )
 
     def check_function(self, ctx: FunctionContext) -> None:
         if not ctx.is_entry:

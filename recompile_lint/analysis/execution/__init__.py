@@ -1,17 +1,18 @@
 """Evidence by execution: run the code that calls compiled regions on abstract values, and
 predict each call's cache entry as Dynamo does.
 
-``Execution.evidence(guard)`` answers, for a guard the guard model predicts, whether running
-the project's drivers (``entries``) makes that guard's value differ definitely between two
-calls of its region (``cache``): two different concrete values, or two iterations of a loop.
-The modules, one job each: ``values`` (abstract values), ``heap`` (mutable stores), ``frames``
-(frames and control flow), ``interpreter`` (statements and expressions), ``builtins`` and
-``overlays/`` (what the libraries do), ``cache`` (cache entries per region), ``entries`` (what
-runs). Nothing here imports torch.
-
-This first stage evaluates ``CONSTANT_MATCH`` guards on module globals (``G['step']``),
-attributes of objects and modules (``L['self'].k``, ``G['cfg'].n``) and arguments (``L['n']``).
-``RECOMPILE_LINT_NO_EXECUTION=1`` turns it off (to measure what it adds).
+While compiled code runs, ``dynamo.Tracer`` records what it reads from outside its frame, with
+the source Dynamo gives it and the guard its kind gets (``CONSTANT_MATCH``, ``ID_MATCH`` on a
+function's code, ``TENSOR_MATCH``, ``LENGTH_CHECK``); ``cache.RegionCaches`` keeps each
+region's entries from those guards and, at a call whose guards match no entry, the guard that
+made it compile another, with the write that changed it and what it costs
+(``Execution.recompiles``). For a guard the guard model predicts, ``recompile(guard)`` is the
+run's verdict and ``untraced(guard)`` says when compiled code ran the function that reads it
+but never the read. The modules, one job each: ``values`` (abstract values), ``heap`` (mutable stores),
+``frames`` (frames and control flow), ``interpreter`` (statements and expressions),
+``builtins`` and ``overlays/`` (what the libraries do), ``dynamo`` (what Dynamo guards),
+``cache`` (cache entries per region, the count), ``entries`` (what runs). Nothing here imports
+torch. ``RECOMPILE_LINT_NO_EXECUTION=1`` turns it off (to measure what it adds).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import ast
 import os
 
-from recompile_lint.analysis.execution.cache import RegionCaches, parse_source, region_key
+from recompile_lint.analysis.execution.cache import Recompile, RegionCaches, region_key
 from recompile_lint.analysis.execution.entries import EntryFinder, driver_functions
 from recompile_lint.analysis.execution.frames import OutOfBudget
 from recompile_lint.analysis.execution.interpreter import STEPS, Interpreter
@@ -32,26 +33,6 @@ from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.analysis.variation import Evidence
 
 DISABLE_ENV = "RECOMPILE_LINT_NO_EXECUTION"
-EVALUATED_STORAGE = frozenset({"global", "member", "attribute", "parameter"})
-
-
-# Kinds of guarded values that are not a Python scalar: the guard model's cost stage never
-# reports a constant guard on them (``risks.assess``), so they are not worth a run.
-NOT_SCALAR = frozenset({"tensor", "list", "dict", "object", "module", "function", "class", "method", "modules", "modref"})
-
-
-def evaluable(guard: PredictedGuard) -> bool:
-    """Whether this stage evaluates the guard (the others stay with ``variation``)."""
-    if guard.guard.kind != "CONSTANT_MATCH" or guard.storage.kind not in EVALUATED_STORAGE or guard.storage.length:
-        return False
-    if guard.value_kind in NOT_SCALAR:
-        return False
-    if guard.storage.kind == "parameter" and not guard.specialized and guard.value_kind not in ("str", "bytes"):
-        # An int or float argument (or an attribute of one) becomes an input after one
-        # recompile (automatic dynamic): two graphs, which the rules do not report; an
-        # argument of unknown kind is not assumed to be a scalar (``risks.assess``).
-        return False
-    return parse_source(guard.guard.source) is not None
 
 
 class IndexProject:
@@ -87,30 +68,50 @@ class Execution:
     def __init__(self, index: ProjectIndex, regions: list[CompiledRegion], guards: list[PredictedGuard], steps: int = STEPS):
         self.index = index
         self.regions = regions
-        self.guards = [g for g in guards if evaluable(g)]
+        self.guards = guards
         self.steps = steps
         self.enabled = os.environ.get(DISABLE_ENV, "") in ("", "0")
-        self._found: dict[tuple[tuple, str], Evidence] = {}
+        self._found: dict[tuple[tuple, str], Recompile] = {}
+        self._region_calls: dict[tuple, int] = {}  # calls of each region whose body ran
+        self._entered: set[tuple[str, str]] = set()  # functions compiled code ran
         self._ran: set[str] = set()  # entry files run so far
         self._entries: EntryFinder | None = None
         self._project: IndexProject | None = None
         self.traced: set[tuple[str, int]] = set()  # lines compiled code ran in some entry
         self.calls = 0  # compiled calls the runs made (for tests and measures)
 
-    def evidence(self, guard: PredictedGuard) -> Evidence | None:
-        if not self.enabled or not evaluable(guard):
+    def recompile(self, guard: PredictedGuard) -> Recompile | None:
+        """The recompile the runs predict on the guard model's guard (same region and source)."""
+        if not self.enabled:
             return None
         self.run_entries_of(guard.region)
-        found = self._found.get((region_key(guard.region), guard.guard.source))
-        if found is not None and (guard.read.path, guard.read.line) not in self.traced:
-            return None  # compiled code never ran the read (``if not is_compiling():``, a disabled helper)
-        return found
+        return self._found.get((region_key(guard.region), guard.guard.source))
+
+    def evidence(self, guard: PredictedGuard) -> Evidence | None:
+        found = self.recompile(guard)
+        return found.evidence if found is not None else None
+
+    def untraced(self, guard: PredictedGuard) -> bool:
+        """Whether compiled code ran the function that reads the guard's value but never its
+        read (under ``if not torch.compiler.is_compiling():``, in a disabled helper, on a branch
+        never taken): Dynamo installs no such guard."""
+        if not self.enabled:
+            return False
+        self.run_entries_of(guard.region)
+        if self._region_calls.get(region_key(guard.region), 0) < 1 or (guard.function.path, guard.function.qualname) not in self._entered:
+            return False  # the function that reads it never ran in compiled code: nothing known
+        return (guard.read.path, guard.read.line) not in self.traced
+
+    def recompiles(self) -> list[Recompile]:
+        """Every recompile the runs predict, for every region (the drivers all run)."""
+        if not self.enabled:
+            return []
+        self.run()
+        return list(self._found.values())
 
     def run_entries_of(self, region: CompiledRegion) -> None:
         """Run the entry files that may call the region and have not run yet (each file runs
         once, whichever region asks: its caches hold every region it calls)."""
-        if not self.guards:
-            return
         if self._entries is None:
             self._entries = EntryFinder(self.index, self.regions)
             self._project = IndexProject(self.index)
@@ -120,11 +121,14 @@ class Execution:
             self._ran.add(path)
             for caches in self.run_entry(self._project, path):  # type: ignore[arg-type]
                 self.calls += caches.calls
-                for key, evidence in caches.evidence().items():
-                    self._found.setdefault(key, evidence)
+                self._entered |= caches.entered
+                for key, count in caches.region_calls.items():
+                    self._region_calls[key] = self._region_calls.get(key, 0) + count
+                for found in caches.recompiles():
+                    self._found.setdefault((region_key(found.region), found.guard.source), found)
 
-    def run(self) -> dict[tuple[tuple, str], Evidence]:
-        """Run the entries of every region; the evidence by region and guard source."""
+    def run(self) -> dict[tuple[tuple, str], Recompile]:
+        """Run the entries of every region; the recompiles by region and guard source."""
         for region in self.regions:
             self.run_entries_of(region)
         return self._found

@@ -14,11 +14,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Trace, Tracer
 from recompile_lint.analysis.execution.frames import Frame, OutOfBudget
+from recompile_lint.analysis.execution.interpreter import Observer
 from recompile_lint.analysis.execution.values import (
     TOP,
     ClassValue,
+    CodeRef,
     CompiledValue,
+    Const,
     DictValue,
     Function,
     Instance,
@@ -28,6 +32,7 @@ from recompile_lint.analysis.execution.values import (
     definitely_different,
     kind_of,
 )
+from recompile_lint.analysis import measured
 from recompile_lint.analysis.guards import PredictedGuard
 from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.analysis.variation import Evidence
@@ -79,21 +84,39 @@ class Observed:
     values: list[object] = field(default_factory=list)
     writes: list[Location] = field(default_factory=list)
     calls: list[Location] = field(default_factory=list)
+    guard: GuardRead | None = None  # the guard as compiled code first read it
+    use: str = ""  # a use that keeps it a constant of the graph (``range-bound``, ``op-view``)
+    argument: bool = False  # ``L['name']``: one of the compiled frame's arguments (not a cell)
+    inside: bool = False  # a write that changes it runs in compiled code
 
 
-class RegionCaches:
-    """The cache entries of every region during one entry's run."""
+@dataclass(frozen=True)
+class Recompile:
+    """A guard that made a region compile another graph in a run, and what that costs."""
+
+    region: CompiledRegion
+    guard: GuardRead
+    evidence: Evidence
+    graphs: int | None  # graphs the region ends up with for it (None: it reaches the limit)
+    use: str = ""
+    argument: bool = False
+    values: tuple[object, ...] = ()  # the guarded values at the calls that compiled
+
+
+class RegionCaches(Observer):
+    """The cache entries of every region during one entry's run, built from the guards each
+    compiled call installs (``dynamo.Tracer``)."""
 
     def __init__(self, regions: list[CompiledRegion], guards: list[PredictedGuard], entry: str):
         self.entry = entry  # what runs, for the evidence's words (``train.py``)
-        self.guards: dict[tuple, list[PredictedGuard]] = {}
         self.regions: dict[tuple, CompiledRegion] = {}
         for region in regions:
             self.regions[region_key(region)] = region
-        for guard in guards:
-            self.guards.setdefault(region_key(guard.region), []).append(guard)
-        self.entries: dict[tuple, list[dict[str, object]]] = {}
+        self.tracer = Tracer()
+        self.entries: dict[tuple, list[dict[str, GuardRead]]] = {}
         self.observed: dict[tuple[tuple, str], Observed] = {}
+        self.region_calls: dict[tuple, int] = {}  # calls of each region whose body ran
+        self.entered: set[tuple[str, str]] = set()  # (file, qualname) of the functions compiled code ran
         self.calls = 0
 
     def regions_called(self, compiled: CompiledValue, function: Function) -> list[CompiledRegion]:
@@ -106,54 +129,188 @@ class RegionCaches:
                 found.append(region)
         return found
 
+    # ---- what the interpreter tells ------------------------------------------------------
+
     def on_compiled_call(self, interpreter, compiled: CompiledValue, function: Function, bound: dict[str, object], where: Location) -> None:
         self.calls += 1
-        for region in self.regions_called(compiled, function):
-            key = region_key(region)
-            guards = self.guards.get(key, [])
-            if not guards:
-                continue
-            state = {g.guard.source: evaluate(interpreter, g.guard.source, function, bound, where) for g in guards}
-            entries = self.entries.setdefault(key, [])
-            values = {source: value for source, (value, _) in state.items()}
-            if not entries:
-                entries.append(values)
-                continue
-            misses = [e for e in entries if any(definitely_different(values[s], e.get(s, TOP)) for s in values)]
-            if len(misses) < len(entries):
-                continue  # an entry's guards all pass: the cached graph runs
-            for source, (value, origin) in state.items():
-                if all(definitely_different(value, e.get(source, TOP)) for e in entries):
-                    observed = self.observed.setdefault((key, source), Observed(values=[entries[0][source]]))
-                    observed.values.append(value)
-                    if origin is not None and origin not in observed.writes:
-                        observed.writes.append(origin)
-                    if where not in observed.calls:
-                        observed.calls.append(where)
-            if len(entries) < MAX_ENTRIES:
-                entries.append(values)
+        keys = [region_key(region) for region in self.regions_called(compiled, function)]
+        self.tracer.begin(keys, function, bound, where)
+
+    def on_compiled_end(self, interpreter) -> None:
+        trace = self.tracer.end()
+        if trace is None:
+            return
+        for key in trace.region_keys:
+            self.record(interpreter, key, trace)
+
+    def on_read(self, interpreter, frame, node, value) -> None:
+        self.tracer.on_read(interpreter, frame, node, value)
+
+    def on_call(self, interpreter, frame, node, callee, args, kwargs) -> None:
+        self.tracer.on_call(interpreter, frame, node, callee, args, kwargs)
+
+    def on_frame(self, interpreter, frame, function, args, bound, caller) -> None:
+        self.entered.add((function.code.path, function.code.qualname))
+        self.tracer.on_frame(interpreter, frame, function, args, bound, caller)
+
+    def on_attribute(self, interpreter, frame, node, base) -> None:
+        self.tracer.on_attribute(interpreter, frame, node, base)
+
+    # ---- cache entries -------------------------------------------------------------------
+
+    def record(self, interpreter, key: tuple, trace: Trace) -> None:
+        """One call of the region with the guards it read: a cached entry's guards all pass,
+        or it compiles another (a guard whose value differs from every entry's made it)."""
+        guards = trace.guards
+        self.region_calls[key] = self.region_calls.get(key, 0) + 1
+        entries = self.entries.setdefault(key, [])
+        if not entries:
+            entries.append(guards)
+            return
+        if any(not any(differs(entry[s].value, g.value) for s, g in guards.items() if s in entry) for entry in entries):
+            return  # an entry's guards all pass: the cached graph runs
+        for source, guard in self.failing(entries, guards):
+            held = [entry[source] for entry in entries if source in entry]
+            observed = self.observed.get((key, source))
+            if observed is None:
+                observed = Observed(values=[held[0].value], guard=held[0])
+                observed.argument = _root_name(source) in trace.bound and source.startswith("L[")
+                self.observed[(key, source)] = observed
+            observed.values.append(guard.value)
+            observed.use = observed.use or trace.concrete.get(source, "") or trace.concrete.get(_strip(source), "")
+            _, origin = evaluate(interpreter, _strip(source), trace.function, trace.bound, trace.where)
+            if origin is not None and origin not in observed.writes:
+                observed.writes.append(origin)
+                if (origin.path, origin.line) in interpreter.traced:
+                    observed.inside = True  # compiled code changes it itself
+            if trace.where not in observed.calls:
+                observed.calls.append(trace.where)
+        if len(entries) < MAX_ENTRIES:
+            entries.append(guards)
+
+    @staticmethod
+    def failing(entries: list[dict[str, GuardRead]], guards: dict[str, GuardRead]) -> list[tuple[str, GuardRead]]:
+        """The guard a recompile is reported on, as Dynamo reports it: the first one (in the
+        order compiled code read them) whose value differs from every entry's; else the first
+        that fails the most recent entry."""
+        for source, guard in guards.items():
+            held = [entry[source] for entry in entries if source in entry]
+            if held and all(differs(old.value, guard.value) for old in held):
+                return [(source, guard)]
+        last = entries[-1]
+        for source, guard in guards.items():
+            if source in last and differs(last[source].value, guard.value):
+                return [(source, guard)]
+        return []
+
+    def recompiles(self) -> list[Recompile]:
+        """Each guard that made a region recompile, with its evidence and its cost."""
+        out = []
+        for (key, source), observed in self.observed.items():
+            region = self.regions[key]
+            guard = observed.guard
+            assert guard is not None
+            count = self.count(key, observed)
+            graphs = graphs_of(region, guard, observed, count)
+            out.append(Recompile(region, guard, self._evidence(region, observed, count, guard), graphs, observed.use, observed.argument, tuple(observed.values)))
+        return out
 
     def evidence(self) -> dict[tuple[tuple, str], Evidence]:
         """Each guard that made a region recompile, as the guard model's evidence."""
         out = {}
         for (key, source), observed in self.observed.items():
-            region = self.regions[key]
-            short = region.name.rsplit(".", 1)[-1]
-            unbounded = any(isinstance(v, Sym) for v in observed.values)
-            count = None if unbounded else len(set(observed.values))
-            if unbounded:
-                why = f"a different value at each call of `{short}` when `{self.entry}` runs"
-            else:
-                why = f"{count} different values at the calls of `{short}` when `{self.entry}` runs"
-            locations = [
-                Location(w.path, w.line, w.column, "write", f"this write gives it a new value between calls of `{short}`", w.end_line, w.end_column)
-                for w in observed.writes[:3]
-            ]
-            locations += [Location(c.path, c.line, c.column, "call", f"this call of `{short}` compiles another graph", c.end_line, c.end_column) for c in observed.calls[:1]]
-            locations.append(region.site_location())
-            kinds = frozenset(k for k in (kind_of(v) for v in observed.values) if k)
-            out[(key, source)] = Evidence(tuple(locations), count, why, kinds=kinds)
+            out[(key, source)] = self._evidence(self.regions[key], observed, self.count(key, observed), observed.guard)
         return out
+
+    def count(self, key: tuple, observed: Observed) -> int | None:
+        """How many values the guard takes (None: unbounded): an iteration symbol is a fresh
+        value per iteration; an int that moves by the same step at every call of the region
+        (three calls or more) is a counter, as many values as the loop that calls it has
+        iterations, whatever number this run happened to know; else the values seen."""
+        values = observed.values
+        if any(isinstance(v, Sym) for v in values):
+            return None
+        distinct = len(set(values))
+        if distinct >= 3 and distinct == len(values) == self.region_calls.get(key, 0) and _counter(values):
+            return None
+        return distinct
+
+    def _evidence(self, region: CompiledRegion, observed: Observed, count: int | None, guard: GuardRead | None) -> Evidence:
+        short = region.name.rsplit(".", 1)[-1]
+        if count is None:
+            why = f"a different value at each call of `{short}` when `{self.entry}` runs"
+        else:
+            why = f"{count} different values at the calls of `{short}` when `{self.entry}` runs"
+        locations = [
+            Location(w.path, w.line, w.column, "write", f"this write gives it a new value between calls of `{short}`", w.end_line, w.end_column)
+            for w in observed.writes[:3]
+        ]
+        locations += [Location(c.path, c.line, c.column, "call", f"this call of `{short}` compiles another graph", c.end_line, c.end_column) for c in observed.calls[:1]]
+        locations.append(region.site_location())
+        kinds = frozenset(k for k in (_kind(v) for v in observed.values) if k)
+        return Evidence(tuple(locations), count, why, inside=observed.inside, kinds=kinds)
+
+
+def _counter(values: list[object]) -> bool:
+    """Ints that move by one nonzero step each time (``0, 1, 2, 3``)."""
+    numbers = [v.value for v in values if isinstance(v, Const) and type(v.value) is int]
+    if len(numbers) != len(values):
+        return False
+    steps = {b - a for a, b in zip(numbers, numbers[1:])}
+    return len(steps) == 1 and 0 not in steps
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, TensorMeta):
+        return "tensor"
+    if isinstance(value, CodeRef):
+        return "function"
+    return kind_of(value)
+
+
+def _strip(source: str) -> str:
+    """The value a guard source reads: ``len(L['xs'])`` -> ``L['xs']``, ``L['f'].__code__`` -> ``L['f']``."""
+    if source.startswith("len(") and source.endswith(")"):
+        source = source[4:-1]
+    if source.endswith(".__code__"):
+        source = source[: -len(".__code__")]
+    return source
+
+
+def _root_name(source: str) -> str:
+    match = _ROOT.match(_strip(source))
+    return match.group(2) if match else ""
+
+
+def differs(a: object, b: object) -> bool:
+    """Whether a guard that held ``a`` fails on ``b``: two different concrete values, two
+    iterations of a loop, two functions' code, tensors whose known metadata differ, or a tensor
+    where ``None`` was (and back)."""
+    if isinstance(a, CodeRef) and isinstance(b, CodeRef):
+        return a != b
+    if isinstance(a, TensorMeta) and isinstance(b, TensorMeta):
+        return bool(tensor_change(a, b))
+    if isinstance(a, TensorMeta) or isinstance(b, TensorMeta):
+        other = b if isinstance(a, TensorMeta) else a
+        return isinstance(other, Const) and other.value is None
+    return definitely_different(a, b)
+
+
+def tensor_change(a: TensorMeta, b: TensorMeta) -> str:
+    """What differs definitely between two tensors' metadata: ``rank``, ``dtype``, ``device``,
+    ``requires_grad``, ``size`` (same rank), or ""."""
+    if a.sizes is not None and b.sizes is not None:
+        if len(a.sizes) != len(b.sizes):
+            return "rank"
+    if a.dtype and b.dtype and a.dtype != b.dtype:
+        return "dtype"
+    if a.device and b.device and a.device != b.device:
+        return "device"
+    if a.requires_grad is not None and b.requires_grad is not None and a.requires_grad != b.requires_grad:
+        return "requires_grad"
+    if a.sizes is not None and b.sizes is not None and any(x is not None and y is not None and x != y for x, y in zip(a.sizes, b.sizes)):
+        return "size"
+    return ""
 
 
 def evaluate(interpreter, source: str, function: Function, bound: dict[str, object], where: Location) -> tuple[object, Location | None]:
@@ -164,7 +321,11 @@ def evaluate(interpreter, source: str, function: Function, bound: dict[str, obje
     root, name, steps = parsed
     heap = interpreter.heap
     origin: Location | None
-    if root == "L":
+    if root == "L" and name not in bound:
+        # A closure cell of the compiled function: its last write.
+        cells = next((c for c in function.closure if heap.has(c, name)), None)
+        value, origin = (heap.read(cells, name), heap.origin(cells, name)) if cells is not None else (TOP, None)
+    elif root == "L":
         value, origin = bound.get(name, TOP), where
     else:
         addr = interpreter.globals.get(function.module, -1)
@@ -218,3 +379,164 @@ def _quiet_attribute(interpreter, value: Instance, attr: str) -> object:
         interpreter.heap.close()
         interpreter.probing -= 1
 
+RECOMPILE_LIMIT = 8
+# The lab's uses (``docs/lab.md``) a value of each type can be read with.
+# (A ``range()`` bound or an op argument is seen when it happens: ``Observed.use``.)
+_USES = {
+    "int": ("arithmetic", "branch", "dict-key"),
+    "float": ("arithmetic", "branch"),
+    "bool": ("arithmetic", "branch", "dict-key"),
+    "str": ("branch", "dict-key", "getattr", "len"),
+}
+_LAB_USES = {"op-interpolate": ("op-interpolate-size", "op-interpolate-scale")}
+
+
+def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None) -> int | None:
+    """Graphs the region ends up with for this guard (None: it reaches ``recompile_limit``):
+    the lab's measured cell where every candidate cell was measured alike, else torch 2.13's
+    rules (``/docs/torch-2.13.md``): automatic dynamic makes an int or float argument, cell or
+    object field an input after one recompile, a global or ``nn.Module`` attribute stays a
+    constant, a tensor's size goes dynamic once, its rank, dtype, device never do."""
+    if count is not None and count > RECOMPILE_LIMIT:
+        count = None
+    measured_count = _measured(region, guard, observed, count)
+    if measured_count != "unmeasured":
+        return measured_count  # type: ignore[return-value]
+    dynamic = region.dynamic
+    if guard.kind in ("ID_MATCH", "LENGTH_CHECK"):
+        return count
+    if guard.kind == "TENSOR_MATCH":
+        change = _tensor_change(observed)
+        if change == "size":
+            return count if dynamic == "False" else 1 if dynamic == "True" else 2
+        return count
+    kind = _value_kind(observed)
+    if kind == "bool":
+        return 2
+    if kind not in ("int", "float"):
+        return count
+    constant_home = guard.source.startswith("G[") or guard.module_rooted
+    if observed.use:
+        return count
+    if kind == "float":
+        if constant_home:
+            return 2
+        return count if dynamic == "False" else 1 if dynamic == "True" else 2
+    if constant_home or dynamic == "False":
+        return count
+    return 1 if dynamic == "True" else 2
+
+
+def _value_kind(observed: Observed) -> str:
+    kinds = {_kind(v) for v in observed.values} - {""}
+    if kinds == {"int", "float"}:
+        return "float"
+    if kinds <= {"none", "tensor"} and kinds:
+        return "none-or-tensor" if len(kinds) == 2 else kinds.pop()
+    return kinds.pop() if len(kinds) == 1 else ""
+
+
+def _tensor_change(observed: Observed) -> str:
+    metas = [v for v in observed.values if isinstance(v, TensorMeta)]
+    changes = {tensor_change(a, b) for a in metas for b in metas if a is not b} - {""}
+    for change in ("rank", "dtype", "device", "requires_grad", "size"):
+        if change in changes:
+            return change
+    return ""
+
+
+def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None) -> list[tuple[str, str, str, str, str]]:
+    """The lab's cells (location, type, use, options, change) the guard may be in; empty where
+    the run cannot name them in the lab's terms."""
+    parsed = parse_source(_strip(guard.source))
+    if parsed is None:
+        return []
+    root, _, steps = parsed
+    if root == "G":
+        if not steps:
+            locations = ["global"]
+        elif len(steps) == 1 and guard.source.startswith("G['__import_"):
+            locations = ["other-module-global"]
+        else:
+            return []
+    elif guard.kind == "LENGTH_CHECK":
+        locations = ["list-length", "dict-keys"] if not steps else []
+    elif not steps:
+        locations = ["positional-argument", "keyword-argument", "default-argument"] if observed.argument else ["closure"]
+    elif len(steps) == 1 and steps[0][0] == "attr":
+        locations = ["module-attribute"] if guard.module_rooted else ["object-attribute", "dataclass-field", "namedtuple-field"]
+    elif len(steps) == 1 and isinstance(steps[0][1], str):
+        locations = ["dict-value"]
+    elif len(steps) == 1:
+        locations = ["list-element"]
+    else:
+        return []
+    if guard.kind == "CONSTANT_MATCH":
+        type_ = _value_kind(observed)
+        if type_ not in _USES and type_ != "none-or-tensor":
+            return []
+        uses: tuple[str, ...] = ("branch",) if guard.branch or type_ == "none-or-tensor" else _USES[type_]
+    elif guard.kind == "ID_MATCH":
+        code = guard.value
+        type_ = "lambda" if isinstance(code, CodeRef) and "<lambda" in code.qualname else "function"
+        uses = ("arithmetic",)
+    elif guard.kind == "TENSOR_MATCH":
+        type_ = {"rank": "tensor-rank", "size": "tensor-size", "dtype": "dtype", "device": "device", "requires_grad": "requires-grad"}.get(_tensor_change(observed), "")
+        if not type_:
+            return []
+        uses = ("branch",) if guard.branch else ("arithmetic", "branch")
+    elif guard.kind == "LENGTH_CHECK":
+        type_ = ""
+        uses = ("iteration", "len", "range-bound")
+    else:
+        return []
+    if observed.use:
+        uses = _LAB_USES.get(observed.use, (observed.use,))
+    fullgraph = region.site.option("fullgraph")
+    dynamic = region.dynamic
+    if fullgraph == "True":
+        if dynamic not in (None, "None"):
+            return []
+        options = "fullgraph"
+    else:
+        options = {None: "default", "None": "default", "True": "dynamic-true", "False": "dynamic-false"}.get(dynamic, "")
+    change = "every" if count is None else "once" if count == 2 else "cycle"
+    if not options:
+        return []
+    types = [type_] if type_ else ["int", "float", "str"]
+    return [(location, t, use, options, change) for location in locations for t in types for use in uses]
+
+
+def _measured(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None) -> int | None | str:
+    """Graphs as the lab measured the guard's cells, or ``"unmeasured"`` where none was or the
+    measured ones disagree."""
+    found = set()
+    most = 0
+    for cell in lab_cells(region, guard, observed, count):
+        row = measured.cell(*cell)
+        if row is None:
+            continue
+        tier = row["tier"]
+        if row["tiers"][("unbounded", "bounded", "negative").index(tier)] != row["programs"]:
+            return "unmeasured"
+        found.add(tier)
+        most = max(most, int(row["graphs"][1]))
+    if len(found) != 1:
+        return "unmeasured"
+    tier = found.pop()
+    if tier == "unbounded":
+        return None
+    if tier == "negative":
+        return 1
+    return count if count is not None and 2 <= count <= RECOMPILE_LIMIT else min(max(most, 2), RECOMPILE_LIMIT)
+
+
+def tensor_change_of(found: Recompile) -> str:
+    """What made a tensor guard fail in a recompile: ``rank``, ``size``, ``dtype``, ``device``,
+    ``requires_grad`` (the guard model's ``TENSOR_MATCH`` detail)."""
+    values = [v for v in (found.values) if isinstance(v, TensorMeta)]
+    changes = {tensor_change(a, b) for a in values for b in values if a is not b} - {""}
+    for change in ("rank", "dtype", "device", "requires_grad", "size"):
+        if change in changes:
+            return change
+    return ""

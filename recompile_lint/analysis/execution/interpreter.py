@@ -17,7 +17,8 @@ classes, the libraries the overlays model); what it does not know is ``TOP``, ne
   a function's ``__defaults__`` can be written (``instantiate``, ``function_store``);
 * calls into project code are followed ``max_depth`` deep; a run has ``steps`` to spend;
 * each call of a compiled object is told to the ``observer`` (the cache entries, ``cache.py``)
-  before its body runs.
+  before its body runs and when it ends; while compiled code runs, so are its reads (names,
+  attributes, items), calls and frames, from which ``dynamo.py`` reads the guards it installs.
 """
 
 from __future__ import annotations
@@ -96,8 +97,28 @@ class Project(Protocol):
     def module_name(self, path: str) -> tuple[str, bool]: ...
 
 
-class Observer(Protocol):
-    def on_compiled_call(self, interpreter: "Interpreter", compiled: CompiledValue, function: Function, bound: dict[str, object], where: Location) -> None: ...
+class Observer:
+    """What a run tells (each method does nothing here): each compiled call
+    (``on_compiled_call``, then ``on_compiled_end`` when its body has run), and while compiled
+    code runs, what it reads, calls and inlines (the guards Dynamo installs: ``dynamo.py``)."""
+
+    def on_compiled_call(self, interpreter: "Interpreter", compiled: CompiledValue, function: Function, bound: dict[str, object], where: Location) -> None:
+        pass
+
+    def on_compiled_end(self, interpreter: "Interpreter") -> None:
+        pass
+
+    def on_read(self, interpreter: "Interpreter", frame: Frame, node: ast.expr, value: object) -> None:
+        pass
+
+    def on_call(self, interpreter: "Interpreter", frame: Frame, node: ast.Call, callee: object, args: list[object], kwargs: dict[str, object]) -> None:
+        pass
+
+    def on_frame(self, interpreter: "Interpreter", frame: Frame, function: Function, args: list[object], bound: dict[str, object], caller: Frame | None) -> None:
+        pass
+
+    def on_attribute(self, interpreter: "Interpreter", frame: Frame, node: ast.Attribute, base: object) -> None:
+        pass
 
 
 class Interpreter:
@@ -795,6 +816,8 @@ class Interpreter:
         frame = Frame(function.code.path, function.code.qualname, cells, globals_addr, function.closure, depth)
         if caller is not None:
             frame.loops = list(caller.loops)
+        if self.compiling and self.observer is not None and not self.probing:
+            self.observer.on_frame(self, frame, function, args, bound, caller)
         if isinstance(node, ast.Lambda):
             return self.eval(frame, node.body)
         try:
@@ -887,13 +910,16 @@ class Interpreter:
             return TOP
         function, arguments = found
         bound = self.bind(function, arguments, kwargs)
-        if bound is not None and self.observer is not None and not self.probing:
-            self.observer.on_compiled_call(self, compiled, function, bound, self.location(frame, node, "call"))
+        told = bound is not None and self.observer is not None and not self.probing
+        if told:
+            self.observer.on_compiled_call(self, compiled, function, bound, self.location(frame, node, "call"))  # type: ignore[union-attr, arg-type]
         self.compiling += 1
         try:
             return self.call_function(function, arguments, kwargs, frame)
         finally:
             self.compiling -= 1
+            if told:
+                self.observer.on_compiled_end(self)  # type: ignore[union-attr]
 
     # ---- calls -------------------------------------------------------------------------
 
@@ -1138,9 +1164,12 @@ class Interpreter:
         if isinstance(node, ast.Constant):
             return Const(node.value)
         if isinstance(node, ast.Name):
-            return self.load_name(frame, node.id)
+            return self.read(frame, node, self.load_name(frame, node.id))
         if isinstance(node, ast.Attribute):
-            return self.get_attribute(frame, self.eval(frame, node.value), node.attr)
+            base = self.eval(frame, node.value)
+            if self.compiling and self.observer is not None and not self.probing:
+                self.observer.on_attribute(self, frame, node, base)  # a property's getter is inlined on ``base``
+            return self.read(frame, node, self.get_attribute(frame, base, node.attr))
         if isinstance(node, ast.Call):
             return self.eval_call(frame, node)
         if isinstance(node, ast.BinOp):
@@ -1157,7 +1186,7 @@ class Interpreter:
                 return join(self.eval(frame, node.body), self.eval(frame, node.orelse))
             return self.eval(frame, node.body if truth else node.orelse)
         if isinstance(node, ast.Subscript):
-            return self.get_item(self.eval(frame, node.value), self.eval(frame, node.slice))
+            return self.read(frame, node, self.get_item(self.eval(frame, node.value), self.eval(frame, node.slice)))
         if isinstance(node, ast.Tuple):
             if any(isinstance(e, ast.Starred) for e in node.elts):
                 return TOP
@@ -1204,6 +1233,12 @@ class Interpreter:
             frame.yields.append(value)
         return Const(None)  # what ``send`` gives a ``for`` loop's generator
 
+    def read(self, frame: Frame, node: ast.expr, value: object) -> object:
+        """A name, attribute or item read: compiled code's reads are told (Dynamo guards them)."""
+        if self.compiling and self.observer is not None and not self.probing:
+            self.observer.on_read(self, frame, node, value)
+        return value
+
     def new_list(self, elements: list[object]) -> ListValue:
         return ListValue(self.heap.new("list", dict(enumerate(elements))))
 
@@ -1245,6 +1280,8 @@ class Interpreter:
             kwargs[keyword.arg] = self.eval(frame, keyword.value)
         if isinstance(callee, ModuleValue) and callee.name == "builtins.super" and not args:
             return self.super_of(frame)
+        if self.compiling and self.observer is not None and not self.probing:
+            self.observer.on_call(self, frame, node, callee, args, kwargs)
         return self.call(frame, callee, args, kwargs, node)
 
     def keywords_of(self, value: object) -> dict[str, object] | None:

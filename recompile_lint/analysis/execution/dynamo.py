@@ -1,0 +1,386 @@
+"""What Dynamo guards: the guards of one compiled call, read off the run of its body.
+
+While the interpreter runs compiled code (``Interpreter.compiling > 0``), Dynamo wraps every
+value the frame reads from outside itself with its **source** and installs a guard on it that
+depends on the value's kind. The ``Tracer`` follows the same mechanism on the abstract run:
+
+* sources: the compiled frame's arguments (defaults included) and its closure cells are
+  ``L['name']``; a global of the compiled function's module is ``G['name']``, one of another
+  module (read by an inlined helper) ``G['__import_pkg_dot_mod'].name``; an attribute of a
+  sourced value is ``<source>.attr``, an item ``<source>['k']`` / ``<source>[0]``. An inlined
+  call's parameters keep their caller's sources (a bound method's receiver is its
+  ``.__self__``, a partial's bound values its ``.keywords['k']`` / ``.args[0]``); a local the
+  frame assigns itself has none (Dynamo built it);
+* guards, by kind: a Python int, float, str, bool or None is a ``CONSTANT_MATCH`` on its value;
+  a project function (a ``def`` or a lambda) an ``ID_MATCH`` on ``<source>.__code__``; a tensor
+  a ``TENSOR_MATCH`` (rank and sizes, dtype, device, ``requires_grad``); a list or tuple a
+  ``LENGTH_CHECK`` on ``len(<source>)``, a dict one where its keys are used (``len()``,
+  iteration);
+* uses that keep an int or float a constant of the graph even where automatic dynamic shapes
+  would make it an input: a ``range()`` bound, an op argument that must be a Python number
+  (``dropout`` ``p``, ``interpolate`` sizes, ``view`` / ``reshape`` / ``split`` sizes, ...).
+
+Reads under ``if not torch.compiler.is_compiling():`` and inside disabled helpers are not
+traced (the interpreter runs them with ``compiling == 0``); a value passed *to* a disabled
+helper is still read by the traced caller. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from recompile_lint.analysis.execution.values import (
+    BoundMethod,
+    ClassValue,
+    CodeRef,
+    CompiledValue,
+    Const,
+    DictValue,
+    Function,
+    Instance,
+    ListValue,
+    ModuleValue,
+    Partial,
+    Property,
+    Sym,
+    TensorValue,
+    TupleValue,
+)
+from recompile_lint.models import Location
+
+# Calls whose int or float arguments Dynamo must keep concrete (the use named as the lab does).
+CONCRETE_USES = {
+    "builtins.range": "range-bound",
+    "torch.nn.functional.dropout": "op-dropout-p",
+    "torch.dropout": "op-dropout-p",
+    "torch.nn.functional.interpolate": "op-interpolate",
+    "torch.nn.functional.bernoulli": "op-bernoulli",
+    "torch.nn.functional.scaled_dot_product_attention": "op-sdpa-dropout",
+    "torch.bernoulli": "op-bernoulli",
+    "torch.split": "op-split",
+    "torch.reshape": "op-reshape",
+    "torch.nn.functional.avg_pool1d": "op",
+    "torch.nn.functional.max_pool1d": "op",
+    "math.exp": "op",
+    "math.log": "op",
+    "math.sqrt": "op",
+    "math.pow": "op",
+    "math.cos": "op",
+    "math.sin": "op",
+}
+CONCRETE_METHODS = {"view": "op-view", "reshape": "op-reshape", "split": "op-split", "bernoulli_": "op-bernoulli", "bernoulli": "op-bernoulli"}
+# Calls that use a container's keys or length (Dynamo unrolls them).
+UNROLLING = frozenset({"builtins.len", "builtins.enumerate", "builtins.zip", "builtins.list", "builtins.tuple", "builtins.sorted", "builtins.sum", "builtins.reversed", "builtins.min", "builtins.max", "builtins.any", "builtins.all", "builtins.iter", "builtins.map"})
+KEY_METHODS = frozenset({"keys", "items", "values"})
+NN_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+
+
+@dataclass(frozen=True)
+class GuardRead:
+    """One guard of a compiled call: its source, kind, the value it checks, and where compiled
+    code read it (the line Dynamo names when it fails)."""
+
+    source: str
+    kind: str  # CONSTANT_MATCH, ID_MATCH, TENSOR_MATCH, LENGTH_CHECK
+    value: object  # what the guard compares (a ``Const``, a ``CodeRef``, tensor metadata, a length)
+    read: Location
+    module_rooted: bool = False  # reached through an ``nn.Module`` instance (its ints stay constants)
+    use: str = ""  # a use that keeps an int or float concrete (``range-bound``, ``op-view``), else ""
+    branch: bool = False  # read in a test (``if``, ``while``, ``x if c else y``)
+
+    @property
+    def value_kind(self) -> str:
+        if self.kind == "CONSTANT_MATCH" and isinstance(self.value, Const):
+            return self.value.kind
+        if self.kind == "CONSTANT_MATCH" and isinstance(self.value, Sym):
+            return self.value.kind
+        return {"ID_MATCH": "function", "TENSOR_MATCH": "tensor", "LENGTH_CHECK": "length"}.get(self.kind, "")
+
+
+@dataclass(frozen=True)
+class TensorMeta:
+    """What a ``TENSOR_MATCH`` checks, where known (None / "" where not)."""
+
+    sizes: tuple[int | None, ...] | None
+    dtype: str
+    device: str
+    requires_grad: bool | None
+
+
+@dataclass
+class Trace:
+    """The guards one compiled call installs, by source (the first read of each)."""
+
+    region_keys: list[tuple]
+    function: Function
+    bound: dict[str, object]
+    where: Location
+    guards: dict[str, GuardRead] = field(default_factory=dict)
+    concrete: dict[str, str] = field(default_factory=dict)  # source -> the concrete use seen
+
+
+@dataclass
+class _Pending:
+    """A call being made from traced code: the sources of what it passes."""
+
+    caller: int  # the caller frame's locals address
+    args: list[tuple[str, bool] | None]
+    kwargs: dict[str, tuple[str, bool] | None]
+    receiver: tuple[str, bool] | None
+
+
+class Tracer:
+    """Sources and guards while compiled code runs; one ``Trace`` per compiled call."""
+
+    def __init__(self) -> None:
+        self.traces: list[Trace] = []
+        # (frame locals address, name) -> (source, reached through an nn.Module instance)
+        self.sources: dict[tuple[int, str], tuple[str, bool]] = {}
+        self._computed: set[int] = set()  # attribute nodes a property computes (no source of their own)
+        self.compiled_frames: set[int] = set()  # locals addresses of the compiled frames
+        self._pending: _Pending | None = None
+        self._root = False  # the next frame of the compiled function is the compiled call's own
+        self._roles: dict[CodeRef, tuple[set[int], set[int]]] = {}
+        self._frame_code: dict[int, CodeRef] = {}  # locals address of each traced frame -> its code
+
+    # ---- a compiled call ---------------------------------------------------------------
+
+    def begin(self, region_keys: list[tuple], function: Function, bound: dict[str, object], where: Location) -> None:
+        self.traces.append(Trace(region_keys, function, bound, where))
+        self._pending = None
+        self._root = True
+
+    def end(self) -> Trace | None:
+        return self.traces.pop() if self.traces else None
+
+    # ---- frames ------------------------------------------------------------------------
+
+    def on_frame(self, interpreter, frame, function: Function, args: list[object], bound: dict[str, object], caller) -> None:
+        """A frame starts in traced code: the compiled frame's own arguments are ``L['name']``;
+        an inlined callee's parameters keep the sources of what its caller passed."""
+        if not self.traces:
+            return
+        self._frame_code[frame.locals] = function.code
+        pending, self._pending = self._pending, None
+        trace = self.traces[-1]
+        if self._root and function.code == trace.function.code:
+            self._root = False
+            self.compiled_frames.add(frame.locals)
+            for name in bound:
+                self.sources[(frame.locals, name)] = (f"L[{name!r}]", False)
+            return
+        if pending is None or caller is None or pending.caller != caller.locals:
+            return
+        node = interpreter.codes.get(function.code)
+        if node is None or not hasattr(node, "args"):
+            return
+        spec = node.args
+        positional = [a.arg for a in spec.posonlyargs + spec.args]
+        passed = list(pending.args)
+        if len(args) == len(passed) + 1 and pending.receiver is not None:
+            sources: list[tuple[str, bool] | None] = [pending.receiver] + passed
+        elif len(args) >= len(passed):
+            sources = [None] * (len(args) - len(passed)) + passed
+        else:
+            return  # a call the sources cannot be matched with
+        for name, source in zip(positional, sources):
+            if source is not None:
+                self.sources[(frame.locals, name)] = source
+        for name, source in pending.kwargs.items():
+            if source is not None and name in bound:
+                self.sources[(frame.locals, name)] = source
+
+    # ---- reads -------------------------------------------------------------------------
+
+    def source_of(self, interpreter, frame, node: ast.expr) -> tuple[str, bool] | None:
+        """The source of the value ``node`` evaluates to in ``frame`` (and whether it is reached
+        through an ``nn.Module`` instance), or None when Dynamo would have none for it."""
+        if isinstance(node, ast.Name):
+            return self._name_source(interpreter, frame, node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.source_of(interpreter, frame, node.value)
+            if base is None or id(node) in self._computed:
+                return None
+            return f"{base[0]}.{node.attr}", base[1] or self._module_owner(interpreter, frame, node.value)
+        if isinstance(node, ast.Subscript):
+            base = self.source_of(interpreter, frame, node.value)
+            key = node.slice
+            if base is None or not isinstance(key, ast.Constant) or type(key.value) not in (int, str):
+                return None
+            return f"{base[0]}[{key.value!r}]", base[1]
+        return None
+
+    def _name_source(self, interpreter, frame, name: str) -> tuple[str, bool] | None:
+        heap = interpreter.heap
+        if name not in frame.declared_global:
+            if heap.has(frame.locals, name):
+                if heap.origin(frame.locals, name) is not None:
+                    return None  # assigned in the traced code itself
+                return self.sources.get((frame.locals, name))
+            for cells in frame.closure:
+                if heap.has(cells, name):
+                    # A closure cell of the compiled function is one of its locals to Dynamo.
+                    if frame.locals in self.compiled_frames:
+                        return f"L[{name!r}]", False
+                    return None
+        if not heap.has(frame.globals, name):
+            return None
+        trace = self.traces[-1]
+        if frame.path == trace.function.module:
+            return f"G[{name!r}]", False
+        module = interpreter.modules.get(frame.path)
+        if module is None or not module.name:
+            return None
+        return f"G['__import_{module.name.replace('.', '_dot_')}'].{name}", False
+
+    def _module_owner(self, interpreter, frame, node: ast.expr) -> bool:
+        """Whether the value ``node`` names is an ``nn.Module`` instance (read without effects:
+        only names, so nothing runs twice)."""
+        if not isinstance(node, ast.Name):
+            return False
+        value = interpreter.heap.read(frame.locals, node.id, None)
+        if value is None:
+            value = interpreter.heap.read(frame.globals, node.id, None)
+        if isinstance(value, CompiledValue):
+            value = value.target
+        return isinstance(value, Instance) and interpreter.is_nn_module(value.cls)
+
+    def on_read(self, interpreter, frame, node: ast.expr, value: object) -> None:
+        """Compiled code read ``value`` at ``node``: the guard Dynamo installs on it, if any."""
+        if not self.traces:
+            return
+        self._pending = None  # a read ends any call or property the sources were kept for
+        trace = self.traces[-1]
+        found = self.source_of(interpreter, frame, node)
+        if found is None:
+            return
+        source, module_rooted = found
+        read = interpreter.location(frame, node, "read")
+        keys, tests = self._node_roles(interpreter, frame)
+        branch = id(node) in tests
+        guard: GuardRead | None = None
+        if isinstance(value, Const):
+            guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch)
+        elif isinstance(value, Sym) and value.origin == "iteration":
+            guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch)
+        elif isinstance(value, Function):
+            guard = GuardRead(f"{source}.__code__", "ID_MATCH", value.code, read)
+        elif isinstance(value, TensorValue):
+            guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, branch=branch)
+            if id(node) in keys:
+                trace.concrete.setdefault(source, "iteration")  # unrolled over its first size
+        elif isinstance(value, (ListValue, TupleValue)) or (isinstance(value, DictValue) and id(node) in keys):
+            length = self._length(interpreter, value)
+            if length is not None:
+                guard = GuardRead(f"len({source})", "LENGTH_CHECK", Const(length), read)
+        if guard is not None and guard.source not in trace.guards:
+            trace.guards[guard.source] = guard
+
+    def on_attribute(self, interpreter, frame, node: ast.Attribute, base: object) -> None:
+        """Traced code reads an attribute of ``base``: a property's getter is inlined with the
+        object as its ``self`` (the value it returns has no source of its own)."""
+        if not self.traces:
+            return
+        if isinstance(base, CompiledValue):
+            base = base.target
+        if isinstance(base, Instance) and not interpreter.heap.has(base.addr, node.attr) and isinstance(interpreter.class_attribute(base.cls, node.attr), Property):
+            self._computed.add(id(node))
+            self._pending = _Pending(frame.locals, [], {}, self.source_of(interpreter, frame, node.value))
+
+    def on_call(self, interpreter, frame, node: ast.Call, callee: object, args: list[object], kwargs: dict[str, object]) -> None:
+        """Traced code calls ``callee``: note the uses its arguments get, and the sources the
+        callee's parameters will have."""
+        if not self.traces:
+            return
+        trace = self.traces[-1]
+        use = ""
+        if isinstance(callee, ModuleValue) and not callee.path:
+            use = CONCRETE_USES.get(callee.name, "")
+            last = callee.name.rsplit(".", 1)[-1]
+            if not use and callee.name.startswith("torch.") and last in ("interpolate", "dropout", "split", "reshape", "view", "scaled_dot_product_attention", "bernoulli"):
+                use = CONCRETE_USES.get(f"torch.nn.functional.{last}", "") or CONCRETE_USES.get(f"torch.{last}", "op")
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in CONCRETE_METHODS and not isinstance(callee, (Function, BoundMethod)) or (
+            isinstance(callee, BoundMethod) and isinstance(callee.receiver, TensorValue) and isinstance(node.func, ast.Attribute) and node.func.attr in CONCRETE_METHODS
+        ):
+            use = CONCRETE_METHODS[node.func.attr]  # type: ignore[union-attr]
+        if use:
+            named = [(i, None, arg) for i, arg in enumerate(node.args)] + [(-1, k.arg, k.value) for k in node.keywords if k.arg not in ("input", "training", "inplace")]
+            for index, keyword, arg in named:
+                this = use
+                if use == "op-interpolate":
+                    this = "op-interpolate-size" if keyword == "size" or index == 1 else "op-interpolate-scale" if keyword == "scale_factor" or index == 2 else ""
+                if not this:
+                    continue
+                # The argument and every sourced value it is computed from (``-self.n / tau``).
+                for inner in ast.walk(arg):
+                    if isinstance(inner, (ast.Name, ast.Attribute, ast.Subscript)):
+                        found = self.source_of(interpreter, frame, inner)
+                        if found is not None:
+                            trace.concrete.setdefault(found[0], this)
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            self._pending = None
+            return
+        arg_sources = [self.source_of(interpreter, frame, arg) for arg in node.args]
+        kw_sources = {k.arg: self.source_of(interpreter, frame, k.value) for k in node.keywords if k.arg}
+        receiver = None
+        found_callee = self.source_of(interpreter, frame, node.func)
+        callee_source = found_callee[0] if found_callee is not None else None
+        rooted = found_callee[1] if found_callee is not None else False
+        target = callee
+        if isinstance(callee, CompiledValue):
+            target = callee.target
+        if isinstance(target, BoundMethod):
+            if isinstance(node.func, ast.Attribute):
+                receiver = self.source_of(interpreter, frame, node.func.value)
+            elif callee_source is not None:
+                receiver = (f"{callee_source}.__self__", rooted)
+        elif isinstance(target, Instance):
+            receiver = found_callee  # ``obj(x)``: ``__call__`` / ``forward`` bound to it
+        elif isinstance(target, Partial) and callee_source is not None:
+            bound = [(f"{callee_source}.args[{i}]", rooted) for i in range(len(target.args))]
+            arg_sources = bound + arg_sources
+            for key, _ in target.keywords:
+                kw_sources.setdefault(key, (f"{callee_source}.keywords[{key!r}]", rooted))
+        elif isinstance(target, Partial):
+            arg_sources = [None] * len(target.args) + arg_sources
+        if isinstance(target, ClassValue):
+            receiver = None
+        pending = _Pending(frame.locals, arg_sources, kw_sources, receiver)
+        self._pending = pending
+
+    def _length(self, interpreter, value: object) -> int | None:
+        if isinstance(value, TupleValue):
+            return len(value.elements)
+        slots = interpreter.heap.slots(value.addr)  # type: ignore[union-attr]
+        if slots.get("__unknown__"):
+            return None
+        return len([k for k in slots if k != "__unknown__"])
+
+    def _node_roles(self, interpreter, frame) -> tuple[set[int], set[int]]:
+        """Ids of the nodes of the running function whose dict keys compiled code uses (the
+        argument of ``len()`` and the unrolling builtins, the iterable of a ``for``, the object
+        of ``.keys()`` / ``.items()`` / ``.values()``), and of the nodes in its branches' tests."""
+        key = self._frame_code.get(frame.locals)
+        if key is None:
+            return set(), set()
+        found = self._roles.get(key)
+        if found is not None:
+            return found
+        tree = interpreter.codes.get(key)
+        keys: set[int] = set()
+        tests: set[int] = set()
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, (ast.For, ast.comprehension)):
+                keys.add(id(node.iter))
+            elif isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Name) and f"builtins.{func.id}" in UNROLLING:
+                    keys.update(id(a) for a in node.args)
+                elif isinstance(func, ast.Attribute) and func.attr in KEY_METHODS:
+                    keys.add(id(func.value))
+            elif isinstance(node, (ast.If, ast.While, ast.IfExp)):
+                tests.update(id(inner) for inner in ast.walk(node.test))
+        found = (keys, tests)
+        self._roles[key] = found
+        return found

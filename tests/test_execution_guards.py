@@ -1,0 +1,392 @@
+"""The guards a compiled call installs, read off the abstract run (``execution/dynamo.py``),
+the cache entries built from them and the findings they give (``execution/cache.py``,
+``analysis/risks.py``)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+from recompile_lint.analysis.execution import DISABLE_ENV
+from recompile_lint.analysis.execution.cache import Observed, differs, graphs_of, tensor_change
+from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Tracer
+from recompile_lint.analysis.execution.interpreter import Interpreter, Observer
+from recompile_lint.analysis.execution.values import CodeRef, Const, iteration
+from recompile_lint.config import Config
+from recompile_lint.engine import lint_paths
+from recompile_lint.models import Location
+
+
+class Sources:
+    def __init__(self, files: dict[str, str]):
+        self.files = {name: textwrap.dedent(text) for name, text in files.items()}
+
+    def tree(self, path):
+        return ast.parse(self.files[path]) if path in self.files else None
+
+    def module_path(self, name, from_path):
+        path = name.replace(".", "/") + ".py"
+        return path if path in self.files else None
+
+    def module_name(self, path):
+        return path[:-3].replace("/", "."), False
+
+
+class Traces(Observer):
+    """Each compiled call's guards, by source."""
+
+    def __init__(self):
+        self.tracer = Tracer()
+        self.calls: list[dict[str, GuardRead]] = []
+        self.uses: list[dict[str, str]] = []  # the concrete uses each call saw, by source
+
+    def on_compiled_call(self, interpreter, compiled, function, bound, where):
+        self.tracer.begin([], function, bound, where)
+
+    def on_compiled_end(self, interpreter):
+        trace = self.tracer.end()
+        self.calls.append(trace.guards)
+        self.uses.append(trace.concrete)
+
+    def on_read(self, interpreter, frame, node, value):
+        self.tracer.on_read(interpreter, frame, node, value)
+
+    def on_call(self, interpreter, frame, node, callee, args, kwargs):
+        self.tracer.on_call(interpreter, frame, node, callee, args, kwargs)
+
+    def on_frame(self, interpreter, frame, function, args, bound, caller):
+        self.tracer.on_frame(interpreter, frame, function, args, bound, caller)
+
+    def on_attribute(self, interpreter, frame, node, base):
+        self.tracer.on_attribute(interpreter, frame, node, base)
+
+
+def traced(source: str, **files: str) -> list[dict[str, GuardRead]]:
+    observer = Traces()
+    project = Sources({"main.py": source, **{f"{k}.py": v for k, v in files.items()}})
+    Interpreter(project, observer).run_module("main.py", as_main=True)
+    return observer.calls
+
+
+def test_arguments_globals_attributes_and_items_get_dynamo_sources():
+    [call] = traced(
+        """
+        import torch
+        STEP = 3
+        class Cfg:
+            pass
+        def f(x, n, cfg, d):
+            return x * n + STEP + cfg.k + d["w"]
+        cfg = Cfg()
+        cfg.k = 2
+        torch.compile(f)(torch.randn(2, 3), 4, cfg, {"w": 1.5})
+        """
+    )
+    assert {s: (g.kind, g.value) for s, g in call.items() if g.kind == "CONSTANT_MATCH"} == {
+        "L['n']": ("CONSTANT_MATCH", Const(4)),
+        "G['STEP']": ("CONSTANT_MATCH", Const(3)),
+        "L['cfg'].k": ("CONSTANT_MATCH", Const(2)),
+        "L['d']['w']": ("CONSTANT_MATCH", Const(1.5)),
+    }
+    assert call["L['x']"].kind == "TENSOR_MATCH" and call["L['x']"].value.sizes == (2, 3)
+    assert call["G['STEP']"].read.line == 7  # the line compiled code reads it on
+
+
+def test_an_inlined_helper_keeps_its_callers_sources_and_spells_its_module_globals():
+    [call] = traced(
+        """
+        import torch
+        import ops
+        def f(x, scale):
+            return ops.helper(x, scale)
+        torch.compile(f)(torch.randn(2), 2)
+        """,
+        ops="""
+        RATE = 5
+        def helper(t, s):
+            return t * s * RATE
+        """,
+    )
+    assert call["L['scale']"].value == Const(2)  # the parameter ``s`` of the helper
+    assert call["G['__import_ops'].RATE"].value == Const(5)
+    assert "L['s']" not in call and "L['t']" not in call
+
+
+def test_callables_guard_their_code_and_their_bound_values():
+    [call] = traced(
+        """
+        import functools
+        import torch
+        class Scaler:
+            def __init__(self):
+                self.k = 3
+            def scale(self, t):
+                return t * self.k
+        def apply(t, fn, part, method):
+            return fn(t) + part(t) + method(t)
+        def mul(t, k):
+            return t * k
+        torch.compile(apply)(torch.randn(2), lambda t: t * 2, functools.partial(mul, k=4), Scaler().scale)
+        """
+    )
+    assert call["L['fn'].__code__"].kind == "ID_MATCH"
+    assert "<lambda" in call["L['fn'].__code__"].value.qualname
+    assert call["L['part'].keywords['k']"].value == Const(4)
+    assert call["L['method'].__self__.k"].value == Const(3)
+
+
+def test_a_property_is_inlined_on_its_object():
+    [call] = traced(
+        """
+        import torch
+        class Holder:
+            def __init__(self):
+                self._n = 7
+            @property
+            def n(self):
+                return self._n
+        def f(x, h):
+            return x * h.n
+        torch.compile(f)(torch.randn(2), Holder())
+        """
+    )
+    assert call["L['h']._n"].value == Const(7)
+    assert "L['h'].n" not in call  # what the getter returns is computed, not read
+
+
+def test_a_closure_cell_of_the_compiled_function_is_one_of_its_locals():
+    [call] = traced(
+        """
+        import torch
+        def make():
+            factor = 3
+            def f(x):
+                return x * factor
+            return f
+        torch.compile(make())(torch.randn(2))
+        """
+    )
+    assert call["L['factor']"].value == Const(3)
+
+
+def test_containers_guard_their_length_lists_on_any_read_dicts_where_keys_are_used():
+    [call] = traced(
+        """
+        import torch
+        def f(x, xs, d, e):
+            return x * xs[0] * len(d) * e["a"]
+        torch.compile(f)(torch.randn(2), [1, 2, 3], {"a": 1, "b": 2}, {"a": 1})
+        """
+    )
+    assert call["len(L['xs'])"].value == Const(3)
+    assert call["len(L['d'])"].value == Const(2)
+    assert "len(L['e'])" not in call  # only the key it reads is guarded
+    assert call["L['e']['a']"].value == Const(1)
+
+
+def test_untraced_reads_add_no_guard_but_a_value_passed_to_a_disabled_helper_does():
+    [call] = traced(
+        """
+        import torch
+        seen = []
+        COUNT = 0
+        @torch.compiler.disable
+        def note(xs):
+            print(COUNT)
+        def f(x, xs):
+            if not torch.compiler.is_compiling():
+                print(COUNT)
+            note(xs)
+            return x
+        torch.compile(f)(torch.randn(2), [1, 2])
+        """
+    )
+    assert "G['COUNT']" not in call
+    assert call["len(L['xs'])"].value == Const(2)
+
+
+def test_ops_that_need_a_python_number_mark_the_values_they_are_computed_from():
+    observer = Traces()
+    project = Sources(
+        {
+            "main.py": textwrap.dedent(
+                """
+                import math
+                import torch
+                import torch.nn.functional as F
+                def f(x, p, n, tau, k):
+                    x = F.dropout(x, p=p)
+                    return x * math.exp(-n / tau) * k
+                torch.compile(f)(torch.randn(2), 0.1, 3, 2.0, 4)
+                """
+            )
+        }
+    )
+    Interpreter(project, observer).run_module("main.py", as_main=True)
+    [uses] = observer.uses
+    assert (uses["L['p']"], uses["L['n']"], uses["L['tau']"]) == ("op-dropout-p", "op", "op")
+    assert "L['k']" not in uses  # plain arithmetic: automatic dynamic may free it
+
+
+# ---- cache entries and counts ----------------------------------------------------------------
+
+
+def test_a_counter_is_unbounded_whatever_loop_length_the_run_knew_a_finite_set_counts_its_members():
+    from recompile_lint.analysis.execution.cache import RegionCaches
+
+    caches = RegionCaches([], [], "run.py")
+    caches.region_calls[("r",)] = 4
+    assert caches.count(("r",), Observed(values=[Const(0), Const(1), Const(2), Const(3)])) is None
+    assert caches.count(("r",), Observed(values=[Const("a"), Const("b"), Const("c"), Const("d")])) == 4
+    assert caches.count(("r",), Observed(values=[Const(1), Const(5), Const(2), Const(9)])) == 4
+    caches.region_calls[("r",)] = 12  # some calls hit a cached entry: a cycle
+    assert caches.count(("r",), Observed(values=[Const(0), Const(1), Const(2), Const(3)])) == 4
+
+
+def test_guard_values_differ_definitely_or_not_at_all():
+    assert differs(Const(1), Const(2)) and not differs(Const(1), Const(1))
+    assert differs(iteration("l", 0), iteration("l", 1))
+    assert differs(CodeRef("a.py", "f", 1), CodeRef("a.py", "<lambda>", 2))
+    assert differs(TensorMeta((2,), "", "", None), Const(None))
+    assert tensor_change(TensorMeta((2,), "", "", None), TensorMeta((2, 2), "", "", None)) == "rank"
+    assert tensor_change(TensorMeta((2,), "", "", None), TensorMeta((3,), "", "", None)) == "size"
+    assert tensor_change(TensorMeta(None, "", "", None), TensorMeta((3,), "", "", None)) == ""  # unknown: no evidence
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text))
+    return root
+
+
+def lint(root: Path):
+    return list(lint_paths([str(root)], Config(select=("RCL",), cache=False)).findings)
+
+
+def test_a_closure_counter_the_guard_model_does_not_predict_is_found_by_the_run(tmp_path, monkeypatch):
+    root = write(
+        tmp_path,
+        {
+            "run.py": """
+            import torch
+
+            def make():
+                width = 2
+                def apply(x):
+                    return x.view(-1, width)
+                def set_width(w):
+                    nonlocal width
+                    width = w
+                return apply, set_width
+
+            def main():
+                apply, set_width = make()
+                fast = torch.compile(apply, backend="eager")
+                for i in range(1, 13):
+                    set_width(i)
+                    fast(torch.randn(12, 12))
+
+            if __name__ == "__main__":
+                main()
+            """
+        },
+    )
+    [finding] = lint(root)
+    assert (finding.severity.value, finding.guard.source, finding.line) == ("error", "L['width']", 7)
+    assert any(loc.role == "write" and loc.line == 10 for loc in finding.evidence)
+    monkeypatch.setenv(DISABLE_ENV, "1")
+    assert lint(root) == []
+
+
+def test_a_lambda_swapped_between_calls_is_an_identity_recompile(tmp_path):
+    root = write(
+        tmp_path,
+        {
+            "run.py": """
+            import torch
+
+            ACTS = (lambda t: t * 2, lambda t: t * 3)
+
+            def block(x, act):
+                return act(x)
+
+            def main():
+                fast = torch.compile(block, backend="eager")
+                for i in range(12):
+                    fast(torch.randn(4), ACTS[i // 6])
+
+            if __name__ == "__main__":
+                main()
+            """
+        },
+    )
+    [finding] = lint(root)
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL401", "warning", "L['act'].__code__")
+
+
+def test_a_tensor_whose_rank_changes_is_a_shape_recompile(tmp_path):
+    root = write(
+        tmp_path,
+        {
+            "run.py": """
+            import torch
+
+            def block(x):
+                return x * 2
+
+            def main():
+                fast = torch.compile(block, backend="eager")
+                for i in range(12):
+                    fast(torch.randn(4) if i < 6 else torch.randn(4, 4))
+
+            if __name__ == "__main__":
+                main()
+            """
+        },
+    )
+    [finding] = lint(root)
+    assert (finding.code, finding.severity.value, finding.guard.source, finding.guard.detail) == ("RCL201", "warning", "L['x']", "rank")
+
+
+def test_an_int_argument_becomes_dynamic_after_one_recompile_unless_dynamic_false(tmp_path):
+    program = """
+    import torch
+
+    def block(x, n):
+        return x * n
+
+    def main():
+        fast = torch.compile(block, backend="eager"{options})
+        for i in range(12):
+            fast(torch.randn(4), i)
+
+    if __name__ == "__main__":
+        main()
+    """
+    assert lint(write(tmp_path, {"run.py": program.format(options="")})) == []  # one recompile, then an input
+    [finding] = lint(write(tmp_path, {"run.py": program.format(options=", dynamic=False")}))
+    assert (finding.severity.value, finding.guard.source) == ("error", "L['n']")
+
+
+def test_the_count_follows_where_the_value_lives_and_how_it_is_used():
+    class Region:
+        dynamic = None
+
+        class site:
+            @staticmethod
+            def option(name):
+                return None
+
+    read = Location("m.py", 3, 1, "read")
+    ints = Observed(values=[Const(1), Const(2), Const(3)])
+    global_int = GuardRead("G['zz_unmeasured']['k']", "CONSTANT_MATCH", Const(1), read)
+    assert graphs_of(Region, global_int, ints, 3) == 3  # a global's member stays a constant: one graph per value
+    floats = Observed(values=[Const(0.1), Const(0.2), Const(0.3)])
+    float_member = GuardRead("G['zz_unmeasured']['p']", "CONSTANT_MATCH", Const(0.1), read)
+    assert graphs_of(Region, float_member, floats, 3) == 2  # a float becomes an input after one recompile
+    assert graphs_of(Region, float_member, Observed(values=floats.values, use="op-dropout-p"), 3) == 3  # unless an op needs it
+    sizes = Observed(values=[TensorMeta((2,), "", "", None), TensorMeta((3,), "", "", None)])
+    tensor = GuardRead("L['zz'][0][1]", "TENSOR_MATCH", sizes.values[0], read)
+    assert graphs_of(Region, tensor, sizes, 2) == 2  # a size goes dynamic after one recompile
