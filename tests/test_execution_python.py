@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from recompile_lint.analysis.execution.interpreter import Interpreter
+from recompile_lint.analysis.execution.interpreter import Interpreter, Observer
 from recompile_lint.analysis.execution.values import TOP, CompiledValue, Const, Sym, TensorValue, definitely_different
 
 
@@ -30,7 +30,7 @@ class Sources:
         return path[:-3].replace("/", "."), False
 
 
-class Calls:
+class Calls(Observer):
     def __init__(self):
         self.seen = []
 

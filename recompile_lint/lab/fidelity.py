@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from recompile_lint.analysis.execution import Execution, IndexProject, evaluable
+from recompile_lint.analysis.execution import Execution, IndexProject
 from recompile_lint.analysis.execution.entries import EntryFinder, driver_functions
 from recompile_lint.analysis.execution.frames import Frame, OutOfBudget
-from recompile_lint.analysis.execution.interpreter import STEPS, Interpreter
+from recompile_lint.analysis.execution.interpreter import STEPS, Interpreter, Observer
 from recompile_lint.analysis.execution.values import (
     TOP,
     BoundMethod,
@@ -315,7 +315,7 @@ def show(value: object) -> str:
 # ---- running a program ----------------------------------------------------------------------
 
 
-class Recorder:
+class Recorder(Observer):
     """An observer: at each compiled call, the projected value of each failed guard's source."""
 
     def __init__(self, failures: Sequence[GuardFailureRecord]):
@@ -414,7 +414,7 @@ def fidelity(program: Program, proof: Proof, proofs: Mapping[str, Proof]) -> Pro
             execution = Execution(index, regions, guards)
             # As ``risks.risks``: a source ``dynamic_sources`` names is an input, not a guard.
             lifted = index.dynamic_sources({r.site_path for r in regions} | {r.entry.path for r in regions})
-            clean = not any(execution.evidence(g) is not None for g in guards if evaluable(g) and g.guard.source not in lifted)
+            clean = not any(execution.evidence(g) is not None for g in guards if g.guard.source not in lifted)
         recorder = Recorder(failures)
         if failures:
             project = IndexProject(index)
