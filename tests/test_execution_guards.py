@@ -390,3 +390,75 @@ def test_the_count_follows_where_the_value_lives_and_how_it_is_used():
     sizes = Observed(values=[TensorMeta((2,), "", "", None), TensorMeta((3,), "", "", None)])
     tensor = GuardRead("L['zz'][0][1]", "TENSOR_MATCH", sizes.values[0], read)
     assert graphs_of(Region, tensor, sizes, 2) == 2  # a size goes dynamic after one recompile
+
+
+HELD = """
+import torch
+
+import model
+
+SCHEDULE = {values}
+ORDER = (0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1)
+
+def main():
+    fast = torch.compile(model.apply, backend="eager")
+    for i in range(12):
+        model.ACT = SCHEDULE[ORDER[i]]
+        fast(torch.randn(4, 4))
+
+if __name__ == "__main__":
+    main()
+"""
+HELD_MODEL = """
+import torch
+
+ACT = "tanh"
+
+def apply(x):
+    return getattr(torch, ACT)(x)
+"""
+
+
+def test_a_write_the_run_executed_that_keeps_the_value_is_no_evidence(tmp_path):
+    """The variation stage sees a global assigned in the loop that calls the region; the run
+    executed that assignment at every iteration and the value stayed "tanh": no finding. The
+    same loop over two values is a finding."""
+    (tmp_path / "same").mkdir()
+    (tmp_path / "differ").mkdir()
+    same = write(tmp_path / "same", {"run.py": HELD.format(values='("tanh", "tanh")'), "model.py": HELD_MODEL})
+    assert lint(same) == []
+    differ = write(tmp_path / "differ", {"run.py": HELD.format(values='("tanh", "sin")'), "model.py": HELD_MODEL})
+    [finding] = lint(differ)
+    assert finding.guard.source == "G['ACT']" and finding.line == 7
+
+
+def test_sameness_needs_every_write_executed_a_concrete_value_and_one_value_in_every_run(monkeypatch):
+    """``Execution.held``: the rule itself, on a run's recorded values."""
+    from types import SimpleNamespace
+
+    from recompile_lint.analysis.execution import Execution
+    from recompile_lint.analysis.execution import cache as cache_module
+    from recompile_lint.analysis.variation import Evidence
+
+    monkeypatch.setattr(cache_module, "region_key", lambda region: ("region",))
+    monkeypatch.setattr("recompile_lint.analysis.execution.region_key", lambda region: ("region",))
+    execution = Execution.__new__(Execution)
+    execution.enabled = True
+    execution.run_entries_of = lambda region: None
+    guard = SimpleNamespace(region=None, guard=SimpleNamespace(source="G['ACT']"))
+    write_here = Location("run.py", 12, 8, "write")
+    evidence = Evidence((write_here,), None, "assigned in the loop")
+    execution._held = set()
+    execution.ran = {("run.py", 12)}
+    execution._values = {(("region",), "G['ACT']"): [Const("tanh")] * 12}
+    assert execution.held(guard, evidence)
+    execution.ran = set()  # the write never ran: nothing known
+    assert not execution.held(guard, evidence)
+    execution.ran = {("run.py", 12)}
+    execution._values = {(("region",), "G['ACT']"): [Const("tanh")] * 6 + [Const("sin")] * 6}
+    assert not execution.held(guard, evidence)
+    execution._values = {(("region",), "G['ACT']"): [Const("tanh")]}  # one call only
+    assert not execution.held(guard, evidence)
+    execution._values = {(("region",), "G['ACT']"): [Const("tanh")] * 12}
+    execution._held = {(("region",), "G['ACT']")}  # another run saw it change, or did not know it
+    assert not execution.held(guard, evidence)

@@ -266,8 +266,8 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         if execution.untraced(guard):
             continue  # compiled code ran the function that reads it, never the read
         evidence = variation.evidence(guard)
-        if evidence is None:
-            continue
+        if evidence is None or execution.held(guard, evidence):
+            continue  # no change shown, or the runs ran each write and the value stayed the same
         risk = assess(guard, evidence)
         if risk is not None:
             reported.add((region_key(region), guard.read.path, guard.read.line))

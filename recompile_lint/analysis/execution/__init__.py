@@ -24,7 +24,7 @@ from recompile_lint.analysis.execution.cache import Recompile, RegionCaches, reg
 from recompile_lint.analysis.execution.entries import EntryFinder, driver_functions
 from recompile_lint.analysis.execution.frames import OutOfBudget
 from recompile_lint.analysis.execution.interpreter import STEPS, Interpreter
-from recompile_lint.analysis.execution.values import Function, Sym
+from recompile_lint.analysis.execution.values import Const, Function, Sym
 from recompile_lint.analysis.guards import PredictedGuard
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.analysis.parsing import module_name_for
@@ -74,6 +74,9 @@ class Execution:
         self._found: dict[tuple[tuple, str], Recompile] = {}
         self._region_calls: dict[tuple, int] = {}  # calls of each region whose body ran
         self._entered: set[tuple[str, str]] = set()  # functions compiled code ran
+        self._values: dict[tuple[tuple, str], list[object]] = {}  # a guard's values at its region's calls, per run
+        self._held: set[tuple[tuple, str]] = set()  # guards some run saw change (never held)
+        self.ran: set[tuple[str, int]] = set()  # statements some run executed
         self._ran: set[str] = set()  # entry files run so far
         self._entries: EntryFinder | None = None
         self._project: IndexProject | None = None
@@ -102,6 +105,23 @@ class Execution:
             return False  # the function that reads it never ran in compiled code: nothing known
         return (guard.read.path, guard.read.line) not in self.traced
 
+    def held(self, guard: PredictedGuard, evidence: Evidence) -> bool:
+        """Whether the runs show the guard's value the same at every call of its region although
+        they ran every write the evidence names: a Python constant (``Const``) read at each of at
+        least two calls, one value in every run, and each of the evidence's writes executed by a
+        run (so the write gives the value it already had: ``x = SCHEDULE[ORDER[i]]`` over one
+        value). A write no run executed, a value the run does not know, a run that read the guard
+        at some calls only: nothing is known, and the evidence stands."""
+        if not self.enabled:
+            return False
+        self.run_entries_of(guard.region)
+        key = (region_key(guard.region), guard.guard.source)
+        values = self._values.get(key)
+        if key in self._held or not values or len(values) < 2 or len(set(values)) != 1:
+            return False
+        writes = [loc for loc in evidence.locations if loc.role == "write"]
+        return bool(writes) and all((loc.path, loc.line) in self.ran for loc in writes)
+
     def recompiles(self) -> list[Recompile]:
         """Every recompile the runs predict, for every region (the drivers all run)."""
         if not self.enabled:
@@ -124,6 +144,11 @@ class Execution:
                 self._entered |= caches.entered
                 for key, count in caches.region_calls.items():
                     self._region_calls[key] = self._region_calls.get(key, 0) + count
+                for source_key, values in caches.values.items():
+                    if len(values) != caches.region_calls.get(source_key[0], 0) or not all(isinstance(v, Const) for v in values) or len(set(values)) != 1:
+                        self._held.add(source_key)  # not read at every call, not concrete, or changed
+                    elif source_key not in self._held:
+                        self._values.setdefault(source_key, []).extend(values)
                 for found in caches.recompiles():
                     self._found.setdefault((region_key(found.region), found.guard.source), found)
 
@@ -138,6 +163,7 @@ class Execution:
         name = os.path.basename(path)
         interpreter = Interpreter(project, steps=self.steps)
         interpreter.traced = self.traced
+        interpreter.ran = self.ran
         runs = [RegionCaches(self.regions, self.guards, name)]
         interpreter.observer = runs[0]
         try:

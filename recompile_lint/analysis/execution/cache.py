@@ -116,6 +116,8 @@ class RegionCaches(Observer):
         self.entries: dict[tuple, list[dict[str, GuardRead]]] = {}
         self.observed: dict[tuple[tuple, str], Observed] = {}
         self.region_calls: dict[tuple, int] = {}  # calls of each region whose body ran
+        # Every value each guard had at the calls of its region (sameness, see ``held``).
+        self.values: dict[tuple[tuple, str], list[object]] = {}
         self.entered: set[tuple[str, str]] = set()  # (file, qualname) of the functions compiled code ran
         self.calls = 0
 
@@ -163,6 +165,8 @@ class RegionCaches(Observer):
         or it compiles another (a guard whose value differs from every entry's made it)."""
         guards = trace.guards
         self.region_calls[key] = self.region_calls.get(key, 0) + 1
+        for source, guard in guards.items():
+            self.values.setdefault((key, source), []).append(guard.value)
         entries = self.entries.setdefault(key, [])
         if not entries:
             entries.append(guards)

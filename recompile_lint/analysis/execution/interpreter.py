@@ -140,6 +140,7 @@ class Interpreter:
         self.compiling = 0  # >0 while a compiled body runs (``torch.compiler.is_compiling()``)
         self.grad_modes: list[object] = []  # the grad-mode and autocast contexts entered
         self.traced: set[tuple[str, int]] = set()  # (file, line) of expressions compiled code ran
+        self.ran: set[tuple[str, int]] = set()  # (file, line) of every statement the run executed
         self.default_dtype = "torch.float32"  # ``torch.set_default_dtype``; "" when unknown
         self._tensors = 0
         self._generators: dict[CodeRef, bool] = {}
@@ -221,6 +222,7 @@ class Interpreter:
 
     def statement(self, frame: Frame, stmt: ast.stmt) -> None:
         self.tick()
+        self.ran.add((frame.path, stmt.lineno))
         if isinstance(stmt, ast.Expr):
             self.eval(frame, stmt.value)
         elif isinstance(stmt, ast.Assign):
