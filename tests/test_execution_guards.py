@@ -462,3 +462,46 @@ def test_sameness_needs_every_write_executed_a_concrete_value_and_one_value_in_e
     execution._values = {(("region",), "G['ACT']"): [Const("tanh")] * 12}
     execution._held = {(("region",), "G['ACT']")}  # another run saw it change, or did not know it
     assert not execution.held(guard, evidence)
+
+
+DYNAMIC_RUN = """
+import torch
+
+import model
+
+torch.compiler.config.dynamic_sources = "G['N']"
+
+def main():
+    fast = torch.compile(model.{function}, backend="eager")
+    for i in range(1, 13):
+        model.N = i
+        fast(torch.randn(12, 12))
+
+if __name__ == "__main__":
+    main()
+"""
+DYNAMIC_MODEL = """
+import torch
+
+N = 1
+
+def scale(x):
+    return x * N
+
+def repeat(x):
+    for _ in range(N):
+        x = x + 1
+    return x
+"""
+
+
+def test_dynamic_sources_set_in_the_entry_file_applies_to_a_region_compiled_in_another(tmp_path):
+    """``torch.compiler.config`` is process-wide: the entry file's setting makes ``G['N']`` an
+    input of ``model.scale``; a ``range()`` bound stays a Python int all the same."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    scaled = write(tmp_path / "a", {"run.py": DYNAMIC_RUN.format(function="scale"), "model.py": DYNAMIC_MODEL})
+    assert [f for f in lint(scaled) if f.guard is not None and f.guard.source == "G['N']"] == []
+    repeated = write(tmp_path / "b", {"run.py": DYNAMIC_RUN.format(function="repeat"), "model.py": DYNAMIC_MODEL})
+    found = [f for f in lint(repeated) if f.guard is not None and f.guard.source == "G['N']"]
+    assert found and found[0].line == 10  # the range() bound

@@ -238,9 +238,11 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
     reported: set[tuple[tuple, str, int]] = set()  # (region, file, line) of each risk's read
 
     def dynamic_sources(region: CompiledRegion) -> frozenset[str]:
+        # The setting is process-wide: it counts where the runs that call the region set it
+        # (the entry file that imports the model), not only beside the compile site.
         key = region.site_path
         if key not in declared:
-            declared[key] = index.dynamic_sources({region.site_path, region.entry.path})
+            declared[key] = index.dynamic_sources({region.site_path, region.entry.path, *execution.entry_files(region)})
         return declared[key]
 
     for guard in guards:
@@ -299,10 +301,20 @@ def automatic_dynamic(found: Recompile) -> bool:
     return bool(kinds) and kinds <= {"int", "float"} and not read.source.startswith("G[") and not read.module_rooted
 
 
+# Uses where an int stays a Python number even when ``dynamic_sources`` names it (measured on
+# torch 2.13 by the lab's ``dynamic`` twins): a ``range()`` bound, split sizes, an interpolate
+# scale factor. A ``view``/``reshape`` size or an interpolate size takes a symbolic int.
+INT_PINNED_USES = frozenset({"range-bound", "op-split", "op-interpolate-scale"})
+
+
 def pinned(found: Recompile | None) -> bool:
     """Whether a recompile stays one per value even under ``dynamic_sources``: a float an op
-    needs as a Python number (``dropout`` ``p``, SDPA ``dropout_p``) is specialised again."""
-    return found is not None and bool(found.use) and found.guard.value_kind == "float"
+    needs as a Python number (``dropout`` ``p``, SDPA ``dropout_p``), or an int a use needs
+    concrete (``INT_PINNED_USES``), is specialised again."""
+    if found is None or not found.use:
+        return False
+    kind = found.guard.value_kind
+    return kind == "float" or (kind == "int" and found.use in INT_PINNED_USES)
 
 
 def from_recompile(found: Recompile, guard: PredictedGuard) -> Risk | None:

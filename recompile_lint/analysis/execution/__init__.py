@@ -105,6 +105,14 @@ class Execution:
             return False  # the function that reads it never ran in compiled code: nothing known
         return (guard.read.path, guard.read.line) not in self.traced
 
+    def entry_files(self, region: CompiledRegion) -> list[str]:
+        """The files whose runs may call the region: its own, and those that import them (a
+        ``torch.compiler.config`` setting in one of them applies to the region's calls)."""
+        if self._entries is None:
+            self._entries = EntryFinder(self.index, self.regions)
+            self._project = IndexProject(self.index)
+        return self._entries.files_for(region)
+
     def held(self, guard: PredictedGuard, evidence: Evidence) -> bool:
         """Whether the runs show the guard's value the same at every call of its region although
         they ran every write the evidence names: a Python constant (``Const``) read at each of at
