@@ -154,3 +154,23 @@ def read_regular(path: str, limit: int, within: str | None = None, follow_links:
     finally:
         os.close(fd)
 
+
+def link_on_the_way(path: str) -> str | None:
+    """The first folder of relative ``path`` that is a link, if any (an absolute path is the
+    caller's own choice of place; the checkout decides what a relative one passes through)."""
+    if os.path.isabs(path):
+        return None
+    parts = os.path.normpath(os.path.dirname(path)).split(os.sep)
+    current = ""
+    for part in parts:
+        if part in ("", os.curdir):
+            continue
+        current = os.path.join(current, part) if current else part
+        if part == os.pardir:
+            continue
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return current
+        except OSError:
+            return None  # a folder that is missing: the write says so
+    return None

@@ -18,7 +18,7 @@ import tempfile
 import tokenize
 from dataclasses import dataclass
 
-from recompile_lint.source import DEFAULT_MAX_FILE_BYTES, SourceError, read_regular
+from recompile_lint.source import DEFAULT_MAX_FILE_BYTES, SourceError, link_on_the_way, read_regular
 
 
 class FileFixError(Exception):
@@ -37,25 +37,6 @@ class SourceFile:
     mode: int
 
 
-def _link_on_the_way(path: str) -> str | None:
-    """The first folder of relative ``path`` that is a symbolic link, if any."""
-    if os.path.isabs(path):
-        return None
-    current = ""
-    for part in os.path.normpath(os.path.dirname(path)).split(os.sep):
-        if part in ("", os.curdir):
-            continue
-        current = os.path.join(current, part) if current else part
-        if part == os.pardir:
-            continue
-        try:
-            if stat.S_ISLNK(os.lstat(current).st_mode):
-                return current
-        except OSError:
-            return None
-    return None
-
-
 def read_source(path: str, limit: int = DEFAULT_MAX_FILE_BYTES) -> SourceFile:
     """``path`` read for fixing; raises ``FileFixError``."""
     try:
@@ -64,7 +45,7 @@ def read_source(path: str, limit: int = DEFAULT_MAX_FILE_BYTES) -> SourceFile:
         raise FileFixError(f"cannot read it: {exc.strerror or exc}") from None
     if stat.S_ISLNK(info.st_mode):
         raise FileFixError("it is a symbolic link, which is not followed: not fixed")
-    folder = _link_on_the_way(path)
+    folder = link_on_the_way(path)
     if folder is not None:
         raise FileFixError(f"{folder} is a symbolic link, which is not followed: not fixed")
     try:

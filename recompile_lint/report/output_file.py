@@ -18,30 +18,11 @@ import os
 import stat
 import tempfile
 
+from recompile_lint.source import link_on_the_way
+
 
 class OutputFileError(Exception):
     """The report cannot be written to this name; the message says why, naming it."""
-
-
-def _link_on_the_way(path: str) -> str | None:
-    """The first folder of relative ``path`` that is a link, if any (an absolute path is the
-    caller's own choice of place; the checkout decides what a relative one passes through)."""
-    if os.path.isabs(path):
-        return None
-    parts = os.path.normpath(os.path.dirname(path)).split(os.sep)
-    current = ""
-    for part in parts:
-        if part in ("", os.curdir):
-            continue
-        current = os.path.join(current, part) if current else part
-        if part == os.pardir:
-            continue
-        try:
-            if stat.S_ISLNK(os.lstat(current).st_mode):
-                return current
-        except OSError:
-            return None  # a folder that is missing: the write says so
-    return None
 
 
 def write_output_file(path: str, text: str) -> None:
@@ -54,7 +35,7 @@ def write_output_file(path: str, text: str) -> None:
         raise OutputFileError(f"cannot write {path}: {exc.strerror or exc}") from exc
     if info is not None and stat.S_ISLNK(info.st_mode):
         raise OutputFileError(f"cannot write {path}: it is a symbolic link, which is not followed; remove it or name another file")
-    folder_link = _link_on_the_way(path)
+    folder_link = link_on_the_way(path)
     if folder_link is not None:
         raise OutputFileError(f"cannot write {path}: {folder_link} is a symbolic link, which is not followed; name a path without one")
     if info is not None and stat.S_ISDIR(info.st_mode):
