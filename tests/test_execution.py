@@ -3,7 +3,6 @@ region, and the evidence it adds to the guard model on small projects."""
 
 from __future__ import annotations
 
-import ast
 import gc
 import textwrap
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 from recompile_lint.analysis.execution import DISABLE_ENV, Execution
 from recompile_lint.analysis.execution.cache import parse_source
 from recompile_lint.analysis.execution.frames import OutOfBudget
-from recompile_lint.analysis.execution.interpreter import Interpreter, Observer
+from recompile_lint.analysis.execution.interpreter import Interpreter
 from recompile_lint.analysis.execution.overlays import TABLE
 from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
 from recompile_lint.analysis.execution.values import (
@@ -32,6 +31,8 @@ from recompile_lint.analysis.execution.values import (
 from recompile_lint.analysis.guards import predict_guards
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
+
+from execution_helpers import Calls, Sources
 
 # ---- values --------------------------------------------------------------------------------
 
@@ -62,33 +63,6 @@ def test_join_keeps_equal_values_and_loses_different_ones():
 
 
 # ---- the interpreter -------------------------------------------------------------------------
-
-
-class Sources:
-    """A project in memory: file -> source."""
-
-    def __init__(self, files: dict[str, str]):
-        self.files = {path: textwrap.dedent(text) for path, text in files.items()}
-
-    def tree(self, path):
-        return ast.parse(self.files[path]) if path in self.files else None
-
-    def module_path(self, name, from_path):
-        path = name.replace(".", "/") + ".py"
-        return path if path in self.files else None
-
-    def module_name(self, path):
-        return path[:-3].replace("/", "."), False
-
-
-class Calls(Observer):
-    """An observer that records each compiled call's bound arguments."""
-
-    def __init__(self):
-        self.seen = []
-
-    def on_compiled_call(self, interpreter, compiled, function, bound, where):
-        self.seen.append((compiled, function.code.qualname, bound, where.line))
 
 
 def run(source: str, **files: str) -> tuple[Interpreter, dict, Calls]:

@@ -4,7 +4,6 @@ the cache entries built from them and the findings they give (``execution/cache.
 
 from __future__ import annotations
 
-import ast
 import textwrap
 from pathlib import Path
 
@@ -17,20 +16,7 @@ from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
 from recompile_lint.models import Location
 
-
-class Sources:
-    def __init__(self, files: dict[str, str]):
-        self.files = {name: textwrap.dedent(text) for name, text in files.items()}
-
-    def tree(self, path):
-        return ast.parse(self.files[path]) if path in self.files else None
-
-    def module_path(self, name, from_path):
-        path = name.replace(".", "/") + ".py"
-        return path if path in self.files else None
-
-    def module_name(self, path):
-        return path[:-3].replace("/", "."), False
+from execution_helpers import Sources
 
 
 class Traces(Observer):

@@ -6,36 +6,11 @@ interpreter (no torch) and reads the bound arguments of each compiled call."""
 
 from __future__ import annotations
 
-import ast
-import textwrap
 
-from recompile_lint.analysis.execution.interpreter import Interpreter, Observer
+from recompile_lint.analysis.execution.interpreter import Interpreter
 from recompile_lint.analysis.execution.values import TOP, CompiledValue, Const, Sym, TensorValue, definitely_different
 
-
-class Sources:
-    """A project in memory: file -> source."""
-
-    def __init__(self, files: dict[str, str]):
-        self.files = {path: textwrap.dedent(text) for path, text in files.items()}
-
-    def tree(self, path):
-        return ast.parse(self.files[path]) if path in self.files else None
-
-    def module_path(self, name, from_path):
-        path = name.replace(".", "/") + ".py"
-        return path if path in self.files else None
-
-    def module_name(self, path):
-        return path[:-3].replace("/", "."), False
-
-
-class Calls(Observer):
-    def __init__(self):
-        self.seen = []
-
-    def on_compiled_call(self, interpreter, compiled, function, bound, where):
-        self.seen.append((compiled, function.code.qualname, dict(bound), where.line))
+from execution_helpers import Calls, Sources
 
 
 def run(source: str, **files: str):
