@@ -246,11 +246,13 @@ def test_subscripts_aliases_chains_tuples_and_registries(tmp_path):
 def test_wrappers_inferred_from_their_bodies(tmp_path):
     sites = resolve(project(tmp_path))
     found = by_line(sites, tmp_path)
-    # Calls of wrappers: through *args, at the compiled parameter's position, by keyword, and
-    # through a wrapper of a wrapper.
+    # Calls of wrappers: through *args, at the compiled parameter's position, by keyword.
     assert found[("wrappers.py", 34)] == [("module", "zoo.models.Other.forward")]
     assert found[("wrappers.py", 35)] == [("module", "zoo.models.Net.forward")]
-    assert found[("wrappers.py", 36)] == [("module", "zoo.models.Other.forward")]
+    # One round of inference: a wrapper of a wrapper (``outer``) is left to ``compile-functions``
+    # (a second round took the installed torch tree from 29 s to 44 s and listed 235 more sites
+    # that do not resolve).
+    assert ("wrappers.py", 36) not in found
     assert found[("wrappers.py", 37)] == [("module", "zoo.models.Net.forward")]
     # The decorator factory's application is a site of the decorated function.
     assert found[("wrappers.py", 28)] == [("decorated", "wrappers.step")]

@@ -32,8 +32,10 @@ if TYPE_CHECKING:
     from recompile_lint.analysis.regions import CompiledRegion
 
 
-# Rounds of wrapper inference: a wrapper of a wrapper of a wrapper of ``torch.compile``.
-WRAPPER_ROUNDS = 4
+# Rounds of wrapper inference. One: a function that compiles its parameter. A second round (a
+# wrapper of such a wrapper) took the installed torch tree from 29 s to 44 s of CPU and listed 235
+# more sites, none resolved: such wrappers are named in ``compile-functions``.
+WRAPPER_ROUNDS = 1
 
 
 class Loader:
@@ -62,7 +64,6 @@ class Loader:
         self._parse(candidates)
         # Project functions that compile their parameter are wrappers too: calls to them compile
         # their argument. Files naming one are read again with the wrapper known.
-        # A function that hands its parameter to a wrapper found is one too: a few rounds.
         for _ in range(WRAPPER_ROUNDS):
             found = sorted(index.wrapper_functions() - set(store.compile_functions))
             if not found:
