@@ -205,3 +205,30 @@ def test_a_failing_edit_session_is_logged_and_each_document_linted_on_its_own(pr
         assert diagnostic["code"] == "RCL101"
     finally:
         client.close()
+
+
+def test_the_fixes_package_gives_the_fix_actions_of_a_real_finding(project: Path) -> None:
+    """With ``recompile_lint.fixes`` as shipped: each fix it makes for the project's finding is a
+    quick fix whose edits are the fix's own, in the file the fix names."""
+    from lsprotocol import types
+
+    from recompile_lint import fixes
+    from recompile_lint.config import Config
+    from recompile_lint.engine import lint_paths
+
+    result = lint_paths([str(project)], Config(select=("RCL",), cache=False))
+    [found] = [f for f in result.findings if f.code == "RCL101"]
+    path = os.path.abspath(found.path)
+    text = Path(path).read_text(encoding="utf-8")
+    made = fixes.fixes_for(found, text)
+    assert made, "the shipped fixes package fixes a global int read in compiled code"
+    document = lsp.Document(path, text, 1)
+    others = {os.path.abspath(str(p)): lsp.Document(os.path.abspath(str(p)), p.read_text(encoding="utf-8"), 1) for p in project.glob("*.py")}
+    diagnostic = lsp.to_diagnostic(found, text.split("\n"), others)
+    whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=len(text.split("\n")), character=0))
+    actions = lsp.code_actions(Path(path).as_uri(), document, [(diagnostic, found)], whole, others)
+    quick = [a for a in actions if a.edit is not None and not a.title.startswith("Add `# noqa")]
+    assert [a.title.replace(" (unsafe fix)", "") for a in quick] == [lsp.escape(fix.title) for fix in made]
+    for action, fix in zip(quick, made):
+        edits = [e for changes in action.edit.changes.values() for e in changes]
+        assert [e.new_text for e in edits] == [e.text for e in fix.edits]
