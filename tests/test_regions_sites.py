@@ -383,3 +383,38 @@ def prepare(*args):
 '''})
     (site,) = [s for s in resolve(tmp_path) if s.site.span.line == 5]
     assert site.reason == "parameter" and site.detail == "m.compile_all.*objs"
+
+
+def test_a_partial_of_torch_compile_is_a_compile_function(tmp_path):
+    """``compiler = functools.partial(torch.compile, backend=...)`` (or ``from functools import
+    partial``): each ``compiler(fn)`` compiles ``fn``; a partial of another function is no site."""
+    write(
+        tmp_path,
+        {
+            "run.py": textwrap.dedent(
+                """\
+                import functools
+                from functools import partial
+
+                import torch
+
+                compiler = functools.partial(torch.compile, backend="eager")
+                other = partial(torch.compile, mode="reduce-overhead")
+                printer = functools.partial(print, end="")
+
+
+                def step(x):
+                    return x * 2
+
+
+                fast = compiler(step)
+                faster = other(step)
+                printer(step)
+                """
+            )
+        },
+    )
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("run.py", 15)] == [("function", "run.step")]
+    assert found[("run.py", 16)] == [("function", "run.step")]
+    assert ("run.py", 17) not in found

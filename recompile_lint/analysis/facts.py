@@ -1555,7 +1555,8 @@ def _compiled_parameter(sites: list[CompileSite], qualname: str, params: list[Pa
 
 def _compile_aliases(tree: ast.Module, text: str) -> set[str]:
     """Names and attribute chains assigned ``torch.compile`` (or ``torch.compiler.compile``)
-    uncalled, alone or as a branch of a conditional or ``or``/``and``."""
+    uncalled, alone, as a branch of a conditional or ``or``/``and``, or bound by
+    ``functools.partial``."""
     if re.search(r"=[^\n=]*\bcompile\b(?!\s*\()", text) is None:
         return set()
     imports: dict[str, str] = {}
@@ -1571,6 +1572,14 @@ def _compile_aliases(tree: ast.Module, text: str) -> set[str]:
             assigns.append(node)
 
     def is_compile(value: ast.AST) -> bool:
+        if isinstance(value, ast.Call) and value.args:
+            # ``functools.partial(torch.compile, backend=...)``: calling it compiles its argument.
+            callee = dotted_name(value.func)
+            head, _, rest = callee.partition(".") if callee else ("", "", "")
+            target = imports.get(head, head)
+            if (f"{target}.{rest}" if rest else target) == "functools.partial":
+                return is_compile(value.args[0])
+            return False
         if isinstance(value, ast.IfExp):
             return is_compile(value.body) or is_compile(value.orelse)
         if isinstance(value, ast.BoolOp):
