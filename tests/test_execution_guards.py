@@ -491,3 +491,36 @@ def test_dynamic_sources_set_in_the_entry_file_applies_to_a_region_compiled_in_a
     repeated = write(tmp_path / "b", {"run.py": DYNAMIC_RUN.format(function="repeat"), "model.py": DYNAMIC_MODEL})
     found = [f for f in lint(repeated) if f.guard is not None and f.guard.source == "G['N']"]
     assert found and found[0].line == 10  # the range() bound
+
+
+def test_a_region_compiled_inside_a_project_wrapper_is_the_wrapper_calls(tmp_path):
+    """``torch.compile`` runs in the wrapper's body; the region is the wrapper's call site, so
+    the run's calls of what it returned are that region's calls."""
+    (tmp_path / "p").mkdir()
+    root = write(
+        tmp_path / "p",
+        {
+            "run.py": """
+            import torch
+
+            LEVELS = ("tanh", "sin", "cos")
+
+            def compiled(fn, *args, **kwargs):
+                return torch.compile(fn, *args, **kwargs)
+
+            def apply(x, level):
+                return getattr(torch, level)(x)
+
+            def main():
+                fast = compiled(apply, backend="eager")
+                for i in range(12):
+                    fast(torch.randn(4, 4), LEVELS[i % 3])
+
+            if __name__ == "__main__":
+                main()
+            """
+        },
+    )
+    [finding] = lint(root)
+    assert (finding.guard.source, finding.line, finding.severity.value) == ("L['level']", 10, "warning")
+    assert any(loc.role == "call" and loc.line == 15 for loc in finding.evidence)

@@ -125,9 +125,13 @@ class RegionCaches(Observer):
         found = []
         for key, region in self.regions.items():
             span = region.site.span
-            if key[0] != function.code.path or key[1] != function.code.qualname or key[2] != compiled.path:
+            if key[0] != function.code.path or key[1] != function.code.qualname:
                 continue
-            if span.line <= compiled.line <= max(span.end_line, span.line) or region.site.decorated == function.code.qualname:
+            end = max(span.end_line, span.line)
+            here = key[2] == compiled.path and (span.line <= compiled.line <= end or region.site.decorated == function.code.qualname)
+            # Compiled inside a project wrapper: the region's site is the wrapper's call.
+            through = any(path == key[2] and span.line <= line <= end for path, line in compiled.callers)
+            if here or through:
                 found.append(region)
         return found
 

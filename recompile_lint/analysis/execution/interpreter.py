@@ -138,6 +138,7 @@ class Interpreter:
         self.executed: set[CodeRef] = set()
         self.probing = 0  # >0 while a loop's body runs to find what it changes: calls are not told
         self.compiling = 0  # >0 while a compiled body runs (``torch.compiler.is_compiling()``)
+        self.call_lines: list[tuple[str, int]] = []  # (file, line) of each call being run, outermost first
         self.grad_modes: list[object] = []  # the grad-mode and autocast contexts entered
         self.traced: set[tuple[str, int]] = set()  # (file, line) of expressions compiled code ran
         self.ran: set[tuple[str, int]] = set()  # (file, line) of every statement the run executed
@@ -927,6 +928,13 @@ class Interpreter:
 
     def call(self, frame: Frame, callee: object, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         self.tick()
+        self.call_lines.append((frame.path, getattr(node, "lineno", 0)))
+        try:
+            return self.call_here(frame, callee, args, kwargs, node)
+        finally:
+            self.call_lines.pop()
+
+    def call_here(self, frame: Frame, callee: object, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         if isinstance(callee, Function):
             return self.call_function(callee, args, kwargs, frame)
         if isinstance(callee, BoundMethod):

@@ -195,6 +195,9 @@ class CompiledValue:
     path: str
     line: int
     options: tuple[tuple[str, str], ...] = ()
+    # (file, line) of the calls being run when it was made: a project wrapper's call
+    # (``compiled(run_layer, ...)``) is the compile site of what its body compiles.
+    callers: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)

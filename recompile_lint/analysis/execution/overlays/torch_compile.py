@@ -17,7 +17,7 @@ def _options(kwargs: dict[str, object]) -> tuple[tuple[str, str], ...]:
 def compile_(interp, frame, args, kwargs, node) -> object:
     if not args:
         return Partial(COMPILE, (), tuple(kwargs.items()))  # ``@torch.compile(mode=...)``
-    return CompiledValue(args[0], frame.path, getattr(node, "lineno", 0), _options(kwargs))
+    return CompiledValue(args[0], frame.path, getattr(node, "lineno", 0), _options(kwargs), tuple(interp.call_lines))
 
 
 def optimize(interp, frame, args, kwargs, node) -> object:
@@ -27,7 +27,7 @@ def optimize(interp, frame, args, kwargs, node) -> object:
 def module_compile(interp, frame, args, kwargs, node) -> object:
     """``model.compile()``: calls of ``model`` go through the compiled forward from now on."""
     if args and isinstance(args[0], Instance):
-        compiled = CompiledValue(args[0], frame.path, getattr(node, "lineno", 0), _options(kwargs))
+        compiled = CompiledValue(args[0], frame.path, getattr(node, "lineno", 0), _options(kwargs), tuple(interp.call_lines))
         interp.heap.write(args[0].addr, "__compiled__", compiled, interp.location(frame, node, "compile-site"))
     return Const(None)
 
