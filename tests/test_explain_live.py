@@ -73,7 +73,7 @@ EXPECTED = {
     ("poly", "G['step']"): [("RCL101", "model.py", "guard")],
     ("forward_step", "G['__import_pkg_dot_ops'].STEP"): [("RCL101", "ops.py", "guard")],
     ("forward", "self.step"): [("RCL104", "model.py", "guard")],
-    ("normalize", "x"): [],
+    ("normalize", "x"): [("RCL201", "model.py", "guard")],
 }
 
 

@@ -3,7 +3,7 @@
 ``poly`` reads a global the loop bumps (unbounded: it reaches the limit), ``forward_step``
 inlines ``pkg.ops.scale``, which reads ``ops.STEP`` (another module's global), ``Warmup``
 reads an int attribute changed between calls, and ``normalize`` gets a double tensor once:
-a dtype guard no finding predicts.
+a dtype guard the execution stage predicts (two graphs).
 """
 
 import torch
