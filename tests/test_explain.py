@@ -13,10 +13,12 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from click.testing import CliRunner
 
+from recompile_lint.analysis.execution import DISABLE_ENV
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
 from recompile_lint.explain.evidence import Evidence, ExplainInputError
@@ -36,6 +38,20 @@ LOGS = DATA / "logs"
 OLDER = DATA / "older"
 MODEL = PROJ / "pkg" / "model.py"
 OPS = PROJ / "pkg" / "ops.py"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def static_linter_only() -> Iterator[None]:
+    """The explain tests need a recompile no finding predicts: ``normalize``'s dtype change,
+    which the static stages do not predict. The execution stage does (RCL201, two graphs:
+    ``tests/test_explain_live.py`` shows it), so it is off here."""
+    before = os.environ.get(DISABLE_ENV)
+    os.environ[DISABLE_ENV] = "1"
+    yield
+    if before is None:
+        os.environ.pop(DISABLE_ENV, None)
+    else:
+        os.environ[DISABLE_ENV] = before
 
 
 @pytest.fixture(scope="module")
