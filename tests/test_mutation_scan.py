@@ -58,7 +58,7 @@ def test_a_value_read_through_a_module_chain_is_scanned(tmp_path):
                     for _ in range(10):
                         step(x)
                         pkg.state.enable()
-                        pkg.state.FLAG = False
+                        pkg.state.FLAG = _ % 2 == 0
                 """,
         },
     )
