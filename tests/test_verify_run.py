@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import json
 from pathlib import Path
 
@@ -18,6 +20,16 @@ SCRIPT = VERIFY_DATA / "runmode" / "train.py"
 
 @pytest.fixture(scope="module")
 def run_output() -> tuple[int, dict, dict, dict]:
+    # The run mode's report needs a recompile no finding predicts: normalize's dtype change,
+    # which only the execution stage predicts (RCL201); the static stages leave it unpredicted.
+    os.environ["RECOMPILE_LINT_NO_EXECUTION"] = "1"
+    try:
+        return _run_output()
+    finally:
+        os.environ.pop("RECOMPILE_LINT_NO_EXECUTION", None)
+
+
+def _run_output() -> tuple[int, dict, dict, dict]:
     before = tree_digest(VERIFY_DATA)
     result = CliRunner().invoke(
         verify,
