@@ -282,7 +282,7 @@ def use_color(output_file: str | None, stream=None) -> bool:
     "output_format",
     type=click.Choice(FORMAT_NAMES),
     default=None,
-    help="full (default: headline, code frame, related locations, help), concise (one line per finding), json, sarif, github. `text` is concise.",
+    help="full (default: headline, code frame, related locations, help), concise (one line per finding), json (an array of findings), json-report (findings, errors and the summary in one object), sarif, github. `text` is concise.",
 )
 @click.option("--format", "format_alias", type=click.Choice(FORMAT_NAMES), default=None, metavar="FORMAT", help="Same as --output-format.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report here instead of stdout.")
@@ -392,6 +392,11 @@ def check(paths, select, extend_select, ignore, exclude, extend_exclude, compile
         for error in result.errors:
             where = f"{error.path}:{error.line}:{error.column}" if error.line else error.path
             echo_error(f"recompile-lint: error: {where}: {error.message}")
+        if result.sites_not_analysed and (output_format == "json" or statistics):
+            # The array has no place for it; json-report, sarif and github carry it themselves.
+            from recompile_lint.report.text import sites_not_analysed
+
+            echo_error(f"recompile-lint: {sites_not_analysed(result.sites_not_analysed)}")
     unwritten: list[str] = []
     if output_file:
         from recompile_lint.report.output_file import OutputFileError, write_output_file

@@ -14,6 +14,7 @@ _FORMATTERS = {
     "full": ("recompile_lint.report.text", "format_text"),
     "concise": ("recompile_lint.report.text", "format_concise"),
     "json": ("recompile_lint.report.json_format", "format_json"),
+    "json-report": ("recompile_lint.report.json_format", "format_json_report"),
     "sarif": ("recompile_lint.report.sarif", "format_sarif"),
     "github": ("recompile_lint.report.github", "format_github"),
 }

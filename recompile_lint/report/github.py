@@ -95,8 +95,20 @@ def format_error(error: FileError) -> str:
     return _command("error", properties, _repository_text(error.message))
 
 
+def format_not_analysed(result: LintResult) -> list[str]:
+    """A notice on the run (no file) when compile sites of the checked files resolved to
+    nothing, so a green check does not read as "every compiled model is clean"."""
+    if not result.sites_not_analysed:
+        return []
+    from recompile_lint.report.text import sites_not_analysed
+
+    return [_command("notice", [("title", "recompile-lint")], sites_not_analysed(result.sites_not_analysed))]
+
+
 def format_github(result: LintResult) -> str:
-    """Every finding, then every file error, one workflow command a line."""
+    """Every finding, then every file error, then the notice of sites not analysed, one
+    workflow command a line."""
     lines = [format_annotation(f) for f in result.findings]
     lines.extend(format_error(e) for e in result.errors)
+    lines.extend(format_not_analysed(result))
     return "".join(line + "\n" for line in lines)
