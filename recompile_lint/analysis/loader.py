@@ -23,8 +23,8 @@ import re
 from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
-from recompile_lint.analysis.index import Guarded, ProjectIndex
-from recompile_lint.analysis.textscan import calls_any, may_compile_text
+from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.textscan import Guarded, calls_any, may_compile_text
 from recompile_lint.source import read_bytes
 
 if TYPE_CHECKING:
