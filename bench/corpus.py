@@ -31,7 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from site_count import count_sites  # noqa: E402
 
 from recompile_lint.analysis.index import FactsStore, ProjectIndex
-from recompile_lint.analysis.regions import UNRESOLVED_REASONS, SiteResolution, find_sites
+from recompile_lint.analysis.loader import find_sites
+from recompile_lint.analysis.regions import UNRESOLVED_REASONS, SiteResolution
 from recompile_lint.config import Config
 from recompile_lint.discovery import discover
 

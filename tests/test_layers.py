@@ -80,29 +80,96 @@ def test_no_module_imports_a_layer_above_its_own():
     assert upward == []
 
 
-def test_the_package_has_no_import_cycles():
-    modules = module_names()
-    graph = {name: {t for t in imports_of(path, modules) if t != name} for name, path in modules.items()}
-    # A package imports its own submodules through its ``__init__``; that is not a circle.
-    cycles = []
-    state: dict[str, int] = {}
+def import_edges(name: str, path: Path, modules: dict[str, Path]) -> dict[str, int]:
+    """The package's modules that ``name`` (at ``path``) names in any import statement: at
+    module level, inside a function, under ``if TYPE_CHECKING:`` alike (a lazy import or an
+    annotation's import is still a dependency), each with the line of its first import.
+    ``from X import Y`` names X, and X.Y too when that is a module; relative imports count."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    edges: dict[str, int] = {}
+
+    def add(target: str, line: int) -> None:
+        if target in modules and target != name:
+            edges.setdefault(target, line)
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name, node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            add(base, node.lineno)
+            for alias in node.names:
+                add(f"{base}.{alias.name}", node.lineno)
+    return edges
+
+
+def import_cycles(modules: dict[str, Path]) -> list[str]:
+    """Each circle of imports among ``modules``, spelled as one way round it, each module with
+    the line of its import of the next (``a:3 -> b:7 -> a``: a's line 3 imports b, whose line 7
+    imports a), then every module of the circle; empty when the imports point one way."""
+    graph = {name: import_edges(name, path, modules) for name, path in modules.items()}
+    # Tarjan's strongly connected components: a component of two or more modules is a circle.
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
     stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
 
     def visit(node: str) -> None:
-        state[node] = 1
+        order[node] = low[node] = len(order)
         stack.append(node)
+        on_stack.add(node)
         for target in sorted(graph[node]):
-            if state.get(target) == 1:
-                cycles.append(stack[stack.index(target) :] + [target])
-            elif target not in state:
+            if target not in order:
                 visit(target)
-        stack.pop()
-        state[node] = 2
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], order[target])
+        if low[node] == order[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
 
     for node in sorted(graph):
-        if node not in state:
+        if node not in order:
             visit(node)
-    assert cycles == []
+    cycles = []
+    for component in sorted(components):
+        # The shortest way from the component's first module round to itself.
+        start, members = component[0], set(component)
+        came_from: dict[str, str] = {}
+        frontier = [start]
+        while start not in came_from and frontier:
+            reached = []
+            for node in frontier:
+                for target in sorted(graph[node]):
+                    if target in members and target not in came_from:
+                        came_from[target] = node
+                        reached.append(target)
+            frontier = reached
+        path = [start]
+        while len(path) == 1 or path[-1] != start:
+            path.append(came_from[path[-1]])
+        path.reverse()
+        spelled = " -> ".join(f"{source}:{graph[source][target]}" for source, target in zip(path, path[1:]))
+        cycles.append(f"{spelled} -> {start} (the circle: {', '.join(component)})")
+    return cycles
+
+
+def test_the_package_has_no_import_cycles():
+    assert import_cycles(module_names()) == []
 
 
 def test_the_checker_sees_an_upward_import_and_a_cycle(tmp_path):
@@ -112,3 +179,35 @@ def test_the_checker_sees_an_upward_import_and_a_cycle(tmp_path):
     modules = {"recompile_lint.frontends.cli": module, "recompile_lint.engine": module}
     assert imports_of(module, modules) == {"recompile_lint.frontends.cli"}
     assert layer_of("recompile_lint.frontends.cli") > layer_of("recompile_lint.analysis.index")
+
+
+def test_the_cycle_check_counts_every_import_and_names_the_circle(tmp_path):
+    """A circle closed by an import inside a function, one under ``TYPE_CHECKING`` and one by a
+    relative ``from . import`` of the package are each found and spelled with their lines; the
+    same modules importing one way only are not a circle."""
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    files = {
+        "pkg": package / "__init__.py",
+        "pkg.low": package / "low.py",
+        "pkg.high": package / "high.py",
+        "pkg.typed": package / "typed.py",
+        "pkg.sub": package / "sub" / "__init__.py",
+        "pkg.sub.part": package / "sub" / "part.py",
+    }
+    files["pkg"].write_text("")
+    files["pkg.high"].write_text("from pkg.low import f\n")
+    files["pkg.low"].write_text("def f():\n    return 1\n")
+    files["pkg.typed"].write_text("from typing import TYPE_CHECKING\n")
+    files["pkg.sub"].write_text("from pkg.sub.part import g\n")
+    files["pkg.sub.part"].write_text("def g():\n    return 2\n")
+    assert import_cycles(files) == []
+
+    files["pkg.low"].write_text("def f():\n    from pkg import high\n    return high\n")
+    files["pkg.typed"].write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.typed import T\n    from pkg.high import f\n")
+    files["pkg.high"].write_text("from pkg.low import f\nimport pkg.typed\n")
+    files["pkg.sub.part"].write_text("from . import g\n")
+    assert import_cycles(files) == [
+        "pkg.high:1 -> pkg.low:2 -> pkg.high (the circle: pkg.high, pkg.low, pkg.typed)",
+        "pkg.sub:1 -> pkg.sub.part:1 -> pkg.sub (the circle: pkg.sub, pkg.sub.part)",
+    ]

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from recompile_lint.analysis.index import FactsStore, ProjectIndex
 from recompile_lint.analysis.library import ENTRIES, entry_for
-from recompile_lint.analysis.regions import RESOLUTION_FORMS, UNRESOLVED_REASONS, RegionFinder, SiteResolution, find_sites
+from recompile_lint.analysis.loader import find_sites
+from recompile_lint.analysis.regions import RESOLUTION_FORMS, UNRESOLVED_REASONS, RegionFinder, SiteResolution
 from recompile_lint.analysis.valueflow import Value
 from recompile_lint.frontends.cli import main
 

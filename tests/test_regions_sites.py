@@ -13,7 +13,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from recompile_lint.analysis.index import FactsStore, ProjectIndex
-from recompile_lint.analysis.regions import REASON_ACTIONS, UNRESOLVED_REASONS, SiteResolution, find_sites
+from recompile_lint.analysis.loader import find_sites
+from recompile_lint.analysis.regions import REASON_ACTIONS, UNRESOLVED_REASONS, SiteResolution
 from recompile_lint.frontends.cli import main
 
 REPO = Path(__file__).resolve().parent.parent

@@ -17,9 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recompile_lint.analysis.facts import collect_facts
-from recompile_lint.analysis.index import Guarded
 from recompile_lint.analysis.parsing import module_name_for
-from recompile_lint.analysis.textscan import COMPILE_SITE, call_pattern, calls_any, may_compile_text, may_mutate, mentions, occurs_near, text_test_name, writes_attribute, writes_global, writes_name
+from recompile_lint.analysis.textscan import COMPILE_SITE, Guarded, call_pattern, calls_any, may_compile_text, may_mutate, mentions, occurs_near, text_test_name, writes_attribute, writes_global, writes_name
 
 REPO = Path(__file__).resolve().parent.parent
 

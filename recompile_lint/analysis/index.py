@@ -18,25 +18,13 @@ from typing import Callable, Iterable, Iterator
 from recompile_lint.analysis.facts import Binding, ClassFacts, FunctionFacts, ModuleFacts, Mutation, collect_facts
 from recompile_lint.analysis import textscan
 from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, on_deep_stack, parse_error, parse_source, raise_recursion_limit, syntax_error
-from recompile_lint.analysis.textscan import may_mutate
+from recompile_lint.analysis.textscan import Guarded, may_mutate
 from recompile_lint.models import FileError
 from recompile_lint.source import DEFAULT_MAX_FILE_BYTES, SourceError, decode_source, read_bytes, too_large
 
 # ``class X(A, pkg.B[T], metaclass=M):`` -> the text between the parentheses; a base's last name.
 _CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
 _BASE_NAME = re.compile(r"(?:^|,)\s*(?:\w+\s*\.\s*)*(\w+)")
-
-
-@dataclass
-class Guarded:
-    """Values regions read whose change elsewhere can make Dynamo recompile."""
-
-    globals: set[tuple[str, str]]  # (path of the module that holds it, name)
-    attributes: set[str]  # instance attributes the regions' classes initialise to scalars
-    environ: bool = False  # a region reads os.environ
-
-    def empty(self) -> bool:
-        return not self.globals and not self.attributes and not self.environ
 
 
 @dataclass(frozen=True)
@@ -599,7 +587,7 @@ class ProjectIndex:
 
     # ---- mutations -----------------------------------------------------------------------
 
-    def scan_for_mutations(self, guarded: "Guarded") -> None:
+    def scan_for_mutations(self, guarded: Guarded) -> None:
         """Parse every project file that can change a guarded value (facts hold its mutations).
 
         A global of module ``m`` can only be changed in ``m`` itself or in a file that names

@@ -13,7 +13,8 @@ its data flow, and the loader decides how to get them cheaply:
    (``textscan.may_mutate``) over the whole project, parsed for their writes.
 
 Everything else reads facts on demand (``ProjectIndex.facts``); no stage needs to know which
-were prefetched, skipped or cached.
+were prefetched, skipped or cached. The ``regions`` listing reads the same files a lint run
+does: ``find_sites`` resolves every compile site of the files ``compiling_files`` chooses.
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ import re
 from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
-from recompile_lint.analysis.index import Guarded, ProjectIndex
-from recompile_lint.analysis.textscan import calls_any, may_compile_text
+from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.regions import CompiledRegion, RegionFinder, SiteResolution
+from recompile_lint.analysis.textscan import Guarded, calls_any, may_compile_text
 from recompile_lint.source import read_bytes
 
 if TYPE_CHECKING:
     from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts
-    from recompile_lint.analysis.regions import CompiledRegion
 
 
 # Rounds of wrapper inference. One: a function that compiles its parameter. A second round (a
@@ -98,6 +99,30 @@ class Loader:
         self.index.prefetch(paths)
         for path in paths:
             self.index.facts(path)
+
+
+def compile_site_files(index: ProjectIndex) -> list[str]:
+    """The project files that hold compile sites, parsed, as a lint run finds them: files
+    whose text may compile (or call a configured wrapper), then files that call the project's
+    own wrappers (functions that compile their parameter), which become configured wrappers of
+    the index's store."""
+    candidates = Loader(index, (), []).compiling_files(index.store.compile_functions)
+    return [path for path in candidates if (facts := index.facts(path)) is not None and facts.compile_sites]
+
+
+def find_sites(index: ProjectIndex, paths: "set[str] | None" = None, max_depth: int = 6) -> list[SiteResolution]:
+    """Every compile site of the project (with ``paths``, of those files only), resolved,
+    sorted by file and position."""
+    finder = RegionFinder(index, max_depth)
+    out: list[SiteResolution] = []
+    for path in sorted(compile_site_files(index)):
+        if paths is not None and path not in paths:
+            continue
+        facts = index.facts(path)
+        if facts is not None:
+            out.extend(finder.resolve(facts))
+    out.sort(key=lambda r: (r.site_path, r.site.span.line, r.site.span.column))
+    return out
 
 
 def syntax_checks_in_background(index: ProjectIndex, paths: Sequence[str]):

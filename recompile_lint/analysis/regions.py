@@ -848,29 +848,3 @@ def _callee_name(func: ast.expr) -> str:
     if isinstance(func, ast.Attribute):
         return func.attr
     return func.id if isinstance(func, ast.Name) else ""
-
-
-def compile_site_files(index: ProjectIndex) -> list[str]:
-    """The project files that hold compile sites, parsed, as a lint run finds them: files
-    whose text may compile (or call a configured wrapper), then files that call the project's
-    own wrappers (functions that compile their parameter), which become configured wrappers of
-    the index's store."""
-    from recompile_lint.analysis.loader import Loader
-
-    candidates = Loader(index, (), []).compiling_files(index.store.compile_functions)
-    return [path for path in candidates if (facts := index.facts(path)) is not None and facts.compile_sites]
-
-
-def find_sites(index: ProjectIndex, paths: "set[str] | None" = None, max_depth: int = 6) -> list[SiteResolution]:
-    """Every compile site of the project (with ``paths``, of those files only), resolved,
-    sorted by file and position."""
-    finder = RegionFinder(index, max_depth)
-    out: list[SiteResolution] = []
-    for path in sorted(compile_site_files(index)):
-        if paths is not None and path not in paths:
-            continue
-        facts = index.facts(path)
-        if facts is not None:
-            out.extend(finder.resolve(facts))
-    out.sort(key=lambda r: (r.site_path, r.site.span.line, r.site.span.column))
-    return out

@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from functools import lru_cache, partial
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from recompile_lint.analysis.facts import LENGTH_METHODS
 
-if TYPE_CHECKING:
-    from recompile_lint.analysis.index import Guarded
+
+@dataclass
+class Guarded:
+    """Values regions read whose change elsewhere can make Dynamo recompile."""
+
+    globals: set[tuple[str, str]]  # (path of the module that holds it, name)
+    attributes: set[str]  # instance attributes the regions' classes initialise to scalars
+    environ: bool = False  # a region reads os.environ
+
+    def empty(self) -> bool:
+        return not self.globals and not self.attributes and not self.environ
 
 
 # Results of ``ProjectIndex.select``'s text tests, by (test, path, content digest): kept only
@@ -451,7 +460,7 @@ def calls_any(path: str, text: str, tokens: tuple[str, ...]) -> bool:
     return any(occurs_near(text, token, call_pattern(token)) for token in tokens)
 
 
-def may_mutate(path: str, text: str, owners: frozenset[str], by_name: dict[str, set[str]], guarded: "Guarded") -> bool:
+def may_mutate(path: str, text: str, owners: frozenset[str], by_name: dict[str, set[str]], guarded: Guarded) -> bool:
     """Whether ``path`` can change a guarded value: it holds one (``owners``), or its text
     can write a guarded attribute or the environment, or names a guarded global's module and
     can write the global (``ProjectIndex.scan_for_mutations``)."""

@@ -76,7 +76,8 @@ def collect(paths, config):
     """(site views of the named files, their file errors, how many files were named)."""
     from recompile_lint.analysis.index import FactsStore, ProjectIndex
     from recompile_lint.analysis.parsing import forget_package_layout
-    from recompile_lint.analysis.regions import display_name, find_sites
+    from recompile_lint.analysis.loader import find_sites
+    from recompile_lint.analysis.regions import display_name
     from recompile_lint.discovery import discover, find_project_root
     from recompile_lint.engine import make_cache, project_scope, shown_path
     from recompile_lint.models import FileError

@@ -6,7 +6,7 @@ Each is a handler ``(interpreter, frame, args, kwargs, node) -> value`` register
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from recompile_lint.analysis.execution.values import (
     TOP,
@@ -26,9 +26,6 @@ from recompile_lint.analysis.execution.values import (
     TupleValue,
 )
 
-if TYPE_CHECKING:
-    from recompile_lint.analysis.execution.interpreter import Interpreter
-
 Handler = Callable[..., object]
 
 # Names that resolve to a builtin when no scope binds them.
@@ -43,7 +40,7 @@ NAMES = frozenset(
 _CONVERSIONS: dict[str, type] = {"int": int, "float": float, "str": str, "bool": bool}
 
 
-def _range(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _range(interp, frame, args, kwargs, node) -> object:
     if not 1 <= len(args) <= 3:
         return TOP
     if len(args) == 1:
@@ -59,12 +56,12 @@ def _enumerate(interp, frame, args, kwargs, node) -> object:
     return IteratorValue("enumerate", (args[0],) if start.value == 0 else (args[0], start))
 
 
-def _reversed(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _reversed(interp, frame, args, kwargs, node) -> object:
     items = interp.items(args[0]) if len(args) == 1 and not kwargs else None
     return interp.new_list(items[::-1]) if items is not None else TOP
 
 
-def _sorted(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _sorted(interp, frame, args, kwargs, node) -> object:
     """``sorted(xs)`` / ``sorted(xs, reverse=True)`` of known numbers or strings."""
     items = interp.items(args[0]) if len(args) == 1 and set(kwargs) <= {"reverse"} else None
     reverse = kwargs.get("reverse", Const(False))
@@ -77,7 +74,7 @@ def _sorted(interp: "Interpreter", frame, args, kwargs, node) -> object:
     return interp.new_list(ordered)
 
 
-def _sum(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _sum(interp, frame, args, kwargs, node) -> object:
     items = interp.items(args[0]) if 1 <= len(args) <= 2 and not kwargs else None
     start = args[1] if len(args) == 2 else Const(0)
     if items is None or not all(isinstance(i, Const) and type(i.value) in (int, float) for i in [start, *items]):
@@ -89,7 +86,7 @@ def _zip(interp, frame, args, kwargs, node) -> object:
     return IteratorValue("zip", tuple(args)) if args and not kwargs else TOP
 
 
-def _len(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _len(interp, frame, args, kwargs, node) -> object:
     if len(args) != 1:
         return TOP
     value = args[0]
@@ -121,7 +118,7 @@ def _conversion(name: str) -> Handler:
 
 
 def _extreme(pick: Callable[..., object]) -> Handler:
-    def handler(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    def handler(interp, frame, args, kwargs, node) -> object:
         values = args
         if len(args) == 1:
             values = interp.items(args[0]) or []
@@ -135,7 +132,7 @@ def _extreme(pick: Callable[..., object]) -> Handler:
     return handler
 
 
-def _isinstance(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _isinstance(interp, frame, args, kwargs, node) -> object:
     if len(args) != 2:
         return TOP
     value, classes = args
@@ -149,19 +146,19 @@ def _isinstance(interp: "Interpreter", frame, args, kwargs, node) -> object:
     return TOP
 
 
-def _getattr(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _getattr(interp, frame, args, kwargs, node) -> object:
     if len(args) >= 2 and isinstance(args[1], Const) and isinstance(args[1].value, str):
         return interp.get_attribute(frame, args[0], args[1].value)
     return TOP
 
 
-def _hasattr(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _hasattr(interp, frame, args, kwargs, node) -> object:
     if len(args) != 2 or kwargs or not isinstance(args[1], Const) or not isinstance(args[1].value, str):
         return TOP
     return interp.has_attribute(args[0], args[1].value)
 
 
-def _setattr(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _setattr(interp, frame, args, kwargs, node) -> object:
     if len(args) == 3 and isinstance(args[1], Const) and isinstance(args[1].value, str):
         interp.set_attribute(frame, args[0], args[1].value, args[2], interp.location(frame, node, "write"))
     return Const(None)
@@ -172,7 +169,7 @@ def _none(interp, frame, args, kwargs, node) -> object:
 
 
 def _sequence(kind: str) -> Handler:
-    def handler(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    def handler(interp, frame, args, kwargs, node) -> object:
         if not args:
             return TupleValue(()) if kind == "tuple" else interp.new_list([])
         items = interp.items(args[0]) if len(args) == 1 else None
@@ -183,7 +180,7 @@ def _sequence(kind: str) -> Handler:
     return handler
 
 
-def _dict(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _dict(interp, frame, args, kwargs, node) -> object:
     """``dict(k=v)``, ``dict(other)``, ``dict(pairs)`` (``dict(zip(keys, values))``) where the
     keys are known."""
     slots: dict[object, object] = {}
@@ -204,7 +201,7 @@ def _dict(interp: "Interpreter", frame, args, kwargs, node) -> object:
     return DictValue(interp.heap.new("dict", slots))
 
 
-def _type(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _type(interp, frame, args, kwargs, node) -> object:
     """``type(obj)``: an instance's class (``type(self).k = v`` writes the class attribute)."""
     if len(args) != 1 or kwargs:
         return TOP
@@ -247,14 +244,14 @@ def _identity(interp, frame, args, kwargs, node) -> object:
 # ---- list and dict methods (the receiver first) ------------------------------------------
 
 
-def _append(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _append(interp, frame, args, kwargs, node) -> object:
     if len(args) == 2 and isinstance(args[0], ListValue):
         slots = interp.heap.slots(args[0].addr)
         interp.heap.write(args[0].addr, len([k for k in slots if isinstance(k, int)]), args[1], interp.location(frame, node, "write"))
     return Const(None)
 
 
-def _extend(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _extend(interp, frame, args, kwargs, node) -> object:
     if len(args) == 2 and isinstance(args[0], ListValue):
         current, added = interp.items(args[0]), interp.items(args[1])
         if current is not None and added is not None:
@@ -263,7 +260,7 @@ def _extend(interp: "Interpreter", frame, args, kwargs, node) -> object:
     return _unknown_items(interp, frame, args, kwargs, node)
 
 
-def _insert(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _insert(interp, frame, args, kwargs, node) -> object:
     if len(args) == 3 and isinstance(args[0], ListValue) and isinstance(args[1], Const) and type(args[1].value) is int:
         current = interp.items(args[0])
         if current is not None:
@@ -273,7 +270,7 @@ def _insert(interp: "Interpreter", frame, args, kwargs, node) -> object:
     return _unknown_items(interp, frame, args, kwargs, node)
 
 
-def _list_pop(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _list_pop(interp, frame, args, kwargs, node) -> object:
     if 1 <= len(args) <= 2 and isinstance(args[0], ListValue) and not kwargs:
         current = interp.items(args[0])
         index = args[1] if len(args) == 2 else Const(-1)
@@ -284,7 +281,7 @@ def _list_pop(interp: "Interpreter", frame, args, kwargs, node) -> object:
     return _unknown_items(interp, frame, args, kwargs, node)
 
 
-def _clear(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _clear(interp, frame, args, kwargs, node) -> object:
     if len(args) == 1 and isinstance(args[0], ListValue):
         interp.replace_items(args[0], [], interp.location(frame, node, "write"))
         return Const(None)
@@ -295,7 +292,7 @@ def _clear(interp: "Interpreter", frame, args, kwargs, node) -> object:
     return _unknown_items(interp, frame, args, kwargs, node)
 
 
-def _dict_pop(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _dict_pop(interp, frame, args, kwargs, node) -> object:
     if len(args) in (2, 3) and isinstance(args[0], DictValue) and isinstance(args[1], Const):
         slots = interp.heap.slots(args[0].addr)
         if args[1].value in slots:
@@ -307,7 +304,7 @@ def _dict_pop(interp: "Interpreter", frame, args, kwargs, node) -> object:
     return _unknown_items(interp, frame, args, kwargs, node)
 
 
-def _setdefault(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _setdefault(interp, frame, args, kwargs, node) -> object:
     if len(args) in (2, 3) and isinstance(args[0], DictValue) and isinstance(args[1], Const):
         slots = interp.heap.slots(args[0].addr)
         if args[1].value in slots:
@@ -319,14 +316,14 @@ def _setdefault(interp: "Interpreter", frame, args, kwargs, node) -> object:
     return _unknown_items(interp, frame, args, kwargs, node)
 
 
-def _unknown_items(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _unknown_items(interp, frame, args, kwargs, node) -> object:
     """A change the run does not follow item by item: the container's items are unknown."""
     if args and isinstance(args[0], (ListValue, DictValue)):
         interp.set_item(args[0], TOP, TOP, interp.location(frame, node, "write"))
     return TOP
 
 
-def _get(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _get(interp, frame, args, kwargs, node) -> object:
     if len(args) in (2, 3) and isinstance(args[0], DictValue) and isinstance(args[1], Const):
         slots = interp.heap.slots(args[0].addr)
         if args[1].value in slots:
@@ -337,7 +334,7 @@ def _get(interp: "Interpreter", frame, args, kwargs, node) -> object:
 
 
 def _items(kind: str) -> Handler:
-    def handler(interp: "Interpreter", frame, args, kwargs, node) -> object:
+    def handler(interp, frame, args, kwargs, node) -> object:
         if len(args) != 1 or not isinstance(args[0], DictValue):
             return TOP
         if kind == "items":
@@ -350,7 +347,7 @@ def _items(kind: str) -> Handler:
     return handler
 
 
-def _update(interp: "Interpreter", frame, args, kwargs, node) -> object:
+def _update(interp, frame, args, kwargs, node) -> object:
     if args and isinstance(args[0], DictValue):
         where = interp.location(frame, node, "write")
         if len(args) == 2 and isinstance(args[1], DictValue):

@@ -28,7 +28,7 @@ import itertools
 import operator
 from typing import Callable, Protocol
 
-from recompile_lint.analysis.execution import builtins as builtin_values
+from recompile_lint.analysis.execution.builtins import NAMES as BUILTIN_NAMES
 from recompile_lint.analysis.execution.frames import Break, Continue, Frame, GeneratorFull, OutOfBudget, Raised, Return
 from recompile_lint.analysis.execution.heap import Heap
 from recompile_lint.analysis.execution.overlays import TABLE, records
@@ -662,7 +662,7 @@ class Interpreter:
         value = self.heap.read(frame.globals, name, _MISSING)
         if value is not _MISSING:
             return value
-        if name in builtin_values.NAMES:
+        if name in BUILTIN_NAMES:
             return ModuleValue(f"builtins.{name}")
         return TOP
 
