@@ -167,12 +167,46 @@ def halve(x):
         x = x[: n // 2] + x[n // 2 : 2 * (n // 2)]
         n = n // 2
     return x
+
+
+def run():
+    for n in range(2, 12):
+        halve(torch.randn(n, 3))
 """
     result = lint_snippet(tmp_path, source, config=select("RCL206"))
     assert [f.line for f in result.findings] == [7]
 
 
 # ---- RCL201 / RCL202 -------------------------------------------------------------------------
+
+
+def test_size_branch_needs_a_call_whose_sizes_differ(tmp_path):
+    # No call of the region changes a size: nothing says the branch's other side is ever taken
+    # after the size went dynamic, so there is no evidence of a recompile.
+    source = """
+import torch
+
+
+@torch.compile
+def orthogonalize(g):
+    x = g / g.norm()
+    if g.size(0) > g.size(1):
+        x = x.T
+    return x
+
+
+def apply(update, p):
+    p.data.add_(orthogonalize(update))
+"""
+    assert lint_snippet(tmp_path, source, config=select("RCL206")).findings == ()
+    # A loop that builds the tensor from its variable before the call does change the size,
+    # and so does a walk over a model's parameters (they differ in shape).
+    for driver in (
+        "\n\ndef sweep():\n    for n in (8, 16, 64):\n        g = torch.randn(n, 16)\n        orthogonalize(g)\n",
+        "\n\ndef step(model):\n    for p in model.parameters():\n        orthogonalize(p.grad)\n",
+    ):
+        found = lint_snippet(tmp_path, source + driver, config=select("RCL206")).findings
+        assert [f.line for f in found] == [7], driver
 
 
 def test_variable_length_from_keyword_and_loop_variable_arguments(tmp_path):
@@ -414,6 +448,12 @@ def a(x):
 @torch.compile
 def b(x):
     return helper(x)
+
+
+def run():
+    for n in range(2, 12):
+        a(torch.randn(n, 3))
+        b(torch.randn(n, 3))
 """
     result = lint_snippet(tmp_path, source, config=select("RCL206"))
     assert [(f.line, f.region) for f in result.findings] == [(5, "snippet.b")]
@@ -438,6 +478,11 @@ def chunked(x, y):
     if z.shape[0] > 8:
         z = z + 1
     return helper(y) + z.sum()
+
+
+def run():
+    for n in range(2, 12):
+        chunked(torch.randn(n, 3), torch.randn(n, 3))
 """
     result = lint_snippet(tmp_path, source, config=select("RCL206"))
     by_line = {f.line: f.guard for f in result.findings}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Iterable
 
 import libcst as cst
@@ -109,6 +110,11 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
                 continue
             subject = Subject(kind="graph-break", module=ctx.module.module, name=ctx.function.qualname, value_kind=what.split("`")[1] if "`" in what else "")
             concrete = self.needed_concrete(ctx, node)
+            if concrete and captured and what == "`.tolist()`":
+                # Values used as sizes or a range bound are ints, so the tensor is an integer
+                # tensor, whose ``.tolist()`` capture_scalar_outputs traces (measured on torch
+                # 2.13: one graph, no break); only a float tensor's still breaks.
+                continue
             if concrete:
                 # The values come back into the resume function where they must be concrete
                 # (split sizes, a range bound): each new set of values is a new graph.
@@ -132,23 +138,41 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
             )
 
     def needed_concrete(self, ctx: FunctionContext, node: cst.Call) -> str:
-        """Where the value of ``x.tolist()`` / ``.item()`` (assigned to a name) is used as a
-        size or bound that must be a concrete Python value, "" when nowhere."""
+        """Where the value of ``x.tolist()`` / ``.item()`` is used as a size or bound that must be
+        a concrete Python value, "" when nowhere: passed straight to such a call
+        (``torch.split(x, counts.tolist())``), or assigned to a name that such a call takes.
+        The call that computes the assigned value is not a use of it (``x = torch.split(x,
+        counts.tolist())`` uses the old ``x``)."""
         parents = ctx.parents()
         parent = parents.get(id(node))
+        if isinstance(parent, cst.Arg):
+            what = self.concrete_use(parents.get(id(parent)))
+            if what:
+                return what
         while parent is not None and not isinstance(parent, (cst.Assign, cst.SimpleStatementLine)):
             parent = parents.get(id(parent))
         if not isinstance(parent, cst.Assign) or len(parent.targets) != 1 or not isinstance(parent.targets[0].target, cst.Name):
             return ""
         name = parent.targets[0].target.value
+        own = {id(n) for n in walk_nodes(parent.value)}
         for call in ctx.nodes_of(cst.Call):
-            callee = dotted(call.func)
-            last = callee.rsplit(".", 1)[-1] if callee else (call.func.attr.value if isinstance(call.func, cst.Attribute) else "")
-            if last not in CONCRETE_SIZES:
+            if id(call) in own:
                 continue
-            if any(isinstance(arg.value, cst.Name) and arg.value.value == name for arg in call.args):
-                return f"the sizes of `{last}()`" if last != "range" else "a `range()` bound"
+            what = self.concrete_use(call)
+            if what and any(isinstance(arg.value, cst.Name) and arg.value.value == name for arg in call.args):
+                return what
         return ""
+
+    @staticmethod
+    def concrete_use(call: cst.CSTNode | None) -> str:
+        """How a call whose arguments must be concrete numbers names them, "" for other calls."""
+        if not isinstance(call, cst.Call):
+            return ""
+        callee = dotted(call.func)
+        last = callee.rsplit(".", 1)[-1] if callee else (call.func.attr.value if isinstance(call.func, cst.Attribute) else "")
+        if last not in CONCRETE_SIZES:
+            return ""
+        return f"the sizes of `{last}()`" if last != "range" else "a `range()` bound"
 
     def classify(self, ctx: FunctionContext, node: cst.Call, captured: bool) -> tuple[str, str]:
         func = node.func
@@ -205,10 +229,25 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
             if path not in (ctx.path, ctx.region.site_path):
                 facts = ctx.index.facts(path)
                 imported = {target for _, target in facts.imports} if facts is not None else set()
-                if not any(t == m or t.startswith(m + ".") for t in imported for m in modules if m):
+                if not any(self.reaches(ctx, t, m, path) for t in imported for m in modules if m):
                     continue
             return True
         return False
+
+    @staticmethod
+    def reaches(ctx: FunctionContext, target: str, module: str, from_path: str) -> bool:
+        """Whether importing ``target`` imports ``module``: the module itself, a name in it, or
+        a package of the project whose ``__init__`` imports from it (``from pkg import train``
+        where ``pkg/train/__init__.py`` re-exports ``pkg.train._compile.compile_model``)."""
+        if target == module or target.startswith(module + "."):
+            return True
+        if not module.startswith(target + "."):
+            return False
+        package = ctx.index.module_path(target, from_path)
+        if package is None or os.path.basename(package) != "__init__.py":
+            return False
+        facts = ctx.index.facts(package)
+        return facts is not None and any(t == module or t.startswith(module + ".") for _, t in facts.imports)
 
     def capturing_paths(self, ctx: FunctionContext) -> list[str]:
         """Project files that set ``capture_scalar_outputs = True``, found once per run."""
@@ -297,3 +336,12 @@ def _bound_names(node: cst.CSTNode) -> set[str]:
             stack.extend(child_nodes(current))
     return names
 
+
+
+def walk_nodes(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    """``node`` and every node under it."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(child_nodes(current))

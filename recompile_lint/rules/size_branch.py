@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Iterable
 
 import libcst as cst
 
+from recompile_lint.analysis.callsites import CallSite
+from recompile_lint.analysis.callsites import _factory_shape as factory_shape
 from recompile_lint.analysis.context import FunctionContext
+from recompile_lint.analysis.index import ProjectIndex
+from recompile_lint.analysis.regions import CompiledRegion
+from recompile_lint.analysis.variation import over_parameters
 from recompile_lint.models import Boundedness, Guard, Severity, Subject
 from recompile_lint.rules._common import via
-from recompile_lint.rules._shapes import branch_tests, is_whole_shape, raises_only, size_receiver, walk
+from recompile_lint.rules._identity import Trees
+from recompile_lint.rules._shapes import branch_tests, entry_params, is_slice_argument, is_whole_shape, loader_loop, raises_only, sites_of, size_receiver, walk
 from recompile_lint.rules.base import Rule
+from recompile_lint.rules.dynamic_false_varying_sizes import sized_by_helper
 
 
 class SizeBranch(Rule):
@@ -21,7 +29,8 @@ class SizeBranch(Rule):
     compiles a graph for that side. On torch 2.13 that is bounded (one graph per branch side)
     but each side costs a compile. Branches whose only body is ``raise`` (input validation) are
     not reported, nor are branches in a region compiled with ``dynamic=False`` (there every
-    new size recompiles anyway: RCL204).
+    new size recompiles anyway: RCL204), nor branches of a region no call is seen to pass
+    tensors of different sizes (a fixed shape never takes the other side).
     """
 
     code = "RCL206"
@@ -64,6 +73,10 @@ def chunked(x):
     if x.shape[0] > 4:  # RCL206
         return torch.cat([c * 2 for c in x.chunk(2)])
     return x * 2
+
+
+for n in range(2, 12):
+    chunked(torch.randn(n, 3))
 """,
         """
 import torch
@@ -74,6 +87,12 @@ def attend(q, k):
     b, t, d = q.shape
     scale = 1.0 if t < 64 else d ** -0.5  # RCL206
     return (q @ k.transpose(-1, -2)) * scale
+
+
+def encode(lengths):
+    for t in lengths:
+        q = k = torch.randn(1, t, 16)
+        attend(q, k)
 """,
     )
 
@@ -96,6 +115,8 @@ def attend(q, k):
             if found is None:
                 continue
             node, tensor = found
+            if not self.sizes_vary(ctx):
+                return
             ctx.report(
                 test,
                 f"{via(ctx)} branches in Python on a size of `{tensor}`: once the size is dynamic the "
@@ -106,6 +127,21 @@ def attend(q, k):
                 subject=Subject(kind="parameter", module=ctx.module.module, name=tensor, value_kind="tensor"),
                 guard=self.size_guard(ctx, tensor),
             )
+
+    def sizes_vary(self, ctx: FunctionContext) -> bool:
+        """Whether the region's call sites show tensors of different sizes (the evidence RCL204
+        reads: literal shapes that differ, sizes from a loop variable, a tensor grown in a loop or
+        sliced by one, one tensor per model parameter, a DataLoader's last batch). A branch on a
+        size no call is seen to change is no evidence of a recompile: a fixed set of shapes
+        compiles a graph per shape whether or not the code branches on them."""
+        cache = getattr(self, "_varies", None)
+        if cache is None or cache[0] is not ctx.index:
+            cache = (ctx.index, {})
+            self._varies = cache
+        key = (ctx.region.site_path, ctx.region.site.span.line, ctx.region.name)
+        if key not in cache[1]:
+            cache[1][key] = sizes_vary(ctx.index, ctx.region)
+        return cache[1][key]
 
     @staticmethod
     def size_guard(ctx: FunctionContext, tensor: str) -> Guard | None:
@@ -143,3 +179,49 @@ def attend(q, k):
                     if isinstance(element.value, cst.Name) and element.value.value != "_":
                         out[element.value.value] = whole.value
         return out
+
+
+def sizes_vary(index: ProjectIndex, region: CompiledRegion) -> bool:
+    """Whether some call of ``region`` passes a tensor whose size differs between calls."""
+    params = entry_params(index, region)
+    shapes: dict[str, set[tuple[str, ...]]] = {}
+    for site in sites_of(index, region):
+        named = [(params[i].name if i < len(params) else f"#{i}", a) for i, a in enumerate(site.args)] + list(site.keywords)
+        for name, arg in named:
+            if (arg.shape and arg.loop_names) or is_slice_argument(arg) or (arg.grown and arg.kind == "name"):
+                return True
+            if over_parameters(site, arg.text):
+                return True
+            if arg.shape:
+                shapes.setdefault(name, set()).add(arg.shape)
+            elif arg.loop_var and arg.kind == "name" and sized_by_helper(index, site, arg.text):
+                return True
+            elif arg.kind == "name" and site.loops and assigned_sized_by_loop(index, site, arg.text):
+                return True
+        found = loader_loop(index, site)
+        if found is not None and site.args and found[1].keeps_last_batch and not found[1].single_sample_batches:
+            return True
+    return any(len(seen) > 1 for seen in shapes.values())
+
+
+def assigned_sized_by_loop(index: ProjectIndex, site: CallSite, name: str) -> bool:
+    """Whether ``name`` is assigned, inside a loop around the call, a tensor factory whose sizes
+    read that loop's variable (``for t in lengths: q = k = torch.randn(2, t, 8); f(q, k)``)."""
+    tree = Trees.of(index).tree(site.path)
+    facts = index.facts(site.path)
+    if tree is None or facts is None:
+        return False
+    line = site.span.line
+    for loop in ast.walk(tree):
+        if not isinstance(loop, (ast.For, ast.AsyncFor)) or not (loop.lineno <= line <= (loop.end_lineno or loop.lineno)):
+            continue
+        targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        for node in ast.walk(loop):
+            if not isinstance(node, ast.Assign) or node.lineno > line:
+                continue
+            if not any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                continue
+            dims = factory_shape(node.value, facts)
+            if any(isinstance(n, ast.Name) and n.id in targets for dim in dims for n in ast.walk(ast.parse(dim, mode="eval"))):
+                return True
+    return False
