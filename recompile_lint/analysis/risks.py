@@ -11,7 +11,7 @@ Severity follows from the guard and the values the evidence allows:
 * a ``float`` (global, module attribute, argument) recompiles once and then becomes an input:
   2 graphs;
 * an ``int`` argument, or an int attribute of an argument object, recompiles once and then
-  becomes dynamic (automatic dynamic shapes): 2 graphs, not reported;
+  becomes dynamic (automatic dynamic shapes): 2 graphs;
 * a ``bool`` costs one graph per value (2), an enum one per member;
 * a callable's identity and a container's length never become dynamic: one graph per value.
 
@@ -286,21 +286,6 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             yield replace(risk, found_by_run=True)
 
 
-def automatic_dynamic(found: Recompile) -> bool:
-    """Whether the value is one automatic dynamic shapes frees after its first recompile: a
-    tensor's size, or an int or float that neither lives in a global or an ``nn.Module`` nor
-    goes where a Python number is needed, in a region not compiled with ``dynamic=False``."""
-    read = found.guard
-    if found.region.dynamic == "False" or found.use:
-        return False
-    if read.kind == "TENSOR_MATCH":
-        return tensor_change_of(found) == "size"
-    if read.kind != "CONSTANT_MATCH":
-        return False
-    kinds = {v.kind for v in found.values if isinstance(v, Const)}
-    return bool(kinds) and kinds <= {"int", "float"} and not read.source.startswith("G[") and not read.module_rooted
-
-
 # Uses where an int stays a Python number even when ``dynamic_sources`` names it (measured on
 # torch 2.13 by the lab's ``dynamic`` twins): a ``range()`` bound, split sizes, an interpolate
 # scale factor. A ``view``/``reshape`` size or an interpolate size takes a symbolic int.
@@ -318,12 +303,11 @@ def pinned(found: Recompile | None) -> bool:
 
 
 def from_recompile(found: Recompile, guard: PredictedGuard) -> Risk | None:
-    """The risk of a recompile the runs found: its guard, evidence and count (None below 2, and
-    None for the one recompile after which automatic dynamic makes the value an input: an int
-    or float argument, cell or object field, a tensor's size, as ``assess`` leaves them)."""
+    """The risk of a recompile the runs found: its guard, evidence and count (None below 2).
+    The one recompile after which automatic dynamic makes the value an input (an int or float
+    argument, cell or object field, a tensor's size) is a risk of 2 graphs: torch compiles the
+    second graph, as the lab measures (``bounded``)."""
     if found.graphs is not None and found.graphs < 2:
-        return None
-    if found.graphs is not None and automatic_dynamic(found):
         return None
     kind = found.guard.value_kind
     if found.guard.kind == "TENSOR_MATCH":
