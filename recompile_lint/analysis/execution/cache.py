@@ -88,6 +88,7 @@ class Observed:
     use: str = ""  # a use that keeps it a constant of the graph (``range-bound``, ``op-view``)
     argument: bool = False  # ``L['name']``: one of the compiled frame's arguments (not a cell)
     inside: bool = False  # a write that changes it runs in compiled code
+    options: tuple[tuple[str, str], ...] = ()  # the options the run's compile call was given
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ class RegionCaches(Observer):
         self.entries: dict[tuple, list[dict[str, GuardRead]]] = {}
         self.observed: dict[tuple[tuple, str], Observed] = {}
         self.region_calls: dict[tuple, int] = {}  # calls of each region whose body ran
+        self.options: dict[tuple, tuple[tuple[str, str], ...]] = {}  # each region's options, as the run passed them
         # Every value each guard had at the calls of its region (sameness, see ``held``).
         self.values: dict[tuple[tuple, str], list[object]] = {}
         self.entered: set[tuple[str, str]] = set()  # (file, qualname) of the functions compiled code ran
@@ -140,6 +142,8 @@ class RegionCaches(Observer):
     def on_compiled_call(self, interpreter, compiled: CompiledValue, function: Function, bound: dict[str, object], where: Location) -> None:
         self.calls += 1
         keys = [region_key(region) for region in self.regions_called(compiled, function)]
+        for key in keys:
+            self.options.setdefault(key, compiled.options)
         self.tracer.begin(keys, function, bound, where)
 
     def on_compiled_end(self, interpreter) -> None:
@@ -183,6 +187,7 @@ class RegionCaches(Observer):
             if observed is None:
                 observed = Observed(values=[held[0].value], guard=held[0])
                 observed.argument = _root_name(source) in trace.bound and source.startswith("L[")
+                observed.options = self.options.get(key, ())
                 self.observed[(key, source)] = observed
             observed.values.append(guard.value)
             observed.use = observed.use or trace.concrete.get(source, "") or trace.concrete.get(_strip(source), "")
@@ -397,6 +402,19 @@ _USES = {
     "str": ("branch", "dict-key", "getattr", "len"),
 }
 _LAB_USES = {"op-interpolate": ("op-interpolate-size", "op-interpolate-scale")}
+# Uses of a tensor's size that stay concrete under ``dynamic=True`` (the lab's tensor-size rows).
+SIZE_PINNED_USES = frozenset({"op-split", "range-bound", "iteration"})
+_LITERALS = ("True", "False", "None")
+
+
+def option(region: CompiledRegion, observed: Observed, name: str) -> str | None:
+    """A compile option of the region: as the run's compile call got it where that is a literal
+    (``register(fn)`` calling ``torch.compile(fn, dynamic=False)`` in a wrapper whose call is
+    the region's site), else as written at the site (None when absent)."""
+    ran = dict(observed.options).get(name)
+    if ran in _LITERALS:
+        return ran
+    return region.site.option(name)
 
 
 def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None) -> int | None:
@@ -410,12 +428,17 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     measured_count = _measured(region, guard, observed, count)
     if measured_count != "unmeasured":
         return measured_count  # type: ignore[return-value]
-    dynamic = region.dynamic
+    dynamic = option(region, observed, "dynamic")
     if guard.kind in ("ID_MATCH", "LENGTH_CHECK"):
         return count
     if guard.kind == "TENSOR_MATCH":
         change = _tensor_change(observed)
         if change == "size":
+            if dynamic == "True" and observed.use in SIZE_PINNED_USES:
+                # Symbolic from the first call, but the op needs the size as a Python int: a
+                # guard on it (measured, ``dynamic=True``: ``split`` 2 graphs, ``range()`` and
+                # unrolling one per size).
+                return 2 if observed.use == "op-split" else count
             return count if dynamic == "False" else 1 if dynamic == "True" else 2
         return count
     kind = _value_kind(observed)
@@ -500,8 +523,8 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         return []
     if observed.use:
         uses = _LAB_USES.get(observed.use, (observed.use,))
-    fullgraph = region.site.option("fullgraph")
-    dynamic = region.dynamic
+    fullgraph = option(region, observed, "fullgraph")
+    dynamic = option(region, observed, "dynamic")
     if fullgraph == "True":
         if dynamic not in (None, "None"):
             return []

@@ -143,6 +143,7 @@ class Tracer:
         self._root = False  # the next frame of the compiled function is the compiled call's own
         self._roles: dict[CodeRef, tuple[set[int], set[int]]] = {}
         self._frame_code: dict[int, CodeRef] = {}  # locals address of each traced frame -> its code
+        self._bases: dict[int, object] = {}  # attribute node -> the object its last traced read was on
 
     # ---- a compiled call ---------------------------------------------------------------
 
@@ -284,6 +285,7 @@ class Tracer:
             return
         if isinstance(base, CompiledValue):
             base = base.target
+        self._bases[id(node)] = base
         if isinstance(base, Instance) and not interpreter.heap.has(base.addr, node.attr) and isinstance(interpreter.class_attribute(base.cls, node.attr), Property):
             self._computed.add(id(node))
             self._pending = _Pending(frame.locals, [], {}, self.source_of(interpreter, frame, node.value))
@@ -331,10 +333,10 @@ class Tracer:
         if isinstance(callee, CompiledValue):
             target = callee.target
         if isinstance(target, BoundMethod):
-            if isinstance(node.func, ast.Attribute):
-                receiver = self.source_of(interpreter, frame, node.func.value)
+            if isinstance(node.func, ast.Attribute) and self._bases.get(id(node.func)) == target.receiver:
+                receiver = self.source_of(interpreter, frame, node.func.value)  # ``obj.method(x)``: bound at the lookup
             elif callee_source is not None:
-                receiver = (f"{callee_source}.__self__", rooted)
+                receiver = (f"{callee_source}.__self__", rooted)  # a bound method held somewhere (``cfg.fn(x)``)
         elif isinstance(target, Instance):
             receiver = found_callee  # ``obj(x)``: ``__call__`` / ``forward`` bound to it
         elif isinstance(target, Partial) and callee_source is not None:
