@@ -1,9 +1,10 @@
-"""The values compiled code reaches through another: a bound method held somewhere, a compile
-wrapper's options, and what they cost (``execution/dynamo.py``, ``execution/cache.py``)."""
+"""The values compiled code reaches through another: a bound method held somewhere, a
+library layer's parameters, a compile wrapper's options, and what they cost
+(``execution/dynamo.py``, ``execution/cache.py``)."""
 
 from __future__ import annotations
 
-from recompile_lint.analysis.execution.cache import Observed, graphs_of
+from recompile_lint.analysis.execution.cache import Observed, graphs_of, lab_cells
 from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta
 from recompile_lint.analysis.execution.values import Const
 from recompile_lint.models import Location
@@ -36,6 +37,65 @@ def test_a_bound_method_held_in_an_attribute_guards_its_receiver_through_dunder_
     assert call["L['spec'].fn.__self__.k"].value == Const(3)
     assert call["L['spec'].k"].value == Const(5)
     assert "L['spec'].k" in call and not any(s.startswith("L['spec'].fn.k") for s in call)
+
+
+def test_a_library_layer_called_in_compiled_code_guards_its_parameters_spelled_as_dynamo_does():
+    [call] = traced(
+        """
+        import torch
+        from torch import nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(8, 2)
+            def forward(self, x):
+                return self.proj(x)
+        net = Net()
+        torch.compile(net)(torch.randn(4, 8))
+        """
+    )
+    weight = call["L['self']._modules['proj']._parameters['weight']"]
+    bias = call["L['self']._modules['proj']._parameters['bias']"]
+    assert (weight.kind, weight.value.sizes, bias.value.sizes) == ("TENSOR_MATCH", (2, 8), (2,))
+    assert bias.module_rooted
+    # The layer's last registered parameter comes first: torch 2.13 reports a shape change on it.
+    sources = [s for s in call if "_parameters" in s]
+    assert sources == ["L['self']._modules['proj']._parameters['bias']", "L['self']._modules['proj']._parameters['weight']"]
+
+
+def test_a_layer_swapped_for_one_of_another_shape_recompiles_per_shape(tmp_path):
+    program = """
+    import torch
+    from torch import nn
+
+    LAYERS = (nn.Linear(8, 2), nn.Linear(8, 3), nn.Linear(8, 4))
+
+    def make():
+        layer = nn.Linear(8, 2)
+
+        @torch.compile(backend="eager")
+        def run(x):
+            return x + layer(x).sum()
+
+        def swap(value):
+            nonlocal layer
+            layer = value
+
+        return run, swap
+
+    def main():
+        run, swap = make()
+        for i in range(12):
+            swap(LAYERS[{order}])
+            run(torch.randn(8, 8))
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = lint(write(tmp_path, {"run.py": program.format(order="i % 3")}))
+    assert (finding.severity.value, finding.guard.source, finding.line) == ("warning", "L['layer']._parameters['bias']", 12)
+    assert "3 graphs" in finding.message  # parameters keep static shapes: one graph per shape
+    assert lint(write(tmp_path, {"run.py": program.format(order="0")})) == []  # the same shape every call
 
 
 def test_a_compile_wrapper_s_options_are_the_ones_its_call_passed(tmp_path):
@@ -93,6 +153,20 @@ class _Region:
 
 def _read(source: str, kind: str, value: object, rooted: bool = False) -> GuardRead:
     return GuardRead(source, kind, value, Location("m.py", 3, 0, "read"), rooted)
+
+
+def test_held_values_are_named_in_the_lab_s_cells_by_their_holder():
+    meta = TensorMeta((2,), "torch.float32", "cpu", True)
+    shapes = Observed(values=[meta, TensorMeta((3,), "torch.float32", "cpu", True)])
+    cells = lab_cells(_Region(), _read("L['self']._modules['proj']._parameters['bias']", "TENSOR_MATCH", meta, True), shapes, 2)
+    assert cells == [("module-attribute", "parameter-shapes", "arithmetic", "default", "once")]
+    method = Observed(values=[Const(2), Const(3), Const(4)])
+    cells = lab_cells(_Region(dynamic="False"), _read("L['cfg'].fn.__self__.k", "CONSTANT_MATCH", Const(2)), method, None)
+    assert {c[0] for c in cells} == {"object-attribute", "dataclass-field", "namedtuple-field"}
+    assert {c[1:] for c in cells} == {("bound-method", "arithmetic", "dynamic-false", "every")}
+    part = Observed(values=[Const(2), Const(3)])
+    [cell] = lab_cells(_Region(), _read("G['step'].keywords['k']", "CONSTANT_MATCH", Const(2)), part, 2)
+    assert cell == ("global", "partial", "arithmetic", "default", "once")
 
 
 def test_a_size_an_op_needs_as_a_python_int_recompiles_under_dynamic_true():

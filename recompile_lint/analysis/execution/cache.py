@@ -67,10 +67,11 @@ def parse_source(source: str) -> tuple[str, str, list[tuple[str, object]]] | Non
         else:
             steps.append(("key", int(index)))
         rest = rest[step.end() :]
-    # ``_modules['blocks']``: Dynamo's spelling of a submodule, an attribute of the module.
+    # ``_modules['blocks']``, ``_parameters['weight']``, ``_buffers['mean']``: Dynamo's spelling
+    # of a submodule, a parameter and a buffer, each an attribute of the module.
     merged: list[tuple[str, object]] = []
     for kind, value in steps:
-        if merged and merged[-1] == ("attr", "_modules") and kind == "key":
+        if merged and merged[-1] in (("attr", "_modules"), ("attr", "_parameters"), ("attr", "_buffers")) and kind == "key":
             merged[-1] = ("attr", str(value))
         else:
             merged.append((kind, value))
@@ -433,6 +434,8 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         return count
     if guard.kind == "TENSOR_MATCH":
         change = _tensor_change(observed)
+        if change == "size" and _held_value(guard.source)[1] == "parameter-shapes":
+            return count  # parameters keep static shapes: one graph per shape
         if change == "size":
             if dynamic == "True" and observed.use in SIZE_PINNED_USES:
                 # Symbolic from the first call, but the op needs the size as a Python int: a
@@ -476,10 +479,30 @@ def _tensor_change(observed: Observed) -> str:
     return ""
 
 
+# What a guard's source reads of a value that holds others, and the lab's type for that value:
+# a bound method's receiver field, a partial's bound argument, a layer's parameter.
+_HELD = (
+    (re.compile(r"\.__self__\.\w+$"), "bound-method"),
+    (re.compile(r"\.(?:keywords\['[^'\]]*'\]|args\[\d+\])$"), "partial"),
+    (re.compile(r"\._parameters\['[^'\]]*'\]$"), "parameter-shapes"),
+)
+
+
+def _held_value(source: str) -> tuple[str, str]:
+    """``L['f'].__self__.k`` -> (``L['f']``, "bound-method"); a source that reads no held value
+    -> (the source, "")."""
+    for pattern, type_ in _HELD:
+        match = pattern.search(source)
+        if match is not None:
+            return source[: match.start()], type_
+    return source, ""
+
+
 def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None) -> list[tuple[str, str, str, str, str]]:
     """The lab's cells (location, type, use, options, change) the guard may be in; empty where
     the run cannot name them in the lab's terms."""
-    parsed = parse_source(_strip(guard.source))
+    holder, held = _held_value(_strip(guard.source))
+    parsed = parse_source(holder)
     if parsed is None:
         return []
     root, _, steps = parsed
@@ -502,11 +525,16 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         locations = ["list-element"]
     else:
         return []
-    if guard.kind == "CONSTANT_MATCH":
+    if held == "parameter-shapes" and guard.kind != "TENSOR_MATCH":
+        return []
+    if held:
+        type_ = held
+        uses: tuple[str, ...] = ("arithmetic",)  # the lab calls the callable or the layer
+    elif guard.kind == "CONSTANT_MATCH":
         type_ = _value_kind(observed)
         if type_ not in _USES and type_ != "none-or-tensor":
             return []
-        uses: tuple[str, ...] = ("branch",) if guard.branch or type_ == "none-or-tensor" else _USES[type_]
+        uses = ("branch",) if guard.branch or type_ == "none-or-tensor" else _USES[type_]
     elif guard.kind == "ID_MATCH":
         code = guard.value
         type_ = "lambda" if isinstance(code, CodeRef) and "<lambda" in code.qualname else "function"

@@ -9,11 +9,14 @@ depends on the value's kind. The ``Tracer`` follows the same mechanism on the ab
   module (read by an inlined helper) ``G['__import_pkg_dot_mod'].name``; an attribute of a
   sourced value is ``<source>.attr``, an item ``<source>['k']`` / ``<source>[0]``. An inlined
   call's parameters keep their caller's sources (a bound method's receiver is its
-  ``.__self__``, a partial's bound values its ``.keywords['k']`` / ``.args[0]``); a local the
-  frame assigns itself has none (Dynamo built it);
+  ``.__self__``, a partial's bound values its ``.keywords['k']`` / ``.args[0]``); a submodule
+  of an ``nn.Module`` is ``<source>._modules['name']``; a local the frame assigns itself has
+  none (Dynamo built it);
 * guards, by kind: a Python int, float, str, bool or None is a ``CONSTANT_MATCH`` on its value;
   a project function (a ``def`` or a lambda) an ``ID_MATCH`` on ``<source>.__code__``; a tensor
-  a ``TENSOR_MATCH`` (rank and sizes, dtype, device, ``requires_grad``); a list or tuple a
+  a ``TENSOR_MATCH`` (rank and sizes, dtype, device, ``requires_grad``), and so is each
+  parameter of a library layer compiled code calls (``<layer>._parameters['weight']``, static
+  shapes); a list or tuple a
   ``LENGTH_CHECK`` on ``len(<source>)``, a dict one where its keys are used (``len()``,
   iteration);
 * uses that keep an int or float a constant of the graph even where automatic dynamic shapes
@@ -203,6 +206,9 @@ class Tracer:
             base = self.source_of(interpreter, frame, node.value)
             if base is None or id(node) in self._computed:
                 return None
+            owner = self._bases.get(id(node))
+            if self._submodule(interpreter, owner, node.attr):
+                return f"{base[0]}._modules[{node.attr!r}]", True  # Dynamo's spelling of a submodule
             return f"{base[0]}.{node.attr}", base[1] or self._module_owner(interpreter, frame, node.value)
         if isinstance(node, ast.Subscript):
             base = self.source_of(interpreter, frame, node.value)
@@ -234,6 +240,14 @@ class Tracer:
         if module is None or not module.name:
             return None
         return f"G['__import_{module.name.replace('.', '_dot_')}'].{name}", False
+
+    @staticmethod
+    def _submodule(interpreter, owner: object, attr: str) -> bool:
+        """Whether ``owner.attr`` is a submodule an ``nn.Module`` holds (``self.proj``)."""
+        if not (isinstance(owner, Instance) and interpreter.is_nn_module(owner.cls)):
+            return False
+        value = interpreter.heap.read(owner.addr, attr, None)
+        return isinstance(value, Instance) and interpreter.is_nn_module(value.cls)
 
     def _module_owner(self, interpreter, frame, node: ast.expr) -> bool:
         """Whether the value ``node`` names is an ``nn.Module`` instance (read without effects:
@@ -339,6 +353,8 @@ class Tracer:
                 receiver = (f"{callee_source}.__self__", rooted)  # a bound method held somewhere (``cfg.fn(x)``)
         elif isinstance(target, Instance):
             receiver = found_callee  # ``obj(x)``: ``__call__`` / ``forward`` bound to it
+            if found_callee is not None and not target.cls.path and interpreter.is_nn_module(target.cls):
+                self._parameters(interpreter, frame, node, target, found_callee)
         elif isinstance(target, Partial) and callee_source is not None:
             bound = [(f"{callee_source}.args[{i}]", rooted) for i in range(len(target.args))]
             arg_sources = bound + arg_sources
@@ -350,6 +366,18 @@ class Tracer:
             receiver = None
         pending = _Pending(frame.locals, arg_sources, kw_sources, receiver)
         self._pending = pending
+
+    def _parameters(self, interpreter, frame, node: ast.Call, layer: Instance, source: tuple[str, bool]) -> None:
+        """Traced code calls a library layer (``nn.Linear``): Dynamo inlines its ``forward``,
+        which reads each parameter, a ``TENSOR_MATCH`` on ``<layer>._parameters['name']`` with
+        static shapes (``force_parameter_static_shapes``). Measured on torch 2.13, a shape change
+        is reported on the parameter the layer registers last (``bias`` before ``weight``)."""
+        trace = self.traces[-1]
+        read = interpreter.location(frame, node, "read")
+        params = [(name, value) for name, value in interpreter.heap.slots(layer.addr).items() if isinstance(name, str) and isinstance(value, TensorValue)]
+        for name, value in reversed(params):
+            guard = GuardRead(f"{source[0]}._parameters[{name!r}]", "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, source[1])
+            trace.guards.setdefault(guard.source, guard)
 
     def _length(self, interpreter, value: object) -> int | None:
         if isinstance(value, TupleValue):
