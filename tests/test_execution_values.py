@@ -4,6 +4,8 @@ library layer's parameters, a compile wrapper's options, and what they cost
 
 from __future__ import annotations
 
+import textwrap
+
 from recompile_lint.analysis.execution.cache import Observed, graphs_of, lab_cells
 from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta
 from recompile_lint.analysis.execution.values import Const
@@ -176,3 +178,43 @@ def test_a_size_an_op_needs_as_a_python_int_recompiles_under_dynamic_true():
     assert graphs_of(_Region(), read, split, 3) == 2
     plain = Observed(values=list(meta), options=(("dynamic", "True"),))
     assert graphs_of(_Region(), read, plain, 3) == 1  # symbolic from the first call
+
+
+def test_a_partial_s_bound_values_are_guarded_where_it_is_called(tmp_path):
+    blocks = """
+    import functools
+
+    def scale_by(t, k):
+        return t * k
+
+    GAIN = functools.partial(scale_by, k=2)
+
+    def score(x):
+        x = x + 1
+        return x + GAIN(x)
+    """
+    program = """
+    import functools
+    import torch
+    import blocks
+
+    SCHEDULE = (functools.partial(blocks.scale_by, k=2), functools.partial(blocks.scale_by, k=3), functools.partial(blocks.scale_by, k=4))
+
+    def main():
+        fast = torch.compile(blocks.score, backend="eager")
+        for i in range(12):
+            blocks.GAIN = {value}
+            fast(torch.randn(4))
+
+    if __name__ == "__main__":
+        main()
+    """
+    call = traced(textwrap.dedent(program.format(value="SCHEDULE[i % 3]")), blocks=textwrap.dedent(blocks))[0]
+    guard = call["G['GAIN'].keywords['k']"]
+    assert (guard.kind, guard.value, guard.read.line) == ("CONSTANT_MATCH", Const(2), 11)  # the partial's call, not ``t * k``
+    files = {"blocks.py": blocks}
+    [finding] = lint(write(tmp_path, {**files, "run.py": program.format(value="SCHEDULE[i % 3]")}))
+    assert (finding.severity.value, finding.guard.source, finding.line) == ("warning", "G['GAIN'].keywords['k']", 11)
+    assert any(loc.role == "write" and loc.line == 11 and loc.path.endswith("run.py") for loc in finding.evidence)  # the write that rebinds it
+    # A new partial each call, made by the same code with the same value: nothing changes.
+    assert lint(write(tmp_path, {**files, "run.py": program.format(value="functools.partial(blocks.scale_by, k=2)")})) == []

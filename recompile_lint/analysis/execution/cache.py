@@ -19,6 +19,7 @@ from recompile_lint.analysis.execution.frames import Frame, OutOfBudget
 from recompile_lint.analysis.execution.interpreter import Observer
 from recompile_lint.analysis.execution.values import (
     TOP,
+    BoundMethod,
     ClassValue,
     CodeRef,
     CompiledValue,
@@ -28,7 +29,9 @@ from recompile_lint.analysis.execution.values import (
     Instance,
     ListValue,
     ModuleValue,
+    Partial,
     Sym,
+    TupleValue,
     definitely_different,
     kind_of,
 )
@@ -122,6 +125,7 @@ class RegionCaches(Observer):
         # Every value each guard had at the calls of its region (sameness, see ``held``).
         self.values: dict[tuple[tuple, str], list[object]] = {}
         self.entered: set[tuple[str, str]] = set()  # (file, qualname) of the functions compiled code ran
+        self.holders: set[tuple[tuple, str]] = set()  # (region, source) read holding a partial or a bound method
         self.calls = 0
 
     def regions_called(self, compiled: CompiledValue, function: Function) -> list[CompiledRegion]:
@@ -174,6 +178,7 @@ class RegionCaches(Observer):
         or it compiles another (a guard whose value differs from every entry's made it)."""
         guards = trace.guards
         self.region_calls[key] = self.region_calls.get(key, 0) + 1
+        self.holders.update((key, source) for source in trace.holders)
         for source, guard in guards.items():
             self.values.setdefault((key, source), []).append(guard.value)
         entries = self.entries.setdefault(key, [])
@@ -352,6 +357,11 @@ def evaluate(interpreter, source: str, function: Function, bound: dict[str, obje
     for kind, step in steps:
         if isinstance(value, CompiledValue) and isinstance(value.target, Instance):
             value = value.target  # OptimizedModule: its attributes are the original's
+        if isinstance(value, (Partial, BoundMethod, TupleValue, _Keywords)):
+            # What a partial or a bound method holds is fixed when it is made: the write that
+            # set the holder set it too.
+            value = _held(value, kind, step)
+            continue
         store = _store_of(interpreter, value)
         if kind == "attr" and isinstance(value, Instance) and not heap.has(value.addr, step):
             value, origin = _quiet_attribute(interpreter, value, str(step)), None
@@ -360,6 +370,35 @@ def evaluate(interpreter, source: str, function: Function, bound: dict[str, obje
             return TOP, None
         value, origin = heap.read(store, step), heap.origin(store, step)
     return value, origin
+
+
+@dataclass(frozen=True)
+class _Keywords:
+    """``p.keywords`` of a partial, while ``evaluate`` walks a source."""
+
+    items: tuple[tuple[str, object], ...]
+
+
+def _held(value: object, kind: str, step: object) -> object:
+    """One step into what a partial (``.func``, ``.args[i]``, ``.keywords['k']``), a bound
+    method (``.__self__``, ``.__func__``) or a tuple holds; top for any other step."""
+    if isinstance(value, Partial) and kind == "attr":
+        if step == "func":
+            return value.function
+        if step == "args":
+            return TupleValue(value.args)
+        if step == "keywords":
+            return _Keywords(value.keywords)
+    if isinstance(value, BoundMethod) and kind == "attr":
+        if step == "__self__":
+            return value.receiver
+        if step == "__func__":
+            return value.function
+    if isinstance(value, TupleValue) and kind == "key" and isinstance(step, int) and -len(value.elements) <= step < len(value.elements):
+        return value.elements[step]
+    if isinstance(value, _Keywords) and kind == "key":
+        return dict(value.items).get(str(step), TOP)
+    return TOP
 
 
 def _store_of(interpreter, value: object) -> int | None:

@@ -121,6 +121,9 @@ class Trace:
     where: Location
     guards: dict[str, GuardRead] = field(default_factory=dict)
     concrete: dict[str, str] = field(default_factory=dict)  # source -> the concrete use seen
+    # Sources read holding a partial or a bound method: Dynamo guards what they hold
+    # (``.keywords['k']``, ``.__self__.k``), never the object itself as a constant.
+    holders: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -271,6 +274,8 @@ class Tracer:
         if found is None:
             return
         source, module_rooted = found
+        if isinstance(value, (Partial, BoundMethod)):
+            trace.holders.add(source)
         read = interpreter.location(frame, node, "read")
         keys, tests = self._node_roles(interpreter, frame)
         branch = id(node) in tests
@@ -360,6 +365,14 @@ class Tracer:
             arg_sources = bound + arg_sources
             for key, _ in target.keywords:
                 kw_sources.setdefault(key, (f"{callee_source}.keywords[{key!r}]", rooted))
+            # Dynamo guards a partial's bound values where it calls the partial (the line it
+            # names when one fails), whatever the callee does with them.
+            read = interpreter.location(frame, node, "read")
+            held = [(f"{callee_source}.args[{i}]", v) for i, v in enumerate(target.args)]
+            held += [(f"{callee_source}.keywords[{k!r}]", v) for k, v in target.keywords]
+            for source, value in held:
+                if isinstance(value, Const) or (isinstance(value, Sym) and value.origin == "iteration"):
+                    trace.guards.setdefault(source, GuardRead(source, "CONSTANT_MATCH", value, read, rooted))
         elif isinstance(target, Partial):
             arg_sources = [None] * len(target.args) + arg_sources
         if isinstance(target, ClassValue):
