@@ -218,3 +218,37 @@ def test_a_partial_s_bound_values_are_guarded_where_it_is_called(tmp_path):
     assert any(loc.role == "write" and loc.line == 11 and loc.path.endswith("run.py") for loc in finding.evidence)  # the write that rebinds it
     # A new partial each call, made by the same code with the same value: nothing changes.
     assert lint(write(tmp_path, {**files, "run.py": program.format(value="functools.partial(blocks.scale_by, k=2)")})) == []
+
+
+def test_an_enum_member_is_guarded_by_its_identity(tmp_path):
+    program = """
+    import enum
+    import torch
+
+    class Mode(enum.Enum):
+        TRAIN = 1
+        EVAL = 2
+        TEST = 3
+
+    ORDER = (Mode.TRAIN, Mode.EVAL, Mode.TEST)
+
+    def step(x, mode):
+        if mode is Mode.TRAIN:
+            return x * 2
+        return x
+
+    def main():
+        fast = torch.compile(step, backend="eager")
+        for i in range(12):
+            fast(torch.randn(4), ORDER[{index}])
+
+    if __name__ == "__main__":
+        main()
+    """
+    call = traced(textwrap.dedent(program.format(index="0")))[0]
+    guard = call["L['mode']"]
+    assert (guard.kind, guard.value_kind, guard.branch) == ("ID_MATCH", "enum", True)
+    [finding] = lint(write(tmp_path, {"run.py": program.format(index="i % 3")}))
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "warning", "L['mode']")
+    assert "3 graphs" in finding.message and "identity" in finding.message
+    assert lint(write(tmp_path, {"run.py": program.format(index="0")})) == []  # one member every call

@@ -282,6 +282,8 @@ def _counter(values: list[object]) -> bool:
 def _kind(value: object) -> str:
     if isinstance(value, TensorMeta):
         return "tensor"
+    if isinstance(value, Instance):
+        return "enum"  # the only objects a guard holds (``ID_MATCH`` on a member)
     if isinstance(value, CodeRef):
         return "function"
     return kind_of(value)
@@ -307,6 +309,8 @@ def differs(a: object, b: object) -> bool:
     where ``None`` was (and back)."""
     if isinstance(a, CodeRef) and isinstance(b, CodeRef):
         return a != b
+    if isinstance(a, Instance) and isinstance(b, Instance):
+        return a != b  # Enum members (``ID_MATCH``): each is an object of its own
     if isinstance(a, TensorMeta) and isinstance(b, TensorMeta):
         return bool(tensor_change(a, b))
     if isinstance(a, TensorMeta) or isinstance(b, TensorMeta):
@@ -574,6 +578,9 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         if type_ not in _USES and type_ != "none-or-tensor":
             return []
         uses = ("branch",) if guard.branch or type_ == "none-or-tensor" else _USES[type_]
+    elif guard.kind == "ID_MATCH" and isinstance(guard.value, Instance):
+        type_ = "enum"
+        uses = ("branch",) if guard.branch else ("arithmetic", "branch", "dict-key")
     elif guard.kind == "ID_MATCH":
         code = guard.value
         type_ = "lambda" if isinstance(code, CodeRef) and "<lambda" in code.qualname else "function"

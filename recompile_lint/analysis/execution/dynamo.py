@@ -13,7 +13,8 @@ depends on the value's kind. The ``Tracer`` follows the same mechanism on the ab
   of an ``nn.Module`` is ``<source>._modules['name']``; a local the frame assigns itself has
   none (Dynamo built it);
 * guards, by kind: a Python int, float, str, bool or None is a ``CONSTANT_MATCH`` on its value;
-  a project function (a ``def`` or a lambda) an ``ID_MATCH`` on ``<source>.__code__``; a tensor
+  a project function (a ``def`` or a lambda) an ``ID_MATCH`` on ``<source>.__code__``, an Enum
+  member one on ``<source>`` (``___check_obj_id``); a tensor
   a ``TENSOR_MATCH`` (rank and sizes, dtype, device, ``requires_grad``), and so is each
   parameter of a library layer compiled code calls (``<layer>._parameters['weight']``, static
   shapes); a list or tuple a
@@ -98,7 +99,15 @@ class GuardRead:
             return self.value.kind
         if self.kind == "CONSTANT_MATCH" and isinstance(self.value, Sym):
             return self.value.kind
+        if self.kind == "ID_MATCH" and isinstance(self.value, Instance):
+            return "enum"
         return {"ID_MATCH": "function", "TENSOR_MATCH": "tensor", "LENGTH_CHECK": "length"}.get(self.kind, "")
+
+
+def _is_enum_member(interpreter, value: Instance) -> bool:
+    """An Enum's member: an instance of an ``enum.Enum`` subclass (``records.class_defined``
+    makes each member one, with ``_name_``)."""
+    return interpreter.heap.has(value.addr, "_name_") and any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in interpreter.mro(value.cls))
 
 
 @dataclass(frozen=True)
@@ -286,6 +295,9 @@ class Tracer:
             guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch)
         elif isinstance(value, Function):
             guard = GuardRead(f"{source}.__code__", "ID_MATCH", value.code, read)
+        elif isinstance(value, Instance) and _is_enum_member(interpreter, value):
+            # ``___check_obj_id(G['mode'], ...)``: an Enum member is guarded by its identity.
+            guard = GuardRead(source, "ID_MATCH", value, read, module_rooted, branch=branch)
         elif isinstance(value, TensorValue):
             guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, branch=branch)
             if id(node) in keys:
