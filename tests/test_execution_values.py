@@ -252,3 +252,30 @@ def test_an_enum_member_is_guarded_by_its_identity(tmp_path):
     assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "warning", "L['mode']")
     assert "3 graphs" in finding.message and "identity" in finding.message
     assert lint(write(tmp_path, {"run.py": program.format(index="0")})) == []  # one member every call
+
+
+def test_an_int_an_argument_holds_used_as_a_range_bound_is_reported_by_range_bound_argument(tmp_path):
+    program = """
+    import torch
+
+    def infer(x, opts):
+        for _ in range(opts[0]):
+            x = x * 0.9
+        return x
+
+    def main():
+        opts = [4]
+        fast = torch.compile(infer, backend="eager")
+        for k in range(12):
+            opts[0] = {value}
+            fast(torch.randn(4), opts)
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = lint(write(tmp_path, {"run.py": program.format(value="4 if k < 6 else 5")}))
+    assert (finding.code, finding.severity.value, finding.guard.source, finding.line) == ("RCL106", "warning", "L['opts'][0]", 5)
+    assert finding.message.startswith("`opts[0]` of argument `opts`")
+    [finding] = lint(write(tmp_path, {"run.py": program.format(value="k + 1")}))
+    assert (finding.code, finding.severity.value) == ("RCL106", "error")  # a range() bound stays a constant
+    assert lint(write(tmp_path, {"run.py": program.format(value="4")})) == []
