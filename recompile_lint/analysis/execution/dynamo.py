@@ -156,7 +156,7 @@ class Tracer:
         self.compiled_frames: set[int] = set()  # locals addresses of the compiled frames
         self._pending: _Pending | None = None
         self._root = False  # the next frame of the compiled function is the compiled call's own
-        self._roles: dict[CodeRef, tuple[set[int], set[int]]] = {}
+        self._roles: dict[CodeRef, tuple[set[int], set[int], set[int]]] = {}
         self._frame_code: dict[int, CodeRef] = {}  # locals address of each traced frame -> its code
         self._bases: dict[int, object] = {}  # attribute node -> the object its last traced read was on
 
@@ -286,7 +286,7 @@ class Tracer:
         if isinstance(value, (Partial, BoundMethod)):
             trace.holders.add(source)
         read = interpreter.location(frame, node, "read")
-        keys, tests = self._node_roles(interpreter, frame)
+        keys, tests, subscripts = self._node_roles(interpreter, frame)
         branch = id(node) in tests
         guard: GuardRead | None = None
         if isinstance(value, Const):
@@ -295,8 +295,9 @@ class Tracer:
             guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch)
         elif isinstance(value, Function):
             guard = GuardRead(f"{source}.__code__", "ID_MATCH", value.code, read)
-        elif isinstance(value, Instance) and _is_enum_member(interpreter, value):
-            # ``___check_obj_id(G['mode'], ...)``: an Enum member is guarded by its identity.
+        elif isinstance(value, Instance) and _is_enum_member(interpreter, value) and not (id(node) in subscripts and source.startswith("L[")):
+            # ``___check_obj_id(G['mode'], ...)``: an Enum member is guarded by its identity
+            # (measured on torch 2.13: not a local one that only indexes a dict, ``W[mode]``).
             guard = GuardRead(source, "ID_MATCH", value, read, module_rooted, branch=branch)
         elif isinstance(value, TensorValue):
             guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, branch=branch)
@@ -412,20 +413,24 @@ class Tracer:
             return None
         return len([k for k in slots if k != "__unknown__"])
 
-    def _node_roles(self, interpreter, frame) -> tuple[set[int], set[int]]:
+    def _node_roles(self, interpreter, frame) -> tuple[set[int], set[int], set[int]]:
         """Ids of the nodes of the running function whose dict keys compiled code uses (the
         argument of ``len()`` and the unrolling builtins, the iterable of a ``for``, the object
-        of ``.keys()`` / ``.items()`` / ``.values()``), and of the nodes in its branches' tests."""
+        of ``.keys()`` / ``.items()`` / ``.values()``), of the nodes in its branches' tests, and
+        of the keys it subscripts with (``W[mode]``)."""
         key = self._frame_code.get(frame.locals)
         if key is None:
-            return set(), set()
+            return set(), set(), set()
         found = self._roles.get(key)
         if found is not None:
             return found
         tree = interpreter.codes.get(key)
         keys: set[int] = set()
         tests: set[int] = set()
+        subscripts: set[int] = set()
         for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Subscript):
+                subscripts.add(id(node.slice))
             if isinstance(node, (ast.For, ast.comprehension)):
                 keys.add(id(node.iter))
             elif isinstance(node, ast.Call):
@@ -436,6 +441,6 @@ class Tracer:
                     keys.add(id(func.value))
             elif isinstance(node, (ast.If, ast.While, ast.IfExp)):
                 tests.update(id(inner) for inner in ast.walk(node.test))
-        found = (keys, tests)
+        found = (keys, tests, subscripts)
         self._roles[key] = found
         return found
