@@ -299,3 +299,33 @@ def test_a_local_enum_member_that_only_indexes_a_dict_is_not_guarded():
     # dict-key cells); the member compared in a branch is guarded.
     assert "L['mode']" not in call
     assert call["L['other']"].kind == "ID_MATCH"
+
+
+def test_an_int_used_as_a_dict_key_stays_a_constant_even_where_dynamic_sources_names_it(tmp_path):
+    program = """
+    import torch
+
+    COEFFS = {{1: 1.0, 2: 0.5, 3: 0.3, 4: 0.25, 5: 0.2, 6: 0.16, 7: 0.14, 8: 0.12, 9: 0.11, 10: 0.1, 11: 0.09, 12: 0.08}}
+
+    class Opts:
+        kind = 3
+
+    def step(x, opts):
+        return x * COEFFS[opts.kind]
+
+    def main():
+        opts = Opts()
+        fast = torch.compile(step, backend="eager", dynamic=True)
+        torch.compiler.config.dynamic_sources = "L['opts'].kind"
+        for i in range(12):
+            opts.kind = {value}
+            fast(torch.randn(4), opts)
+
+    if __name__ == "__main__":
+        main()
+    """
+    call = traced(textwrap.dedent(program.format(value="i + 1")))[0]
+    assert call["L['opts'].kind"].kind == "CONSTANT_MATCH"
+    [finding] = lint(write(tmp_path, {"run.py": program.format(value="i + 1")}))
+    assert (finding.severity.value, finding.guard.source, finding.line) == ("error", "L['opts'].kind", 10)
+    assert lint(write(tmp_path, {"run.py": program.format(value="3")})) == []

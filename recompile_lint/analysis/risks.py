@@ -290,8 +290,8 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
 
 # Uses where an int stays a Python number even when ``dynamic_sources`` names it (measured on
 # torch 2.13 by the lab's ``dynamic`` twins): a ``range()`` bound, split sizes, an interpolate
-# scale factor. A ``view``/``reshape`` size or an interpolate size takes a symbolic int.
-INT_PINNED_USES = frozenset({"range-bound", "op-split", "op-interpolate-scale"})
+# scale factor, a dict key. A ``view``/``reshape`` size or an interpolate size takes a symbolic int.
+INT_PINNED_USES = frozenset({"range-bound", "op-split", "op-interpolate-scale", "dict-key"})
 
 
 def pinned(found: Recompile | None) -> bool:
