@@ -329,3 +329,33 @@ def test_an_int_used_as_a_dict_key_stays_a_constant_even_where_dynamic_sources_n
     [finding] = lint(write(tmp_path, {"run.py": program.format(value="i + 1")}))
     assert (finding.severity.value, finding.guard.source, finding.line) == ("error", "L['opts'].kind", 10)
     assert lint(write(tmp_path, {"run.py": program.format(value="3")})) == []
+
+
+def test_a_global_cycling_over_a_schedule_costs_one_graph_per_value_not_the_limit(tmp_path):
+    program = """
+    import torch
+
+    MODE = "eval"
+    FACTORS = {{"eval": 1.0, "warmup": 0.5, "export": 0.3}}
+    SCHEDULE = ("eval", "warmup", "export")
+
+    def run_layer(x):
+        return x * FACTORS[MODE]
+
+    def main():
+        global MODE
+        fast = torch.compile(run_layer, backend="eager")
+        for k in range(12):
+            MODE = {value}
+            fast(torch.randn(4))
+
+    if __name__ == "__main__":
+        main()
+    """
+    # The write indexes a schedule by the loop variable: the run sees the three values come
+    # back (calls that find a cached entry), so the count is theirs, not the limit.
+    [finding] = lint(write(tmp_path, {"run.py": program.format(value="SCHEDULE[k % 3]")}))
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL101", "warning", "G['MODE']")
+    assert "3 graphs" in finding.message
+    [finding] = lint(write(tmp_path, {"run.py": program.format(value="f'mode{k}'")}))
+    assert (finding.code, finding.severity.value) == ("RCL101", "error")  # a new value at every call

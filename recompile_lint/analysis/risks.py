@@ -255,11 +255,12 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             risk = from_recompile(found, guard)
             static = variation.evidence(guard) if found.guard.kind == "CONSTANT_MATCH" else None
             known = assess(guard, static) if static is not None else None
-            if known is not None and (risk is None or known.unbounded or not risk.unbounded):
+            if known is not None and (risk is None or known.unbounded or not risk.unbounded) and not (risk is not None and known.unbounded and repeated(found)):
                 # The variation stage shows the change too: its evidence (the writes and the
                 # loops that make them, counted over any number of iterations: a run only
                 # counts the loops it was given, a driver's default bound) is kept, unless
-                # only the run sees it reach the limit.
+                # only the run sees it reach the limit, or the run saw its values come back
+                # (a finite set: a cycle over a schedule, whatever loop makes it).
                 risk = known
             if risk is not None:
                 reported.add((region_key(region), found.guard.read.path, found.guard.read.line))
@@ -292,6 +293,12 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
 # torch 2.13 by the lab's ``dynamic`` twins): a ``range()`` bound, split sizes, an interpolate
 # scale factor, a dict key. A ``view``/``reshape`` size or an interpolate size takes a symbolic int.
 INT_PINNED_USES = frozenset({"range-bound", "op-split", "op-interpolate-scale", "dict-key"})
+
+
+def repeated(found: Recompile) -> bool:
+    """Whether the run that found the recompile called the region more often than it compiled
+    for the guard, with a finite count: later calls found a cached entry, the values came back."""
+    return found.graphs is not None and 0 < len(found.values) < found.calls
 
 
 def pinned(found: Recompile | None) -> bool:

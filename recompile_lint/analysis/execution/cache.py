@@ -106,6 +106,7 @@ class Recompile:
     use: str = ""
     argument: bool = False
     values: tuple[object, ...] = ()  # the guarded values at the calls that compiled
+    calls: int = 0  # the region's calls in the run (more than ``values``: some hit a cached entry)
 
 
 class RegionCaches(Observer):
@@ -231,7 +232,8 @@ class RegionCaches(Observer):
             assert guard is not None
             count = self.count(key, observed)
             graphs = graphs_of(region, guard, observed, count)
-            out.append(Recompile(region, guard, self._evidence(region, observed, count, guard), graphs, observed.use, observed.argument, tuple(observed.values)))
+            evidence = self._evidence(region, observed, count, guard)
+            out.append(Recompile(region, guard, evidence, graphs, observed.use, observed.argument, tuple(observed.values), self.region_calls.get(key, 0)))
         return out
 
     def evidence(self) -> dict[tuple[tuple, str], Evidence]:
