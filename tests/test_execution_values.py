@@ -359,3 +359,36 @@ def test_a_global_cycling_over_a_schedule_costs_one_graph_per_value_not_the_limi
     assert "3 graphs" in finding.message
     [finding] = lint(write(tmp_path, {"run.py": program.format(value="f'mode{k}'")}))
     assert (finding.code, finding.severity.value) == ("RCL101", "error")  # a new value at every call
+
+
+def test_a_float_named_by_dynamic_sources_still_recompiles_once(tmp_path):
+    program = """
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rate = {start}
+
+        def forward(self, x):
+            return x * self.rate
+
+    def main():
+        net = Net()
+        net.compile(backend="eager"{options})
+        torch.compiler.config.dynamic_sources = "L['self'].rate"
+        for i in range(12):
+            net.rate = {value}
+            net(torch.randn(4))
+
+    if __name__ == "__main__":
+        main()
+    """
+    floats = {"start": "0.5", "value": "(0.5, 0.75, 1.0)[i % 3]"}
+    [finding] = lint(write(tmp_path, {"run.py": program.format(options="", **floats)}))
+    assert (finding.severity.value, finding.guard.source) == ("warning", "L['self'].rate")
+    assert "2 graphs" in finding.message
+    assert lint(write(tmp_path, {"run.py": program.format(options=", dynamic=True", **floats)})) == []  # symbolic from the first call
+    ints = {"start": "1", "value": "(1, 2, 3)[i % 3]"}
+    assert lint(write(tmp_path, {"run.py": program.format(options="", **ints)})) == []  # an int it names is an input

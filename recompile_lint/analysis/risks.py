@@ -248,7 +248,7 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
     for guard in guards:
         region = guard.region
         found = execution.recompile(guard)
-        if guard.guard.source in dynamic_sources(region) and not pinned(found):
+        if guard.guard.source in dynamic_sources(region) and not pinned(found) and not float_once(found):
             continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input (unless an op needs it concrete)
         if found is not None:
             seen.add((region_key(region), guard.guard.source))
@@ -279,7 +279,7 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             yield risk
     for found in execution.recompiles():
         key = (region_key(found.region), found.guard.source)
-        if key in seen or (found.guard.source in dynamic_sources(found.region) and not pinned(found)):
+        if key in seen or (found.guard.source in dynamic_sources(found.region) and not pinned(found) and not float_once(found)):
             continue
         if (key[0], found.guard.read.path, found.guard.read.line) in reported:
             continue  # the guard model's own guard on that read, spelled its way (``L['fn'].__self__``)
@@ -299,6 +299,14 @@ def repeated(found: Recompile) -> bool:
     """Whether the run that found the recompile called the region more often than it compiled
     for the guard, with a finite count: later calls found a cached entry, the values came back."""
     return found.graphs is not None and 0 < len(found.values) < found.calls
+
+
+def float_once(found: Recompile | None) -> bool:
+    """Whether a float the runs saw change still recompiles where ``dynamic_sources`` names it:
+    torch 2.13 specialises a float on its first call whatever the setting (the lab's
+    ``dynamic`` twins: 2 graphs in arithmetic, one per value in a branch), unless the region
+    is compiled with ``dynamic=True``."""
+    return found is not None and found.guard.value_kind == "float" and found.region.dynamic != "True"
 
 
 def pinned(found: Recompile | None) -> bool:
