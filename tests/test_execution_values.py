@@ -392,3 +392,45 @@ def test_a_float_named_by_dynamic_sources_still_recompiles_once(tmp_path):
     assert lint(write(tmp_path, {"run.py": program.format(options=", dynamic=True", **floats)})) == []  # symbolic from the first call
     ints = {"start": "1", "value": "(1, 2, 3)[i % 3]"}
     assert lint(write(tmp_path, {"run.py": program.format(options="", **ints)})) == []  # an int it names is an input
+
+
+def test_a_module_global_swapped_for_another_of_the_same_shape_is_no_constant(tmp_path):
+    knobs = """
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+
+        def forward(self, t):
+            return self.lin(t)
+
+    def built(module):
+        return module
+
+    heads = built(Block())
+
+    def apply_heads(x):
+        return x + heads(x)
+
+    HEADS = (built(Block()), built(Block()))
+    ORDER = (0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1)
+    """
+    program = """
+    import torch
+    import knobs
+
+    def main():
+        fast = torch.compile(knobs.apply_heads, backend="eager")
+        for i in range(12):
+            knobs.heads = knobs.HEADS[knobs.ORDER[i]]
+            fast(torch.randn(8, 8))
+
+    if __name__ == "__main__":
+        main()
+    """
+    # Dynamo guards the module's parameters (same shapes here), never the module as a
+    # constant: the guard model's CONSTANT_MATCH on ``G['heads']`` is not reported.
+    assert lint(write(tmp_path, {"knobs.py": knobs, "run.py": program})) == []

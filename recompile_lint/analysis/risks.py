@@ -268,8 +268,8 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             continue
         if execution.untraced(guard):
             continue  # compiled code ran the function that reads it, never the read
-        if guard.guard.kind == "CONSTANT_MATCH" and execution.holds_callable(guard):
-            continue  # a partial or a bound method: the runs answer on what it holds
+        if guard.guard.kind == "CONSTANT_MATCH" and execution.holds_object(guard):
+            continue  # a partial, a bound method, a module: the runs answer on what it holds
         evidence = variation.evidence(guard)
         if evidence is None or execution.held(guard, evidence):
             continue  # no change shown, or the runs ran each write and the value stayed the same

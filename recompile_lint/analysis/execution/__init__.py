@@ -76,7 +76,7 @@ class Execution:
         self._entered: set[tuple[str, str]] = set()  # functions compiled code ran
         self._values: dict[tuple[tuple, str], list[object]] = {}  # a guard's values at its region's calls, per run
         self._held: set[tuple[tuple, str]] = set()  # guards some run saw change (never held)
-        self._holders: set[tuple[tuple, str]] = set()  # sources a run read holding a partial or a bound method
+        self._holders: set[tuple[tuple, str]] = set()  # sources a run read holding a partial, a bound method, a module
         self.ran: set[tuple[str, int]] = set()  # statements some run executed
         self._ran: set[str] = set()  # entry files run so far
         self._entries: EntryFinder | None = None
@@ -106,11 +106,11 @@ class Execution:
             return False  # the function that reads it never ran in compiled code: nothing known
         return (guard.read.path, guard.read.line) not in self.traced
 
-    def holds_callable(self, guard: PredictedGuard) -> bool:
-        """Whether compiled code read the guard's source holding a ``functools.partial`` or a
-        bound method: Dynamo guards what it holds (``.keywords['k']``, ``.__self__.k``, which
-        the runs evaluate), never the object as a constant, so a ``CONSTANT_MATCH`` the guard
-        model predicts on it does not exist."""
+    def holds_object(self, guard: PredictedGuard) -> bool:
+        """Whether compiled code read the guard's source holding a ``functools.partial``, a
+        bound method or an ``nn.Module``: Dynamo guards what it holds (``.keywords['k']``,
+        ``.__self__.k``, a layer's parameters, which the runs evaluate), never the object as a
+        constant, so a ``CONSTANT_MATCH`` the guard model predicts on it does not exist."""
         if not self.enabled:
             return False
         self.run_entries_of(guard.region)

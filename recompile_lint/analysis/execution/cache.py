@@ -126,7 +126,7 @@ class RegionCaches(Observer):
         # Every value each guard had at the calls of its region (sameness, see ``held``).
         self.values: dict[tuple[tuple, str], list[object]] = {}
         self.entered: set[tuple[str, str]] = set()  # (file, qualname) of the functions compiled code ran
-        self.holders: set[tuple[tuple, str]] = set()  # (region, source) read holding a partial or a bound method
+        self.holders: set[tuple[tuple, str]] = set()  # (region, source) read holding a partial, a bound method, a module
         self.calls = 0
 
     def regions_called(self, compiled: CompiledValue, function: Function) -> list[CompiledRegion]:

@@ -130,8 +130,8 @@ class Trace:
     where: Location
     guards: dict[str, GuardRead] = field(default_factory=dict)
     concrete: dict[str, str] = field(default_factory=dict)  # source -> the concrete use seen
-    # Sources read holding a partial or a bound method: Dynamo guards what they hold
-    # (``.keywords['k']``, ``.__self__.k``), never the object itself as a constant.
+    # Sources read holding a partial, a bound method or an ``nn.Module``: Dynamo guards what
+    # they hold (``.keywords['k']``, ``.__self__.k``, parameters), never the object as a constant.
     holders: set[str] = field(default_factory=set)
 
 
@@ -285,7 +285,7 @@ class Tracer:
         if found is None:
             return
         source, module_rooted = found
-        if isinstance(value, (Partial, BoundMethod)):
+        if isinstance(value, (Partial, BoundMethod)) or (isinstance(value, Instance) and interpreter.is_nn_module(value.cls)):
             trace.holders.add(source)
         read = interpreter.location(frame, node, "read")
         keys, tests, subscripts = self._node_roles(interpreter, frame)
