@@ -30,7 +30,6 @@ from typing import Iterator
 from recompile_lint.analysis import measured
 from recompile_lint.analysis.execution import Execution
 from recompile_lint.analysis.execution.cache import Recompile, parse_source, region_key, tensor_change_of
-from recompile_lint.analysis.execution.values import Const
 from recompile_lint.analysis.guards import FunctionTrees, PredictedGuard, Storage, predict_guards
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
