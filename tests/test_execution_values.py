@@ -434,3 +434,26 @@ def test_a_module_global_swapped_for_another_of_the_same_shape_is_no_constant(tm
     # Dynamo guards the module's parameters (same shapes here), never the module as a
     # constant: the guard model's CONSTANT_MATCH on ``G['heads']`` is not reported.
     assert lint(write(tmp_path, {"knobs.py": knobs, "run.py": program})) == []
+
+
+def test_a_size_marked_dynamic_is_no_guard_the_runs_compare(tmp_path):
+    program = """
+    import torch
+
+    @torch.compile
+    def attend(q):
+        return q.softmax(-1)
+
+    def main():
+        for t in (16, 32, 48, 128):
+            q = torch.randn(2, t, 8)
+            {mark}
+            attend(q)
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = lint(write(tmp_path, {"run.py": program.format(mark="pass")}))
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL201", "warning", "L['q']")  # 2 graphs, then symbolic
+    assert lint(write(tmp_path, {"run.py": program.format(mark="torch._dynamo.mark_dynamic(q, 1)")})) == []
+    assert lint(write(tmp_path, {"run.py": program.format(mark="torch._dynamo.mark_dynamic(q, [0, 1])")})) == []
