@@ -11,7 +11,7 @@ Severity follows from the guard and the values the evidence allows:
 * a ``float`` (global, module attribute, argument) recompiles once and then becomes an input:
   2 graphs;
 * an ``int`` argument, or an int attribute of an argument object, recompiles once and then
-  becomes dynamic (automatic dynamic shapes): 2 graphs, not reported;
+  becomes dynamic (automatic dynamic shapes): 2 graphs;
 * a ``bool`` costs one graph per value (2), an enum one per member;
 * a callable's identity and a container's length never become dynamic: one graph per value.
 
@@ -30,7 +30,6 @@ from typing import Iterator
 from recompile_lint.analysis import measured
 from recompile_lint.analysis.execution import Execution
 from recompile_lint.analysis.execution.cache import Recompile, parse_source, region_key, tensor_change_of
-from recompile_lint.analysis.execution.values import Const
 from recompile_lint.analysis.guards import FunctionTrees, PredictedGuard, Storage, predict_guards
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
@@ -248,18 +247,19 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
     for guard in guards:
         region = guard.region
         found = execution.recompile(guard)
-        if guard.guard.source in dynamic_sources(region) and not pinned(found):
+        if guard.guard.source in dynamic_sources(region) and not pinned(found) and not float_once(found):
             continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input (unless an op needs it concrete)
         if found is not None:
             seen.add((region_key(region), guard.guard.source))
             risk = from_recompile(found, guard)
             static = variation.evidence(guard) if found.guard.kind == "CONSTANT_MATCH" else None
             known = assess(guard, static) if static is not None else None
-            if known is not None and (risk is None or known.unbounded or not risk.unbounded):
+            if known is not None and (risk is None or known.unbounded or not risk.unbounded) and not (risk is not None and known.unbounded and repeated(found)):
                 # The variation stage shows the change too: its evidence (the writes and the
                 # loops that make them, counted over any number of iterations: a run only
                 # counts the loops it was given, a driver's default bound) is kept, unless
-                # only the run sees it reach the limit.
+                # only the run sees it reach the limit, or the run saw its values come back
+                # (a finite set: a cycle over a schedule, whatever loop makes it).
                 risk = known
             if risk is not None:
                 reported.add((region_key(region), found.guard.read.path, found.guard.read.line))
@@ -267,6 +267,8 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             continue
         if execution.untraced(guard):
             continue  # compiled code ran the function that reads it, never the read
+        if guard.guard.kind == "CONSTANT_MATCH" and execution.holds_object(guard):
+            continue  # a partial, a bound method, a module: the runs answer on what it holds
         evidence = variation.evidence(guard)
         if evidence is None or execution.held(guard, evidence):
             continue  # no change shown, or the runs ran each write and the value stayed the same
@@ -276,7 +278,7 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             yield risk
     for found in execution.recompiles():
         key = (region_key(found.region), found.guard.source)
-        if key in seen or (found.guard.source in dynamic_sources(found.region) and not pinned(found)):
+        if key in seen or (found.guard.source in dynamic_sources(found.region) and not pinned(found) and not float_once(found)):
             continue
         if (key[0], found.guard.read.path, found.guard.read.line) in reported:
             continue  # the guard model's own guard on that read, spelled its way (``L['fn'].__self__``)
@@ -286,25 +288,24 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             yield replace(risk, found_by_run=True)
 
 
-def automatic_dynamic(found: Recompile) -> bool:
-    """Whether the value is one automatic dynamic shapes frees after its first recompile: a
-    tensor's size, or an int or float that neither lives in a global or an ``nn.Module`` nor
-    goes where a Python number is needed, in a region not compiled with ``dynamic=False``."""
-    read = found.guard
-    if found.region.dynamic == "False" or found.use:
-        return False
-    if read.kind == "TENSOR_MATCH":
-        return tensor_change_of(found) == "size"
-    if read.kind != "CONSTANT_MATCH":
-        return False
-    kinds = {v.kind for v in found.values if isinstance(v, Const)}
-    return bool(kinds) and kinds <= {"int", "float"} and not read.source.startswith("G[") and not read.module_rooted
-
-
 # Uses where an int stays a Python number even when ``dynamic_sources`` names it (measured on
 # torch 2.13 by the lab's ``dynamic`` twins): a ``range()`` bound, split sizes, an interpolate
-# scale factor. A ``view``/``reshape`` size or an interpolate size takes a symbolic int.
-INT_PINNED_USES = frozenset({"range-bound", "op-split", "op-interpolate-scale"})
+# scale factor, a dict key. A ``view``/``reshape`` size or an interpolate size takes a symbolic int.
+INT_PINNED_USES = frozenset({"range-bound", "op-split", "op-interpolate-scale", "dict-key"})
+
+
+def repeated(found: Recompile) -> bool:
+    """Whether the run that found the recompile called the region more often than it compiled
+    for the guard, with a finite count: later calls found a cached entry, the values came back."""
+    return found.graphs is not None and 0 < len(found.values) < found.calls
+
+
+def float_once(found: Recompile | None) -> bool:
+    """Whether a float the runs saw change still recompiles where ``dynamic_sources`` names it:
+    torch 2.13 specialises a float on its first call whatever the setting (the lab's
+    ``dynamic`` twins: 2 graphs in arithmetic, one per value in a branch), unless the region
+    is compiled with ``dynamic=True``."""
+    return found is not None and found.guard.value_kind == "float" and found.region.dynamic != "True"
 
 
 def pinned(found: Recompile | None) -> bool:
@@ -318,12 +319,11 @@ def pinned(found: Recompile | None) -> bool:
 
 
 def from_recompile(found: Recompile, guard: PredictedGuard) -> Risk | None:
-    """The risk of a recompile the runs found: its guard, evidence and count (None below 2, and
-    None for the one recompile after which automatic dynamic makes the value an input: an int
-    or float argument, cell or object field, a tensor's size, as ``assess`` leaves them)."""
+    """The risk of a recompile the runs found: its guard, evidence and count (None below 2).
+    The one recompile after which automatic dynamic makes the value an input (an int or float
+    argument, cell or object field, a tensor's size) is a risk of 2 graphs: torch compiles the
+    second graph, as the lab measures (``bounded``)."""
     if found.graphs is not None and found.graphs < 2:
-        return None
-    if found.graphs is not None and automatic_dynamic(found):
         return None
     kind = found.guard.value_kind
     if found.guard.kind == "TENSOR_MATCH":

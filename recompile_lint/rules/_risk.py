@@ -57,8 +57,11 @@ def cost(risk: Risk) -> str:
             f"every new value fails the guard on `{source}` and compiles another graph; after {RECOMPILE_LIMIT} "
             f"recompiles `{region}` falls back to eager for good (unbounded)"
         )
-    if risk.value_kind == "float" and risk.graphs == 2:
-        return "the first change recompiles once, then the value becomes a graph input (bounded: 2 graphs)"
+    values = risk.evidence.values
+    if risk.graphs == 2 and (risk.value_kind == "float" or values is None or values > 2):
+        # More values than graphs: automatic dynamic made it an input after one recompile.
+        what = "its size becomes symbolic" if risk.guard.guard.kind == "TENSOR_MATCH" else "the value becomes a graph input"
+        return f"the first change recompiles once, then {what} (bounded: 2 graphs)"
     return f"each of its values compiles its own graph (bounded: {risk.graphs} graphs)"
 
 

@@ -72,7 +72,8 @@ def main(x, names):
         return (
             (guard.storage.kind == "parameter" or (guard.storage.kind == "closure" and risk.run))
             and not guard.storage.length
-            and guard.guard.kind == "CONSTANT_MATCH"
+            # An Enum member is guarded by its identity (``___check_obj_id``), a constant too.
+            and (guard.guard.kind == "CONSTANT_MATCH" or (guard.guard.kind == "ID_MATCH" and risk.value_kind == "enum"))
             # A range() bound is RCL106's; the length of a list that shapes a tensor is a rank (RCL201).
             and guard.specialized not in ("a range() bound", "the length of a Python list")
         )
@@ -81,7 +82,10 @@ def main(x, names):
         guard = risk.guard
         name = guard.storage.name + "".join(guard.storage.members)
         region = risk.region.name
-        if risk.value_kind == "str":
+        if risk.value_kind == "enum":
+            why = "an Enum member is guarded by its identity and never becomes symbolic"
+            fix = "pass the member's value as an int or a tensor, or compile one function per member and pick it outside"
+        elif risk.value_kind == "str":
             why = "a str never becomes symbolic"
             fix = "map the strings to an int or a tensor outside, or compile one function per value and pick it outside"
         elif guard.specialized == "dynamic=False":

@@ -76,6 +76,7 @@ class Execution:
         self._entered: set[tuple[str, str]] = set()  # functions compiled code ran
         self._values: dict[tuple[tuple, str], list[object]] = {}  # a guard's values at its region's calls, per run
         self._held: set[tuple[tuple, str]] = set()  # guards some run saw change (never held)
+        self._holders: set[tuple[tuple, str]] = set()  # sources a run read holding a partial, a bound method, a module
         self.ran: set[tuple[str, int]] = set()  # statements some run executed
         self._ran: set[str] = set()  # entry files run so far
         self._entries: EntryFinder | None = None
@@ -104,6 +105,16 @@ class Execution:
         if self._region_calls.get(region_key(guard.region), 0) < 1 or (guard.function.path, guard.function.qualname) not in self._entered:
             return False  # the function that reads it never ran in compiled code: nothing known
         return (guard.read.path, guard.read.line) not in self.traced
+
+    def holds_object(self, guard: PredictedGuard) -> bool:
+        """Whether compiled code read the guard's source holding a ``functools.partial``, a
+        bound method or an ``nn.Module``: Dynamo guards what it holds (``.keywords['k']``,
+        ``.__self__.k``, a layer's parameters, which the runs evaluate), never the object as a
+        constant, so a ``CONSTANT_MATCH`` the guard model predicts on it does not exist."""
+        if not self.enabled:
+            return False
+        self.run_entries_of(guard.region)
+        return (region_key(guard.region), guard.guard.source) in self._holders
 
     def entry_files(self, region: CompiledRegion) -> list[str]:
         """The files whose runs may call the region: its own, and those that import them (a
@@ -150,6 +161,7 @@ class Execution:
             for caches in self.run_entry(self._project, path):  # type: ignore[arg-type]
                 self.calls += caches.calls
                 self._entered |= caches.entered
+                self._holders |= caches.holders
                 for key, count in caches.region_calls.items():
                     self._region_calls[key] = self._region_calls.get(key, 0) + count
                 for source_key, values in caches.values.items():

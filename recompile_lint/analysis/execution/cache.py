@@ -19,6 +19,7 @@ from recompile_lint.analysis.execution.frames import Frame, OutOfBudget
 from recompile_lint.analysis.execution.interpreter import Observer
 from recompile_lint.analysis.execution.values import (
     TOP,
+    BoundMethod,
     ClassValue,
     CodeRef,
     CompiledValue,
@@ -28,7 +29,9 @@ from recompile_lint.analysis.execution.values import (
     Instance,
     ListValue,
     ModuleValue,
+    Partial,
     Sym,
+    TupleValue,
     definitely_different,
     kind_of,
 )
@@ -67,10 +70,11 @@ def parse_source(source: str) -> tuple[str, str, list[tuple[str, object]]] | Non
         else:
             steps.append(("key", int(index)))
         rest = rest[step.end() :]
-    # ``_modules['blocks']``: Dynamo's spelling of a submodule, an attribute of the module.
+    # ``_modules['blocks']``, ``_parameters['weight']``, ``_buffers['mean']``: Dynamo's spelling
+    # of a submodule, a parameter and a buffer, each an attribute of the module.
     merged: list[tuple[str, object]] = []
     for kind, value in steps:
-        if merged and merged[-1] == ("attr", "_modules") and kind == "key":
+        if merged and merged[-1] in (("attr", "_modules"), ("attr", "_parameters"), ("attr", "_buffers")) and kind == "key":
             merged[-1] = ("attr", str(value))
         else:
             merged.append((kind, value))
@@ -88,6 +92,7 @@ class Observed:
     use: str = ""  # a use that keeps it a constant of the graph (``range-bound``, ``op-view``)
     argument: bool = False  # ``L['name']``: one of the compiled frame's arguments (not a cell)
     inside: bool = False  # a write that changes it runs in compiled code
+    options: tuple[tuple[str, str], ...] = ()  # the options the run's compile call was given
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,7 @@ class Recompile:
     use: str = ""
     argument: bool = False
     values: tuple[object, ...] = ()  # the guarded values at the calls that compiled
+    calls: int = 0  # the region's calls in the run (more than ``values``: some hit a cached entry)
 
 
 class RegionCaches(Observer):
@@ -116,9 +122,11 @@ class RegionCaches(Observer):
         self.entries: dict[tuple, list[dict[str, GuardRead]]] = {}
         self.observed: dict[tuple[tuple, str], Observed] = {}
         self.region_calls: dict[tuple, int] = {}  # calls of each region whose body ran
+        self.options: dict[tuple, tuple[tuple[str, str], ...]] = {}  # each region's options, as the run passed them
         # Every value each guard had at the calls of its region (sameness, see ``held``).
         self.values: dict[tuple[tuple, str], list[object]] = {}
         self.entered: set[tuple[str, str]] = set()  # (file, qualname) of the functions compiled code ran
+        self.holders: set[tuple[tuple, str]] = set()  # (region, source) read holding a partial, a bound method, a module
         self.calls = 0
 
     def regions_called(self, compiled: CompiledValue, function: Function) -> list[CompiledRegion]:
@@ -140,6 +148,8 @@ class RegionCaches(Observer):
     def on_compiled_call(self, interpreter, compiled: CompiledValue, function: Function, bound: dict[str, object], where: Location) -> None:
         self.calls += 1
         keys = [region_key(region) for region in self.regions_called(compiled, function)]
+        for key in keys:
+            self.options.setdefault(key, compiled.options)
         self.tracer.begin(keys, function, bound, where)
 
     def on_compiled_end(self, interpreter) -> None:
@@ -169,6 +179,7 @@ class RegionCaches(Observer):
         or it compiles another (a guard whose value differs from every entry's made it)."""
         guards = trace.guards
         self.region_calls[key] = self.region_calls.get(key, 0) + 1
+        self.holders.update((key, source) for source in trace.holders)
         for source, guard in guards.items():
             self.values.setdefault((key, source), []).append(guard.value)
         entries = self.entries.setdefault(key, [])
@@ -183,6 +194,7 @@ class RegionCaches(Observer):
             if observed is None:
                 observed = Observed(values=[held[0].value], guard=held[0])
                 observed.argument = _root_name(source) in trace.bound and source.startswith("L[")
+                observed.options = self.options.get(key, ())
                 self.observed[(key, source)] = observed
             observed.values.append(guard.value)
             observed.use = observed.use or trace.concrete.get(source, "") or trace.concrete.get(_strip(source), "")
@@ -220,7 +232,8 @@ class RegionCaches(Observer):
             assert guard is not None
             count = self.count(key, observed)
             graphs = graphs_of(region, guard, observed, count)
-            out.append(Recompile(region, guard, self._evidence(region, observed, count, guard), graphs, observed.use, observed.argument, tuple(observed.values)))
+            evidence = self._evidence(region, observed, count, guard)
+            out.append(Recompile(region, guard, evidence, graphs, observed.use, observed.argument, tuple(observed.values), self.region_calls.get(key, 0)))
         return out
 
     def evidence(self) -> dict[tuple[tuple, str], Evidence]:
@@ -271,6 +284,8 @@ def _counter(values: list[object]) -> bool:
 def _kind(value: object) -> str:
     if isinstance(value, TensorMeta):
         return "tensor"
+    if isinstance(value, Instance):
+        return "enum"  # the only objects a guard holds (``ID_MATCH`` on a member)
     if isinstance(value, CodeRef):
         return "function"
     return kind_of(value)
@@ -296,6 +311,8 @@ def differs(a: object, b: object) -> bool:
     where ``None`` was (and back)."""
     if isinstance(a, CodeRef) and isinstance(b, CodeRef):
         return a != b
+    if isinstance(a, Instance) and isinstance(b, Instance):
+        return a != b  # Enum members (``ID_MATCH``): each is an object of its own
     if isinstance(a, TensorMeta) and isinstance(b, TensorMeta):
         return bool(tensor_change(a, b))
     if isinstance(a, TensorMeta) or isinstance(b, TensorMeta):
@@ -346,6 +363,11 @@ def evaluate(interpreter, source: str, function: Function, bound: dict[str, obje
     for kind, step in steps:
         if isinstance(value, CompiledValue) and isinstance(value.target, Instance):
             value = value.target  # OptimizedModule: its attributes are the original's
+        if isinstance(value, (Partial, BoundMethod, TupleValue, _Keywords)):
+            # What a partial or a bound method holds is fixed when it is made: the write that
+            # set the holder set it too.
+            value = _held(value, kind, step)
+            continue
         store = _store_of(interpreter, value)
         if kind == "attr" and isinstance(value, Instance) and not heap.has(value.addr, step):
             value, origin = _quiet_attribute(interpreter, value, str(step)), None
@@ -354,6 +376,35 @@ def evaluate(interpreter, source: str, function: Function, bound: dict[str, obje
             return TOP, None
         value, origin = heap.read(store, step), heap.origin(store, step)
     return value, origin
+
+
+@dataclass(frozen=True)
+class _Keywords:
+    """``p.keywords`` of a partial, while ``evaluate`` walks a source."""
+
+    items: tuple[tuple[str, object], ...]
+
+
+def _held(value: object, kind: str, step: object) -> object:
+    """One step into what a partial (``.func``, ``.args[i]``, ``.keywords['k']``), a bound
+    method (``.__self__``, ``.__func__``) or a tuple holds; top for any other step."""
+    if isinstance(value, Partial) and kind == "attr":
+        if step == "func":
+            return value.function
+        if step == "args":
+            return TupleValue(value.args)
+        if step == "keywords":
+            return _Keywords(value.keywords)
+    if isinstance(value, BoundMethod) and kind == "attr":
+        if step == "__self__":
+            return value.receiver
+        if step == "__func__":
+            return value.function
+    if isinstance(value, TupleValue) and kind == "key" and isinstance(step, int) and -len(value.elements) <= step < len(value.elements):
+        return value.elements[step]
+    if isinstance(value, _Keywords) and kind == "key":
+        return dict(value.items).get(str(step), TOP)
+    return TOP
 
 
 def _store_of(interpreter, value: object) -> int | None:
@@ -397,6 +448,19 @@ _USES = {
     "str": ("branch", "dict-key", "getattr", "len"),
 }
 _LAB_USES = {"op-interpolate": ("op-interpolate-size", "op-interpolate-scale")}
+# Uses of a tensor's size that stay concrete under ``dynamic=True`` (the lab's tensor-size rows).
+SIZE_PINNED_USES = frozenset({"op-split", "range-bound", "iteration"})
+_LITERALS = ("True", "False", "None")
+
+
+def option(region: CompiledRegion, observed: Observed, name: str) -> str | None:
+    """A compile option of the region: as the run's compile call got it where that is a literal
+    (``register(fn)`` calling ``torch.compile(fn, dynamic=False)`` in a wrapper whose call is
+    the region's site), else as written at the site (None when absent)."""
+    ran = dict(observed.options).get(name)
+    if ran in _LITERALS:
+        return ran
+    return region.site.option(name)
 
 
 def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None) -> int | None:
@@ -410,12 +474,19 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     measured_count = _measured(region, guard, observed, count)
     if measured_count != "unmeasured":
         return measured_count  # type: ignore[return-value]
-    dynamic = region.dynamic
+    dynamic = option(region, observed, "dynamic")
     if guard.kind in ("ID_MATCH", "LENGTH_CHECK"):
         return count
     if guard.kind == "TENSOR_MATCH":
         change = _tensor_change(observed)
+        if change == "size" and _held_value(guard.source)[1] == "parameter-shapes":
+            return count  # parameters keep static shapes: one graph per shape
         if change == "size":
+            if dynamic == "True" and observed.use in SIZE_PINNED_USES:
+                # Symbolic from the first call, but the op needs the size as a Python int: a
+                # guard on it (measured, ``dynamic=True``: ``split`` 2 graphs, ``range()`` and
+                # unrolling one per size).
+                return 2 if observed.use == "op-split" else count
             return count if dynamic == "False" else 1 if dynamic == "True" else 2
         return count
     kind = _value_kind(observed)
@@ -453,10 +524,30 @@ def _tensor_change(observed: Observed) -> str:
     return ""
 
 
+# What a guard's source reads of a value that holds others, and the lab's type for that value:
+# a bound method's receiver field, a partial's bound argument, a layer's parameter.
+_HELD = (
+    (re.compile(r"\.__self__\.\w+$"), "bound-method"),
+    (re.compile(r"\.(?:keywords\['[^'\]]*'\]|args\[\d+\])$"), "partial"),
+    (re.compile(r"\._parameters\['[^'\]]*'\]$"), "parameter-shapes"),
+)
+
+
+def _held_value(source: str) -> tuple[str, str]:
+    """``L['f'].__self__.k`` -> (``L['f']``, "bound-method"); a source that reads no held value
+    -> (the source, "")."""
+    for pattern, type_ in _HELD:
+        match = pattern.search(source)
+        if match is not None:
+            return source[: match.start()], type_
+    return source, ""
+
+
 def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None) -> list[tuple[str, str, str, str, str]]:
     """The lab's cells (location, type, use, options, change) the guard may be in; empty where
     the run cannot name them in the lab's terms."""
-    parsed = parse_source(_strip(guard.source))
+    holder, held = _held_value(_strip(guard.source))
+    parsed = parse_source(holder)
     if parsed is None:
         return []
     root, _, steps = parsed
@@ -479,11 +570,19 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         locations = ["list-element"]
     else:
         return []
-    if guard.kind == "CONSTANT_MATCH":
+    if held == "parameter-shapes" and guard.kind != "TENSOR_MATCH":
+        return []
+    if held:
+        type_ = held
+        uses: tuple[str, ...] = ("arithmetic",)  # the lab calls the callable or the layer
+    elif guard.kind == "CONSTANT_MATCH":
         type_ = _value_kind(observed)
         if type_ not in _USES and type_ != "none-or-tensor":
             return []
-        uses: tuple[str, ...] = ("branch",) if guard.branch or type_ == "none-or-tensor" else _USES[type_]
+        uses = ("branch",) if guard.branch or type_ == "none-or-tensor" else _USES[type_]
+    elif guard.kind == "ID_MATCH" and isinstance(guard.value, Instance):
+        type_ = "enum"
+        uses = ("branch",) if guard.branch else ("arithmetic", "branch", "dict-key")
     elif guard.kind == "ID_MATCH":
         code = guard.value
         type_ = "lambda" if isinstance(code, CodeRef) and "<lambda" in code.qualname else "function"
@@ -500,8 +599,8 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         return []
     if observed.use:
         uses = _LAB_USES.get(observed.use, (observed.use,))
-    fullgraph = region.site.option("fullgraph")
-    dynamic = region.dynamic
+    fullgraph = option(region, observed, "fullgraph")
+    dynamic = option(region, observed, "dynamic")
     if fullgraph == "True":
         if dynamic not in (None, "None"):
             return []

@@ -9,11 +9,15 @@ depends on the value's kind. The ``Tracer`` follows the same mechanism on the ab
   module (read by an inlined helper) ``G['__import_pkg_dot_mod'].name``; an attribute of a
   sourced value is ``<source>.attr``, an item ``<source>['k']`` / ``<source>[0]``. An inlined
   call's parameters keep their caller's sources (a bound method's receiver is its
-  ``.__self__``, a partial's bound values its ``.keywords['k']`` / ``.args[0]``); a local the
-  frame assigns itself has none (Dynamo built it);
+  ``.__self__``, a partial's bound values its ``.keywords['k']`` / ``.args[0]``); a submodule
+  of an ``nn.Module`` is ``<source>._modules['name']``; a local the frame assigns itself has
+  none (Dynamo built it);
 * guards, by kind: a Python int, float, str, bool or None is a ``CONSTANT_MATCH`` on its value;
-  a project function (a ``def`` or a lambda) an ``ID_MATCH`` on ``<source>.__code__``; a tensor
-  a ``TENSOR_MATCH`` (rank and sizes, dtype, device, ``requires_grad``); a list or tuple a
+  a project function (a ``def`` or a lambda) an ``ID_MATCH`` on ``<source>.__code__``, an Enum
+  member one on ``<source>`` (``___check_obj_id``); a tensor
+  a ``TENSOR_MATCH`` (rank and sizes, dtype, device, ``requires_grad``), and so is each
+  parameter of a library layer compiled code calls (``<layer>._parameters['weight']``, static
+  shapes); a list or tuple a
   ``LENGTH_CHECK`` on ``len(<source>)``, a dict one where its keys are used (``len()``,
   iteration);
 * uses that keep an int or float a constant of the graph even where automatic dynamic shapes
@@ -95,7 +99,15 @@ class GuardRead:
             return self.value.kind
         if self.kind == "CONSTANT_MATCH" and isinstance(self.value, Sym):
             return self.value.kind
+        if self.kind == "ID_MATCH" and isinstance(self.value, Instance):
+            return "enum"
         return {"ID_MATCH": "function", "TENSOR_MATCH": "tensor", "LENGTH_CHECK": "length"}.get(self.kind, "")
+
+
+def _is_enum_member(interpreter, value: Instance) -> bool:
+    """An Enum's member: an instance of an ``enum.Enum`` subclass (``records.class_defined``
+    makes each member one, with ``_name_``)."""
+    return interpreter.heap.has(value.addr, "_name_") and any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in interpreter.mro(value.cls))
 
 
 @dataclass(frozen=True)
@@ -118,6 +130,9 @@ class Trace:
     where: Location
     guards: dict[str, GuardRead] = field(default_factory=dict)
     concrete: dict[str, str] = field(default_factory=dict)  # source -> the concrete use seen
+    # Sources read holding a partial, a bound method or an ``nn.Module``: Dynamo guards what
+    # they hold (``.keywords['k']``, ``.__self__.k``, parameters), never the object as a constant.
+    holders: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -141,8 +156,10 @@ class Tracer:
         self.compiled_frames: set[int] = set()  # locals addresses of the compiled frames
         self._pending: _Pending | None = None
         self._root = False  # the next frame of the compiled function is the compiled call's own
-        self._roles: dict[CodeRef, tuple[set[int], set[int]]] = {}
+        self._roles: dict[CodeRef, tuple[set[int], set[int], dict[int, int]]] = {}
+        self._seen: dict[int, object] = {}  # node -> the value traced code last read there
         self._frame_code: dict[int, CodeRef] = {}  # locals address of each traced frame -> its code
+        self._bases: dict[int, object] = {}  # attribute node -> the object its last traced read was on
 
     # ---- a compiled call ---------------------------------------------------------------
 
@@ -202,6 +219,9 @@ class Tracer:
             base = self.source_of(interpreter, frame, node.value)
             if base is None or id(node) in self._computed:
                 return None
+            owner = self._bases.get(id(node))
+            if self._submodule(interpreter, owner, node.attr):
+                return f"{base[0]}._modules[{node.attr!r}]", True  # Dynamo's spelling of a submodule
             return f"{base[0]}.{node.attr}", base[1] or self._module_owner(interpreter, frame, node.value)
         if isinstance(node, ast.Subscript):
             base = self.source_of(interpreter, frame, node.value)
@@ -234,6 +254,14 @@ class Tracer:
             return None
         return f"G['__import_{module.name.replace('.', '_dot_')}'].{name}", False
 
+    @staticmethod
+    def _submodule(interpreter, owner: object, attr: str) -> bool:
+        """Whether ``owner.attr`` is a submodule an ``nn.Module`` holds (``self.proj``)."""
+        if not (isinstance(owner, Instance) and interpreter.is_nn_module(owner.cls)):
+            return False
+        value = interpreter.heap.read(owner.addr, attr, None)
+        return isinstance(value, Instance) and interpreter.is_nn_module(value.cls)
+
     def _module_owner(self, interpreter, frame, node: ast.expr) -> bool:
         """Whether the value ``node`` names is an ``nn.Module`` instance (read without effects:
         only names, so nothing runs twice)."""
@@ -252,20 +280,29 @@ class Tracer:
             return
         self._pending = None  # a read ends any call or property the sources were kept for
         trace = self.traces[-1]
+        self._seen[id(node)] = value
         found = self.source_of(interpreter, frame, node)
         if found is None:
             return
         source, module_rooted = found
+        if isinstance(value, (Partial, BoundMethod)) or (isinstance(value, Instance) and interpreter.is_nn_module(value.cls)):
+            trace.holders.add(source)
         read = interpreter.location(frame, node, "read")
-        keys, tests = self._node_roles(interpreter, frame)
+        keys, tests, subscripts = self._node_roles(interpreter, frame)
         branch = id(node) in tests
         guard: GuardRead | None = None
         if isinstance(value, Const):
             guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch)
+            if id(node) in subscripts and isinstance(self._seen.get(subscripts[id(node)]), DictValue):
+                trace.concrete.setdefault(source, "dict-key")  # a dict looks its key up by value
         elif isinstance(value, Sym) and value.origin == "iteration":
             guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch)
         elif isinstance(value, Function):
             guard = GuardRead(f"{source}.__code__", "ID_MATCH", value.code, read)
+        elif isinstance(value, Instance) and _is_enum_member(interpreter, value) and not (id(node) in subscripts and source.startswith("L[")):
+            # ``___check_obj_id(G['mode'], ...)``: an Enum member is guarded by its identity
+            # (measured on torch 2.13: not a local one that only indexes a dict, ``W[mode]``).
+            guard = GuardRead(source, "ID_MATCH", value, read, module_rooted, branch=branch)
         elif isinstance(value, TensorValue):
             guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, branch=branch)
             if id(node) in keys:
@@ -284,6 +321,7 @@ class Tracer:
             return
         if isinstance(base, CompiledValue):
             base = base.target
+        self._bases[id(node)] = base
         if isinstance(base, Instance) and not interpreter.heap.has(base.addr, node.attr) and isinstance(interpreter.class_attribute(base.cls, node.attr), Property):
             self._computed.add(id(node))
             self._pending = _Pending(frame.locals, [], {}, self.source_of(interpreter, frame, node.value))
@@ -331,23 +369,45 @@ class Tracer:
         if isinstance(callee, CompiledValue):
             target = callee.target
         if isinstance(target, BoundMethod):
-            if isinstance(node.func, ast.Attribute):
-                receiver = self.source_of(interpreter, frame, node.func.value)
+            if isinstance(node.func, ast.Attribute) and self._bases.get(id(node.func)) == target.receiver:
+                receiver = self.source_of(interpreter, frame, node.func.value)  # ``obj.method(x)``: bound at the lookup
             elif callee_source is not None:
-                receiver = (f"{callee_source}.__self__", rooted)
+                receiver = (f"{callee_source}.__self__", rooted)  # a bound method held somewhere (``cfg.fn(x)``)
         elif isinstance(target, Instance):
             receiver = found_callee  # ``obj(x)``: ``__call__`` / ``forward`` bound to it
+            if found_callee is not None and not target.cls.path and interpreter.is_nn_module(target.cls):
+                self._parameters(interpreter, frame, node, target, found_callee)
         elif isinstance(target, Partial) and callee_source is not None:
             bound = [(f"{callee_source}.args[{i}]", rooted) for i in range(len(target.args))]
             arg_sources = bound + arg_sources
             for key, _ in target.keywords:
                 kw_sources.setdefault(key, (f"{callee_source}.keywords[{key!r}]", rooted))
+            # Dynamo guards a partial's bound values where it calls the partial (the line it
+            # names when one fails), whatever the callee does with them.
+            read = interpreter.location(frame, node, "read")
+            held = [(f"{callee_source}.args[{i}]", v) for i, v in enumerate(target.args)]
+            held += [(f"{callee_source}.keywords[{k!r}]", v) for k, v in target.keywords]
+            for source, value in held:
+                if isinstance(value, Const) or (isinstance(value, Sym) and value.origin == "iteration"):
+                    trace.guards.setdefault(source, GuardRead(source, "CONSTANT_MATCH", value, read, rooted))
         elif isinstance(target, Partial):
             arg_sources = [None] * len(target.args) + arg_sources
         if isinstance(target, ClassValue):
             receiver = None
         pending = _Pending(frame.locals, arg_sources, kw_sources, receiver)
         self._pending = pending
+
+    def _parameters(self, interpreter, frame, node: ast.Call, layer: Instance, source: tuple[str, bool]) -> None:
+        """Traced code calls a library layer (``nn.Linear``): Dynamo inlines its ``forward``,
+        which reads each parameter, a ``TENSOR_MATCH`` on ``<layer>._parameters['name']`` with
+        static shapes (``force_parameter_static_shapes``). Measured on torch 2.13, a shape change
+        is reported on the parameter the layer registers last (``bias`` before ``weight``)."""
+        trace = self.traces[-1]
+        read = interpreter.location(frame, node, "read")
+        params = [(name, value) for name, value in interpreter.heap.slots(layer.addr).items() if isinstance(name, str) and isinstance(value, TensorValue)]
+        for name, value in reversed(params):
+            guard = GuardRead(f"{source[0]}._parameters[{name!r}]", "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, source[1])
+            trace.guards.setdefault(guard.source, guard)
 
     def _length(self, interpreter, value: object) -> int | None:
         if isinstance(value, TupleValue):
@@ -357,20 +417,24 @@ class Tracer:
             return None
         return len([k for k in slots if k != "__unknown__"])
 
-    def _node_roles(self, interpreter, frame) -> tuple[set[int], set[int]]:
+    def _node_roles(self, interpreter, frame) -> tuple[set[int], set[int], dict[int, int]]:
         """Ids of the nodes of the running function whose dict keys compiled code uses (the
         argument of ``len()`` and the unrolling builtins, the iterable of a ``for``, the object
-        of ``.keys()`` / ``.items()`` / ``.values()``), and of the nodes in its branches' tests."""
+        of ``.keys()`` / ``.items()`` / ``.values()``), of the nodes in its branches' tests, and
+        of the keys it subscripts with (``W[mode]``, each mapped to its container's node)."""
         key = self._frame_code.get(frame.locals)
         if key is None:
-            return set(), set()
+            return set(), set(), {}
         found = self._roles.get(key)
         if found is not None:
             return found
         tree = interpreter.codes.get(key)
         keys: set[int] = set()
         tests: set[int] = set()
+        subscripts: dict[int, int] = {}
         for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Subscript):
+                subscripts[id(node.slice)] = id(node.value)
             if isinstance(node, (ast.For, ast.comprehension)):
                 keys.add(id(node.iter))
             elif isinstance(node, ast.Call):
@@ -381,6 +445,6 @@ class Tracer:
                     keys.add(id(func.value))
             elif isinstance(node, (ast.If, ast.While, ast.IfExp)):
                 tests.update(id(inner) for inner in ast.walk(node.test))
-        found = (keys, tests)
+        found = (keys, tests, subscripts)
         self._roles[key] = found
         return found

@@ -1,10 +1,13 @@
 """``torch.compile`` in every form: ``torch.compile(fn)``, ``torch.compile(model, **options)``,
 ``@torch.compile``, ``@torch.compile(**options)``, ``torch._dynamo.optimize(...)(fn)``,
-``model.compile()``; and ``torch.compiler.is_compiling()``, ``torch.compiler.disable``."""
+``model.compile()``; and ``torch.compiler.is_compiling()``, ``torch.compiler.disable``,
+``torch._dynamo.mark_dynamic``."""
 
 from __future__ import annotations
 
-from recompile_lint.analysis.execution.values import TOP, CompiledValue, Const, Instance, ModuleValue, Partial
+from dataclasses import replace
+
+from recompile_lint.analysis.execution.values import TOP, CompiledValue, Const, Instance, ListValue, ModuleValue, Partial, TensorValue, TupleValue
 
 COMPILE = ModuleValue("torch.compile")
 EAGER = ModuleValue("execution.eager")
@@ -54,6 +57,29 @@ def eager(interp, frame, args, kwargs, node) -> object:
         interp.compiling = compiling
 
 
+def mark_dynamic(interp, frame, args, kwargs, node) -> object:
+    """``torch._dynamo.mark_dynamic(t, 1)``: that size of the tensor is symbolic from the first
+    compile, so no guard compares it: the run no longer knows it (None)."""
+    if len(args) < 2 or not isinstance(args[0], TensorValue) or args[0].sizes is None:
+        return Const(None)
+    dims = args[1]
+    if isinstance(dims, Const):
+        wanted = [dims.value]
+    elif isinstance(dims, TupleValue):
+        wanted = [d.value for d in dims.elements if isinstance(d, Const)]
+    elif isinstance(dims, ListValue):
+        wanted = [d.value for d in (interp.items(dims) or []) if isinstance(d, Const)]
+    else:
+        wanted = []
+    tensor = args[0]
+    rank = len(tensor.sizes)  # type: ignore[arg-type]
+    marked = {d % rank for d in wanted if type(d) is int and -rank <= d < rank}
+    if marked:
+        sizes = tuple(None if i in marked else size for i, size in enumerate(tensor.sizes))  # type: ignore[arg-type]
+        interp.replace_tensor(tensor, replace(tensor, sizes=sizes), None)
+    return Const(None)
+
+
 HANDLERS = {
     "torch.compile": compile_,
     "torch._dynamo.optimize": optimize,
@@ -64,4 +90,6 @@ HANDLERS = {
     "torch.compiler.disable": disable,
     "torch._dynamo.disable": disable,
     "execution.eager": eager,
+    "torch._dynamo.mark_dynamic": mark_dynamic,
+    "torch._dynamo.maybe_mark_dynamic": mark_dynamic,
 }

@@ -1,0 +1,459 @@
+"""The values compiled code reaches through another: a bound method held somewhere, a
+library layer's parameters, a compile wrapper's options, and what they cost
+(``execution/dynamo.py``, ``execution/cache.py``)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from recompile_lint.analysis.execution.cache import Observed, graphs_of, lab_cells
+from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta
+from recompile_lint.analysis.execution.values import Const
+from recompile_lint.models import Location
+
+from test_execution_guards import lint, traced, write
+
+
+def test_a_bound_method_held_in_an_attribute_guards_its_receiver_through_dunder_self():
+    [call] = traced(
+        """
+        import torch
+        class Scaler:
+            def __init__(self, k):
+                self.k = k
+            def scale(self, t):
+                return t * self.k
+        class Spec:
+            def __init__(self):
+                self.fn = Scaler(3).scale
+                self.k = 5
+            def own(self, t):
+                return t * self.k
+        def apply(t, spec):
+            return spec.fn(t) + spec.own(t)
+        torch.compile(apply)(torch.randn(2), Spec())
+        """
+    )
+    # ``spec.fn`` is held by the object: its receiver is the method's ``__self__``;
+    # ``spec.own`` is bound at the lookup: its receiver is ``spec`` itself.
+    assert call["L['spec'].fn.__self__.k"].value == Const(3)
+    assert call["L['spec'].k"].value == Const(5)
+    assert "L['spec'].k" in call and not any(s.startswith("L['spec'].fn.k") for s in call)
+
+
+def test_a_library_layer_called_in_compiled_code_guards_its_parameters_spelled_as_dynamo_does():
+    [call] = traced(
+        """
+        import torch
+        from torch import nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(8, 2)
+            def forward(self, x):
+                return self.proj(x)
+        net = Net()
+        torch.compile(net)(torch.randn(4, 8))
+        """
+    )
+    weight = call["L['self']._modules['proj']._parameters['weight']"]
+    bias = call["L['self']._modules['proj']._parameters['bias']"]
+    assert (weight.kind, weight.value.sizes, bias.value.sizes) == ("TENSOR_MATCH", (2, 8), (2,))
+    assert bias.module_rooted
+    # The layer's last registered parameter comes first: torch 2.13 reports a shape change on it.
+    sources = [s for s in call if "_parameters" in s]
+    assert sources == ["L['self']._modules['proj']._parameters['bias']", "L['self']._modules['proj']._parameters['weight']"]
+
+
+def test_a_layer_swapped_for_one_of_another_shape_recompiles_per_shape(tmp_path):
+    program = """
+    import torch
+    from torch import nn
+
+    LAYERS = (nn.Linear(8, 2), nn.Linear(8, 3), nn.Linear(8, 4))
+
+    def make():
+        layer = nn.Linear(8, 2)
+
+        @torch.compile(backend="eager")
+        def run(x):
+            return x + layer(x).sum()
+
+        def swap(value):
+            nonlocal layer
+            layer = value
+
+        return run, swap
+
+    def main():
+        run, swap = make()
+        for i in range(12):
+            swap(LAYERS[{order}])
+            run(torch.randn(8, 8))
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = lint(write(tmp_path, {"run.py": program.format(order="i % 3")}))
+    assert (finding.severity.value, finding.guard.source, finding.line) == ("warning", "L['layer']._parameters['bias']", 12)
+    assert "3 graphs" in finding.message  # parameters keep static shapes: one graph per shape
+    assert lint(write(tmp_path, {"run.py": program.format(order="0")})) == []  # the same shape every call
+
+
+def test_a_compile_wrapper_s_options_are_the_ones_its_call_passed(tmp_path):
+    program = """
+    import torch
+
+    REGISTRY = {{}}
+
+    def register(name, fn):
+        REGISTRY[name] = torch.compile(fn, backend="eager"{options})
+        return REGISTRY[name]
+
+    class Scaler:
+        def __init__(self, k):
+            self.k = k
+
+        def apply(self, t):
+            return t * self.k
+
+    def step(x, fn):
+        return x + fn(x)
+
+    def main():
+        register("train", step)
+        fast = REGISTRY["train"]
+        for i in range(12):
+            fast(torch.randn(4), Scaler(i + 2).apply)
+
+    if __name__ == "__main__":
+        main()
+    """
+    # The region's site is the ``register(...)`` call; ``dynamic=False`` is inside the wrapper.
+    [finding] = lint(write(tmp_path, {"run.py": program.format(options=", dynamic=False")}))
+    assert (finding.severity.value, finding.guard.source) == ("error", "L['fn'].__self__.k")
+    [finding] = lint(write(tmp_path, {"run.py": program.format(options="")}))
+    assert (finding.severity.value, finding.guard.source) == ("warning", "L['fn'].__self__.k")  # 2 graphs, then an input
+
+
+class _Site:
+    def __init__(self, options):
+        self.options = options
+
+    def option(self, name):
+        return self.options.get(name)
+
+
+class _Region:
+    def __init__(self, **options):
+        self.site = _Site(options)
+
+    @property
+    def dynamic(self):
+        return self.site.option("dynamic")
+
+
+def _read(source: str, kind: str, value: object, rooted: bool = False) -> GuardRead:
+    return GuardRead(source, kind, value, Location("m.py", 3, 0, "read"), rooted)
+
+
+def test_held_values_are_named_in_the_lab_s_cells_by_their_holder():
+    meta = TensorMeta((2,), "torch.float32", "cpu", True)
+    shapes = Observed(values=[meta, TensorMeta((3,), "torch.float32", "cpu", True)])
+    cells = lab_cells(_Region(), _read("L['self']._modules['proj']._parameters['bias']", "TENSOR_MATCH", meta, True), shapes, 2)
+    assert cells == [("module-attribute", "parameter-shapes", "arithmetic", "default", "once")]
+    method = Observed(values=[Const(2), Const(3), Const(4)])
+    cells = lab_cells(_Region(dynamic="False"), _read("L['cfg'].fn.__self__.k", "CONSTANT_MATCH", Const(2)), method, None)
+    assert {c[0] for c in cells} == {"object-attribute", "dataclass-field", "namedtuple-field"}
+    assert {c[1:] for c in cells} == {("bound-method", "arithmetic", "dynamic-false", "every")}
+    part = Observed(values=[Const(2), Const(3)])
+    [cell] = lab_cells(_Region(), _read("G['step'].keywords['k']", "CONSTANT_MATCH", Const(2)), part, 2)
+    assert cell == ("global", "partial", "arithmetic", "default", "once")
+
+
+def test_a_size_an_op_needs_as_a_python_int_recompiles_under_dynamic_true():
+    meta = [TensorMeta((n,), "torch.float32", "cpu", False) for n in (2, 3, 4)]
+    read = _read("G['cfg'].width", "TENSOR_MATCH", meta[0])
+    split = Observed(values=list(meta), use="op-split", options=(("dynamic", "True"),))
+    assert graphs_of(_Region(), read, split, 3) == 2
+    plain = Observed(values=list(meta), options=(("dynamic", "True"),))
+    assert graphs_of(_Region(), read, plain, 3) == 1  # symbolic from the first call
+
+
+def test_a_partial_s_bound_values_are_guarded_where_it_is_called(tmp_path):
+    blocks = """
+    import functools
+
+    def scale_by(t, k):
+        return t * k
+
+    GAIN = functools.partial(scale_by, k=2)
+
+    def score(x):
+        x = x + 1
+        return x + GAIN(x)
+    """
+    program = """
+    import functools
+    import torch
+    import blocks
+
+    SCHEDULE = (functools.partial(blocks.scale_by, k=2), functools.partial(blocks.scale_by, k=3), functools.partial(blocks.scale_by, k=4))
+
+    def main():
+        fast = torch.compile(blocks.score, backend="eager")
+        for i in range(12):
+            blocks.GAIN = {value}
+            fast(torch.randn(4))
+
+    if __name__ == "__main__":
+        main()
+    """
+    call = traced(textwrap.dedent(program.format(value="SCHEDULE[i % 3]")), blocks=textwrap.dedent(blocks))[0]
+    guard = call["G['GAIN'].keywords['k']"]
+    assert (guard.kind, guard.value, guard.read.line) == ("CONSTANT_MATCH", Const(2), 11)  # the partial's call, not ``t * k``
+    files = {"blocks.py": blocks}
+    [finding] = lint(write(tmp_path, {**files, "run.py": program.format(value="SCHEDULE[i % 3]")}))
+    assert (finding.severity.value, finding.guard.source, finding.line) == ("warning", "G['GAIN'].keywords['k']", 11)
+    assert any(loc.role == "write" and loc.line == 11 and loc.path.endswith("run.py") for loc in finding.evidence)  # the write that rebinds it
+    # A new partial each call, made by the same code with the same value: nothing changes.
+    assert lint(write(tmp_path, {**files, "run.py": program.format(value="functools.partial(blocks.scale_by, k=2)")})) == []
+
+
+def test_an_enum_member_is_guarded_by_its_identity(tmp_path):
+    program = """
+    import enum
+    import torch
+
+    class Mode(enum.Enum):
+        TRAIN = 1
+        EVAL = 2
+        TEST = 3
+
+    ORDER = (Mode.TRAIN, Mode.EVAL, Mode.TEST)
+
+    def step(x, mode):
+        if mode is Mode.TRAIN:
+            return x * 2
+        return x
+
+    def main():
+        fast = torch.compile(step, backend="eager")
+        for i in range(12):
+            fast(torch.randn(4), ORDER[{index}])
+
+    if __name__ == "__main__":
+        main()
+    """
+    call = traced(textwrap.dedent(program.format(index="0")))[0]
+    guard = call["L['mode']"]
+    assert (guard.kind, guard.value_kind, guard.branch) == ("ID_MATCH", "enum", True)
+    [finding] = lint(write(tmp_path, {"run.py": program.format(index="i % 3")}))
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "warning", "L['mode']")
+    assert "3 graphs" in finding.message and "identity" in finding.message
+    assert lint(write(tmp_path, {"run.py": program.format(index="0")})) == []  # one member every call
+
+
+def test_an_int_an_argument_holds_used_as_a_range_bound_is_reported_by_range_bound_argument(tmp_path):
+    program = """
+    import torch
+
+    def infer(x, opts):
+        for _ in range(opts[0]):
+            x = x * 0.9
+        return x
+
+    def main():
+        opts = [4]
+        fast = torch.compile(infer, backend="eager")
+        for k in range(12):
+            opts[0] = {value}
+            fast(torch.randn(4), opts)
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = lint(write(tmp_path, {"run.py": program.format(value="4 if k < 6 else 5")}))
+    assert (finding.code, finding.severity.value, finding.guard.source, finding.line) == ("RCL106", "warning", "L['opts'][0]", 5)
+    assert finding.message.startswith("`opts[0]` of argument `opts`")
+    [finding] = lint(write(tmp_path, {"run.py": program.format(value="k + 1")}))
+    assert (finding.code, finding.severity.value) == ("RCL106", "error")  # a range() bound stays a constant
+    assert lint(write(tmp_path, {"run.py": program.format(value="4")})) == []
+
+
+def test_a_local_enum_member_that_only_indexes_a_dict_is_not_guarded():
+    call = traced(
+        """
+        import enum
+        import torch
+        class Mode(enum.Enum):
+            TRAIN = 1
+            EVAL = 2
+        WEIGHTS = {Mode.TRAIN: 1.0, Mode.EVAL: 0.5}
+        def step(x, mode, other):
+            return x * WEIGHTS[mode] * (2 if other is Mode.TRAIN else 1)
+        torch.compile(step)(torch.randn(2), Mode.TRAIN, Mode.EVAL)
+        """
+    )[0]
+    # Measured on torch 2.13: one graph whichever member a local key is (the lab's enum
+    # dict-key cells); the member compared in a branch is guarded.
+    assert "L['mode']" not in call
+    assert call["L['other']"].kind == "ID_MATCH"
+
+
+def test_an_int_used_as_a_dict_key_stays_a_constant_even_where_dynamic_sources_names_it(tmp_path):
+    program = """
+    import torch
+
+    COEFFS = {{1: 1.0, 2: 0.5, 3: 0.3, 4: 0.25, 5: 0.2, 6: 0.16, 7: 0.14, 8: 0.12, 9: 0.11, 10: 0.1, 11: 0.09, 12: 0.08}}
+
+    class Opts:
+        kind = 3
+
+    def step(x, opts):
+        return x * COEFFS[opts.kind]
+
+    def main():
+        opts = Opts()
+        fast = torch.compile(step, backend="eager", dynamic=True)
+        torch.compiler.config.dynamic_sources = "L['opts'].kind"
+        for i in range(12):
+            opts.kind = {value}
+            fast(torch.randn(4), opts)
+
+    if __name__ == "__main__":
+        main()
+    """
+    call = traced(textwrap.dedent(program.format(value="i + 1")))[0]
+    assert call["L['opts'].kind"].kind == "CONSTANT_MATCH"
+    [finding] = lint(write(tmp_path, {"run.py": program.format(value="i + 1")}))
+    assert (finding.severity.value, finding.guard.source, finding.line) == ("error", "L['opts'].kind", 10)
+    assert lint(write(tmp_path, {"run.py": program.format(value="3")})) == []
+
+
+def test_a_global_cycling_over_a_schedule_costs_one_graph_per_value_not_the_limit(tmp_path):
+    program = """
+    import torch
+
+    MODE = "eval"
+    FACTORS = {{"eval": 1.0, "warmup": 0.5, "export": 0.3}}
+    SCHEDULE = ("eval", "warmup", "export")
+
+    def run_layer(x):
+        return x * FACTORS[MODE]
+
+    def main():
+        global MODE
+        fast = torch.compile(run_layer, backend="eager")
+        for k in range(12):
+            MODE = {value}
+            fast(torch.randn(4))
+
+    if __name__ == "__main__":
+        main()
+    """
+    # The write indexes a schedule by the loop variable: the run sees the three values come
+    # back (calls that find a cached entry), so the count is theirs, not the limit.
+    [finding] = lint(write(tmp_path, {"run.py": program.format(value="SCHEDULE[k % 3]")}))
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL101", "warning", "G['MODE']")
+    assert "3 graphs" in finding.message
+    [finding] = lint(write(tmp_path, {"run.py": program.format(value="f'mode{k}'")}))
+    assert (finding.code, finding.severity.value) == ("RCL101", "error")  # a new value at every call
+
+
+def test_a_float_named_by_dynamic_sources_still_recompiles_once(tmp_path):
+    program = """
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rate = {start}
+
+        def forward(self, x):
+            return x * self.rate
+
+    def main():
+        net = Net()
+        net.compile(backend="eager"{options})
+        torch.compiler.config.dynamic_sources = "L['self'].rate"
+        for i in range(12):
+            net.rate = {value}
+            net(torch.randn(4))
+
+    if __name__ == "__main__":
+        main()
+    """
+    floats = {"start": "0.5", "value": "(0.5, 0.75, 1.0)[i % 3]"}
+    [finding] = lint(write(tmp_path, {"run.py": program.format(options="", **floats)}))
+    assert (finding.severity.value, finding.guard.source) == ("warning", "L['self'].rate")
+    assert "2 graphs" in finding.message
+    assert lint(write(tmp_path, {"run.py": program.format(options=", dynamic=True", **floats)})) == []  # symbolic from the first call
+    ints = {"start": "1", "value": "(1, 2, 3)[i % 3]"}
+    assert lint(write(tmp_path, {"run.py": program.format(options="", **ints)})) == []  # an int it names is an input
+
+
+def test_a_module_global_swapped_for_another_of_the_same_shape_is_no_constant(tmp_path):
+    knobs = """
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+
+        def forward(self, t):
+            return self.lin(t)
+
+    def built(module):
+        return module
+
+    heads = built(Block())
+
+    def apply_heads(x):
+        return x + heads(x)
+
+    HEADS = (built(Block()), built(Block()))
+    ORDER = (0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1)
+    """
+    program = """
+    import torch
+    import knobs
+
+    def main():
+        fast = torch.compile(knobs.apply_heads, backend="eager")
+        for i in range(12):
+            knobs.heads = knobs.HEADS[knobs.ORDER[i]]
+            fast(torch.randn(8, 8))
+
+    if __name__ == "__main__":
+        main()
+    """
+    # Dynamo guards the module's parameters (same shapes here), never the module as a
+    # constant: the guard model's CONSTANT_MATCH on ``G['heads']`` is not reported.
+    assert lint(write(tmp_path, {"knobs.py": knobs, "run.py": program})) == []
+
+
+def test_a_size_marked_dynamic_is_no_guard_the_runs_compare(tmp_path):
+    program = """
+    import torch
+
+    @torch.compile
+    def attend(q):
+        return q.softmax(-1)
+
+    def main():
+        for t in (16, 32, 48, 128):
+            q = torch.randn(2, t, 8)
+            {mark}
+            attend(q)
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = lint(write(tmp_path, {"run.py": program.format(mark="pass")}))
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL201", "warning", "L['q']")  # 2 graphs, then symbolic
+    assert lint(write(tmp_path, {"run.py": program.format(mark="torch._dynamo.mark_dynamic(q, 1)")})) == []
+    assert lint(write(tmp_path, {"run.py": program.format(mark="torch._dynamo.mark_dynamic(q, [0, 1])")})) == []
