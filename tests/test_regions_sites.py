@@ -346,6 +346,69 @@ def test_wrappers_of_wrappers_inferred_as_a_fixpoint(tmp_path):
     assert {(os.path.relpath(s.site_path, tmp_path), s.site.span.line) for s in sites if s.wrapper_body} >= {("deep/regional.py", 6), ("deep/regional.py", 7), ("deep/level2.py", 5), ("deep/level3.py", 5), ("deep/engine.py", 6)}
 
 
+# A conversion helper that returns its argument, or a new norm layer when the argument is one.
+CONVERSION = {
+    "norm.py": """
+        import torch
+        from torch import nn
+
+
+        class BatchNormAct2d(nn.BatchNorm2d):
+            def forward(self, x):
+                return x
+
+
+        class SyncBatchNormAct(nn.SyncBatchNorm):
+            def forward(self, x):
+                return x
+
+
+        def convert_sync_batchnorm(module, process_group=None):
+            module_output = module
+            if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+                if isinstance(module, BatchNormAct2d):
+                    module_output = SyncBatchNormAct(module.num_features)
+                else:
+                    module_output = torch.nn.SyncBatchNorm(module.num_features)
+            for name, child in module.named_children():
+                module_output.add_module(name, convert_sync_batchnorm(child, process_group))
+            return module_output
+        """,
+    "train.py": """
+        import torch
+        from torch import nn
+        from norm import BatchNormAct2d, convert_sync_batchnorm
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        def main(loaded):
+            model = Net()
+            model = convert_sync_batchnorm(model)
+            model = torch.compile(model)
+            norm = convert_sync_batchnorm(BatchNormAct2d(4))
+            norm = torch.compile(norm)
+            other = torch.compile(convert_sync_batchnorm(loaded))
+        """,
+}
+
+
+def test_a_value_made_only_for_other_arguments_is_no_candidate(tmp_path):
+    write(tmp_path, CONVERSION)
+    found = by_line(resolve(tmp_path), tmp_path)
+    # The model is no ``_BatchNorm`` (a private torch base, read as a class): the helper
+    # hands it back, and the norm layers it makes for norm layers are no candidates.
+    assert found[("train.py", 14)] == [("module", "train.Net.forward")]
+    # A norm layer's class derives from a torch class that may derive from ``_BatchNorm``:
+    # not decided by name, so both branches stay.
+    assert ("module", "norm.SyncBatchNormAct.forward") in found[("train.py", 16)]
+    # An argument nothing is known of makes no norm layer either: the site says why.
+    assert found[("train.py", 17)] == [("unresolved", "parameter")]
+
+
 def test_unresolved_sites_say_what_to_do(tmp_path):
     write(tmp_path, {"pyproject.toml": "", "m.py": UNRESOLVED})
     cwd = os.getcwd()
