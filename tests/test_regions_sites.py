@@ -316,6 +316,18 @@ DEEP_WRAPPERS = {
             def show(self, model):
                 return describe(model)
         """,
+    "deep/cli.py": """
+        import pytest
+        from deep.regional import compile_regions
+
+
+        def main(model):
+            return compile_regions(model)
+
+
+        if __name__ == "__main__":
+            pytest.main([__file__])
+        """,
     "main.py": """
         from zoo.models import Net, Other
         from deep.level3 import setup
@@ -342,6 +354,8 @@ def test_wrappers_of_wrappers_inferred_as_a_fixpoint(tmp_path):
     # Passing a parameter on to a function that compiles nothing makes no wrapper.
     assert ("main.py", 9) not in found
     assert ("deep/engine.py", 14) not in found
+    # Another library's function of a wrapper's name is none of the project's wrappers.
+    assert ("deep/cli.py", 6) in found and ("deep/cli.py", 10) not in found
     # The wrappers' calls between themselves are listed as their bodies.
     assert {(os.path.relpath(s.site_path, tmp_path), s.site.span.line) for s in sites if s.wrapper_body} >= {("deep/regional.py", 6), ("deep/regional.py", 7), ("deep/level2.py", 5), ("deep/level3.py", 5), ("deep/engine.py", 6)}
 

@@ -75,6 +75,7 @@ class Loader:
         # only the files new to it that call one; at the end, the files parsed before the last
         # wrappers were known and naming one are parsed once again, with all of them known.
         batches = [(candidates, tuple(store.compile_functions))]
+        index.memo["configured-wrappers"] = frozenset(store.compile_functions)  # the user's, before any inferred
         for _ in range(WRAPPER_ROUNDS):
             found = sorted(infer_wrappers(index) - set(store.compile_functions))
             if not found:
