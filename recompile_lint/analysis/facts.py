@@ -84,6 +84,12 @@ class FunctionFacts:
     loop_sources: tuple[tuple[str, str], ...] = ()
     # Name of a parameter the function passes to torch.compile: the function is a wrapper.
     compiles_param: str = ""
+    # (callee text, parameter, where) for each call that hands one of the function's own
+    # parameters on as an argument: where is its position (``"0"``), ``"=name"`` for a keyword,
+    # ``"*"`` for ``*param`` or a position after one (``_compile(module, **kw)``, ``run(*args)``):
+    # the edges over which wrappers of wrappers are inferred without parsing again
+    # (``analysis/wrappers.py``).
+    passes: tuple[tuple[str, str, str], ...] = ()
     # Where the body binds names and attribute chains, for the value flow (``valueflow``):
     # (target, how, line, column, end_line, end_column) with the span of the value expression
     # (``ast`` positions: columns are UTF-8 byte offsets). See ``FLOW_HOWS``.
@@ -1053,6 +1059,20 @@ class _Collector(ast.NodeVisitor):
         scope = self.function_scope()
         if func_text and scope is not None:
             scope[2]["calls"][func_text] = None
+            names = scope[2]["param_names"]
+            if names:
+                starred = False
+                for position, arg in enumerate(node.args):
+                    if isinstance(arg, ast.Starred):
+                        starred = True
+                        if isinstance(arg.value, ast.Name) and arg.value.id in names:
+                            scope[2]["passes"][(func_text, arg.value.id, "*")] = None
+                    elif isinstance(arg, ast.Name) and arg.id in names:
+                        # After a ``*x`` the position is not known: ``*`` too.
+                        scope[2]["passes"][(func_text, arg.id, "*" if starred else str(position))] = None
+                for kw in node.keywords:
+                    if kw.arg and isinstance(kw.value, ast.Name) and kw.value.id in names:
+                        scope[2]["passes"][(func_text, kw.value.id, "=" + kw.arg)] = None
         if func_text and self.loop_lines[-1]:
             key = (func_text, tuple(self.loop_lines[-1]))
             if scope is not None and scope is self.scope:
@@ -1403,6 +1423,8 @@ class _Collector(ast.NodeVisitor):
             "identifiers": set(),
             "module_chains": set(),
             "params": params,
+            "param_names": frozenset(p.name for p in params) - {"self", "cls"},
+            "passes": {},
             "defs": set(),
             "flows": [],
             "returns": [_position(node.body)] if isinstance(node, ast.Lambda) else [],
@@ -1450,6 +1472,7 @@ class _Collector(ast.NodeVisitor):
                 identifiers=frozenset(data["identifiers"]),
                 module_chains=frozenset(data["module_chains"]),
                 compiles_param=compiles_param,
+                passes=tuple(data["passes"]),
                 flows=tuple(data["flows"]),
                 returns=tuple(data["returns"]),
                 loop_calls=tuple(data["loop_calls"]),

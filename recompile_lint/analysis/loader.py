@@ -27,16 +27,23 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion, RegionFinder, SiteResolution
 from recompile_lint.analysis.textscan import Guarded, calls_any, may_compile_text
+from recompile_lint.analysis.wrappers import infer_wrappers
 from recompile_lint.source import read_bytes
 
 if TYPE_CHECKING:
     from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts
 
 
-# Rounds of wrapper inference. One: a function that compiles its parameter. A second round (a
-# wrapper of such a wrapper) took the installed torch tree from 29 s to 44 s of CPU and listed 235
-# more sites, none resolved: such wrappers are named in ``compile-functions``.
-WRAPPER_ROUNDS = 1
+# Rounds of wrapper inference: each infers wrappers on the facts parsed so far and reads the
+# files new to it that call one (a wrapper of a wrapper defined in a file only the previous
+# round read). The inference itself is a fixpoint within a round (``wrappers.infer_wrappers``),
+# and every file is parsed at most twice whatever the number of rounds.
+WRAPPER_ROUNDS = 4
+
+
+def _short_names(names: Sequence[str]) -> tuple[str, ...]:
+    """The names wrapper calls are written with, ``compile``/``optimize`` left out."""
+    return tuple(sorted({name.rsplit(".", 1)[-1] for name in names} - {"compile", "optimize"}))
 
 
 class Loader:
@@ -63,23 +70,46 @@ class Loader:
             self.background.append(check)
             index.parse_listeners.append(check.parsed)
         self._parse(candidates)
-        # Project functions that compile their parameter are wrappers too: calls to them compile
-        # their argument. Files naming one are read again with the wrapper known.
+        # Project functions that compile their parameter, directly or through other such
+        # functions, are wrappers too: calls to them compile their argument. Each round infers
+        # them on the facts parsed so far (a fixpoint, ``wrappers.infer_wrappers``) and parses
+        # only the files new to it that call one; at the end, the files parsed before the last
+        # wrappers were known and naming one are parsed once again, with all of them known.
+        batches = [(candidates, tuple(store.compile_functions))]
+        index.memo["configured-wrappers"] = frozenset(store.compile_functions)  # the user's, before any inferred
         for _ in range(WRAPPER_ROUNDS):
-            found = sorted(index.wrapper_functions() - set(store.compile_functions))
+            found = sorted(infer_wrappers(index) - set(store.compile_functions))
             if not found:
                 break
             store.compile_functions = store.compile_functions + tuple(found)
-            # ``compile``/``optimize`` wrappers are called like torch's own: COMPILE_SITE finds them.
-            short = tuple(sorted({name.rsplit(".", 1)[-1] for name in found} - {"compile", "optimize"}))
-            # Only files parsed so far have facts to forget.
-            index.reparse([p for p in index.paths if index.is_parsed(p) and any(name in (index.text(p) or "") for name in short)])
+            short = _short_names(found)
             # A file the first test chose (``chosen``) passes this wider one too: only the others
-            # are read again, and only for calls of the wrappers found.
+            # are read, and only for calls of the wrappers found.
             more = set(index.select([p for p in index.paths if p not in chosen], partial(calls_any, tokens=short))) if short else set()
-            candidates = [p for p in index.paths if p in chosen or p in more]
             chosen |= more
-            self._parse(candidates)
+            fresh = [p for p in index.paths if p in more]
+            self._parse(fresh)
+            batches.append((fresh, tuple(store.compile_functions)))
+        # Any file parsed so far (a base class's, read on demand, too) was parsed knowing the
+        # wrappers of its batch, or the first set.
+        known_at = {path: known for paths, known in batches for path in paths}
+        final = set(store.compile_functions)
+        missing_of: dict[tuple[str, ...], tuple[str, ...]] = {}
+        again = []
+        for path in index.paths:
+            if not index.is_parsed(path):
+                continue
+            known = known_at.get(path, batches[0][1])
+            if known not in missing_of:
+                # ``compile``/``optimize`` wrappers are called like torch's own: COMPILE_SITE finds them.
+                missing_of[known] = _short_names(sorted(final - set(known)))
+            missing = missing_of[known]
+            if missing and any(name in (index.text(path) or "") for name in missing):
+                again.append(path)
+        if again:
+            index.reparse(again)
+        candidates = [p for p in index.paths if p in chosen]
+        self._parse(candidates)
         return candidates
 
     def modules_read_by(self, regions: Sequence[CompiledRegion], only: set[str] | None) -> None:

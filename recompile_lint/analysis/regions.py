@@ -356,6 +356,10 @@ class RegionFinder:
                 return found
         if refs:
             return None, f"{display_name(self.index, refs[0])}() compiles none of its parameters"
+        if isinstance(node.func, ast.Attribute) and self._not_torch(facts, node.func.value) and not self._configured(facts, node.func):
+            # ``pytest.main([...])`` beside a project wrapper named ``main``: another library's
+            # function, which no wrapper the project defines can be.
+            return None, f"{ast.unparse(node.func)}() is another library's function"
         name = _callee_name(node.func)
         if name in self._inferred_short():
             # A method or nested wrapper's name called on something the value flow does not
@@ -433,6 +437,15 @@ class RegionFinder:
             if ref is not None:
                 return ref
         return None
+
+    def _configured(self, facts: ModuleFacts, func: ast.expr) -> bool:
+        """Whether a call of ``func`` names a ``compile-functions`` entry the user configured
+        (not one the project's wrappers put there)."""
+        key = "configured-wrappers"  # set by the loader before it infers any
+        if key not in self.index.memo:
+            self.index.memo[key] = frozenset(self.index.store.compile_functions) - self.index.wrapper_functions()
+        full = facts.resolve(ast.unparse(func))
+        return any(full == w or full.endswith("." + w) or ("." not in w and full.rsplit(".", 1)[-1] == w) for w in self.index.memo[key])
 
     def _inferred_short(self) -> frozenset[str]:
         key = ("inferred-wrappers",)

@@ -417,7 +417,9 @@ class ValueFlow:
         if dotted in TORCH_MODULES:
             return Value("module", ref=dotted)
         last = dotted.rsplit(".", 1)[-1]
-        if last[:1].isupper():
+        if last.lstrip("_")[:1].isupper():
+            # ``torch.nn.BatchNorm2d``, and the private bases ``isinstance`` tests name
+            # (``torch.nn.modules.batchnorm._BatchNorm``, ``_ConvNd``).
             return Value("class", ref=dotted)
         return Value("torch-callable", ref=dotted)
 
@@ -678,6 +680,8 @@ class ValueFlow:
             out: set[Value] = set()
             for item in defs:
                 expr, path = item if isinstance(item, tuple) else (item, ())
+                if self._dead(ctx, getattr(expr, "lineno", 0)):
+                    continue  # under an ``isinstance`` test the call's arguments fail
                 values = self._eval(expr, ctx)
                 for position in path:
                     values = self._union(self._elements(v, position, ctx.depth) for v in values)
@@ -768,12 +772,23 @@ class ValueFlow:
             negate, test = True, test.operand
         if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2 and isinstance(test.args[0], ast.Name)):
             return None
-        bound = ctx.bound(test.args[0].id)
-        if not bound or any(v.kind not in ("instance", "torch-instance", "container") for v in bound):
+        given = ctx.bound(test.args[0].id)
+        if not given:
+            return None
+        # The known values decide: an argument the flow does not know is reported as such at
+        # the site, and a branch only it could take adds candidates no known value reaches
+        # (``convert_sync_batchnorm(model)`` makes a norm layer only from a norm layer). With
+        # no known value at all, the ``isinstance`` branch adds none either (its ``else`` stays).
+        bound = frozenset(v for v in given if v.kind != "unknown")
+        if not bound:
+            return None if negate else False
+        if any(v.kind not in ("instance", "torch-instance", "container") for v in bound):
             return None
         classes = self._eval(test.args[1], _Ctx(ctx.facts, ctx.fn, (), ctx.depth))
         members = [c for v in classes for c in (v.elements if v.kind == "container" else (v,))]
         if not members or any(c.kind != "class" for c in members):
+            return None
+        if any(self._torch_subclass_undecided(v, c) for v in bound for c in members):
             return None
         matches = [any(self.is_instance(v, c) for c in members) for v in bound]
         if all(matches):
@@ -781,6 +796,19 @@ class ValueFlow:
         if not any(matches):
             return negate
         return None
+
+    def _torch_subclass_undecided(self, value: Value, cls: Value) -> bool:
+        """Whether ``isinstance(value, cls)`` for a torch class ``cls`` cannot be told from the
+        names alone: ``value``'s class derives from another concrete torch class, which may
+        derive from ``cls`` (``nn.BatchNorm2d`` from ``_BatchNorm``)."""
+        if not cls.is_torch() or cls.ref in GENERIC_TORCH:
+            return False
+        if value.kind in ("torch-instance", "container"):
+            return value.ref != cls.ref and _may_derive(value.ref, cls.ref)
+        found = self.class_of(value) if value.kind == "instance" else None
+        if found is None:
+            return False
+        return any((base := f.resolve(b)).startswith("torch.") and base != cls.ref and _may_derive(base, cls.ref) for f, c in self.index.mro(*found) for b in c.bases)
 
     def is_instance(self, value: Value, cls: Value) -> bool:
         """Whether ``value`` is an instance of the class value ``cls`` (project classes by
@@ -994,8 +1022,9 @@ class ValueFlow:
         if kind == "container" and (attr in CONTAINER_METHODS or (owner.ref.startswith("torch.nn.") and attr in RETURNS_SELF | MODULE_ITERATORS)):
             return frozenset({Value("bound-method", ref=f"{owner.ref}.{attr}", elements=(Value("torch-callable", ref=f"{owner.ref}.{attr}"), owner))})
         if kind == "torch-callable":
-            # ``torch.ops.mylib.my_op``: a namespace of callables.
-            return frozenset({Value("torch-callable", ref=f"{owner.ref}.{attr}")})
+            # ``torch.ops.mylib.my_op``: a namespace of callables; a class of a torch module
+            # the table does not list (``torch.nn.modules.batchnorm._BatchNorm``).
+            return frozenset({self._torch(f"{owner.ref}.{attr}")})
         if kind == "partial" and attr == "func" and owner.elements:
             return frozenset({owner.elements[0]})
         if kind == "unknown":
@@ -1652,6 +1681,20 @@ def _passes_through(ref: str) -> bool:
     package = ref.split(".", 1)[0]
     method = ref.rsplit(".", 1)[-1]
     return (package, method) in PASS_THROUGH
+
+
+def _may_derive(torch_class: str, base: str) -> bool:
+    """Whether torch class ``torch_class`` may derive from torch class ``base``, told by name
+    (torch's classes are not read): a class derives from the base of its family, whose name
+    it holds (``BatchNorm2d`` and ``SyncBatchNorm`` from ``_BatchNorm``, ``Conv2d`` from
+    ``_ConvNd``, every ``...Norm...`` from ``_NormBase``); ``ModuleDict`` from none of those."""
+    if torch_class in GENERIC_TORCH:
+        return False
+    stem = base.rsplit(".", 1)[-1].lstrip("_")
+    for suffix in ("Nd", "Base"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+    return stem in torch_class.rsplit(".", 1)[-1]
 
 
 def _is_method(fn: FunctionFacts) -> bool:
