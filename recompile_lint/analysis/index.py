@@ -308,6 +308,11 @@ class ProjectIndex:
             if facts is not None:
                 yield facts
 
+    def known_count(self) -> int:
+        """How many files' facts are known (or known to fail): it grows as files are parsed,
+        so a table built from ``parsed()`` is up to date while it stays the same."""
+        return len(self._facts)
+
     def select(self, paths: Iterable[str], test: Callable[[str, str], bool], meanwhile: Callable[[], None] | None = None) -> list[str]:
         """The readable ``paths`` whose text passes ``test(path, text)``, in order.
 

@@ -123,6 +123,11 @@ class Variation:
         self._may_execute: dict[tuple[FunctionRef, int], bool] = {}
         self._call_tables: dict[tuple[str, str], tuple[dict[str, list[_LoopCall]], list[_LoopCall], dict[_LoopCall, int]]] = {}
         self._wanted_names: Names | None = None
+        # Each dotted prefix of a parsed file's import targets -> those files (``_importers``),
+        # built as files are parsed: asking per region costs what it finds.
+        self._importing: dict[str, set[str]] = {}
+        self._import_indexed: set[str] = set()
+        self._import_known = -1  # ``index.known_count()`` when the table was last brought up to date
 
     # ---- entry ---------------------------------------------------------------------------
 
@@ -740,11 +745,20 @@ class Variation:
         entry_facts = self.index.facts(region.entry.path)
         modules = {f.module for f in (site_facts, entry_facts) if f is not None} - {""}
         files = {region.site_path}
-        for facts in list(self.index.parsed()):
-            # A name passed on is a plain name (``model``), the compiled object only where it
-            # is imported from those modules.
-            if any(t == m or t.startswith(m + ".") for _, t in facts.imports for m in modules):
-                files.add(facts.path)
+        if self._import_known != self.index.known_count():
+            self._import_known = self.index.known_count()
+            for facts in list(self.index.parsed()):
+                if facts.path in self._import_indexed:
+                    continue
+                self._import_indexed.add(facts.path)
+                for _, target in facts.imports:
+                    parts = target.split(".")
+                    for end in range(1, len(parts) + 1):
+                        self._importing.setdefault(".".join(parts[:end]), set()).add(facts.path)
+        # A name passed on is a plain name (``model``), the compiled object only where it is
+        # imported from those modules (the module itself or one of its submodules).
+        for module in modules:
+            files |= self._importing.get(module, set())
         return files
 
     def passed_in(self, path: str) -> list[tuple[str, FunctionRef, str, str]]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import os
 
-from recompile_lint.analysis.execution.cache import Recompile, RegionCaches, region_key
+from recompile_lint.analysis.execution.cache import Recompile, RegionCaches, RegionTable, region_key
 from recompile_lint.analysis.execution.entries import EntryFinder, driver_functions
 from recompile_lint.analysis.execution.frames import OutOfBudget
 from recompile_lint.analysis.execution.interpreter import STEPS, Interpreter
@@ -83,6 +83,7 @@ class Execution:
         self._project: IndexProject | None = None
         self.traced: set[tuple[str, int]] = set()  # lines compiled code ran in some entry
         self.calls = 0  # compiled calls the runs made (for tests and measures)
+        self._table: RegionTable | None = None  # the regions by key, for every run's caches
 
     def recompile(self, guard: PredictedGuard) -> Recompile | None:
         """The recompile the runs predict on the guard model's guard (same region and source)."""
@@ -184,7 +185,9 @@ class Execution:
         interpreter = Interpreter(project, steps=self.steps)
         interpreter.traced = self.traced
         interpreter.ran = self.ran
-        runs = [RegionCaches(self.regions, self.guards, name)]
+        if self._table is None:
+            self._table = RegionTable(self.regions)
+        runs = [RegionCaches(self.regions, self.guards, name, self._table)]
         interpreter.observer = runs[0]
         try:
             interpreter.run_module(path, as_main=True)
@@ -200,7 +203,7 @@ class Execution:
                 continue
             node = interpreter.codes.get(function.code)
             params = [Sym("parameter", name=a.arg) for a in node.args.posonlyargs + node.args.args] if node is not None else []  # type: ignore[attr-defined]
-            caches = RegionCaches(self.regions, self.guards, f"{name}:{function_name}")
+            caches = RegionCaches(self.regions, self.guards, f"{name}:{function_name}", self._table)
             runs.append(caches)
             interpreter.observer = caches
             interpreter.steps = self.steps

@@ -109,15 +109,29 @@ class Recompile:
     calls: int = 0  # the region's calls in the run (more than ``values``: some hit a cached entry)
 
 
+class RegionTable:
+    """The regions by key (``region_key``), and by the function each compiles: one table for
+    every run's caches, so that a run and a compiled call cost what they find, not the number
+    of regions."""
+
+    def __init__(self, regions: list[CompiledRegion]):
+        self.keyed: dict[tuple, CompiledRegion] = {}
+        for region in regions:
+            self.keyed[region_key(region)] = region
+        self.by_entry: dict[tuple[str, str], list[tuple[tuple, CompiledRegion]]] = {}
+        for key, region in self.keyed.items():
+            self.by_entry.setdefault((key[0], key[1]), []).append((key, region))
+
+
 class RegionCaches(Observer):
     """The cache entries of every region during one entry's run, built from the guards each
     compiled call installs (``dynamo.Tracer``)."""
 
-    def __init__(self, regions: list[CompiledRegion], guards: list[PredictedGuard], entry: str):
+    def __init__(self, regions: list[CompiledRegion], guards: list[PredictedGuard], entry: str, table: RegionTable | None = None):
         self.entry = entry  # what runs, for the evidence's words (``train.py``)
-        self.regions: dict[tuple, CompiledRegion] = {}
-        for region in regions:
-            self.regions[region_key(region)] = region
+        # ``table``: the regions by key, built once for every run (``RegionTable(regions)``).
+        self.table = table if table is not None else RegionTable(regions)
+        self.regions: dict[tuple, CompiledRegion] = self.table.keyed
         self.tracer = Tracer()
         self.entries: dict[tuple, list[dict[str, GuardRead]]] = {}
         self.observed: dict[tuple[tuple, str], Observed] = {}
@@ -131,10 +145,8 @@ class RegionCaches(Observer):
 
     def regions_called(self, compiled: CompiledValue, function: Function) -> list[CompiledRegion]:
         found = []
-        for key, region in self.regions.items():
+        for key, region in self.table.by_entry.get((function.code.path, function.code.qualname), ()):
             span = region.site.span
-            if key[0] != function.code.path or key[1] != function.code.qualname:
-                continue
             end = max(span.end_line, span.line)
             here = key[2] == compiled.path and (span.line <= compiled.line <= end or region.site.decorated == function.code.qualname)
             # Compiled inside a project wrapper: the region's site is the wrapper's call.

@@ -37,15 +37,25 @@ class EntryFinder:
                 if module:
                     wanted.setdefault(module.rsplit(".", 1)[-1], set()).add(path)
         self.naming: dict[str, list[str]] = {}  # a module's last name -> driver files naming it
+        self._import_lines: dict[str, list[str]] = {}  # a file's import lines, found once
+        self._files: dict[tuple[str, str], list[str]] = {}  # entry files, by site and entry file
         for path in index.paths:
             text = index.text(path) if wanted else None
             if not text or not any(marker in text for marker in _DRIVES):
                 continue
-            imported = {word for line in _IMPORT_LINE.findall(text) for word in _WORD.findall(line)}
+            lines = self._import_lines[path] = _IMPORT_LINE.findall(text)
+            imported = {word for line in lines for word in _WORD.findall(line)}
             for name in imported & wanted.keys():
                 self.naming.setdefault(name, []).append(path)
 
     def files_for(self, region: CompiledRegion) -> list[str]:
+        key = (region.site_path, region.entry.path)  # all the answer depends on
+        found = self._files.get(key)
+        if found is None:
+            found = self._files[key] = self._files_for(region)
+        return list(found)
+
+    def _files_for(self, region: CompiledRegion) -> list[str]:
         own = [region.site_path] + ([region.entry.path] if region.entry.path != region.site_path else [])
         found = list(own)
         for path in own:
@@ -56,13 +66,15 @@ class EntryFinder:
                     found.append(other)
         return found
 
-
     def imports(self, path: str, module: str) -> bool:
         """Whether an import line of the file names ``module`` whole: ``import a.b.c``,
         ``from a.b.c import x``, ``from a.b import c``, or relatively (``from .c import x``,
         ``from . import c``)."""
         parent, _, last = module.rpartition(".")
-        for line in _IMPORT_LINE.findall(self.index.text(path) or ""):
+        lines = self._import_lines.get(path)
+        if lines is None:
+            lines = self._import_lines[path] = _IMPORT_LINE.findall(self.index.text(path) or "")
+        for line in lines:
             words = _DOTTED.findall(line)
             if len(words) < 2:
                 continue
