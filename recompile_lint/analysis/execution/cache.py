@@ -500,6 +500,8 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         return []
     if observed.use:
         uses = _LAB_USES.get(observed.use, (observed.use,))
+    elif guard.passed:
+        uses = ("disabled-helper",) + uses  # passed to a disabled function (maybe used too)
     fullgraph = region.site.option("fullgraph")
     dynamic = region.dynamic
     if fullgraph == "True":

@@ -22,15 +22,18 @@ depends on the value's kind. The ``Tracer`` follows the same mechanism on the ab
 
 Reads under ``if not torch.compiler.is_compiling():`` and inside disabled helpers are not
 traced (the interpreter runs them with ``compiling == 0``); a value passed *to* a disabled
-helper is still read by the traced caller. Nothing here imports torch.
+helper is still read by the traced caller, and realized for the eager call: the elements of a
+list, tuple or named tuple and the values of a dict are guarded with it (``Tracer._passed``).
+Nothing here imports torch.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from recompile_lint.analysis.execution.values import (
+    TOP,
     BoundMethod,
     ClassValue,
     CodeRef,
@@ -73,6 +76,9 @@ CONCRETE_METHODS = {"view": "op-view", "reshape": "op-reshape", "split": "op-spl
 # Calls that use a container's keys or length (Dynamo unrolls them).
 UNROLLING = frozenset({"builtins.len", "builtins.enumerate", "builtins.zip", "builtins.list", "builtins.tuple", "builtins.sorted", "builtins.sum", "builtins.reversed", "builtins.min", "builtins.max", "builtins.any", "builtins.all", "builtins.iter", "builtins.map"})
 KEY_METHODS = frozenset({"keys", "items", "values"})
+# How deep what traced code passes to a disabled function is realized (``L['cfg'].hp[0]``).
+PASSED_DEPTH = 3
+EAGER = "execution.eager"  # the call of a ``torch.compiler.disable``d function (overlays/torch_compile)
 NN_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
@@ -88,6 +94,7 @@ class GuardRead:
     module_rooted: bool = False  # reached through an ``nn.Module`` instance (its ints stay constants)
     use: str = ""  # a use that keeps an int or float concrete (``range-bound``, ``op-view``), else ""
     branch: bool = False  # read in a test (``if``, ``while``, ``x if c else y``)
+    passed: bool = False  # first read as what traced code passes to a disabled function
 
     @property
     def value_kind(self) -> str:
@@ -321,6 +328,8 @@ class Tracer:
         if any(isinstance(a, ast.Starred) for a in node.args):
             self._pending = None
             return
+        if _disabled(callee):
+            self._passed(interpreter, frame, node, args, kwargs)
         arg_sources = [self.source_of(interpreter, frame, arg) for arg in node.args]
         kw_sources = {k.arg: self.source_of(interpreter, frame, k.value) for k in node.keywords if k.arg}
         receiver = None
@@ -348,6 +357,57 @@ class Tracer:
             receiver = None
         pending = _Pending(frame.locals, arg_sources, kw_sources, receiver)
         self._pending = pending
+
+    def _passed(self, interpreter, frame, node: ast.Call, args: list[object], kwargs: dict[str, object]) -> None:
+        """Traced code passes values to a disabled function: Dynamo breaks the graph and builds
+        the arguments for the eager call, which realizes what each one holds. A list, tuple or
+        named tuple gets its length and each element guarded, a dict each value, a function the
+        identity of its code, a tensor its metadata, a constant its value (each with the source
+        reached through the argument: ``L['hp'][0]``, ``L['cfg'].margin``); another object is
+        passed as it is (its attributes are not read)."""
+        trace = self.traces[-1]
+        read = interpreter.location(frame, node, "read")
+        named = list(zip(node.args, args)) + [(k.value, kwargs[k.arg]) for k in node.keywords if k.arg in kwargs]
+        for arg, value in named:
+            found = self.source_of(interpreter, frame, arg)
+            if found is not None:
+                self._realize(interpreter, trace, found[0], found[1], value, read, PASSED_DEPTH)
+
+    def _realize(self, interpreter, trace: Trace, source: str, rooted: bool, value: object, read: Location, depth: int) -> None:
+        guard: GuardRead | None = None
+        inner: list[tuple[str, object]] = []
+        heap = interpreter.heap
+        if isinstance(value, Const) or (isinstance(value, Sym) and value.origin == "iteration"):
+            guard = GuardRead(source, "CONSTANT_MATCH", value, read, rooted, passed=True)
+        elif isinstance(value, Function):
+            guard = GuardRead(f"{source}.__code__", "ID_MATCH", value.code, read, passed=True)
+        elif isinstance(value, TensorValue):
+            guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, passed=True)
+        elif isinstance(value, TupleValue):
+            guard = GuardRead(f"len({source})", "LENGTH_CHECK", Const(len(value.elements)), read, passed=True)
+            inner = [(f"{source}[{i}]", element) for i, element in enumerate(value.elements)]
+        elif isinstance(value, ListValue):
+            length = self._length(interpreter, value)
+            if length is not None:
+                guard = GuardRead(f"len({source})", "LENGTH_CHECK", Const(length), read, passed=True)
+                inner = [(f"{source}[{i}]", heap.read(value.addr, i, TOP)) for i in range(length)]
+        elif isinstance(value, DictValue):
+            slots = heap.slots(value.addr)
+            if not slots.get("__unknown__"):
+                inner = [(f"{source}[{key!r}]", item) for key, item in slots.items() if type(key) in (int, str) and key != "__unknown__"]
+        elif isinstance(value, Instance) and interpreter.class_attribute(value.cls, "__tuple__") == Const(True):
+            fields = interpreter.class_attribute(value.cls, "__fields__")
+            names = [f.value for f in fields.elements if isinstance(f, Const) and isinstance(f.value, str)] if isinstance(fields, TupleValue) else []
+            inner = [(f"{source}.{name}", heap.read(value.addr, name, TOP)) for name in names if heap.has(value.addr, name)]
+        if guard is not None:
+            held = trace.guards.get(guard.source)
+            if held is None:
+                trace.guards[guard.source] = guard
+            elif held.read == read and not held.passed:
+                trace.guards[guard.source] = replace(held, passed=True)  # the argument's own read
+        if depth > 0:
+            for item_source, item in inner:
+                self._realize(interpreter, trace, item_source, rooted, item, read, depth - 1)
 
     def _length(self, interpreter, value: object) -> int | None:
         if isinstance(value, TupleValue):
@@ -384,3 +444,8 @@ class Tracer:
         found = (keys, tests)
         self._roles[key] = found
         return found
+
+
+def _disabled(callee: object) -> bool:
+    """Whether ``callee`` is a ``torch.compiler.disable``d function (its calls run eagerly)."""
+    return isinstance(callee, Partial) and isinstance(callee.function, ModuleValue) and callee.function.name == EAGER
