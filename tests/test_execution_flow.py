@@ -1,5 +1,6 @@
 """Values that flow where Dynamo still guards them: what traced code passes to a disabled
-function (``execution/dynamo.py``)."""
+function (``execution/dynamo.py``), and the count of a recompile the lab measured
+(``execution/cache.py``, ``analysis/risks.py``)."""
 
 from __future__ import annotations
 
@@ -132,3 +133,27 @@ def test_a_list_element_passed_to_a_disabled_function_whose_dtype_changes_recomp
 def test_an_object_attribute_passed_inside_its_object_to_a_disabled_function_is_not_guarded(tmp_path):
     program = "class Box:\n    pass\n" + LIST_PROGRAM.format(read=".t", make="Box()", write="cfg.t = SCHEDULE[ORDER[i]]")
     assert lint(write(tmp_path, {"run.py": program})) == []
+
+
+def test_a_measured_cell_decides_the_count_of_a_value_automatic_dynamic_frees():
+    from recompile_lint.analysis.execution.cache import Recompile
+    from recompile_lint.analysis.execution.dynamo import GuardRead
+    from recompile_lint.analysis.execution.values import Const
+    from recompile_lint.analysis.guards import PredictedGuard
+    from recompile_lint.analysis.risks import from_recompile
+    from recompile_lint.analysis.variation import Evidence
+    from recompile_lint.models import Guard, Location
+
+    class Region:
+        dynamic = None
+
+    read = Location("m.py", 3, 1, "read")
+    guard = GuardRead("L['lag']", "CONSTANT_MATCH", Const(0.5), read)
+    found = Recompile(Region, guard, Evidence((), 3, "why"), 2, argument=True, values=(Const(0.5), Const(0.75)))  # type: ignore[arg-type]
+    predicted = PredictedGuard.__new__(PredictedGuard)
+    object.__setattr__(predicted, "guard", Guard("CONSTANT_MATCH", "L['lag']", ""))
+    assert from_recompile(found, predicted) is None  # torch 2.13's rule: an input after one recompile
+    from dataclasses import replace
+
+    risk = from_recompile(replace(found, measured=True), predicted)
+    assert risk is not None and risk.graphs == 2  # the lab measured the cell bounded: torch compiled twice

@@ -320,10 +320,12 @@ def pinned(found: Recompile | None) -> bool:
 def from_recompile(found: Recompile, guard: PredictedGuard) -> Risk | None:
     """The risk of a recompile the runs found: its guard, evidence and count (None below 2, and
     None for the one recompile after which automatic dynamic makes the value an input: an int
-    or float argument, cell or object field, a tensor's size, as ``assess`` leaves them)."""
+    or float argument, cell or object field, a tensor's size, as ``assess`` leaves them). Where
+    the count is the lab's measured cell, the cell decides, as it does for ``assess``: torch
+    compiled more than one graph for it, a bounded risk."""
     if found.graphs is not None and found.graphs < 2:
         return None
-    if found.graphs is not None and automatic_dynamic(found):
+    if found.graphs is not None and automatic_dynamic(found) and not found.measured:
         return None
     kind = found.guard.value_kind
     if found.guard.kind == "TENSOR_MATCH":

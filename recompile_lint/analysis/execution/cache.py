@@ -101,6 +101,7 @@ class Recompile:
     use: str = ""
     argument: bool = False
     values: tuple[object, ...] = ()  # the guarded values at the calls that compiled
+    measured: bool = False  # ``graphs`` is the lab's measured cell (not torch 2.13's rules)
 
 
 class RegionCaches(Observer):
@@ -220,7 +221,8 @@ class RegionCaches(Observer):
             assert guard is not None
             count = self.count(key, observed)
             graphs = graphs_of(region, guard, observed, count)
-            out.append(Recompile(region, guard, self._evidence(region, observed, count, guard), graphs, observed.use, observed.argument, tuple(observed.values)))
+            measured_cell = _measured(region, guard, observed, None if count is not None and count > RECOMPILE_LIMIT else count) != "unmeasured"
+            out.append(Recompile(region, guard, self._evidence(region, observed, count, guard), graphs, observed.use, observed.argument, tuple(observed.values), measured_cell))
         return out
 
     def evidence(self) -> dict[tuple[tuple, str], Evidence]:
