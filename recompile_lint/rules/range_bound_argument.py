@@ -57,17 +57,22 @@ def report(x):
     )
 
     def claims(self, risk: Risk) -> bool:
-        """An argument the compiled code uses as a ``range()`` bound, that its callers vary."""
+        """An argument the compiled code uses as a ``range()`` bound, that its callers vary, or
+        an int it holds (``opts[0]``, ``cfg.depth``, a size ``x.shape[0]``)."""
         guard = risk.guard
         storage = guard.storage
-        sized = bool(storage.members) and storage.members[0].startswith(".shape[")
-        return storage.kind == "parameter" and not storage.length and (not storage.members or sized) and guard.specialized == "a range() bound"
+        return storage.kind == "parameter" and not storage.length and guard.specialized == "a range() bound"
 
     def check_risk(self, risk: Risk, ctx: ProjectContext) -> None:
         storage = risk.guard.storage
         name = storage.name + "".join(storage.members)
         region = risk.region.name
-        what = f"argument `{name}`" if not storage.members else f"the size `{name}` of argument `{storage.name}`"
+        if not storage.members:
+            what = f"argument `{name}`"
+        elif storage.members[0].startswith(".shape["):
+            what = f"the size `{name}` of argument `{storage.name}`"
+        else:
+            what = f"`{name}` of argument `{storage.name}`"
         report(
             ctx,
             risk,
