@@ -157,3 +157,72 @@ def test_a_measured_cell_decides_the_count_of_a_value_automatic_dynamic_frees():
 
     risk = from_recompile(replace(found, measured=True), predicted)
     assert risk is not None and risk.graphs == 2  # the lab measured the cell bounded: torch compiled twice
+
+
+KEYED = """
+import torch
+
+LOOKUP = {3: 1.0, 4: 0.5}
+SCALES = [1.0, 0.5, 0.25]
+ORDER = (3, 3, 3, 4, 4, 4)
+
+def decode(h, limit):
+    return h * LOOKUP[limit] * SCALES[limit - 3] * h[:, :limit].sum()
+
+def main():
+    fast = torch.compile(decode, backend="eager")
+    DYNAMIC
+    for j in range(6):
+        fast(torch.randn(8, 8), ORDER[j])
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_key_looked_up_in_a_python_dict_or_list_stays_concrete():
+    observer = Traces()
+    Interpreter(Sources({"main.py": KEYED.replace("DYNAMIC", "pass")}), observer).run_module("main.py", as_main=True)
+    assert observer.uses[0]["L['limit']"] == "dict-key"  # the first lookup; a tensor's slice is none
+    assert observer.calls[0]["L['limit']"].kind == "CONSTANT_MATCH"
+    sliced = Traces()
+    Interpreter(Sources({"main.py": KEYED.replace("LOOKUP[limit] * SCALES[limit - 3]", "1.0")}), sliced).run_module("main.py", as_main=True)
+    assert "L['limit']" not in sliced.uses[0]
+
+
+def test_dynamic_sources_does_not_free_an_int_a_dict_lookup_needs(tmp_path):
+    program = KEYED.replace("DYNAMIC", "torch.compiler.config.dynamic_sources = \"L['limit']\"")
+    [finding] = lint(write(tmp_path, {"run.py": program}))
+    assert (finding.severity.value, finding.guard.source, finding.line) == ("warning", "L['limit']", 9)
+
+
+RANGED = """
+import torch
+
+ORDER = (4, 4, 4, 5, 5, 5)
+
+def infer(feats, opts):
+    for _ in range(opts[0]):
+        feats = feats * 0.9
+    return feats
+
+def advance(target, k):
+    target[0] = ORDER[k]
+
+def main():
+    opts = [4]
+    fast = torch.compile(infer, backend="eager")
+    for k in range(6):
+        advance(opts, k)
+        fast(torch.randn(8), opts)
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_an_int_an_argument_holds_used_as_a_range_bound_is_reported(tmp_path):
+    [finding] = lint(write(tmp_path, {"run.py": RANGED}))
+    assert (finding.code, finding.severity.value, finding.guard.source, finding.line) == ("RCL106", "warning", "L['opts'][0]", 7)
+    assert "`opts[0]` of argument `opts`" in finding.message
+    assert any(loc.role == "write" and loc.line == 12 for loc in finding.evidence)

@@ -303,8 +303,9 @@ def automatic_dynamic(found: Recompile) -> bool:
 
 # Uses where an int stays a Python number even when ``dynamic_sources`` names it (measured on
 # torch 2.13 by the lab's ``dynamic`` twins): a ``range()`` bound, split sizes, an interpolate
-# scale factor. A ``view``/``reshape`` size or an interpolate size takes a symbolic int.
-INT_PINNED_USES = frozenset({"range-bound", "op-split", "op-interpolate-scale"})
+# scale factor, a key looked up in a Python dict or list. A ``view``/``reshape`` size or an
+# interpolate size takes a symbolic int.
+INT_PINNED_USES = frozenset({"range-bound", "op-split", "op-interpolate-scale", "dict-key", "list-index"})
 
 
 def pinned(found: Recompile | None) -> bool:
@@ -368,6 +369,8 @@ def predicted(index: ProjectIndex, found: Recompile) -> PredictedGuard:
             storage = Storage("closure", region.entry.path, name, members=members, owner=region.entry.qualname, length=length)
     if found.use == "range-bound":
         specialized = "a range() bound"
+    elif found.use in ("dict-key", "list-index"):
+        specialized = specialized or "a key looked up in a Python dict or list"
     elif found.use:
         specialized = specialized or "an op argument that must be a Python number"
     if region.dynamic == "False" and not specialized:

@@ -163,6 +163,9 @@ class RegionCaches(Observer):
     def on_attribute(self, interpreter, frame, node, base) -> None:
         self.tracer.on_attribute(interpreter, frame, node, base)
 
+    def on_item(self, interpreter, frame, node, base, key) -> None:
+        self.tracer.on_item(interpreter, frame, node, base, key)
+
     # ---- cache entries -------------------------------------------------------------------
 
     def record(self, interpreter, key: tuple, trace: Trace) -> None:

@@ -295,6 +295,29 @@ class Tracer:
             self._computed.add(id(node))
             self._pending = _Pending(frame.locals, [], {}, self.source_of(interpreter, frame, node.value))
 
+    def on_item(self, interpreter, frame, node: ast.Subscript, base: object, key: object) -> None:
+        """Traced code looks a key up in a Python dict, list or tuple (``COEFFS[opts.kind]``):
+        the lookup needs the key's Python value, so an int key stays a constant of the graph
+        (automatic dynamic and ``dynamic_sources`` cannot make it symbolic)."""
+        if not self.traces or isinstance(node.slice, ast.Slice):
+            return
+        if isinstance(base, CompiledValue):
+            base = base.target
+        if isinstance(base, DictValue):
+            use = "dict-key"
+        elif isinstance(base, (ListValue, TupleValue)) or (isinstance(base, Instance) and interpreter.class_attribute(base.cls, "__tuple__") == Const(True)):
+            use = "list-index"
+        else:
+            return
+        if not (isinstance(key, Const) and type(key.value) is int) and not (isinstance(key, Sym) and key.origin == "iteration"):
+            return
+        trace = self.traces[-1]
+        for inner in ast.walk(node.slice):
+            if isinstance(inner, (ast.Name, ast.Attribute, ast.Subscript)):
+                found = self.source_of(interpreter, frame, inner)
+                if found is not None:
+                    trace.concrete.setdefault(found[0], use)
+
     def on_call(self, interpreter, frame, node: ast.Call, callee: object, args: list[object], kwargs: dict[str, object]) -> None:
         """Traced code calls ``callee``: note the uses its arguments get, and the sources the
         callee's parameters will have."""

@@ -120,6 +120,9 @@ class Observer:
     def on_attribute(self, interpreter: "Interpreter", frame: Frame, node: ast.Attribute, base: object) -> None:
         pass
 
+    def on_item(self, interpreter: "Interpreter", frame: Frame, node: ast.Subscript, base: object, key: object) -> None:
+        pass
+
 
 class Interpreter:
     """One run: a heap, the modules imported so far, the steps left."""
@@ -1196,7 +1199,10 @@ class Interpreter:
                 return join(self.eval(frame, node.body), self.eval(frame, node.orelse))
             return self.eval(frame, node.body if truth else node.orelse)
         if isinstance(node, ast.Subscript):
-            return self.read(frame, node, self.get_item(self.eval(frame, node.value), self.eval(frame, node.slice)))
+            base, key = self.eval(frame, node.value), self.eval(frame, node.slice)
+            if self.compiling and self.observer is not None and not self.probing:
+                self.observer.on_item(self, frame, node, base, key)  # a Python container's key stays concrete
+            return self.read(frame, node, self.get_item(base, key))
         if isinstance(node, ast.Tuple):
             if any(isinstance(e, ast.Starred) for e in node.elts):
                 return TOP
