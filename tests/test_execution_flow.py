@@ -226,3 +226,47 @@ def test_an_int_an_argument_holds_used_as_a_range_bound_is_reported(tmp_path):
     assert (finding.code, finding.severity.value, finding.guard.source, finding.line) == ("RCL106", "warning", "L['opts'][0]", 7)
     assert "`opts[0]` of argument `opts`" in finding.message
     assert any(loc.role == "write" and loc.line == 12 for loc in finding.evidence)
+
+
+SCHEDULED = """
+import torch
+
+order_ = "eval"
+NAMES = ("eval", "warmup", "export")
+ORDER = (0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2)
+
+@torch.compile(backend="eager")
+def run_layer(x):
+    if order_ == "eval":
+        return x + 1
+    return x - 1
+
+def main():
+    global order_
+    for i in range(STEPS):
+        order_ = NAMES[ORDER[i]]
+        run_layer(torch.randn(4))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_run_that_sees_a_schedule_come_round_again_counts_its_values(tmp_path):
+    # Twelve calls over three strings: three graphs, not the limit a str global gets unseen.
+    [finding] = lint(write(tmp_path, {"run.py": SCHEDULED.replace("STEPS", "12")}))
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL101", "warning", "G['order_']")
+    assert "3 different values" in finding.message
+
+
+def test_values_seen_once_each_keep_the_unbounded_count(tmp_path):
+    # Three calls, three strings: nothing says the set ends there.
+    [finding] = lint(write(tmp_path, {"run.py": SCHEDULED.replace("STEPS", "3")}))
+    assert (finding.code, finding.severity.value) == ("RCL101", "error")
+
+
+def test_a_schedule_run_in_a_loop_on_an_unknown_bound_keeps_the_unbounded_count(tmp_path):
+    program = SCHEDULED.replace("def main():", "def main(steps):").replace("range(STEPS)", "range(steps)").replace("ORDER[i]", "ORDER[i % 12]")
+    program = program.replace("    main()\n", "    import sys\n    main(int(sys.argv[1]))\n")
+    [finding] = lint(write(tmp_path, {"run.py": program}))
+    assert (finding.code, finding.severity.value) == ("RCL101", "error")

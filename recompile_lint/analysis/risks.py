@@ -255,11 +255,13 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             risk = from_recompile(found, guard)
             static = variation.evidence(guard) if found.guard.kind == "CONSTANT_MATCH" else None
             known = assess(guard, static) if static is not None else None
-            if known is not None and (risk is None or known.unbounded or not risk.unbounded):
+            exact = found.complete and risk is not None and not risk.unbounded
+            if known is not None and (risk is None or known.unbounded or not risk.unbounded) and not (exact and known.unbounded):
                 # The variation stage shows the change too: its evidence (the writes and the
                 # loops that make them, counted over any number of iterations: a run only
                 # counts the loops it was given, a driver's default bound) is kept, unless
-                # only the run sees it reach the limit.
+                # only the run sees it reach the limit, or the run saw every value it takes
+                # (a schedule of known values in loops on known bounds: its count is exact).
                 risk = known
             if risk is not None:
                 reported.add((region_key(region), found.guard.read.path, found.guard.read.line))

@@ -102,6 +102,10 @@ class Recompile:
     argument: bool = False
     values: tuple[object, ...] = ()  # the guarded values at the calls that compiled
     measured: bool = False  # ``graphs`` is the lab's measured cell (not torch 2.13's rules)
+    # Every value the run gave it is known, came round again (more calls than values), and
+    # every call of its region ran in loops on known bounds, in a run that ended: the values
+    # seen are all it takes (a finite count is exact).
+    complete: bool = False
 
 
 class RegionCaches(Observer):
@@ -121,6 +125,8 @@ class RegionCaches(Observer):
         self.values: dict[tuple[tuple, str], list[object]] = {}
         self.entered: set[tuple[str, str]] = set()  # (file, qualname) of the functions compiled code ran
         self.calls = 0
+        self.symbolic: set[tuple] = set()  # regions called inside a loop on iteration symbols
+        self.finished = True  # the run ended (not out of budget, no exception)
 
     def regions_called(self, compiled: CompiledValue, function: Function) -> list[CompiledRegion]:
         found = []
@@ -141,6 +147,8 @@ class RegionCaches(Observer):
     def on_compiled_call(self, interpreter, compiled: CompiledValue, function: Function, bound: dict[str, object], where: Location) -> None:
         self.calls += 1
         keys = [region_key(region) for region in self.regions_called(compiled, function)]
+        if interpreter.call_loops:
+            self.symbolic.update(keys)
         self.tracer.begin(keys, function, bound, where)
 
     def on_compiled_end(self, interpreter) -> None:
@@ -225,7 +233,14 @@ class RegionCaches(Observer):
             count = self.count(key, observed)
             graphs = graphs_of(region, guard, observed, count)
             measured_cell = _measured(region, guard, observed, None if count is not None and count > RECOMPILE_LIMIT else count) != "unmeasured"
-            out.append(Recompile(region, guard, self._evidence(region, observed, count, guard), graphs, observed.use, observed.argument, tuple(observed.values), measured_cell))
+            complete = (
+                self.finished
+                and key not in self.symbolic
+                and count is not None
+                and self.region_calls.get(key, 0) > count  # the values came round again: a schedule
+                and all(isinstance(v, (Const, TensorMeta, CodeRef)) for v in observed.values)
+            )
+            out.append(Recompile(region, guard, self._evidence(region, observed, count, guard), graphs, observed.use, observed.argument, tuple(observed.values), measured_cell, complete))
         return out
 
     def evidence(self) -> dict[tuple[tuple, str], Evidence]:

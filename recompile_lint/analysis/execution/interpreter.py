@@ -141,6 +141,7 @@ class Interpreter:
         self.executed: set[CodeRef] = set()
         self.probing = 0  # >0 while a loop's body runs to find what it changes: calls are not told
         self.compiling = 0  # >0 while a compiled body runs (``torch.compiler.is_compiling()``)
+        self.call_loops = 0  # symbolic loops around the compiled call being made (its caller's)
         self.call_lines: list[tuple[str, int]] = []  # (file, line) of each call being run, outermost first
         self.grad_modes: list[object] = []  # the grad-mode and autocast contexts entered
         self.traced: set[tuple[str, int]] = set()  # (file, line) of expressions compiled code ran
@@ -917,6 +918,7 @@ class Interpreter:
         function, arguments = found
         bound = self.bind(function, arguments, kwargs)
         told = bound is not None and self.observer is not None and not self.probing
+        self.call_loops = len(frame.loops)
         if told:
             self.observer.on_compiled_call(self, compiled, function, bound, self.location(frame, node, "call"))  # type: ignore[union-attr, arg-type]
         self.compiling += 1
