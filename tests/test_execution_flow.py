@@ -270,3 +270,31 @@ def test_a_schedule_run_in_a_loop_on_an_unknown_bound_keeps_the_unbounded_count(
     program = program.replace("    main()\n", "    import sys\n    main(int(sys.argv[1]))\n")
     [finding] = lint(write(tmp_path, {"run.py": program}))
     assert (finding.code, finding.severity.value) == ("RCL101", "error")
+
+
+def test_the_length_of_a_list_argument_a_run_sees_grow_is_an_argument_length(tmp_path):
+    program = """
+    import torch
+
+    seen = []
+
+    @torch.compiler.disable
+    def note(spec):
+        seen.append(spec)
+
+    def decode(inp, spec):
+        note(spec)
+        return inp + 1
+
+    def main():
+        spec = []
+        fast = torch.compile(decode, backend="eager")
+        for i in range(12):
+            spec.append(2)
+            fast(torch.randn(4), spec)
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = lint(write(tmp_path, {"run.py": program}))
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL202", "error", "len(L['spec'])")

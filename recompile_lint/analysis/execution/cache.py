@@ -194,7 +194,7 @@ class RegionCaches(Observer):
             observed = self.observed.get((key, source))
             if observed is None:
                 observed = Observed(values=[held[0].value], guard=held[0])
-                observed.argument = _root_name(source) in trace.bound and source.startswith("L[")
+                observed.argument = _root_name(source) in trace.bound and _strip(source).startswith("L[")
                 self.observed[(key, source)] = observed
             observed.values.append(guard.value)
             observed.use = observed.use or trace.concrete.get(source, "") or trace.concrete.get(_strip(source), "")
