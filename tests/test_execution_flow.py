@@ -298,3 +298,27 @@ def test_the_length_of_a_list_argument_a_run_sees_grow_is_an_argument_length(tmp
     """
     [finding] = lint(write(tmp_path, {"run.py": program}))
     assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL202", "error", "len(L['spec'])")
+
+
+def test_a_default_written_through_defaults_is_the_write_that_changes_it(tmp_path):
+    program = """
+    import torch
+
+    VALUES = (torch.ones(8), torch.ones(8, requires_grad=True))
+    ORDER = (0, 1, 0, 1, 0, 1)
+
+    def fuse(h, horizon=torch.ones(8)):
+        return h + horizon
+
+    def main():
+        fast = torch.compile(fuse, backend="eager")
+        for n in range(6):
+            fuse.__defaults__ = (VALUES[ORDER[n]],)
+            fast(torch.randn(8))
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = lint(write(tmp_path, {"run.py": program}))
+    assert (finding.code, finding.guard.source, finding.guard.detail) == ("RCL201", "L['horizon']", "requires_grad")
+    assert [loc.line for loc in finding.evidence if loc.role == "write"] == [13]  # not the call (14)

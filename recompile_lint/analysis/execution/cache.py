@@ -355,6 +355,7 @@ def evaluate(interpreter, source: str, function: Function, bound: dict[str, obje
         value, origin = (heap.read(cells, name), heap.origin(cells, name)) if cells is not None else (TOP, None)
     elif root == "L":
         value, origin = bound.get(name, TOP), where
+        origin = _default_write(interpreter, function, name, value) or origin
     else:
         addr = interpreter.globals.get(function.module, -1)
         if name.startswith("__import_"):
@@ -374,6 +375,25 @@ def evaluate(interpreter, source: str, function: Function, bound: dict[str, obje
             return TOP, None
         value, origin = heap.read(store, step), heap.origin(store, step)
     return value, origin
+
+
+def _default_write(interpreter, function: Function, name: str, value: object) -> Location | None:
+    """Where the project wrote the default the argument took (``f.__defaults__ = (h,)``), when
+    its value is the one bound: the write that changed it between calls, not the call."""
+    store = interpreter.written_store(function)
+    node = interpreter.codes.get(function.code)
+    if store is None or node is None or not hasattr(node, "args"):
+        return None
+    spec = node.args
+    positional = [a.arg for a in spec.posonlyargs + spec.args]
+    defaults, kw_defaults = interpreter.defaults_of(function)
+    if name in positional and defaults and interpreter.heap.has(store, "__defaults__"):
+        at = positional.index(name) - (len(positional) - len(defaults))
+        if 0 <= at < len(defaults) and defaults[at] == value:
+            return interpreter.heap.origin(store, "__defaults__")
+    if kw_defaults and name in kw_defaults and kw_defaults[name] == value and interpreter.heap.has(store, "__kwdefaults__"):
+        return interpreter.heap.origin(store, "__kwdefaults__")
+    return None
 
 
 def _store_of(interpreter, value: object) -> int | None:

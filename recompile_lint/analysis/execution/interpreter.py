@@ -1094,6 +1094,10 @@ class Interpreter:
             addr = self._function_stores[function] = self.heap.new("function")
         return addr
 
+    def written_store(self, function: Function) -> int | None:
+        """The heap store of a function's attributes if something wrote one, else None."""
+        return self._function_stores.get(function)
+
     def defaults_of(self, function: Function) -> tuple[tuple[object, ...] | None, dict[str, object] | None]:
         """A function's positional and keyword-only defaults now (None where a write made them
         unknown), after any write to its ``__defaults__`` / ``__kwdefaults__``."""
