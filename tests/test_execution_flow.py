@@ -322,3 +322,34 @@ def test_a_default_written_through_defaults_is_the_write_that_changes_it(tmp_pat
     [finding] = lint(write(tmp_path, {"run.py": program}))
     assert (finding.code, finding.guard.source, finding.guard.detail) == ("RCL201", "L['horizon']", "requires_grad")
     assert [loc.line for loc in finding.evidence if loc.role == "write"] == [13]  # not the call (14)
+
+
+FLOAT_SOURCE = """
+import torch
+
+RATES = (0.5, 0.75, 1.0)
+
+class Box:
+    rate = 0.5
+
+box = Box()
+
+def apply(x, b):
+    return x * b.rate
+
+def main():
+    fast = torch.compile(apply, backend="eager"OPTIONS)
+    torch.compiler.config.dynamic_sources = "L['b'].rate"
+    for i in range(12):
+        box.rate = RATES[i % 3]
+        fast(torch.randn(4), box)
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_float_dynamic_sources_names_still_recompiles_once(tmp_path):
+    [finding] = lint(write(tmp_path, {"run.py": FLOAT_SOURCE.replace("OPTIONS", "")}))
+    assert (finding.severity.value, finding.guard.source) == ("warning", "L['b'].rate")
+    assert lint(write(tmp_path, {"run.py": FLOAT_SOURCE.replace("OPTIONS", ", dynamic=True")})) == []

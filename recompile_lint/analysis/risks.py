@@ -248,7 +248,7 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
     for guard in guards:
         region = guard.region
         found = execution.recompile(guard)
-        if guard.guard.source in dynamic_sources(region) and not pinned(found):
+        if guard.guard.source in dynamic_sources(region) and not pinned(found) and not compiled_once_more(found):
             continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input (unless an op needs it concrete)
         if found is not None:
             seen.add((region_key(region), guard.guard.source))
@@ -278,7 +278,7 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             yield risk
     for found in execution.recompiles():
         key = (region_key(found.region), found.guard.source)
-        if key in seen or (found.guard.source in dynamic_sources(found.region) and not pinned(found)):
+        if key in seen or (found.guard.source in dynamic_sources(found.region) and not pinned(found) and not compiled_once_more(found)):
             continue
         if (key[0], found.guard.read.path, found.guard.read.line) in reported:
             continue  # the guard model's own guard on that read, spelled its way (``L['fn'].__self__``)
@@ -318,6 +318,13 @@ def pinned(found: Recompile | None) -> bool:
         return False
     kind = found.guard.value_kind
     return kind == "float" or (kind == "int" and found.use in INT_PINNED_USES)
+
+
+def compiled_once_more(found: Recompile | None) -> bool:
+    """Whether a float ``dynamic_sources`` names still recompiles once: the lab's dynamic twins
+    of floats compile 2 graphs (the first call specialises it) unless the region is compiled
+    with ``dynamic=True``; an int named there is symbolic from the first call."""
+    return found is not None and found.guard.value_kind == "float" and found.region.dynamic != "True"
 
 
 def from_recompile(found: Recompile, guard: PredictedGuard) -> Risk | None:
