@@ -353,3 +353,51 @@ def test_a_float_dynamic_sources_names_still_recompiles_once(tmp_path):
     [finding] = lint(write(tmp_path, {"run.py": FLOAT_SOURCE.replace("OPTIONS", "")}))
     assert (finding.severity.value, finding.guard.source) == ("warning", "L['b'].rate")
     assert lint(write(tmp_path, {"run.py": FLOAT_SOURCE.replace("OPTIONS", ", dynamic=True")})) == []
+
+
+PARTIAL_COMPILE = """
+import functools
+import torch
+
+compiler = functools.partial(torch.compile, backend="eager"OPTIONS)
+SIZES = (2, 2, 2, 3, 3, 3)
+
+def predict(x, h):
+    return x.sum() + h.sum()
+
+def main():
+    fast = compiler(predict)
+    for i in range(6):
+        h = torch.ones(SIZES[i])
+        fast(torch.randn(4), h)
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_the_dynamic_option_a_partial_of_torch_compile_passes_decides_the_count(tmp_path):
+    [finding] = lint(write(tmp_path, {"run.py": PARTIAL_COMPILE.replace("OPTIONS", ", dynamic=False")}))
+    assert (finding.code, finding.guard.source, finding.guard.detail) == ("RCL201", "L['h']", "size")
+    assert lint(write(tmp_path, {"run.py": PARTIAL_COMPILE.replace("OPTIONS", ", dynamic=True")})) == []  # a symbolic size
+
+
+def test_a_size_a_use_keeps_concrete_is_one_graph_per_size_even_under_dynamic_true():
+    from recompile_lint.analysis.execution.cache import Observed, graphs_of
+    from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta
+    from recompile_lint.models import Location
+
+    class Region:
+        dynamic = None
+
+        class site:
+            @staticmethod
+            def option(name):
+                return None
+
+    sizes = [TensorMeta((n,), "", "", None) for n in (2, 3, 4)]
+    guard = GuardRead("L['zz_unmeasured'][0][1]", "TENSOR_MATCH", sizes[0], Location("m.py", 3, 1, "read"))
+    assert graphs_of(Region, guard, Observed(values=sizes), 3, "True") == 1  # symbolic from the first call
+    assert graphs_of(Region, guard, Observed(values=sizes, use="iteration"), 3, "True") == 3  # unrolled over it
+    assert graphs_of(Region, guard, Observed(values=sizes, use="op-split"), 3, "True") == 2  # the chunk count
+    assert graphs_of(Region, guard, Observed(values=sizes), 3, "False") == 3

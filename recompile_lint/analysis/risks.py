@@ -293,7 +293,7 @@ def automatic_dynamic(found: Recompile) -> bool:
     tensor's size, or an int or float that neither lives in a global or an ``nn.Module`` nor
     goes where a Python number is needed, in a region not compiled with ``dynamic=False``."""
     read = found.guard
-    if found.region.dynamic == "False" or found.use:
+    if (found.dynamic or found.region.dynamic) == "False" or found.use:
         return False
     if read.kind == "TENSOR_MATCH":
         return tensor_change_of(found) == "size"
@@ -324,7 +324,7 @@ def compiled_once_more(found: Recompile | None) -> bool:
     """Whether a float ``dynamic_sources`` names still recompiles once: the lab's dynamic twins
     of floats compile 2 graphs (the first call specialises it) unless the region is compiled
     with ``dynamic=True``; an int named there is symbolic from the first call."""
-    return found is not None and found.guard.value_kind == "float" and found.region.dynamic != "True"
+    return found is not None and found.guard.value_kind == "float" and (found.dynamic or found.region.dynamic) != "True"
 
 
 def from_recompile(found: Recompile, guard: PredictedGuard) -> Risk | None:

@@ -106,6 +106,7 @@ class Recompile:
     # every call of its region ran in loops on known bounds, in a run that ended: the values
     # seen are all it takes (a finite count is exact).
     complete: bool = False
+    dynamic: str | None = None  # the region's ``dynamic`` option as the run passed it (a partial's too)
 
 
 class RegionCaches(Observer):
@@ -126,6 +127,7 @@ class RegionCaches(Observer):
         self.entered: set[tuple[str, str]] = set()  # (file, qualname) of the functions compiled code ran
         self.calls = 0
         self.symbolic: set[tuple] = set()  # regions called inside a loop on iteration symbols
+        self.dynamic: dict[tuple, str] = {}  # the ``dynamic`` option each region was compiled with in the run
         self.finished = True  # the run ended (not out of budget, no exception)
 
     def regions_called(self, compiled: CompiledValue, function: Function) -> list[CompiledRegion]:
@@ -149,6 +151,10 @@ class RegionCaches(Observer):
         keys = [region_key(region) for region in self.regions_called(compiled, function)]
         if interpreter.call_loops:
             self.symbolic.update(keys)
+        passed = dict(compiled.options).get("dynamic")
+        if passed in ("True", "False"):
+            for key in keys:
+                self.dynamic.setdefault(key, passed)
         self.tracer.begin(keys, function, bound, where)
 
     def on_compiled_end(self, interpreter) -> None:
@@ -231,8 +237,9 @@ class RegionCaches(Observer):
             guard = observed.guard
             assert guard is not None
             count = self.count(key, observed)
-            graphs = graphs_of(region, guard, observed, count)
-            measured_cell = _measured(region, guard, observed, None if count is not None and count > RECOMPILE_LIMIT else count) != "unmeasured"
+            dynamic = region.dynamic if region.dynamic not in (None, "None") else self.dynamic.get(key)
+            graphs = graphs_of(region, guard, observed, count, dynamic)
+            measured_cell = _measured(region, guard, observed, None if count is not None and count > RECOMPILE_LIMIT else count, dynamic) != "unmeasured"
             complete = (
                 self.finished
                 and key not in self.symbolic
@@ -240,7 +247,7 @@ class RegionCaches(Observer):
                 and self.region_calls.get(key, 0) > count  # the values came round again: a schedule
                 and all(isinstance(v, (Const, TensorMeta, CodeRef)) for v in observed.values)
             )
-            out.append(Recompile(region, guard, self._evidence(region, observed, count, guard), graphs, observed.use, observed.argument, tuple(observed.values), measured_cell, complete))
+            out.append(Recompile(region, guard, self._evidence(region, observed, count, guard), graphs, observed.use, observed.argument, tuple(observed.values), measured_cell, complete, dynamic))
         return out
 
     def evidence(self) -> dict[tuple[tuple, str], Evidence]:
@@ -428,6 +435,9 @@ def _quiet_attribute(interpreter, value: Instance, attr: str) -> object:
         interpreter.probing -= 1
 
 RECOMPILE_LIMIT = 8
+# Uses that keep a tensor's size a Python int even under ``dynamic=True``: iterating over a
+# tensor, a ``range()`` bound or a key taken from a size.
+SIZE_PINNING_USES = frozenset({"range-bound", "dict-key", "list-index", "iteration"})
 # The lab's uses (``docs/lab.md``) a value of each type can be read with.
 # (A ``range()`` bound or an op argument is seen when it happens: ``Observed.use``.)
 _USES = {
@@ -439,7 +449,7 @@ _USES = {
 _LAB_USES = {"op-interpolate": ("op-interpolate-size", "op-interpolate-scale")}
 
 
-def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None) -> int | None:
+def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None, dynamic: str | None = None) -> int | None:
     """Graphs the region ends up with for this guard (None: it reaches ``recompile_limit``):
     the lab's measured cell where every candidate cell was measured alike, else torch 2.13's
     rules (``/docs/torch-2.13.md``): automatic dynamic makes an int or float argument, cell or
@@ -447,16 +457,20 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     constant, a tensor's size goes dynamic once, its rank, dtype, device never do."""
     if count is not None and count > RECOMPILE_LIMIT:
         count = None
-    measured_count = _measured(region, guard, observed, count)
+    measured_count = _measured(region, guard, observed, count, dynamic)
     if measured_count != "unmeasured":
         return measured_count  # type: ignore[return-value]
-    dynamic = region.dynamic
+    dynamic = dynamic or region.dynamic
     if guard.kind in ("ID_MATCH", "LENGTH_CHECK"):
         return count
     if guard.kind == "TENSOR_MATCH":
         change = _tensor_change(observed)
         if change == "size":
-            return count if dynamic == "False" else 1 if dynamic == "True" else 2
+            if dynamic == "False" or observed.use in SIZE_PINNING_USES:
+                return count  # specialised: one graph per size
+            if observed.use == "op-split":
+                return 2  # the number of chunks is guarded, not the size: a few graphs
+            return 1 if dynamic == "True" else 2
         return count
     kind = _value_kind(observed)
     if kind == "bool":
@@ -493,7 +507,7 @@ def _tensor_change(observed: Observed) -> str:
     return ""
 
 
-def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None) -> list[tuple[str, str, str, str, str]]:
+def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None, dynamic: str | None = None) -> list[tuple[str, str, str, str, str]]:
     """The lab's cells (location, type, use, options, change) the guard may be in; empty where
     the run cannot name them in the lab's terms."""
     parsed = parse_source(_strip(guard.source))
@@ -543,7 +557,7 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     elif guard.passed:
         uses = ("disabled-helper",) + uses  # passed to a disabled function (maybe used too)
     fullgraph = region.site.option("fullgraph")
-    dynamic = region.dynamic
+    dynamic = dynamic or region.dynamic
     if fullgraph == "True":
         if dynamic not in (None, "None"):
             return []
@@ -557,12 +571,12 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     return [(location, t, use, options, change) for location in locations for t in types for use in uses]
 
 
-def _measured(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None) -> int | None | str:
+def _measured(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None, dynamic: str | None = None) -> int | None | str:
     """Graphs as the lab measured the guard's cells, or ``"unmeasured"`` where none was or the
     measured ones disagree."""
     found = set()
     most = 0
-    for cell in lab_cells(region, guard, observed, count):
+    for cell in lab_cells(region, guard, observed, count, dynamic):
         row = measured.cell(*cell)
         if row is None:
             continue
