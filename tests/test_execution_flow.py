@@ -401,3 +401,30 @@ def test_a_size_a_use_keeps_concrete_is_one_graph_per_size_even_under_dynamic_tr
     assert graphs_of(Region, guard, Observed(values=sizes, use="iteration"), 3, "True") == 3  # unrolled over it
     assert graphs_of(Region, guard, Observed(values=sizes, use="op-split"), 3, "True") == 2  # the chunk count
     assert graphs_of(Region, guard, Observed(values=sizes), 3, "False") == 3
+
+
+def test_an_argument_made_by_a_helper_names_the_helpers_return_as_its_write(tmp_path):
+    program = """
+    import torch
+
+    VALUES = (torch.ones(8), torch.ones(8, requires_grad=True))
+    ORDER = (0, 0, 0, 1, 1, 1)
+
+    def advance(it):
+        return VALUES[ORDER[it]]
+
+    def predict(x, offset):
+        return x + offset
+
+    def main():
+        fast = torch.compile(predict, backend="eager")
+        for it in range(6):
+            offset = advance(it)
+            fast(torch.randn(8), offset)
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = lint(write(tmp_path, {"run.py": program}))
+    assert (finding.code, finding.guard.source, finding.guard.detail) == ("RCL201", "L['offset']", "requires_grad")
+    assert [loc.line for loc in finding.evidence if loc.role == "write"] == [16, 8]  # the assignment, the return

@@ -156,6 +156,7 @@ class RegionCaches(Observer):
             for key in keys:
                 self.dynamic.setdefault(key, passed)
         self.tracer.begin(keys, function, bound, where)
+        self.tracer.traces[-1].passed = dict(interpreter.call_writes)
 
     def on_compiled_end(self, interpreter) -> None:
         trace = self.tracer.end()
@@ -205,10 +206,14 @@ class RegionCaches(Observer):
             observed.values.append(guard.value)
             observed.use = observed.use or trace.concrete.get(source, "") or trace.concrete.get(_strip(source), "")
             _, origin = evaluate(interpreter, _strip(source), trace.function, trace.bound, trace.where)
-            if origin is not None and origin not in observed.writes:
-                observed.writes.append(origin)
-                if (origin.path, origin.line) in interpreter.traced:
-                    observed.inside = True  # compiled code changes it itself
+            origins = [origin]
+            if origin == trace.where and _strip(source) == f"L[{_root_name(source)!r}]":
+                origins = trace.passed.get(_root_name(source)) or origins  # the local the call passed
+            for origin in origins:
+                if origin is not None and origin not in observed.writes:
+                    observed.writes.append(origin)
+                    if (origin.path, origin.line) in interpreter.traced:
+                        observed.inside = True  # compiled code changes it itself
             if trace.where not in observed.calls:
                 observed.calls.append(trace.where)
         if len(entries) < MAX_ENTRIES:

@@ -125,6 +125,7 @@ class Trace:
     where: Location
     guards: dict[str, GuardRead] = field(default_factory=dict)
     concrete: dict[str, str] = field(default_factory=dict)  # source -> the concrete use seen
+    passed: dict[str, list[Location]] = field(default_factory=dict)  # parameter -> writes of the local passed
 
 
 @dataclass
