@@ -68,10 +68,32 @@ def test_what_traced_code_passes_to_a_disabled_function_is_realized_and_guarded(
     assert kinds["len(L['hp'])"] == "LENGTH_CHECK" and kinds["L['hp'][0]"] == "TENSOR_MATCH"
     assert kinds["L['cfg'].margin"] == "TENSOR_MATCH" and call["L['cfg'].margin"].value.dtype == "torch.float64"
     assert kinds["L['cfg'].act.__code__"] == "ID_MATCH"
-    assert kinds["L['cfg'].k"] == "CONSTANT_MATCH"
+    assert "L['cfg'].k" not in kinds  # a Python scalar inside what is passed: no guard
     assert kinds["L['d']['w']"] == "TENSOR_MATCH"
     assert not any(source.startswith("L['box'].") for source in call)  # an object is passed as it is
     assert all(call[s].passed and call[s].read.line == 24 for s in ("L['hp'][0]", "L['cfg'].margin", "L['d']['w']"))
+
+
+def test_a_str_or_bool_only_passed_to_a_disabled_function_is_not_guarded_an_int_is():
+    [call] = traced(
+        """
+        import torch
+
+        seen = []
+
+        @torch.compiler.disable
+        def note(*values):
+            seen.append(values)
+
+        def step(x, mode, flag, n):
+            note(mode, flag, n)
+            return x + 1
+
+        torch.compile(step)(torch.randn(2), "train", True, 3)
+        """
+    )
+    assert "L['mode']" not in call and "L['flag']" not in call
+    assert call["L['n']"].kind == "CONSTANT_MATCH"
 
 
 def test_a_value_only_a_disabled_function_reads_inside_is_not_guarded():
