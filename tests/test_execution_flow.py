@@ -422,6 +422,8 @@ def test_a_size_a_use_keeps_concrete_is_one_graph_per_size_even_under_dynamic_tr
     assert graphs_of(Region, guard, Observed(values=sizes), 3, "True") == 1  # symbolic from the first call
     assert graphs_of(Region, guard, Observed(values=sizes, use="iteration"), 3, "True") == 3  # unrolled over it
     assert graphs_of(Region, guard, Observed(values=sizes, use="op-split"), 3, "True") == 2  # the chunk count
+    assert graphs_of(Region, guard, Observed(values=sizes, use="len"), 3, "True") == 1  # a symbolic len()
+    assert graphs_of(Region, guard, Observed(values=sizes, use="len"), 3, None) == 2
     assert graphs_of(Region, guard, Observed(values=sizes), 3, "False") == 3
 
 
@@ -450,3 +452,14 @@ def test_an_argument_made_by_a_helper_names_the_helpers_return_as_its_write(tmp_
     [finding] = lint(write(tmp_path, {"run.py": program}))
     assert (finding.code, finding.guard.source, finding.guard.detail) == ("RCL201", "L['offset']", "requires_grad")
     assert [loc.line for loc in finding.evidence if loc.role == "write"] == [16, 8]  # the assignment, the return
+
+
+def test_a_tensor_iterated_over_is_unrolled_its_len_is_not():
+    def uses(body: str) -> dict:
+        observer = Traces()
+        source = f"import torch\ndef f(x):\n    {body}\n    return x\ntorch.compile(f)(torch.randn(3, 2))\n"
+        Interpreter(Sources({"main.py": source}), observer).run_module("main.py", as_main=True)
+        return observer.uses[0]
+
+    assert uses("for row in x: pass").get("L['x']") == "iteration"
+    assert uses("n = len(x)").get("L['x']") == "len"

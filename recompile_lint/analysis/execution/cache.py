@@ -473,8 +473,10 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         if change == "size":
             if dynamic == "False" or observed.use in SIZE_PINNING_USES:
                 return count  # specialised: one graph per size
-            if observed.use == "op-split":
-                return 2  # the number of chunks is guarded, not the size: a few graphs
+            if observed.use in ("op-split", "len"):
+                # The number of chunks is guarded, not the size; ``len()`` of a tensor is its
+                # size as an int: one recompile, then symbolic (none under ``dynamic=True``).
+                return 2 if observed.use == "op-split" or dynamic != "True" else 1
             return 1 if dynamic == "True" else 2
         return count
     kind = _value_kind(observed)

@@ -149,7 +149,7 @@ class Tracer:
         self.compiled_frames: set[int] = set()  # locals addresses of the compiled frames
         self._pending: _Pending | None = None
         self._root = False  # the next frame of the compiled function is the compiled call's own
-        self._roles: dict[CodeRef, tuple[set[int], set[int]]] = {}
+        self._roles: dict[CodeRef, tuple[set[int], set[int], set[int]]] = {}
         self._frame_code: dict[int, CodeRef] = {}  # locals address of each traced frame -> its code
 
     # ---- a compiled call ---------------------------------------------------------------
@@ -265,7 +265,7 @@ class Tracer:
             return
         source, module_rooted = found
         read = interpreter.location(frame, node, "read")
-        keys, tests = self._node_roles(interpreter, frame)
+        keys, tests, lengths = self._node_roles(interpreter, frame)
         branch = id(node) in tests
         guard: GuardRead | None = None
         if isinstance(value, Const):
@@ -276,7 +276,9 @@ class Tracer:
             guard = GuardRead(f"{source}.__code__", "ID_MATCH", value.code, read)
         elif isinstance(value, TensorValue):
             guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, branch=branch)
-            if id(node) in keys:
+            if id(node) in lengths:
+                trace.concrete.setdefault(source, "len")  # its first size read as a Python int
+            elif id(node) in keys:
                 trace.concrete.setdefault(source, "iteration")  # unrolled over its first size
         elif isinstance(value, (ListValue, TupleValue)) or (isinstance(value, DictValue) and id(node) in keys):
             length = self._length(interpreter, value)
@@ -452,19 +454,21 @@ class Tracer:
             return None
         return len([k for k in slots if k != "__unknown__"])
 
-    def _node_roles(self, interpreter, frame) -> tuple[set[int], set[int]]:
+    def _node_roles(self, interpreter, frame) -> tuple[set[int], set[int], set[int]]:
         """Ids of the nodes of the running function whose dict keys compiled code uses (the
         argument of ``len()`` and the unrolling builtins, the iterable of a ``for``, the object
-        of ``.keys()`` / ``.items()`` / ``.values()``), and of the nodes in its branches' tests."""
+        of ``.keys()`` / ``.items()`` / ``.values()``), of the nodes in its branches' tests, and
+        of the arguments of ``len()`` alone (a tensor's ``len()`` is not an iteration)."""
         key = self._frame_code.get(frame.locals)
         if key is None:
-            return set(), set()
+            return set(), set(), set()
         found = self._roles.get(key)
         if found is not None:
             return found
         tree = interpreter.codes.get(key)
         keys: set[int] = set()
         tests: set[int] = set()
+        lengths: set[int] = set()
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, (ast.For, ast.comprehension)):
                 keys.add(id(node.iter))
@@ -472,11 +476,13 @@ class Tracer:
                 func = node.func
                 if isinstance(func, ast.Name) and f"builtins.{func.id}" in UNROLLING:
                     keys.update(id(a) for a in node.args)
+                    if func.id == "len":
+                        lengths.update(id(a) for a in node.args)
                 elif isinstance(func, ast.Attribute) and func.attr in KEY_METHODS:
                     keys.add(id(func.value))
             elif isinstance(node, (ast.If, ast.While, ast.IfExp)):
                 tests.update(id(inner) for inner in ast.walk(node.test))
-        found = (keys, tests)
+        found = (keys, tests, lengths)
         self._roles[key] = found
         return found
 
