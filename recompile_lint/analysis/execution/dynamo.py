@@ -164,8 +164,7 @@ class Tracer:
         self.compiled_frames: set[int] = set()  # locals addresses of the compiled frames
         self._pending: _Pending | None = None
         self._root = False  # the next frame of the compiled function is the compiled call's own
-        self._roles: dict[CodeRef, tuple[set[int], set[int], dict[int, int], set[int]]] = {}
-        self._seen: dict[int, object] = {}  # node -> the value traced code last read there
+        self._roles: dict[CodeRef, tuple[set[int], set[int], set[int], set[int]]] = {}
         self._frame_code: dict[int, CodeRef] = {}  # locals address of each traced frame -> its code
         self._bases: dict[int, object] = {}  # attribute node -> the object its last traced read was on
 
@@ -288,7 +287,6 @@ class Tracer:
             return
         self._pending = None  # a read ends any call or property the sources were kept for
         trace = self.traces[-1]
-        self._seen[id(node)] = value
         found = self.source_of(interpreter, frame, node)
         if found is None:
             return
@@ -301,8 +299,6 @@ class Tracer:
         guard: GuardRead | None = None
         if isinstance(value, Const):
             guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch)
-            if id(node) in subscripts and isinstance(self._seen.get(subscripts[id(node)]), DictValue):
-                trace.concrete.setdefault(source, "dict-key")  # a dict looks its key up by value
         elif isinstance(value, Sym) and value.origin == "iteration":
             guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch)
         elif isinstance(value, Function):
@@ -513,26 +509,26 @@ class Tracer:
             return None
         return len([k for k in slots if k != "__unknown__"])
 
-    def _node_roles(self, interpreter, frame) -> tuple[set[int], set[int], dict[int, int], set[int]]:
+    def _node_roles(self, interpreter, frame) -> tuple[set[int], set[int], set[int], set[int]]:
         """Ids of the nodes of the running function whose dict keys compiled code uses (the
         argument of ``len()`` and the unrolling builtins, the iterable of a ``for``, the object
         of ``.keys()`` / ``.items()`` / ``.values()``), of the nodes in its branches' tests, of
-        the keys it subscripts with (``W[mode]``, each mapped to its container's node), and of
-        the arguments of ``len()`` alone (a tensor's ``len()`` is not an iteration)."""
+        the keys it subscripts with (``W[mode]``), and of the arguments of ``len()`` alone (a
+        tensor's ``len()`` is not an iteration)."""
         key = self._frame_code.get(frame.locals)
         if key is None:
-            return set(), set(), {}, set()
+            return set(), set(), set(), set()
         found = self._roles.get(key)
         if found is not None:
             return found
         tree = interpreter.codes.get(key)
         keys: set[int] = set()
         tests: set[int] = set()
-        subscripts: dict[int, int] = {}
+        subscripts: set[int] = set()
         lengths: set[int] = set()
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, ast.Subscript):
-                subscripts[id(node.slice)] = id(node.value)
+                subscripts.add(id(node.slice))
             if isinstance(node, (ast.For, ast.comprehension)):
                 keys.add(id(node.iter))
             elif isinstance(node, ast.Call):
