@@ -47,6 +47,9 @@ class Traces(Observer):
     def on_attribute(self, interpreter, frame, node, base):
         self.tracer.on_attribute(interpreter, frame, node, base)
 
+    def on_item(self, interpreter, frame, node, base, key):
+        self.tracer.on_item(interpreter, frame, node, base, key)
+
 
 def traced(source: str, **files: str) -> list[dict[str, GuardRead]]:
     observer = Traces()

@@ -254,12 +254,13 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             risk = from_recompile(found, guard)
             static = variation.evidence(guard) if found.guard.kind == "CONSTANT_MATCH" else None
             known = assess(guard, static) if static is not None else None
-            if known is not None and (risk is None or known.unbounded or not risk.unbounded) and not (risk is not None and known.unbounded and repeated(found)):
+            exact = (found.complete or repeated(found)) and risk is not None and not risk.unbounded
+            if known is not None and (risk is None or known.unbounded or not risk.unbounded) and not (exact and known.unbounded):
                 # The variation stage shows the change too: its evidence (the writes and the
                 # loops that make them, counted over any number of iterations: a run only
                 # counts the loops it was given, a driver's default bound) is kept, unless
                 # only the run sees it reach the limit, or the run saw its values come back
-                # (a finite set: a cycle over a schedule, whatever loop makes it).
+                # (a finite set: a schedule of known values, a cycle, whatever loop makes it).
                 risk = known
             if risk is not None:
                 reported.add((region_key(region), found.guard.read.path, found.guard.read.line))
@@ -290,8 +291,9 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
 
 # Uses where an int stays a Python number even when ``dynamic_sources`` names it (measured on
 # torch 2.13 by the lab's ``dynamic`` twins): a ``range()`` bound, split sizes, an interpolate
-# scale factor, a dict key. A ``view``/``reshape`` size or an interpolate size takes a symbolic int.
-INT_PINNED_USES = frozenset({"range-bound", "op-split", "op-interpolate-scale", "dict-key"})
+# scale factor, a key looked up in a Python dict or list. A ``view``/``reshape`` size or an
+# interpolate size takes a symbolic int.
+INT_PINNED_USES = frozenset({"range-bound", "op-split", "op-interpolate-scale", "dict-key", "list-index"})
 
 
 def repeated(found: Recompile) -> bool:
@@ -304,8 +306,8 @@ def float_once(found: Recompile | None) -> bool:
     """Whether a float the runs saw change still recompiles where ``dynamic_sources`` names it:
     torch 2.13 specialises a float on its first call whatever the setting (the lab's
     ``dynamic`` twins: 2 graphs in arithmetic, one per value in a branch), unless the region
-    is compiled with ``dynamic=True``."""
-    return found is not None and found.guard.value_kind == "float" and found.region.dynamic != "True"
+    is compiled with ``dynamic=True`` (at its site or by the run's compile call)."""
+    return found is not None and found.guard.value_kind == "float" and (found.dynamic or found.region.dynamic) != "True"
 
 
 def pinned(found: Recompile | None) -> bool:
@@ -366,6 +368,8 @@ def predicted(index: ProjectIndex, found: Recompile) -> PredictedGuard:
             storage = Storage("closure", region.entry.path, name, members=members, owner=region.entry.qualname, length=length)
     if found.use == "range-bound":
         specialized = "a range() bound"
+    elif found.use in ("dict-key", "list-index"):
+        specialized = specialized or "a key looked up in a Python dict or list"
     elif found.use:
         specialized = specialized or "an op argument that must be a Python number"
     if region.dynamic == "False" and not specialized:

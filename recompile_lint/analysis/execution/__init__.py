@@ -192,6 +192,7 @@ class Execution:
         try:
             interpreter.run_module(path, as_main=True)
         except (OutOfBudget, RecursionError):
+            runs[0].finished = False
             return runs
         tree = project.tree(path)
         module = interpreter.globals.get(path)
@@ -210,7 +211,9 @@ class Execution:
             try:
                 interpreter.call_function(function, params, {}, None)  # type: ignore[arg-type]
             except (OutOfBudget, RecursionError):
+                caches.finished = False
                 continue
             except Exception:  # noqa: BLE001 - the run raised on the project's code: no evidence
+                caches.finished = False
                 continue
         return runs

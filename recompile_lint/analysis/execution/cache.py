@@ -107,6 +107,11 @@ class Recompile:
     argument: bool = False
     values: tuple[object, ...] = ()  # the guarded values at the calls that compiled
     calls: int = 0  # the region's calls in the run (more than ``values``: some hit a cached entry)
+    # Every value the run gave it is known, came round again (more calls than values), and
+    # every call of its region ran in loops on known bounds, in a run that ended: the values
+    # seen are all it takes (a finite count is exact).
+    complete: bool = False
+    dynamic: str | None = None  # the region's ``dynamic`` option as the run passed it (a partial's too)
 
 
 class RegionTable:
@@ -142,6 +147,8 @@ class RegionCaches(Observer):
         self.entered: set[tuple[str, str]] = set()  # (file, qualname) of the functions compiled code ran
         self.holders: set[tuple[tuple, str]] = set()  # (region, source) read holding a partial, a bound method, a module
         self.calls = 0
+        self.symbolic: set[tuple] = set()  # regions called inside a loop on iteration symbols
+        self.finished = True  # the run ended (not out of budget, no exception)
 
     def regions_called(self, compiled: CompiledValue, function: Function) -> list[CompiledRegion]:
         found = []
@@ -160,9 +167,12 @@ class RegionCaches(Observer):
     def on_compiled_call(self, interpreter, compiled: CompiledValue, function: Function, bound: dict[str, object], where: Location) -> None:
         self.calls += 1
         keys = [region_key(region) for region in self.regions_called(compiled, function)]
+        if interpreter.call_loops:
+            self.symbolic.update(keys)
         for key in keys:
             self.options.setdefault(key, compiled.options)
         self.tracer.begin(keys, function, bound, where)
+        self.tracer.traces[-1].passed = dict(interpreter.call_writes)
 
     def on_compiled_end(self, interpreter) -> None:
         trace = self.tracer.end()
@@ -183,6 +193,9 @@ class RegionCaches(Observer):
 
     def on_attribute(self, interpreter, frame, node, base) -> None:
         self.tracer.on_attribute(interpreter, frame, node, base)
+
+    def on_item(self, interpreter, frame, node, base, key) -> None:
+        self.tracer.on_item(interpreter, frame, node, base, key)
 
     # ---- cache entries -------------------------------------------------------------------
 
@@ -205,16 +218,20 @@ class RegionCaches(Observer):
             observed = self.observed.get((key, source))
             if observed is None:
                 observed = Observed(values=[held[0].value], guard=held[0])
-                observed.argument = _root_name(source) in trace.bound and source.startswith("L[")
+                observed.argument = _root_name(source) in trace.bound and _strip(source).startswith("L[")
                 observed.options = self.options.get(key, ())
                 self.observed[(key, source)] = observed
             observed.values.append(guard.value)
             observed.use = observed.use or trace.concrete.get(source, "") or trace.concrete.get(_strip(source), "")
             _, origin = evaluate(interpreter, _strip(source), trace.function, trace.bound, trace.where)
-            if origin is not None and origin not in observed.writes:
-                observed.writes.append(origin)
-                if (origin.path, origin.line) in interpreter.traced:
-                    observed.inside = True  # compiled code changes it itself
+            origins = [origin]
+            if origin == trace.where and _strip(source) == f"L[{_root_name(source)!r}]":
+                origins = trace.passed.get(_root_name(source)) or origins  # the local the call passed
+            for origin in origins:
+                if origin is not None and origin not in observed.writes:
+                    observed.writes.append(origin)
+                    if (origin.path, origin.line) in interpreter.traced:
+                        observed.inside = True  # compiled code changes it itself
             if trace.where not in observed.calls:
                 observed.calls.append(trace.where)
         if len(entries) < MAX_ENTRIES:
@@ -243,9 +260,19 @@ class RegionCaches(Observer):
             guard = observed.guard
             assert guard is not None
             count = self.count(key, observed)
-            graphs = graphs_of(region, guard, observed, count)
-            evidence = self._evidence(region, observed, count, guard)
-            out.append(Recompile(region, guard, evidence, graphs, observed.use, observed.argument, tuple(observed.values), self.region_calls.get(key, 0)))
+            dynamic = option(region, observed, "dynamic")
+            graphs = graphs_of(region, guard, observed, count, dynamic)
+            complete = (
+                self.finished
+                and key not in self.symbolic
+                and count is not None
+                and self.region_calls.get(key, 0) > count  # the values came round again: a schedule
+                and all(isinstance(v, (Const, TensorMeta, CodeRef)) for v in observed.values)
+            )
+            out.append(Recompile(
+                region, guard, self._evidence(region, observed, count, guard), graphs, observed.use, observed.argument,
+                tuple(observed.values), calls=self.region_calls.get(key, 0), complete=complete, dynamic=dynamic,
+            ))
         return out
 
     def evidence(self) -> dict[tuple[tuple, str], Evidence]:
@@ -364,6 +391,7 @@ def evaluate(interpreter, source: str, function: Function, bound: dict[str, obje
         value, origin = (heap.read(cells, name), heap.origin(cells, name)) if cells is not None else (TOP, None)
     elif root == "L":
         value, origin = bound.get(name, TOP), where
+        origin = _default_write(interpreter, function, name, value) or origin
     else:
         addr = interpreter.globals.get(function.module, -1)
         if name.startswith("__import_"):
@@ -417,6 +445,23 @@ def _held(value: object, kind: str, step: object) -> object:
     if isinstance(value, _Keywords) and kind == "key":
         return dict(value.items).get(str(step), TOP)
     return TOP
+def _default_write(interpreter, function: Function, name: str, value: object) -> Location | None:
+    """Where the project wrote the default the argument took (``f.__defaults__ = (h,)``), when
+    its value is the one bound: the write that changed it between calls, not the call."""
+    store = interpreter.written_store(function)
+    node = interpreter.codes.get(function.code)
+    if store is None or node is None or not hasattr(node, "args"):
+        return None
+    spec = node.args
+    positional = [a.arg for a in spec.posonlyargs + spec.args]
+    defaults, kw_defaults = interpreter.defaults_of(function)
+    if name in positional and defaults and interpreter.heap.has(store, "__defaults__"):
+        at = positional.index(name) - (len(positional) - len(defaults))
+        if 0 <= at < len(defaults) and defaults[at] == value:
+            return interpreter.heap.origin(store, "__defaults__")
+    if kw_defaults and name in kw_defaults and kw_defaults[name] == value and interpreter.heap.has(store, "__kwdefaults__"):
+        return interpreter.heap.origin(store, "__kwdefaults__")
+    return None
 
 
 def _store_of(interpreter, value: object) -> int | None:
@@ -451,6 +496,9 @@ def _quiet_attribute(interpreter, value: Instance, attr: str) -> object:
         interpreter.probing -= 1
 
 RECOMPILE_LIMIT = 8
+# Uses that keep a tensor's size a Python int even under ``dynamic=True``: iterating over a
+# tensor, a ``range()`` bound or a key taken from a size.
+SIZE_PINNING_USES = frozenset({"range-bound", "dict-key", "list-index", "iteration"})
 # The lab's uses (``docs/lab.md``) a value of each type can be read with.
 # (A ``range()`` bound or an op argument is seen when it happens: ``Observed.use``.)
 _USES = {
@@ -460,8 +508,6 @@ _USES = {
     "str": ("branch", "dict-key", "getattr", "len"),
 }
 _LAB_USES = {"op-interpolate": ("op-interpolate-size", "op-interpolate-scale")}
-# Uses of a tensor's size that stay concrete under ``dynamic=True`` (the lab's tensor-size rows).
-SIZE_PINNED_USES = frozenset({"op-split", "range-bound", "iteration"})
 _LITERALS = ("True", "False", "None")
 
 
@@ -475,7 +521,7 @@ def option(region: CompiledRegion, observed: Observed, name: str) -> str | None:
     return region.site.option(name)
 
 
-def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None) -> int | None:
+def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None, dynamic: str | None = None) -> int | None:
     """Graphs the region ends up with for this guard (None: it reaches ``recompile_limit``):
     the lab's measured cell where every candidate cell was measured alike, else torch 2.13's
     rules (``/docs/torch-2.13.md``): automatic dynamic makes an int or float argument, cell or
@@ -483,10 +529,11 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     constant, a tensor's size goes dynamic once, its rank, dtype, device never do."""
     if count is not None and count > RECOMPILE_LIMIT:
         count = None
-    measured_count = _measured(region, guard, observed, count)
+    measured_count = _measured(region, guard, observed, count, dynamic)
     if measured_count != "unmeasured":
         return measured_count  # type: ignore[return-value]
-    dynamic = option(region, observed, "dynamic")
+    if dynamic is None:
+        dynamic = option(region, observed, "dynamic")
     if guard.kind in ("ID_MATCH", "LENGTH_CHECK"):
         return count
     if guard.kind == "TENSOR_MATCH":
@@ -494,12 +541,13 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         if change == "size" and _held_value(guard.source)[1] == "parameter-shapes":
             return count  # parameters keep static shapes: one graph per shape
         if change == "size":
-            if dynamic == "True" and observed.use in SIZE_PINNED_USES:
-                # Symbolic from the first call, but the op needs the size as a Python int: a
-                # guard on it (measured, ``dynamic=True``: ``split`` 2 graphs, ``range()`` and
-                # unrolling one per size).
-                return 2 if observed.use == "op-split" else count
-            return count if dynamic == "False" else 1 if dynamic == "True" else 2
+            if dynamic == "False" or observed.use in SIZE_PINNING_USES:
+                return count  # specialised: one graph per size
+            if observed.use in ("op-split", "len"):
+                # The number of chunks is guarded, not the size; ``len()`` of a tensor is its
+                # size as an int: one recompile, then symbolic (none under ``dynamic=True``).
+                return 2 if observed.use == "op-split" or dynamic != "True" else 1
+            return 1 if dynamic == "True" else 2
         return count
     kind = _value_kind(observed)
     if kind == "bool":
@@ -555,7 +603,7 @@ def _held_value(source: str) -> tuple[str, str]:
     return source, ""
 
 
-def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None) -> list[tuple[str, str, str, str, str]]:
+def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None, dynamic: str | None = None) -> list[tuple[str, str, str, str, str]]:
     """The lab's cells (location, type, use, options, change) the guard may be in; empty where
     the run cannot name them in the lab's terms."""
     holder, held = _held_value(_strip(guard.source))
@@ -611,8 +659,11 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         return []
     if observed.use:
         uses = _LAB_USES.get(observed.use, (observed.use,))
+    elif guard.passed:
+        uses = ("disabled-helper",) + uses  # passed to a disabled function (maybe used too)
     fullgraph = option(region, observed, "fullgraph")
-    dynamic = option(region, observed, "dynamic")
+    if dynamic is None:
+        dynamic = option(region, observed, "dynamic")
     if fullgraph == "True":
         if dynamic not in (None, "None"):
             return []
@@ -626,12 +677,12 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     return [(location, t, use, options, change) for location in locations for t in types for use in uses]
 
 
-def _measured(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None) -> int | None | str:
+def _measured(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None, dynamic: str | None = None) -> int | None | str:
     """Graphs as the lab measured the guard's cells, or ``"unmeasured"`` where none was or the
     measured ones disagree."""
     found = set()
     most = 0
-    for cell in lab_cells(region, guard, observed, count):
+    for cell in lab_cells(region, guard, observed, count, dynamic):
         row = measured.cell(*cell)
         if row is None:
             continue

@@ -26,15 +26,18 @@ depends on the value's kind. The ``Tracer`` follows the same mechanism on the ab
 
 Reads under ``if not torch.compiler.is_compiling():`` and inside disabled helpers are not
 traced (the interpreter runs them with ``compiling == 0``); a value passed *to* a disabled
-helper is still read by the traced caller. Nothing here imports torch.
+helper is still read by the traced caller, and realized for the eager call: the elements of a
+list, tuple or named tuple and the values of a dict are guarded with it (``Tracer._passed``).
+Nothing here imports torch.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from recompile_lint.analysis.execution.values import (
+    TOP,
     BoundMethod,
     ClassValue,
     CodeRef,
@@ -77,6 +80,9 @@ CONCRETE_METHODS = {"view": "op-view", "reshape": "op-reshape", "split": "op-spl
 # Calls that use a container's keys or length (Dynamo unrolls them).
 UNROLLING = frozenset({"builtins.len", "builtins.enumerate", "builtins.zip", "builtins.list", "builtins.tuple", "builtins.sorted", "builtins.sum", "builtins.reversed", "builtins.min", "builtins.max", "builtins.any", "builtins.all", "builtins.iter", "builtins.map"})
 KEY_METHODS = frozenset({"keys", "items", "values"})
+# How deep what traced code passes to a disabled function is realized (``L['cfg'].hp[0]``).
+PASSED_DEPTH = 3
+EAGER = "execution.eager"  # the call of a ``torch.compiler.disable``d function (overlays/torch_compile)
 NN_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
@@ -92,6 +98,7 @@ class GuardRead:
     module_rooted: bool = False  # reached through an ``nn.Module`` instance (its ints stay constants)
     use: str = ""  # a use that keeps an int or float concrete (``range-bound``, ``op-view``), else ""
     branch: bool = False  # read in a test (``if``, ``while``, ``x if c else y``)
+    passed: bool = False  # first read as what traced code passes to a disabled function
 
     @property
     def value_kind(self) -> str:
@@ -133,6 +140,7 @@ class Trace:
     # Sources read holding a partial, a bound method or an ``nn.Module``: Dynamo guards what
     # they hold (``.keywords['k']``, ``.__self__.k``, parameters), never the object as a constant.
     holders: set[str] = field(default_factory=set)
+    passed: dict[str, list[Location]] = field(default_factory=dict)  # parameter -> writes of the local passed
 
 
 @dataclass
@@ -156,8 +164,7 @@ class Tracer:
         self.compiled_frames: set[int] = set()  # locals addresses of the compiled frames
         self._pending: _Pending | None = None
         self._root = False  # the next frame of the compiled function is the compiled call's own
-        self._roles: dict[CodeRef, tuple[set[int], set[int], dict[int, int]]] = {}
-        self._seen: dict[int, object] = {}  # node -> the value traced code last read there
+        self._roles: dict[CodeRef, tuple[set[int], set[int], set[int], set[int]]] = {}
         self._frame_code: dict[int, CodeRef] = {}  # locals address of each traced frame -> its code
         self._bases: dict[int, object] = {}  # attribute node -> the object its last traced read was on
 
@@ -280,7 +287,6 @@ class Tracer:
             return
         self._pending = None  # a read ends any call or property the sources were kept for
         trace = self.traces[-1]
-        self._seen[id(node)] = value
         found = self.source_of(interpreter, frame, node)
         if found is None:
             return
@@ -288,13 +294,11 @@ class Tracer:
         if isinstance(value, (Partial, BoundMethod)) or (isinstance(value, Instance) and interpreter.is_nn_module(value.cls)):
             trace.holders.add(source)
         read = interpreter.location(frame, node, "read")
-        keys, tests, subscripts = self._node_roles(interpreter, frame)
+        keys, tests, subscripts, lengths = self._node_roles(interpreter, frame)
         branch = id(node) in tests
         guard: GuardRead | None = None
         if isinstance(value, Const):
             guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch)
-            if id(node) in subscripts and isinstance(self._seen.get(subscripts[id(node)]), DictValue):
-                trace.concrete.setdefault(source, "dict-key")  # a dict looks its key up by value
         elif isinstance(value, Sym) and value.origin == "iteration":
             guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch)
         elif isinstance(value, Function):
@@ -305,7 +309,9 @@ class Tracer:
             guard = GuardRead(source, "ID_MATCH", value, read, module_rooted, branch=branch)
         elif isinstance(value, TensorValue):
             guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, branch=branch)
-            if id(node) in keys:
+            if id(node) in lengths:
+                trace.concrete.setdefault(source, "len")  # its first size read as a Python int
+            elif id(node) in keys:
                 trace.concrete.setdefault(source, "iteration")  # unrolled over its first size
         elif isinstance(value, (ListValue, TupleValue)) or (isinstance(value, DictValue) and id(node) in keys):
             length = self._length(interpreter, value)
@@ -325,6 +331,29 @@ class Tracer:
         if isinstance(base, Instance) and not interpreter.heap.has(base.addr, node.attr) and isinstance(interpreter.class_attribute(base.cls, node.attr), Property):
             self._computed.add(id(node))
             self._pending = _Pending(frame.locals, [], {}, self.source_of(interpreter, frame, node.value))
+
+    def on_item(self, interpreter, frame, node: ast.Subscript, base: object, key: object) -> None:
+        """Traced code looks a key up in a Python dict, list or tuple (``COEFFS[opts.kind]``):
+        the lookup needs the key's Python value, so an int key stays a constant of the graph
+        (automatic dynamic and ``dynamic_sources`` cannot make it symbolic)."""
+        if not self.traces or isinstance(node.slice, ast.Slice):
+            return
+        if isinstance(base, CompiledValue):
+            base = base.target
+        if isinstance(base, DictValue):
+            use = "dict-key"
+        elif isinstance(base, (ListValue, TupleValue)) or (isinstance(base, Instance) and interpreter.class_attribute(base.cls, "__tuple__") == Const(True)):
+            use = "list-index"
+        else:
+            return
+        if not (isinstance(key, Const) and type(key.value) is int) and not (isinstance(key, Sym) and key.origin == "iteration"):
+            return
+        trace = self.traces[-1]
+        for inner in ast.walk(node.slice):
+            if isinstance(inner, (ast.Name, ast.Attribute, ast.Subscript)):
+                found = self.source_of(interpreter, frame, inner)
+                if found is not None:
+                    trace.concrete.setdefault(found[0], use)
 
     def on_call(self, interpreter, frame, node: ast.Call, callee: object, args: list[object], kwargs: dict[str, object]) -> None:
         """Traced code calls ``callee``: note the uses its arguments get, and the sources the
@@ -359,6 +388,8 @@ class Tracer:
         if any(isinstance(a, ast.Starred) for a in node.args):
             self._pending = None
             return
+        if _disabled(callee):
+            self._passed(interpreter, frame, node, args, kwargs)
         arg_sources = [self.source_of(interpreter, frame, arg) for arg in node.args]
         kw_sources = {k.arg: self.source_of(interpreter, frame, k.value) for k in node.keywords if k.arg}
         receiver = None
@@ -408,6 +439,67 @@ class Tracer:
         for name, value in reversed(params):
             guard = GuardRead(f"{source[0]}._parameters[{name!r}]", "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, source[1])
             trace.guards.setdefault(guard.source, guard)
+    def _passed(self, interpreter, frame, node: ast.Call, args: list[object], kwargs: dict[str, object]) -> None:
+        """Traced code passes values to a disabled function: Dynamo breaks the graph and builds
+        the arguments for the eager call, which realizes what each one holds. A list, tuple or
+        named tuple gets its length and each element guarded, a dict each value, a function the
+        identity of its code, a tensor its metadata, ``None`` its value (each with the source
+        reached through the argument: ``L['hp'][0]``, ``L['cfg'].margin``); another object is
+        passed as it is (its attributes are not read). Measured on the lab's proofs: a str or
+        bool only passed along gets no guard, nor does an int, float, str or bool inside what
+        is passed; an int or float argument passed itself does."""
+        trace = self.traces[-1]
+        read = interpreter.location(frame, node, "read")
+        named = list(zip(node.args, args)) + [(k.value, kwargs[k.arg]) for k in node.keywords if k.arg in kwargs]
+        for arg, value in named:
+            found = self.source_of(interpreter, frame, arg)
+            if found is not None:
+                own = interpreter.location(frame, arg, "read")  # the argument's own read, just made
+                self._realize(interpreter, trace, found[0], found[1], value, read, PASSED_DEPTH, own)
+
+    def _realize(self, interpreter, trace: Trace, source: str, rooted: bool, value: object, read: Location, depth: int, own: Location | None = None) -> None:
+        guard: GuardRead | None = None
+        inner: list[tuple[str, object]] = []
+        heap = interpreter.heap
+        if isinstance(value, Const) or (isinstance(value, Sym) and value.origin == "iteration"):
+            kind = value.kind
+            if kind in ("str", "bool") and depth == PASSED_DEPTH:
+                held = trace.guards.get(source)
+                if held is not None and held.read == own:
+                    del trace.guards[source]  # only passed along: rebuilt from its source, never guarded
+                return
+            if kind in ("str", "bool", "int", "float") and depth < PASSED_DEPTH:
+                return  # a Python scalar inside what is passed: no guard (the lab's proofs)
+            guard = GuardRead(source, "CONSTANT_MATCH", value, read, rooted, passed=True)
+        elif isinstance(value, Function):
+            guard = GuardRead(f"{source}.__code__", "ID_MATCH", value.code, read, passed=True)
+        elif isinstance(value, TensorValue):
+            guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, passed=True)
+        elif isinstance(value, TupleValue):
+            guard = GuardRead(f"len({source})", "LENGTH_CHECK", Const(len(value.elements)), read, passed=True)
+            inner = [(f"{source}[{i}]", element) for i, element in enumerate(value.elements)]
+        elif isinstance(value, ListValue):
+            length = self._length(interpreter, value)
+            if length is not None:
+                guard = GuardRead(f"len({source})", "LENGTH_CHECK", Const(length), read, passed=True)
+                inner = [(f"{source}[{i}]", heap.read(value.addr, i, TOP)) for i in range(length)]
+        elif isinstance(value, DictValue):
+            slots = heap.slots(value.addr)
+            if not slots.get("__unknown__"):
+                inner = [(f"{source}[{key!r}]", item) for key, item in slots.items() if type(key) in (int, str) and key != "__unknown__"]
+        elif isinstance(value, Instance) and interpreter.class_attribute(value.cls, "__tuple__") == Const(True):
+            fields = interpreter.class_attribute(value.cls, "__fields__")
+            names = [f.value for f in fields.elements if isinstance(f, Const) and isinstance(f.value, str)] if isinstance(fields, TupleValue) else []
+            inner = [(f"{source}.{name}", heap.read(value.addr, name, TOP)) for name in names if heap.has(value.addr, name)]
+        if guard is not None:
+            held = trace.guards.get(guard.source)
+            if held is None:
+                trace.guards[guard.source] = guard
+            elif held.read in (read, own) and not held.passed:
+                trace.guards[guard.source] = replace(held, passed=True)  # the argument's own read
+        if depth > 0:
+            for item_source, item in inner:
+                self._realize(interpreter, trace, item_source, rooted, item, read, depth - 1)
 
     def _length(self, interpreter, value: object) -> int | None:
         if isinstance(value, TupleValue):
@@ -417,34 +509,43 @@ class Tracer:
             return None
         return len([k for k in slots if k != "__unknown__"])
 
-    def _node_roles(self, interpreter, frame) -> tuple[set[int], set[int], dict[int, int]]:
+    def _node_roles(self, interpreter, frame) -> tuple[set[int], set[int], set[int], set[int]]:
         """Ids of the nodes of the running function whose dict keys compiled code uses (the
         argument of ``len()`` and the unrolling builtins, the iterable of a ``for``, the object
-        of ``.keys()`` / ``.items()`` / ``.values()``), of the nodes in its branches' tests, and
-        of the keys it subscripts with (``W[mode]``, each mapped to its container's node)."""
+        of ``.keys()`` / ``.items()`` / ``.values()``), of the nodes in its branches' tests, of
+        the keys it subscripts with (``W[mode]``), and of the arguments of ``len()`` alone (a
+        tensor's ``len()`` is not an iteration)."""
         key = self._frame_code.get(frame.locals)
         if key is None:
-            return set(), set(), {}
+            return set(), set(), set(), set()
         found = self._roles.get(key)
         if found is not None:
             return found
         tree = interpreter.codes.get(key)
         keys: set[int] = set()
         tests: set[int] = set()
-        subscripts: dict[int, int] = {}
+        subscripts: set[int] = set()
+        lengths: set[int] = set()
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, ast.Subscript):
-                subscripts[id(node.slice)] = id(node.value)
+                subscripts.add(id(node.slice))
             if isinstance(node, (ast.For, ast.comprehension)):
                 keys.add(id(node.iter))
             elif isinstance(node, ast.Call):
                 func = node.func
                 if isinstance(func, ast.Name) and f"builtins.{func.id}" in UNROLLING:
                     keys.update(id(a) for a in node.args)
+                    if func.id == "len":
+                        lengths.update(id(a) for a in node.args)
                 elif isinstance(func, ast.Attribute) and func.attr in KEY_METHODS:
                     keys.add(id(func.value))
             elif isinstance(node, (ast.If, ast.While, ast.IfExp)):
                 tests.update(id(inner) for inner in ast.walk(node.test))
-        found = (keys, tests, subscripts)
+        found = (keys, tests, subscripts, lengths)
         self._roles[key] = found
         return found
+
+
+def _disabled(callee: object) -> bool:
+    """Whether ``callee`` is a ``torch.compiler.disable``d function (its calls run eagerly)."""
+    return isinstance(callee, Partial) and isinstance(callee.function, ModuleValue) and callee.function.name == EAGER

@@ -120,6 +120,9 @@ class Observer:
     def on_attribute(self, interpreter: "Interpreter", frame: Frame, node: ast.Attribute, base: object) -> None:
         pass
 
+    def on_item(self, interpreter: "Interpreter", frame: Frame, node: ast.Subscript, base: object, key: object) -> None:
+        pass
+
 
 class Interpreter:
     """One run: a heap, the modules imported so far, the steps left."""
@@ -138,6 +141,10 @@ class Interpreter:
         self.executed: set[CodeRef] = set()
         self.probing = 0  # >0 while a loop's body runs to find what it changes: calls are not told
         self.compiling = 0  # >0 while a compiled body runs (``torch.compiler.is_compiling()``)
+        self.call_loops = 0  # symbolic loops around the compiled call being made (its caller's)
+        self.returned_at: Location | None = None  # the ``return`` statement run last
+        self.returned_from: dict[tuple[int, str], Location] = {}  # (locals, name) -> the return that gave its value
+        self.call_writes: dict[str, list[Location]] = {}  # parameter -> writes of what the compiled call passes
         self.call_lines: list[tuple[str, int]] = []  # (file, line) of each call being run, outermost first
         self.grad_modes: list[object] = []  # the grad-mode and autocast contexts entered
         self.traced: set[tuple[str, int]] = set()  # (file, line) of expressions compiled code ran
@@ -227,9 +234,17 @@ class Interpreter:
         if isinstance(stmt, ast.Expr):
             self.eval(frame, stmt.value)
         elif isinstance(stmt, ast.Assign):
+            self.returned_at = None
             value = self.eval(frame, stmt.value)
             for target in stmt.targets:
                 self.assign(frame, target, value, stmt)
+            if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                # ``x = helper(...)``: the ``return`` that gave the value (a write of its own).
+                key = (frame.locals, stmt.targets[0].id)
+                if isinstance(stmt.value, ast.Call) and self.returned_at is not None:
+                    self.returned_from[key] = self.returned_at
+                else:
+                    self.returned_from.pop(key, None)
         elif isinstance(stmt, ast.AugAssign):
             current = self.eval(frame, _load(stmt.target))
             value = self.eval(frame, stmt.value)
@@ -248,7 +263,9 @@ class Interpreter:
         elif isinstance(stmt, ast.ClassDef):
             self.store_name(frame, stmt.name, self.define_class(frame, stmt), self.location(frame, stmt, "write"))
         elif isinstance(stmt, ast.Return):
-            raise Return(self.eval(frame, stmt.value) if stmt.value is not None else Const(None))
+            value = self.eval(frame, stmt.value) if stmt.value is not None else Const(None)
+            self.returned_at = self.location(frame, stmt, "write")
+            raise Return(value)
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 module = self.import_module(frame, alias.name)
@@ -914,6 +931,8 @@ class Interpreter:
         function, arguments = found
         bound = self.bind(function, arguments, kwargs)
         told = bound is not None and self.observer is not None and not self.probing
+        self.call_loops = len(frame.loops)
+        self.call_writes = self.passed_writes(frame, function, len(arguments) - len(args), node) if told else {}
         if told:
             self.observer.on_compiled_call(self, compiled, function, bound, self.location(frame, node, "call"))  # type: ignore[union-attr, arg-type]
         self.compiling += 1
@@ -923,6 +942,31 @@ class Interpreter:
             self.compiling -= 1
             if told:
                 self.observer.on_compiled_end(self)  # type: ignore[union-attr]
+
+    def passed_writes(self, frame: Frame, function: Function, offset: int, node: ast.AST) -> dict[str, list[Location]]:
+        """For each parameter a compiled call passes a local name to, the writes that gave that
+        local its value: its assignment and, for ``x = helper(...)``, the helper's ``return``."""
+        code = self.codes.get(function.code)
+        if not isinstance(node, ast.Call) or code is None or not hasattr(code, "args"):
+            return {}
+        spec = code.args  # type: ignore[attr-defined]
+        positional = [a.arg for a in spec.posonlyargs + spec.args]
+        named: list[tuple[str, ast.expr]] = []
+        for index, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred):
+                break
+            if index + offset < len(positional):
+                named.append((positional[index + offset], arg))
+        named += [(k.arg, k.value) for k in node.keywords if k.arg]
+        out: dict[str, list[Location]] = {}
+        for parameter, arg in named:
+            if not isinstance(arg, ast.Name) or not self.heap.has(frame.locals, arg.id):
+                continue
+            writes = [self.heap.origin(frame.locals, arg.id), self.returned_from.get((frame.locals, arg.id))]
+            found = [w for w in writes if w is not None]
+            if found:
+                out[parameter] = found
+        return out
 
     # ---- calls -------------------------------------------------------------------------
 
@@ -1089,6 +1133,10 @@ class Interpreter:
             addr = self._function_stores[function] = self.heap.new("function")
         return addr
 
+    def written_store(self, function: Function) -> int | None:
+        """The heap store of a function's attributes if something wrote one, else None."""
+        return self._function_stores.get(function)
+
     def defaults_of(self, function: Function) -> tuple[tuple[object, ...] | None, dict[str, object] | None]:
         """A function's positional and keyword-only defaults now (None where a write made them
         unknown), after any write to its ``__defaults__`` / ``__kwdefaults__``."""
@@ -1196,7 +1244,10 @@ class Interpreter:
                 return join(self.eval(frame, node.body), self.eval(frame, node.orelse))
             return self.eval(frame, node.body if truth else node.orelse)
         if isinstance(node, ast.Subscript):
-            return self.read(frame, node, self.get_item(self.eval(frame, node.value), self.eval(frame, node.slice)))
+            base, key = self.eval(frame, node.value), self.eval(frame, node.slice)
+            if self.compiling and self.observer is not None and not self.probing:
+                self.observer.on_item(self, frame, node, base, key)  # a Python container's key stays concrete
+            return self.read(frame, node, self.get_item(base, key))
         if isinstance(node, ast.Tuple):
             if any(isinstance(e, ast.Starred) for e in node.elts):
                 return TOP
