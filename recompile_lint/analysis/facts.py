@@ -456,7 +456,8 @@ class _Collector(ast.NodeVisitor):
         self.has_declarations = True
         # Names (and ``self.x`` chains) assigned torch's compile itself, alone or as one
         # branch of a choice: ``compile = torch.compile if cfg.compile else (lambda m: m)``.
-        self.compile_aliases: set[str] = set()
+        # Names bound to ``torch.compile`` -> the keywords a ``functools.partial`` gave it.
+        self.compile_aliases: dict[str, tuple[ast.keyword, ...]] = {}
 
     # ---- helpers -------------------------------------------------------------------------
 
@@ -498,6 +499,14 @@ class _Collector(ast.NodeVisitor):
             if last == wrapper.rsplit(".", 1)[-1] and last not in ("compile", "optimize"):
                 return "wrapper"
         return ""
+
+    def with_alias_options(self, callee: ast.AST, keywords: list[ast.keyword]) -> list[ast.keyword]:
+        """``keywords`` of a compile call, then those of the ``functools.partial`` the callee
+        names (``compiler = partial(torch.compile, dynamic=True)``) that the call does not
+        give itself: the options the compiled object really has."""
+        bound = self.compile_aliases.get(dotted_name(callee) or "", ())
+        given = {kw.arg for kw in keywords}
+        return list(keywords) + [kw for kw in bound if kw.arg not in given]
 
     @property
     def scope(self) -> tuple[str, str, dict]:
@@ -1100,10 +1109,10 @@ class _Collector(ast.NodeVisitor):
             if target is None and form == "wrapper":
                 # ``wrapper(module=m)``: which keyword the wrapper compiles, the regions decide.
                 target = next((kw.value for kw in node.keywords if kw.arg), None)
-            self.record_compile_call(node, form, target, node.keywords)
+            self.record_compile_call(node, form, target, self.with_alias_options(node.func, node.keywords))
         elif isinstance(node.func, ast.Call) and self.is_compile_callee(node.func.func) in ("call", "wrapper") and not node.func.args:
             # torch.compile(backend="eager")(fn): the configured decorator applied by hand.
-            self.record_compile_call(node, "call", node.args[0] if node.args else None, node.func.keywords)
+            self.record_compile_call(node, "call", node.args[0] if node.args else None, self.with_alias_options(node.func.func, node.func.keywords))
         elif isinstance(node.func, ast.Call) and self.is_compile_callee(node.func.func) == "optimize":
             # torch._dynamo.optimize(backend)(fn)
             self.record_compile_call(node, "optimize", node.args[0] if node.args else None, node.func.keywords + [ast.keyword(arg="backend", value=node.func.args[0])] if node.func.args else node.func.keywords)
@@ -1378,7 +1387,7 @@ class _Collector(ast.NodeVisitor):
             if not form and isinstance(deco, ast.Call) and isinstance(deco.func, ast.Call) and self.is_compile_callee(deco.func.func) == "optimize":
                 form = "optimize"
             if form:
-                keywords = deco.keywords if isinstance(deco, ast.Call) else []
+                keywords = self.with_alias_options(target, deco.keywords if isinstance(deco, ast.Call) else [])
                 if form == "optimize" and isinstance(deco, ast.Call) and deco.args:
                     keywords = list(keywords) + [ast.keyword(arg="backend", value=deco.args[0])]
                 self.compile_sites.append(
@@ -1576,12 +1585,12 @@ def _compiled_parameter(sites: list[CompileSite], qualname: str, params: list[Pa
     return next((name for name in wrapper_args if name in names), "")
 
 
-def _compile_aliases(tree: ast.Module, text: str) -> set[str]:
+def _compile_aliases(tree: ast.Module, text: str) -> dict[str, tuple[ast.keyword, ...]]:
     """Names and attribute chains assigned ``torch.compile`` (or ``torch.compiler.compile``)
     uncalled, alone, as a branch of a conditional or ``or``/``and``, or bound by
-    ``functools.partial``."""
+    ``functools.partial`` (with the keywords the partial binds)."""
     if re.search(r"=[^\n=]*\bcompile\b(?!\s*\()", text) is None:
-        return set()
+        return {}
     imports: dict[str, str] = {}
     assigns: list[ast.Assign | ast.AnnAssign] = []
     for node in ast.walk(tree):
@@ -1614,13 +1623,22 @@ def _compile_aliases(tree: ast.Module, text: str) -> set[str]:
         target = imports.get(head, head)
         return (f"{target}.{rest}" if rest else target) in ("torch.compile", "torch.compiler.compile")
 
-    out: set[str] = set()
+    def bound_keywords(value: ast.AST) -> tuple[ast.keyword, ...]:
+        # Only a partial that is the whole value binds for certain; a conditional's branches
+        # may differ, so they bind nothing known.
+        if isinstance(value, ast.Call) and value.args:
+            inner = bound_keywords(value.args[0])
+            given = {kw.arg for kw in value.keywords}
+            return tuple(kw for kw in value.keywords if kw.arg) + tuple(kw for kw in inner if kw.arg not in given)
+        return ()
+
+    out: dict[str, tuple[ast.keyword, ...]] = {}
     for node in assigns:
         if is_compile(node.value):
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 name = dotted_name(target)
                 if name and name not in ("torch.compile",):
-                    out.add(name)
+                    out[name] = bound_keywords(node.value)
     return out
 
 
