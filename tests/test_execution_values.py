@@ -457,3 +457,51 @@ def test_a_size_marked_dynamic_is_no_guard_the_runs_compare(tmp_path):
     assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL201", "warning", "L['q']")  # 2 graphs, then symbolic
     assert lint(write(tmp_path, {"run.py": program.format(mark="torch._dynamo.mark_dynamic(q, 1)")})) == []
     assert lint(write(tmp_path, {"run.py": program.format(mark="torch._dynamo.mark_dynamic(q, [0, 1])")})) == []
+
+
+FLOAT_ATTRIBUTE = """
+import functools
+import torch
+
+class Constants:
+    scale = 0.5
+
+compiler = functools.partial(torch.compile, backend="eager"{options})
+
+def mix(x):
+    return x * Constants.scale{test}
+
+def main():
+    fast = compiler(mix)
+    for i in range(12):
+        Constants.scale = 0.5 + i
+        fast(torch.randn(4))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_partials_keywords_are_the_options_of_what_it_compiles():
+    import ast
+
+    from recompile_lint.analysis.facts import collect_facts
+
+    text = FLOAT_ATTRIBUTE.format(options=", dynamic=True", test="") + "\nslow = compiler(mix, dynamic=False)\n"
+    sites = collect_facts(ast.parse(text), "run.py", "run", False, text).compile_sites
+    assert [(s.option("dynamic"), s.option("backend")) for s in sites] == [("True", "'eager'"), ("False", "'eager'")]
+
+
+
+def test_a_float_global_follows_the_dynamic_option_and_a_test_on_it_guards_the_branch():
+    # Measured on torch 2.13 (a global and a class attribute, 6 values in arithmetic): one graph
+    # under dynamic=True, one per value under dynamic=False, 2 graphs by default.
+    values = [Const(0.1 + i) for i in range(5)]
+    plain = _read("G['lr']", "CONSTANT_MATCH", values[0])
+    tested = GuardRead("G['lr']", "CONSTANT_MATCH", values[0], Location("m.py", 3, 0, "read"), branch=True)
+    seen = Observed(values=list(values))
+    assert graphs_of(_Region(dynamic="True"), plain, seen, 5) == 1
+    assert graphs_of(_Region(dynamic="False"), plain, seen, 5) == 5
+    assert graphs_of(_Region(), plain, seen, 5) == 2
+    # Symbolic from the first call, but the test's outcome is guarded: a second graph.
+    assert graphs_of(_Region(dynamic="True"), tested, seen, 5) == 2
