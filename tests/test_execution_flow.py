@@ -4,32 +4,17 @@ function (``execution/dynamo.py``), and the count of a recompile the lab measure
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
 
 from recompile_lint.analysis.execution.interpreter import Interpreter
-from recompile_lint.config import Config
-from recompile_lint.engine import lint_paths
 
 from execution_helpers import Sources
-from test_execution_guards import Traces
+from test_execution_guards import Traces, lint, write
 
 
 def traced(source: str) -> list[dict]:
     observer = Traces()
     Interpreter(Sources({"main.py": source}), observer).run_module("main.py", as_main=True)
     return observer.calls
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
-    for name, text in files.items():
-        (root / name).write_text(textwrap.dedent(text))
-    return root
-
-
-def lint(root: Path):
-    return list(lint_paths([str(root)], Config(select=("RCL",), cache=False)).findings)
 
 
 PASSED = """
