@@ -505,3 +505,44 @@ def test_a_float_global_follows_the_dynamic_option_and_a_test_on_it_guards_the_b
     assert graphs_of(_Region(), plain, seen, 5) == 2
     # Symbolic from the first call, but the test's outcome is guarded: a second graph.
     assert graphs_of(_Region(dynamic="True"), tested, seen, 5) == 2
+
+
+ENUM_SCHEDULE = """
+import enum
+import torch
+
+class Mode(enum.Enum):
+    TRAIN = 1
+    EVAL = 2
+
+MODE = Mode.TRAIN
+SCHEDULE = ({schedule})
+ORDER = (0, 0, 0, 0, 0, 0, {last}, {last}, {last}, {last}, {last}, {last})
+
+def encode(x):
+    if MODE is Mode.TRAIN:
+        x = x * 2
+    return x
+
+def main():
+    fast = torch.compile(encode, backend="eager", dynamic=False)
+    global MODE
+    for j in range(12):
+        MODE = SCHEDULE[ORDER[j]]
+        fast(torch.randn(4))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_an_enum_member_the_runs_see_the_same_at_every_call_is_no_evidence(tmp_path, monkeypatch):
+    # The write runs at every iteration but gives the member the global already held: one
+    # graph on torch (the ID_MATCH on G['MODE'] always passes). Sameness compares the member
+    # by class and name, as the same member is in every run.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "one").mkdir()
+    assert lint(write(tmp_path / "one", {"run.py": ENUM_SCHEDULE.format(schedule="Mode.TRAIN,", last=0)})) == []
+    (tmp_path / "two").mkdir()
+    [finding] = lint(write(tmp_path / "two", {"run.py": ENUM_SCHEDULE.format(schedule="Mode.TRAIN, Mode.EVAL", last=1)}))
+    assert (finding.line, finding.severity.value) == (14, "warning")  # `if MODE is Mode.TRAIN:`, 2 graphs

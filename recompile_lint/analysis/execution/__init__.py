@@ -127,8 +127,8 @@ class Execution:
 
     def held(self, guard: PredictedGuard, evidence: Evidence) -> bool:
         """Whether the runs show the guard's value the same at every call of its region although
-        they ran every write the evidence names: a Python constant (``Const``) read at each of at
-        least two calls, one value in every run, and each of the evidence's writes executed by a
+        they ran every write the evidence names: a Python constant (``Const``; an Enum member by
+        class and name, ``cache._same_key``) read at each of at least two calls, one value in every run, and each of the evidence's writes executed by a
         run (so the write gives the value it already had: ``x = SCHEDULE[ORDER[i]]`` over one
         value). A write no run executed, a value the run does not know, a run that read the guard
         at some calls only: nothing is known, and the evidence stands."""

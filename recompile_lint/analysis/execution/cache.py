@@ -206,7 +206,7 @@ class RegionCaches(Observer):
         self.region_calls[key] = self.region_calls.get(key, 0) + 1
         self.holders.update((key, source) for source in trace.holders)
         for source, guard in guards.items():
-            self.values.setdefault((key, source), []).append(guard.value)
+            self.values.setdefault((key, source), []).append(_same_key(interpreter, guard))
         entries = self.entries.setdefault(key, [])
         if not entries:
             entries.append(guards)
@@ -519,6 +519,19 @@ def option(region: CompiledRegion, observed: Observed, name: str) -> str | None:
     if ran in _LITERALS:
         return ran
     return region.site.option(name)
+
+
+def _same_key(interpreter, guard: GuardRead) -> object:
+    """What the sameness rule compares of a guard's value across calls and runs: a Python
+    constant itself; an Enum member its ID_MATCH checks, by class and member name (the same
+    member in every run, whatever heap address it has there); anything else as it is (it is no
+    constant, and leaves the evidence standing)."""
+    value = guard.value
+    if guard.kind == "ID_MATCH" and isinstance(value, Instance) and interpreter.heap.has(value.addr, "_name_"):
+        name = interpreter.heap.read(value.addr, "_name_")
+        if isinstance(name, Const):
+            return Const(("enum member", value.cls.path, value.cls.qualname, name.value))
+    return value
 
 
 def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None, dynamic: str | None = None) -> int | None:
