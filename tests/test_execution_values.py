@@ -546,3 +546,49 @@ def test_an_enum_member_the_runs_see_the_same_at_every_call_is_no_evidence(tmp_p
     (tmp_path / "two").mkdir()
     [finding] = lint(write(tmp_path / "two", {"run.py": ENUM_SCHEDULE.format(schedule="Mode.TRAIN, Mode.EVAL", last=1)}))
     assert (finding.line, finding.severity.value) == (14, "warning")  # `if MODE is Mode.TRAIN:`, 2 graphs
+
+
+ENUM_KEY = """
+import enum
+import torch
+from torch import nn
+
+class Phase(enum.Enum):
+    A = 1
+    B = 2
+    C = 3
+
+FACTORS = {Phase.A: 1.0, Phase.B: 0.5, Phase.C: 0.25}
+ORDER = (Phase.A, Phase.B, Phase.C)
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.phase = Phase.A
+
+    def forward(self, x):
+        return USE
+
+def main():
+    net = Net()
+    net.compile(backend="eager")
+    for i in range(12):
+        net.phase = ORDER[i % 3]
+        net(torch.randn(2, 4))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_an_enum_attribute_that_only_indexes_a_dict_installs_no_guard(tmp_path, monkeypatch):
+    # Measured on torch 2.13 (the lab's enum x dict-key cells): a local or attribute member
+    # used only as a key of a Python dict compiles one graph; guarded, the guard model's
+    # prediction on it is dropped. Read in a test, it is guarded by identity: one per member.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "key").mkdir()
+    assert lint(write(tmp_path / "key", {"run.py": ENUM_KEY.replace("USE", "self.proj(x) * FACTORS[self.phase]")})) == []
+    (tmp_path / "test").mkdir()
+    [finding] = lint(write(tmp_path / "test", {"run.py": ENUM_KEY.replace("USE", "self.proj(x) * (2 if self.phase is Phase.A else 3)")}))
+    assert finding.line == 21

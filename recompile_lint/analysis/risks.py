@@ -268,6 +268,8 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             continue
         if execution.untraced(guard):
             continue  # compiled code ran the function that reads it, never the read
+        if execution.unguarded(guard):
+            continue  # read at every call in a use Dynamo guards nothing for
         if guard.guard.kind == "CONSTANT_MATCH" and execution.holds_object(guard):
             continue  # a partial, a bound method, a module: the runs answer on what it holds
         evidence = variation.evidence(guard)

@@ -74,6 +74,8 @@ class Execution:
         self._found: dict[tuple[tuple, str], Recompile] = {}
         self._region_calls: dict[tuple, int] = {}  # calls of each region whose body ran
         self._entered: set[tuple[str, str]] = set()  # functions compiled code ran
+        self._unguarded: set[tuple[tuple, str]] = set()  # (region, source) read, known, never guarded
+        self._guarded: set[tuple[tuple, str]] = set()  # read unguarded at some calls only
         self._values: dict[tuple[tuple, str], list[object]] = {}  # a guard's values at its region's calls, per run
         self._held: set[tuple[tuple, str]] = set()  # guards some run saw change (never held)
         self._holders: set[tuple[tuple, str]] = set()  # sources a run read holding a partial, a bound method, a module
@@ -106,6 +108,16 @@ class Execution:
         if self._region_calls.get(region_key(guard.region), 0) < 1 or (guard.function.path, guard.function.qualname) not in self._entered:
             return False  # the function that reads it never ran in compiled code: nothing known
         return (guard.read.path, guard.read.line) not in self.traced
+
+    def unguarded(self, guard: PredictedGuard) -> bool:
+        """Whether every call of the region read the guard's source with a value known to the
+        runs and in a use Dynamo installs no guard for (a local or attribute Enum member that
+        only indexes a dict, measured on torch 2.13): the guard the model predicts does not exist."""
+        if not self.enabled:
+            return False
+        self.run_entries_of(guard.region)
+        key = (region_key(guard.region), guard.guard.source)
+        return key in self._unguarded and key not in self._guarded
 
     def holds_object(self, guard: PredictedGuard) -> bool:
         """Whether compiled code read the guard's source holding a ``functools.partial``, a
@@ -163,8 +175,18 @@ class Execution:
                 self.calls += caches.calls
                 self._entered |= caches.entered
                 self._holders |= caches.holders
+                for source_key, count in caches.unguarded.items():
+                    # Unguarded only where every call of the region read it so.
+                    if count == caches.region_calls.get(source_key[0], 0) and source_key not in self._guarded and source_key not in caches.values:
+                        self._unguarded.add(source_key)
+                    else:
+                        self._guarded.add(source_key)
+                        self._unguarded.discard(source_key)
                 for key, count in caches.region_calls.items():
                     self._region_calls[key] = self._region_calls.get(key, 0) + count
+                for source_key in caches.values.keys() & self._unguarded:
+                    self._unguarded.discard(source_key)  # guarded in this run
+                    self._guarded.add(source_key)
                 for source_key, values in caches.values.items():
                     if len(values) != caches.region_calls.get(source_key[0], 0) or not all(isinstance(v, Const) for v in values) or len(set(values)) != 1:
                         self._held.add(source_key)  # not read at every call, not concrete, or changed

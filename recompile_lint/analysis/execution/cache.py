@@ -146,6 +146,8 @@ class RegionCaches(Observer):
         self.values: dict[tuple[tuple, str], list[object]] = {}
         self.entered: set[tuple[str, str]] = set()  # (file, qualname) of the functions compiled code ran
         self.holders: set[tuple[tuple, str]] = set()  # (region, source) read holding a partial, a bound method, a module
+        # (region, source) -> calls whose trace read it unguarded (``Trace.unguarded``).
+        self.unguarded: dict[tuple[tuple, str], int] = {}
         self.calls = 0
         self.symbolic: set[tuple] = set()  # regions called inside a loop on iteration symbols
         self.finished = True  # the run ended (not out of budget, no exception)
@@ -205,6 +207,8 @@ class RegionCaches(Observer):
         guards = trace.guards
         self.region_calls[key] = self.region_calls.get(key, 0) + 1
         self.holders.update((key, source) for source in trace.holders)
+        for source in trace.unguarded - trace.guards.keys():
+            self.unguarded[(key, source)] = self.unguarded.get((key, source), 0) + 1
         for source, guard in guards.items():
             self.values.setdefault((key, source), []).append(_same_key(interpreter, guard))
         entries = self.entries.setdefault(key, [])

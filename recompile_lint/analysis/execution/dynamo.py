@@ -141,6 +141,9 @@ class Trace:
     # they hold (``.keywords['k']``, ``.__self__.k``, parameters), never the object as a constant.
     holders: set[str] = field(default_factory=set)
     passed: dict[str, list[Location]] = field(default_factory=dict)  # parameter -> writes of the local passed
+    # Sources read with a known value that Dynamo installs no guard on (measured): a local or
+    # attribute Enum member that only indexes a dict, ``W[self.mode]``.
+    unguarded: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -303,10 +306,14 @@ class Tracer:
             guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch)
         elif isinstance(value, Function):
             guard = GuardRead(f"{source}.__code__", "ID_MATCH", value.code, read)
-        elif isinstance(value, Instance) and _is_enum_member(interpreter, value) and not (id(node) in subscripts and source.startswith("L[")):
-            # ``___check_obj_id(G['mode'], ...)``: an Enum member is guarded by its identity
-            # (measured on torch 2.13: not a local one that only indexes a dict, ``W[mode]``).
-            guard = GuardRead(source, "ID_MATCH", value, read, module_rooted, branch=branch)
+        elif isinstance(value, Instance) and _is_enum_member(interpreter, value):
+            if id(node) in subscripts and source.startswith("L["):
+                # Measured on torch 2.13: a local or attribute member that only indexes a
+                # dict, ``W[mode]``, ``W[self.mode]``, installs no guard.
+                trace.unguarded.add(source)
+            else:
+                # ``___check_obj_id(G['mode'], ...)``: an Enum member is guarded by its identity.
+                guard = GuardRead(source, "ID_MATCH", value, read, module_rooted, branch=branch)
         elif isinstance(value, TensorValue):
             guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, branch=branch)
             if id(node) in lengths:
