@@ -592,3 +592,14 @@ def test_an_enum_attribute_that_only_indexes_a_dict_installs_no_guard(tmp_path, 
     (tmp_path / "test").mkdir()
     [finding] = lint(write(tmp_path / "test", {"run.py": ENUM_KEY.replace("USE", "self.proj(x) * (2 if self.phase is Phase.A else 3)")}))
     assert finding.line == 21
+
+
+def test_a_float_the_run_sees_change_under_dynamic_true_is_not_reported(tmp_path, monkeypatch):
+    # Measured on torch 2.13: a class attribute float changed before every call, compiled with
+    # dynamic=True (here through a partial), is one graph; by default it is 2 graphs.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dynamic").mkdir()
+    assert lint(write(tmp_path / "dynamic", {"run.py": FLOAT_ATTRIBUTE.format(options=", dynamic=True", test="")})) == []
+    (tmp_path / "default").mkdir()
+    [finding] = lint(write(tmp_path / "default", {"run.py": FLOAT_ATTRIBUTE.format(options="", test="")}))
+    assert (finding.severity.value, finding.bounded) == ("warning", "bounded")

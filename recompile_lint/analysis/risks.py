@@ -255,7 +255,11 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             static = variation.evidence(guard) if found.guard.kind == "CONSTANT_MATCH" else None
             known = assess(guard, static) if static is not None else None
             exact = (found.complete or repeated(found)) and risk is not None and not risk.unbounded
-            if known is not None and (risk is None or known.unbounded or not risk.unbounded) and not (exact and known.unbounded):
+            # The run saw the value change and counts one graph because the region is compiled
+            # with ``dynamic=True`` (symbolic from the first call): the guard model's count does
+            # not read that option for a float, so its evidence does not overrule the run.
+            freed = risk is None and found.graphs == 1 and (found.dynamic or region.dynamic) == "True"
+            if known is not None and not freed and (risk is None or known.unbounded or not risk.unbounded) and not (exact and known.unbounded):
                 # The variation stage shows the change too: its evidence (the writes and the
                 # loops that make them, counted over any number of iterations: a run only
                 # counts the loops it was given, a driver's default bound) is kept, unless
