@@ -37,6 +37,15 @@ def _cells() -> dict[tuple[str, str, str, str, str], dict[str, Any]]:
     return out
 
 
+def options_cell(dynamic: str | None, fullgraph: str | None) -> str:
+    """The lab's name for a region's compile options (``default``, ``dynamic-true``,
+    ``dynamic-false``, ``fullgraph``), from ``dynamic=`` and ``fullgraph=`` as written; "" for
+    a combination the lab does not generate (``fullgraph`` with ``dynamic``, an unknown value)."""
+    if fullgraph == "True":
+        return "fullgraph" if dynamic in (None, "None") else ""
+    return {None: "default", "None": "default", "True": "dynamic-true", "False": "dynamic-false"}.get(dynamic, "")
+
+
 def cell(location: str, type_: str, use: str, options: str, change: str) -> dict[str, Any] | None:
     """The measured row of a cell (``tier``, ``tiers``, ``graphs``, ``limit``, ``limit_error``,
     ``guards``), or None when no program of the cell was proven."""

@@ -158,13 +158,7 @@ def measured_cells(guard: PredictedGuard, evidence: Evidence, kind: str) -> list
     uses = ["range-bound"] if guard.specialized == "a range() bound" else ["arithmetic", "branch"]
     if guard.specialized not in ("", "a range() bound", "global", "module attribute", "dynamic=False"):
         return []  # another use that must be concrete: the lab names ops, not reasons
-    dynamic, fullgraph = guard.region.dynamic, guard.region.site.option("fullgraph")
-    if fullgraph == "True":
-        if dynamic not in (None, "None"):
-            return []
-        options = "fullgraph"
-    else:
-        options = {None: "default", "None": "default", "True": "dynamic-true", "False": "dynamic-false"}.get(dynamic, "")
+    options = measured.options_cell(guard.region.dynamic, guard.region.site.option("fullgraph"))
     values = evidence.values
     change = "every" if values is None or values > RECOMPILE_LIMIT else "once" if values == 2 else "cycle" if values > 2 else ""
     if not options or not change:

@@ -683,15 +683,9 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         uses = _LAB_USES.get(observed.use, (observed.use,))
     elif guard.passed:
         uses = ("disabled-helper",) + uses  # passed to a disabled function (maybe used too)
-    fullgraph = option(region, observed, "fullgraph")
     if dynamic is None:
         dynamic = option(region, observed, "dynamic")
-    if fullgraph == "True":
-        if dynamic not in (None, "None"):
-            return []
-        options = "fullgraph"
-    else:
-        options = {None: "default", "None": "default", "True": "dynamic-true", "False": "dynamic-false"}.get(dynamic, "")
+    options = measured.options_cell(dynamic, option(region, observed, "fullgraph"))
     change = "every" if count is None else "once" if count == 2 else "cycle"
     if not options:
         return []
