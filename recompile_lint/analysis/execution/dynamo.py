@@ -170,15 +170,20 @@ class Tracer:
         self._roles: dict[CodeRef, tuple[set[int], set[int], set[int], set[int]]] = {}
         self._frame_code: dict[int, CodeRef] = {}  # locals address of each traced frame -> its code
         self._bases: dict[int, object] = {}  # attribute node -> the object its last traced read was on
+        # The last read told (node, frame locals address, its source): the base of the read that
+        # follows it, so a chain ``x[0][0]...`` costs one step per link, not the whole chain again.
+        self._last_read: tuple[ast.expr, int, tuple[str, bool] | None] | None = None
 
     # ---- a compiled call ---------------------------------------------------------------
 
     def begin(self, region_keys: list[tuple], function: Function, bound: dict[str, object], where: Location) -> None:
         self.traces.append(Trace(region_keys, function, bound, where))
         self._pending = None
+        self._last_read = None
         self._root = True
 
     def end(self) -> Trace | None:
+        self._last_read = None
         return self.traces.pop() if self.traces else None
 
     # ---- frames ------------------------------------------------------------------------
@@ -226,7 +231,7 @@ class Tracer:
         if isinstance(node, ast.Name):
             return self._name_source(interpreter, frame, node.id)
         if isinstance(node, ast.Attribute):
-            base = self.source_of(interpreter, frame, node.value)
+            base = self._base_source(interpreter, frame, node.value)
             if base is None or id(node) in self._computed:
                 return None
             owner = self._bases.get(id(node))
@@ -234,12 +239,19 @@ class Tracer:
                 return f"{base[0]}._modules[{node.attr!r}]", True  # Dynamo's spelling of a submodule
             return f"{base[0]}.{node.attr}", base[1] or self._module_owner(interpreter, frame, node.value)
         if isinstance(node, ast.Subscript):
-            base = self.source_of(interpreter, frame, node.value)
+            base = self._base_source(interpreter, frame, node.value)
             key = node.slice
             if base is None or not isinstance(key, ast.Constant) or type(key.value) not in (int, str):
                 return None
             return f"{base[0]}[{key.value!r}]", base[1]
         return None
+
+    def _base_source(self, interpreter, frame, node: ast.expr) -> tuple[str, bool] | None:
+        """``source_of(node)``, taken from the read just told when that read was ``node``'s own."""
+        last = self._last_read
+        if last is not None and last[0] is node and last[1] == frame.locals:
+            return last[2]
+        return self.source_of(interpreter, frame, node)
 
     def _name_source(self, interpreter, frame, name: str) -> tuple[str, bool] | None:
         heap = interpreter.heap
@@ -291,6 +303,7 @@ class Tracer:
         self._pending = None  # a read ends any call or property the sources were kept for
         trace = self.traces[-1]
         found = self.source_of(interpreter, frame, node)
+        self._last_read = (node, frame.locals, found)
         if found is None:
             return
         source, module_rooted = found
