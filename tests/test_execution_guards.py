@@ -561,3 +561,60 @@ def test_a_region_compiled_inside_a_project_wrapper_is_the_wrapper_calls(tmp_pat
     [finding] = lint(root)
     assert (finding.guard.source, finding.line, finding.severity.value) == ("L['level']", 10, "warning")
     assert any(loc.role == "call" and loc.line == 15 for loc in finding.evidence)
+
+
+def test_a_global_enum_member_that_indexes_a_dict_is_guarded_as_the_dicts_key(tmp_path):
+    # Measured on torch 2.13: ``COEFFS[MODE]`` fails ``list(dict.keys(G['COEFFS']))[0] is
+    # G['MODE']`` when the member changes, a guard on the dict's source; the write that changes
+    # it is the member's.
+    root = write(
+        tmp_path,
+        {
+            "run.py": """
+            import enum
+            import torch
+
+            class Mode(enum.Enum):
+                A = 1
+                B = 2
+                C = 3
+
+            MODE = Mode.A
+            COEFFS = {Mode.A: 1.0, Mode.B: 0.5, Mode.C: 0.25}
+            SCHEDULE = (Mode.A, Mode.B, Mode.C)
+
+            def step(x):
+                return x * COEFFS[MODE]
+
+            def main():
+                global MODE
+                fast = torch.compile(step, backend="eager")
+                for i in range(12):
+                    MODE = SCHEDULE[i % 3]
+                    fast(torch.randn(4))
+
+            if __name__ == "__main__":
+                main()
+            """
+        },
+    )
+    [finding] = lint(root)
+    assert (finding.severity.value, finding.guard.kind, finding.guard.source, finding.line) == ("warning", "ID_MATCH", "G['COEFFS']", 15)
+    assert "G['MODE']" in finding.guard.detail
+    assert [loc.line for loc in finding.evidence if loc.role == "write"] == [21]
+    [call, *_] = traced(textwrap.dedent(
+        """
+        import enum
+        import torch
+        class Mode(enum.Enum):
+            A = 1
+            B = 2
+        MODE = Mode.A
+        COEFFS = {Mode.A: 1.0, Mode.B: 0.5}
+        def step(x):
+            return x * COEFFS[MODE]
+        torch.compile(step)(torch.randn(2))
+        """
+    ))
+    assert call["G['COEFFS']"].key_of == "G['MODE']"
+    assert "G['MODE']" not in call  # the key guard is the one a new member fails

@@ -527,7 +527,11 @@ class GuardWalker:
             indexes_python = base.kind in ("list", "tuple") or (
                 base.kind == "unknown" and base.storage is not None and base.storage.kind in ("global", "member", "attribute")
             )
-            key = self.expr(frame, node.slice, specializing="an index into a Python list" if indexes_python else "")
+            specializing = "an index into a Python list" if indexes_python else ""
+            key = self.expr(frame, node.slice, passthrough=True)
+            if not self.member_key(frame, base, key, node.slice):
+                self.use(frame, key, node.slice, specializing)
+                key = replace(key, read=None) if key.read is not None else key
             return self.subscript(frame, base, node.slice, key, node)
         if isinstance(node, ast.Call):
             return self.call_expr(frame, node, specializing)
@@ -1061,6 +1065,19 @@ class GuardWalker:
         if sym.kind == "enum":
             detail = "___check_obj_id"
         self.add(frame, Guard(guard_kind, source, detail), sym, read, use, specializing or sym.specialized)
+
+    def member_key(self, frame: _Frame, table: Sym, key: Sym, node: ast.expr) -> bool:
+        """A global Enum member looked up in a dict (``COEFFS[MODE]``): Dynamo guards the
+        dict's key as the member, ``list(dict.keys(G['COEFFS']))[0] is G['MODE']``, the guard a
+        new member fails first (measured on torch 2.13). It is spelled on the dict's source and
+        kept on the member's storage (the member is what changes). False for any other key."""
+        if key.kind != "enum" or not key.source or not key.source.startswith("G[") or key.storage is None:
+            return False
+        if not table.source or table.kind not in ("dict", "unknown"):
+            return False
+        here = self.location(frame, node, "read")
+        self.add(frame, Guard("ID_MATCH", table.source, f"a key is {key.source}"), key, key.read or here, None, key.specialized)
+        return True
 
     def length_guard(self, frame: _Frame, container: Sym, node: ast.AST, emit: bool = True) -> Sym:
         storage = replace(container.storage, length=True)  # type: ignore[arg-type]

@@ -344,6 +344,7 @@ def predicted(index: ProjectIndex, found: Recompile) -> PredictedGuard:
     source = read.source
     inner = source[4:-1] if source.startswith("len(") else source
     inner = inner[: -len(".__code__")] if inner.endswith(".__code__") else inner
+    inner = read.key_of or inner  # a dict's key guard: the value that changes is the member
     parsed = parse_source(inner)
     length = read.kind == "LENGTH_CHECK"
     storage = Storage("parameter", region.entry.path, inner, owner=region.entry.qualname, length=length)

@@ -227,7 +227,8 @@ class RegionCaches(Observer):
                 self.observed[(key, source)] = observed
             observed.values.append(guard.value)
             observed.use = observed.use or trace.concrete.get(source, "") or trace.concrete.get(_strip(source), "")
-            _, origin = evaluate(interpreter, _strip(source), trace.function, trace.bound, trace.where)
+            # A dict's key guard changes with the member its key must be: that member's write.
+            _, origin = evaluate(interpreter, guard.key_of or _strip(source), trace.function, trace.bound, trace.where)
             origins = [origin]
             if origin == trace.where and _strip(source) == f"L[{_root_name(source)!r}]":
                 origins = trace.passed.get(_root_name(source)) or origins  # the local the call passed
@@ -628,7 +629,7 @@ def _held_value(source: str) -> tuple[str, str]:
 def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, count: int | None, dynamic: str | None = None) -> list[tuple[str, str, str, str, str]]:
     """The lab's cells (location, type, use, options, change) the guard may be in; empty where
     the run cannot name them in the lab's terms."""
-    holder, held = _held_value(_strip(guard.source))
+    holder, held = _held_value(_strip(guard.key_of or guard.source))  # a dict's key guard: where its member lives
     parsed = parse_source(holder)
     if parsed is None:
         return []

@@ -14,7 +14,8 @@ depends on the value's kind. The ``Tracer`` follows the same mechanism on the ab
   none (Dynamo built it);
 * guards, by kind: a Python int, float, str, bool or None is a ``CONSTANT_MATCH`` on its value;
   a project function (a ``def`` or a lambda) an ``ID_MATCH`` on ``<source>.__code__``, an Enum
-  member one on ``<source>`` (``___check_obj_id``); a tensor
+  member one on ``<source>`` (``___check_obj_id``), and a global member that indexes a dict
+  one on the dict's key, spelled on the dict (``list(dict.keys(G['W']))[0] is G['MODE']``); a tensor
   a ``TENSOR_MATCH`` (rank and sizes, dtype, device, ``requires_grad``), and so is each
   parameter of a library layer compiled code calls (``<layer>._parameters['weight']``, static
   shapes); a list or tuple a
@@ -99,6 +100,7 @@ class GuardRead:
     use: str = ""  # a use that keeps an int or float concrete (``range-bound``, ``op-view``), else ""
     branch: bool = False  # read in a test (``if``, ``while``, ``x if c else y``)
     passed: bool = False  # first read as what traced code passes to a disabled function
+    key_of: str = ""  # a dict's key guard: the source of the Enum member its key must be
 
     @property
     def value_kind(self) -> str:
@@ -360,6 +362,9 @@ class Tracer:
             return
         if isinstance(base, CompiledValue):
             base = base.target
+        if isinstance(base, DictValue) and isinstance(key, Instance) and _is_enum_member(interpreter, key):
+            self._member_key(interpreter, frame, node, key)
+            return
         if isinstance(base, DictValue):
             use = "dict-key"
         elif isinstance(base, (ListValue, TupleValue)) or (isinstance(base, Instance) and interpreter.class_attribute(base.cls, "__tuple__") == Const(True)):
@@ -374,6 +379,24 @@ class Tracer:
                 found = self.source_of(interpreter, frame, inner)
                 if found is not None:
                     trace.concrete.setdefault(found[0], use)
+
+    def _member_key(self, interpreter, frame, node: ast.Subscript, member: Instance) -> None:
+        """Traced code looks a global Enum member up in a dict (``COEFFS[MODE]``): Dynamo
+        guards the dict's key as the member itself, ``list(dict.keys(G['COEFFS']))[0] is
+        G['MODE']``, and that guard, spelled on the dict's source, is the one a new member
+        fails first (measured on torch 2.13). The member's own guard, made by this read, is
+        left to the key guard; a member read elsewhere keeps its own."""
+        trace = self.traces[-1]
+        found = self.source_of(interpreter, frame, node.slice)
+        table = self._base_source(interpreter, frame, node.value) if found is not None and found[0].startswith("G[") else None
+        if found is None or table is None:
+            return
+        read = interpreter.location(frame, node.slice, "read")
+        held = trace.guards.get(found[0])
+        if held is not None and held.read == read and held.kind == "ID_MATCH":
+            del trace.guards[found[0]]
+        guard = GuardRead(table[0], "ID_MATCH", member, read, table[1], key_of=found[0])
+        trace.guards.setdefault(guard.source, guard)
 
     def on_call(self, interpreter, frame, node: ast.Call, callee: object, args: list[object], kwargs: dict[str, object]) -> None:
         """Traced code calls ``callee``: note the uses its arguments get, and the sources the
