@@ -618,3 +618,27 @@ def test_a_global_enum_member_that_indexes_a_dict_is_guarded_as_the_dicts_key(tm
     ))
     assert call["G['COEFFS']"].key_of == "G['MODE']"
     assert "G['MODE']" not in call  # the key guard is the one a new member fails
+
+
+def test_an_enum_member_passed_to_a_disabled_helper_is_guarded_at_any_depth():
+    # Measured on the lab's proofs: ``note(hp)`` with ``hp = {"mode": Mode.A}`` fails
+    # ``___check_obj_id(hp['mode'], ...)`` when the member changes (a str or int there does not).
+    [call] = traced(
+        """
+        import enum
+        import torch
+        class Mode(enum.Enum):
+            A = 1
+            B = 2
+        @torch.compiler.disable
+        def note(hp, mode):
+            print(hp, mode)
+        def f(x, hp, mode):
+            note(hp, mode)
+            return x
+        torch.compile(f)(torch.randn(2), {"mode": Mode.A, "k": 1}, Mode.B)
+        """
+    )
+    assert call["L['hp']['mode']"].kind == "ID_MATCH" and call["L['hp']['mode']"].passed
+    assert call["L['mode']"].kind == "ID_MATCH"
+    assert "L['hp']['k']" not in call

@@ -486,7 +486,7 @@ class Tracer:
         """Traced code passes values to a disabled function: Dynamo breaks the graph and builds
         the arguments for the eager call, which realizes what each one holds. A list, tuple or
         named tuple gets its length and each element guarded, a dict each value, a function the
-        identity of its code, a tensor its metadata, ``None`` its value (each with the source
+        identity of its code, an Enum member its identity, a tensor its metadata, ``None`` its value (each with the source
         reached through the argument: ``L['hp'][0]``, ``L['cfg'].margin``); another object is
         passed as it is (its attributes are not read). Measured on the lab's proofs: a str or
         bool only passed along gets no guard, nor does an int, float, str or bool inside what
@@ -516,6 +516,10 @@ class Tracer:
             guard = GuardRead(source, "CONSTANT_MATCH", value, read, rooted, passed=True)
         elif isinstance(value, Function):
             guard = GuardRead(f"{source}.__code__", "ID_MATCH", value.code, read, passed=True)
+        elif isinstance(value, Instance) and _is_enum_member(interpreter, value):
+            # An Enum member, at any depth of what is passed: realized by its identity
+            # (``___check_obj_id(hp['mode'], ...)``, measured on the lab's proofs).
+            guard = GuardRead(source, "ID_MATCH", value, read, rooted, passed=True)
         elif isinstance(value, TensorValue):
             guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, passed=True)
         elif isinstance(value, TupleValue):
