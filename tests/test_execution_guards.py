@@ -642,3 +642,51 @@ def test_an_enum_member_passed_to_a_disabled_helper_is_guarded_at_any_depth():
     assert call["L['hp']['mode']"].kind == "ID_MATCH" and call["L['hp']['mode']"].passed
     assert call["L['mode']"].kind == "ID_MATCH"
     assert "L['hp']['k']" not in call
+
+
+def test_an_attribute_passed_to_a_compiled_call_is_changed_where_its_slot_is_written(tmp_path):
+    # ``fast(x, knobs.t)``: the value changes where ``knobs`` stores it (through a property:
+    # the slot its getter returns), not at the call.
+    root = write(
+        tmp_path,
+        {
+            "run.py": """
+            import torch
+
+            @torch.compiler.disable
+            def note(t):
+                print(t)
+
+            def step(x, t):
+                note(t)
+                return x * 2
+
+            class Knobs:
+                def __init__(self, t):
+                    self._t = t
+
+                @property
+                def t(self):
+                    return self._t
+
+                @t.setter
+                def t(self, t):
+                    self._t = t
+
+            SCHEDULE = (torch.ones(2), torch.ones(2, 2))
+
+            def main():
+                fast = torch.compile(step, backend="eager")
+                knobs = Knobs(torch.ones(2))
+                for i in range(12):
+                    knobs.t = SCHEDULE[i // 6]
+                    fast(torch.randn(4), knobs.t)
+
+            if __name__ == "__main__":
+                main()
+            """
+        },
+    )
+    [finding] = lint(root)
+    assert (finding.guard.source, finding.guard.detail) == ("L['t']", "rank")
+    assert [loc.line for loc in finding.evidence if loc.role == "write"] == [22]

@@ -932,7 +932,7 @@ class Interpreter:
         bound = self.bind(function, arguments, kwargs)
         told = bound is not None and self.observer is not None and not self.probing
         self.call_loops = len(frame.loops)
-        self.call_writes = self.passed_writes(frame, function, len(arguments) - len(args), node) if told else {}
+        self.call_writes = self.passed_writes(frame, function, len(arguments) - len(args), node, args, kwargs) if told else {}
         if told:
             self.observer.on_compiled_call(self, compiled, function, bound, self.location(frame, node, "call"))  # type: ignore[union-attr, arg-type]
         self.compiling += 1
@@ -943,9 +943,10 @@ class Interpreter:
             if told:
                 self.observer.on_compiled_end(self)  # type: ignore[union-attr]
 
-    def passed_writes(self, frame: Frame, function: Function, offset: int, node: ast.AST) -> dict[str, list[Location]]:
+    def passed_writes(self, frame: Frame, function: Function, offset: int, node: ast.AST, values: list[object] | None = None, keywords: dict[str, object] | None = None) -> dict[str, list[Location]]:
         """For each parameter a compiled call passes a local name to, the writes that gave that
-        local its value: its assignment and, for ``x = helper(...)``, the helper's ``return``."""
+        local its value: its assignment and, for ``x = helper(...)``, the helper's ``return``;
+        for an attribute of a named object (``state.k``), the write of the slot it reads."""
         code = self.codes.get(function.code)
         if not isinstance(node, ast.Call) or code is None or not hasattr(code, "args"):
             return {}
@@ -959,7 +960,16 @@ class Interpreter:
                 named.append((positional[index + offset], arg))
         named += [(k.arg, k.value) for k in node.keywords if k.arg]
         out: dict[str, list[Location]] = {}
+        passed: dict[ast.expr, object] = {}
+        if not any(isinstance(a, ast.Starred) for a in node.args):
+            passed = dict(zip(node.args, values or ()))
+        passed.update({k.value: (keywords or {})[k.arg] for k in node.keywords if k.arg in (keywords or {})})
         for parameter, arg in named:
+            if isinstance(arg, ast.Attribute) and arg in passed:
+                write = self.slot_write(frame, arg, passed[arg])
+                if write is not None:
+                    out[parameter] = [write]
+                continue
             if not isinstance(arg, ast.Name) or not self.heap.has(frame.locals, arg.id):
                 continue
             writes = [self.heap.origin(frame.locals, arg.id), self.returned_from.get((frame.locals, arg.id))]
@@ -967,6 +977,24 @@ class Interpreter:
             if found:
                 out[parameter] = found
         return out
+
+    def slot_write(self, frame: Frame, node: ast.Attribute, value: object) -> Location | None:
+        """Where the value a call passes as ``name.attr`` was written: the object's slot
+        ``attr``, or, for a property, the slot of the object holding the very value its getter
+        returned (``return self._k``). Only a name is looked up (nothing runs twice)."""
+        if not isinstance(node.value, ast.Name):
+            return None
+        holder = self.load_name(frame, node.value.id)
+        if isinstance(holder, CompiledValue):
+            holder = holder.target
+        if not isinstance(holder, Instance):
+            return None
+        if self.heap.has(holder.addr, node.attr):
+            return self.heap.origin(holder.addr, node.attr)
+        if not isinstance(self.class_attribute(holder.cls, node.attr), Property):
+            return None
+        slots = [key for key, held in self.heap.slots(holder.addr).items() if held is value]
+        return self.heap.origin(holder.addr, slots[0]) if len(slots) == 1 else None
 
     # ---- calls -------------------------------------------------------------------------
 
