@@ -690,3 +690,43 @@ def test_an_attribute_passed_to_a_compiled_call_is_changed_where_its_slot_is_wri
     [finding] = lint(root)
     assert (finding.guard.source, finding.guard.detail) == ("L['t']", "rank")
     assert [loc.line for loc in finding.evidence if loc.role == "write"] == [22]
+
+
+def test_an_enum_members_lab_use_is_the_one_the_run_saw(tmp_path):
+    # A member read for its ``.value`` is an arithmetic use: the lab's negative cell for a
+    # member that only indexes a dict (no guard there) says nothing about it.
+    root = write(
+        tmp_path,
+        {
+            "run.py": """
+            import enum
+            from typing import NamedTuple
+            import torch
+
+            class Mode(enum.Enum):
+                A = 1
+                B = 2
+                C = 3
+
+            class Spec(NamedTuple):
+                mode: Mode = Mode.A
+
+            SCHEDULE = (Mode.A, Mode.B, Mode.C)
+
+            def step(x, spec):
+                return x * spec.mode.value
+
+            def main():
+                fast = torch.compile(step, backend="eager")
+                spec = Spec()
+                for i in range(12):
+                    spec = spec._replace(mode=SCHEDULE[i % 3])
+                    fast(torch.randn(4), spec)
+
+            if __name__ == "__main__":
+                main()
+            """
+        },
+    )
+    [finding] = lint(root)
+    assert (finding.severity.value, finding.guard.kind, finding.guard.source) == ("warning", "ID_MATCH", "L['spec'].mode")

@@ -665,7 +665,10 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         uses = ("branch",) if guard.branch or type_ == "none-or-tensor" else _USES[type_]
     elif guard.kind == "ID_MATCH" and isinstance(guard.value, Instance):
         type_ = "enum"
-        uses = ("branch",) if guard.branch else ("arithmetic", "branch", "dict-key")
+        # The run knows how the member is used: a dict's key guard is its dict-key use (a
+        # member only indexing a dict by a local source has no guard at all); any other read
+        # of it is arithmetic or a branch.
+        uses = ("dict-key",) if guard.key_of else ("branch",) if guard.branch else ("arithmetic", "branch")
     elif guard.kind == "ID_MATCH":
         code = guard.value
         type_ = "lambda" if isinstance(code, CodeRef) and "<lambda" in code.qualname else "function"
