@@ -730,3 +730,43 @@ def test_an_enum_members_lab_use_is_the_one_the_run_saw(tmp_path):
     )
     [finding] = lint(root)
     assert (finding.severity.value, finding.guard.kind, finding.guard.source) == ("warning", "ID_MATCH", "L['spec'].mode")
+
+
+SYMBOLIC_BRANCH = """
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kind = 2
+
+    def forward(self, h):
+        if self.kind > 3:
+            h = h * 2
+        return h
+
+VALUES = {values}
+
+def main():
+    net = Block()
+    fast = torch.compile(net, backend="eager")
+    torch.compiler.config.dynamic_sources = "L['self'].kind"
+    for i in range(12):
+        net.kind = VALUES[i % len(VALUES)]
+        fast(torch.randn(4))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_symbolic_int_recompiles_only_where_the_branch_it_takes_changes(tmp_path):
+    # Measured by the lab's ``dynamic`` twins: with ``dynamic_sources`` naming it, an int read
+    # by an ``if`` is guarded on the outcome (``self.kind <= 3``), not on its value.
+    flips, same = tmp_path / "flips", tmp_path / "same"
+    flips.mkdir()
+    same.mkdir()
+    [finding] = lint(write(flips, {"run.py": SYMBOLIC_BRANCH.format(values="(2, 3, 4)")}))
+    assert (finding.severity.value, finding.guard.source, finding.line) == ("warning", "L['self'].kind", 11)
+    assert lint(write(same, {"run.py": SYMBOLIC_BRANCH.format(values="(2, 3)")})) == []

@@ -242,7 +242,9 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         region = guard.region
         found = execution.recompile(guard)
         if guard.guard.source in dynamic_sources(region) and not pinned(found) and not float_once(found):
-            continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input (unless an op needs it concrete)
+            if not branch_flips(found):
+                continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input (unless an op needs it concrete)
+            found = symbolic_branch(found)  # type: ignore[arg-type]
         if found is not None:
             seen.add((region_key(region), guard.guard.source))
             risk = from_recompile(found, guard)
@@ -279,8 +281,12 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             yield risk
     for found in execution.recompiles():
         key = (region_key(found.region), found.guard.source)
-        if key in seen or (found.guard.source in dynamic_sources(found.region) and not pinned(found) and not float_once(found)):
+        if key in seen:
             continue
+        if found.guard.source in dynamic_sources(found.region) and not pinned(found) and not float_once(found):
+            if not branch_flips(found):
+                continue
+            found = symbolic_branch(found)
         if (key[0], found.guard.read.path, found.guard.read.line) in reported:
             continue  # the guard model's own guard on that read, spelled its way (``L['fn'].__self__``)
         seen.add(key)
@@ -308,6 +314,24 @@ def float_once(found: Recompile | None) -> bool:
     ``dynamic`` twins: 2 graphs in arithmetic, one per value in a branch), unless the region
     is compiled with ``dynamic=True`` (at its site or by the run's compile call)."""
     return found is not None and found.guard.value_kind == "float" and (found.dynamic or found.region.dynamic) != "True"
+
+
+def branch_flips(found: Recompile | None) -> bool:
+    """Whether an int ``dynamic_sources`` makes symbolic still recompiles because an ``if``
+    reads it: Dynamo guards the branch the symbolic value takes (``self.kind <= 3``, measured
+    by the lab's ``dynamic`` twins), so a new graph comes where the run saw a test's outcome
+    change between calls; values that take the same branch share one graph."""
+    if found is None or found.guard.value_kind != "int" or not found.guard.branch:
+        return False
+    seen = [o for o in found.outcomes if o is not None]
+    if not seen or len(seen) != len(found.outcomes) or any(None in o for o in seen):
+        return False
+    return len(set(seen)) > 1
+
+
+def symbolic_branch(found: Recompile) -> Recompile:
+    """The recompile of a symbolic int on the branches it takes: one graph per set of outcomes."""
+    return replace(found, graphs=len({o for o in found.outcomes if o is not None}))
 
 
 def pinned(found: Recompile | None) -> bool:

@@ -112,6 +112,8 @@ class Recompile:
     # seen are all it takes (a finite count is exact).
     complete: bool = False
     dynamic: str | None = None  # the region's ``dynamic`` option as the run passed it (a partial's too)
+    # At each call of its region, the outcomes of the tests that read it (None: not known).
+    outcomes: tuple[tuple[bool | None, ...] | None, ...] = ()
 
 
 class RegionTable:
@@ -148,6 +150,8 @@ class RegionCaches(Observer):
         self.holders: set[tuple[tuple, str]] = set()  # (region, source) read holding a partial, a bound method, a module
         # (region, source) -> calls whose trace read it unguarded (``Trace.unguarded``).
         self.unguarded: dict[tuple[tuple, str], int] = {}
+        # (region, source) -> at each call, the outcomes of the tests that read it (None: unknown).
+        self.outcomes: dict[tuple[tuple, str], list[tuple[bool | None, ...] | None]] = {}
         self.calls = 0
         self.symbolic: set[tuple] = set()  # regions called inside a loop on iteration symbols
         self.finished = True  # the run ended (not out of budget, no exception)
@@ -199,6 +203,9 @@ class RegionCaches(Observer):
     def on_item(self, interpreter, frame, node, base, key) -> None:
         self.tracer.on_item(interpreter, frame, node, base, key)
 
+    def on_test(self, interpreter, frame, test, truth) -> None:
+        self.tracer.on_test(interpreter, frame, test, truth)
+
     # ---- cache entries -------------------------------------------------------------------
 
     def record(self, interpreter, key: tuple, trace: Trace) -> None:
@@ -211,6 +218,8 @@ class RegionCaches(Observer):
             self.unguarded[(key, source)] = self.unguarded.get((key, source), 0) + 1
         for source, guard in guards.items():
             self.values.setdefault((key, source), []).append(_same_key(interpreter, guard))
+            if guard.branch:
+                self.outcomes.setdefault((key, source), []).append(tuple(trace.outcomes.get(source, ())) or None)
         entries = self.entries.setdefault(key, [])
         if not entries:
             entries.append(guards)
@@ -277,6 +286,7 @@ class RegionCaches(Observer):
             out.append(Recompile(
                 region, guard, self._evidence(region, observed, count, guard), graphs, observed.use, observed.argument,
                 tuple(observed.values), calls=self.region_calls.get(key, 0), complete=complete, dynamic=dynamic,
+                outcomes=tuple(self.outcomes.get((key, source), ())),
             ))
         return out
 

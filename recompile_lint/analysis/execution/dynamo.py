@@ -146,6 +146,9 @@ class Trace:
     # Sources read with a known value that Dynamo installs no guard on (measured): a local or
     # attribute Enum member that only indexes a dict, ``W[self.mode]``.
     unguarded: set[str] = field(default_factory=set)
+    # Source -> the outcome of each ``if`` test that read it (None where the run cannot tell):
+    # a value Dynamo makes symbolic is guarded on the branch it takes.
+    outcomes: dict[str, list[bool | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -379,6 +382,18 @@ class Tracer:
                 found = self.source_of(interpreter, frame, inner)
                 if found is not None:
                     trace.concrete.setdefault(found[0], use)
+
+    def on_test(self, interpreter, frame, test: ast.expr, truth: bool | None) -> None:
+        """Traced code takes a branch on ``test``: the outcome, for every guarded value the test
+        read (a symbolic value is guarded on it: ``self.kind <= 3``)."""
+        if not self.traces:
+            return
+        trace = self.traces[-1]
+        for inner in ast.walk(test):
+            if isinstance(inner, (ast.Name, ast.Attribute, ast.Subscript)):
+                found = self.source_of(interpreter, frame, inner)
+                if found is not None and found[0] in trace.guards:
+                    trace.outcomes.setdefault(found[0], []).append(truth)
 
     def _member_key(self, interpreter, frame, node: ast.Subscript, member: Instance) -> None:
         """Traced code looks a global Enum member up in a dict (``COEFFS[MODE]``): Dynamo

@@ -123,6 +123,9 @@ class Observer:
     def on_item(self, interpreter: "Interpreter", frame: Frame, node: ast.Subscript, base: object, key: object) -> None:
         pass
 
+    def on_test(self, interpreter: "Interpreter", frame: Frame, test: ast.expr, truth: bool | None) -> None:
+        pass
+
 
 class Interpreter:
     """One run: a heap, the modules imported so far, the steps left."""
@@ -253,7 +256,10 @@ class Interpreter:
             if stmt.value is not None:
                 self.assign(frame, stmt.target, self.eval(frame, stmt.value), stmt)
         elif isinstance(stmt, ast.If):
-            self.branch(frame, self.eval(frame, stmt.test), stmt.body, stmt.orelse)
+            test = self.eval(frame, stmt.test)
+            if self.compiling and self.observer is not None and not self.probing:
+                self.observer.on_test(self, frame, stmt.test, self.truth(test))  # the branch traced code takes
+            self.branch(frame, test, stmt.body, stmt.orelse)
         elif isinstance(stmt, ast.For):
             self.loop_for(frame, stmt)
         elif isinstance(stmt, ast.While):
