@@ -524,7 +524,8 @@ def test_sites_newly_reached_are_judged_as_dynamo_runs_them(tmp_path):
 
 def test_args_spread_by_a_caller_is_a_parameter(tmp_path):
     """``*args`` a caller fills with a spread of its own: the positions are its callers', so
-    the reason is a parameter no call in the project fills, not a computed value."""
+    the reason is a parameter no call in the project fills, not a computed value: the
+    caller's own ``*args``, which nothing calls."""
     write(tmp_path, {"m.py": '''
 import torch
 
@@ -537,7 +538,7 @@ def prepare(*args):
     return compile_all(*args)
 '''})
     (site,) = [s for s in resolve(tmp_path) if s.site.span.line == 5]
-    assert site.reason == "parameter" and site.detail == "m.compile_all.*objs"
+    assert site.reason == "parameter" and site.detail == "m.prepare.*args"
 
 
 def test_a_partial_of_torch_compile_is_a_compile_function(tmp_path):
@@ -573,3 +574,52 @@ def test_a_partial_of_torch_compile_is_a_compile_function(tmp_path):
     assert found[("run.py", 15)] == [("function", "run.step")]
     assert found[("run.py", 16)] == [("function", "run.step")]
     assert ("run.py", 17) not in found
+
+
+# A method that hands its own ``*args`` on (``self._prepare(*args)``): the tuple its callee
+# sees is the one its own callers pass, positions before the spread included.
+FORWARDED_VARARGS = {
+    "lib.py": """
+        import torch
+
+
+        class Runner:
+            def prepare(self, *args):
+                return self._prepare(*args)
+
+            def prepare_first(self, first, *args):
+                return self._prepare(first, *args)
+
+            def _prepare(self, *args):
+                for obj in args:
+                    if isinstance(obj, torch.nn.Module):
+                        model = obj
+                return torch.compile(model)
+        """,
+    "train.py": """
+        import torch
+        from lib import Runner
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x + 1
+
+
+        class Other(torch.nn.Module):
+            def forward(self, x):
+                return x - 1
+
+
+        def main():
+            runner = Runner()
+            runner.prepare(Net(), 3)
+            runner.prepare_first(Other(), 3)
+        """,
+}
+
+
+def test_forwarded_varargs_reach_the_callee_from_the_callers_callers(tmp_path):
+    write(tmp_path, FORWARDED_VARARGS)
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("lib.py", 15)] == [("module", "train.Net.forward"), ("module", "train.Other.forward")]

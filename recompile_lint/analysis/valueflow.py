@@ -965,11 +965,38 @@ class ValueFlow:
         for caller_facts, scope, call, skipped in self._find_callers(FunctionRef(facts.path, fn.qualname), ctx.depth + 1):
             caller_ctx = _Ctx(caller_facts, scope, (), ctx.depth + 1)
             extra = call.args[max(index - skipped, 0) :]
+            forwarded = self._forwarded_varargs(call, extra, caller_ctx)
+            if forwarded is not None:
+                out.update(forwarded)
+                continue
             if any(isinstance(a, ast.Starred) for a in call.args):
                 # Positions a spread hides: what the caller's own callers pass is not known here.
                 out.add(unknown("parameter", f"{self._qualified(facts, fn.qualname)}.*{fn.params[index].name}"))
                 continue
             out.update(self._container("tuple", [self._eval(a, caller_ctx) for a in extra], None))
+        return out
+
+    def _forwarded_varargs(self, call: ast.Call, extra: list[ast.expr], caller_ctx: _Ctx) -> set[Value] | None:
+        """The ``*args`` tuples of a call that hands on its caller's own ``*args``
+        (``self._prepare(*args)`` in ``def prepare(self, *args)``): the positions before the
+        spread, then each tuple the caller's own call sites pass. None when the call spreads
+        anything else, or the spread is not the last positional argument past the named ones."""
+        starred = [i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)]
+        if len(starred) != 1 or not extra or extra[-1] is not call.args[starred[0]]:
+            return None
+        spread = extra[-1].value
+        fn = caller_ctx.fn
+        if not (isinstance(spread, ast.Name) and fn is not None and any(p.kind == "vararg" and p.name == spread.id for p in fn.params)):
+            return None
+        head = [self._eval(a, caller_ctx) for a in extra[:-1]]
+        out: set[Value] = set()
+        for value in self._eval(spread, caller_ctx):
+            if value.kind == "container" and value.detail == "exact":
+                out.update(self._container("tuple", head + [frozenset({e}) for e in value.elements], None))
+            elif value.kind == "container":
+                out.update(self._container("tuple", head + [frozenset(value.elements)], None, exact=False))
+            else:
+                out.add(value)
         return out
 
     def _caller_arguments(self, ctx: _Ctx, index: int) -> set[Value]:
