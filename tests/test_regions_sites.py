@@ -439,7 +439,8 @@ def test_unresolved_sites_say_what_to_do(tmp_path):
     assert reasons[11] == ("configuration", REASON_ACTIONS["configuration"])
     assert reasons[15] == ("parameter", REASON_ACTIONS["parameter"])
     assert set(REASON_ACTIONS) <= set(UNRESOLVED_REASONS)
-    assert "-> unresolved (configuration: hydra.utils.instantiate()); built from configuration: not resolvable statically" in text
+    assert "-> unresolved (configuration: hydra.utils.instantiate()); built from configuration: its class is data, known only when it runs; not resolvable statically" in text
+    assert "-> unresolved (parameter: m.public.model); public API: no caller in the project passes it; lint the code that calls it" in text
 
 
 def test_lint_summary_and_sarif_count_sites_not_analysed(tmp_path):
@@ -623,3 +624,4 @@ def test_forwarded_varargs_reach_the_callee_from_the_callers_callers(tmp_path):
     write(tmp_path, FORWARDED_VARARGS)
     found = by_line(resolve(tmp_path), tmp_path)
     assert found[("lib.py", 15)] == [("module", "train.Net.forward"), ("module", "train.Other.forward")]
+
