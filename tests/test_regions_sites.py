@@ -625,3 +625,32 @@ def test_forwarded_varargs_reach_the_callee_from_the_callers_callers(tmp_path):
     found = by_line(resolve(tmp_path), tmp_path)
     assert found[("lib.py", 15)] == [("module", "train.Net.forward"), ("module", "train.Other.forward")]
 
+
+def test_count_takes_a_wrapper_call_only_at_the_parameter_it_compiles(tmp_path):
+    """A helper that builds the model inside and passes its own flags on to a wrapper at
+    parameters the wrapper does not compile is no wrapper: its calls are no sites, by the
+    count as by the linter; one that passes its parameter at the compiled position is."""
+    write(tmp_path, {"t.py": '''
+import torch
+
+
+class Case:
+    def _common(self, mod, inputs, is_qat=False):
+        return torch.compile(mod)(*inputs)
+
+    def _helper(self, device, is_qat=False):
+        mod = torch.nn.Linear(2, 2).to(device)
+        return self._common(mod, (torch.ones(2),), is_qat=is_qat)
+
+    def _passes_model(self, model):
+        return self._common(model, (torch.ones(2),))
+
+    def test_one(self):
+        self._helper("cpu", is_qat=True)
+        self._passes_model(torch.nn.Linear(2, 2))
+'''})
+    counted = {line for _, line in count_sites([str(tmp_path / "t.py")])}
+    listed = {s.site.span.line for s in resolve(tmp_path) if s.reason != "not-torch"}
+    assert 16 not in counted and 16 not in listed
+    assert counted == {6, 10, 13, 17} and {6, 10, 13, 17} <= listed
+
