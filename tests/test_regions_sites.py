@@ -654,3 +654,43 @@ class Case:
     assert 16 not in counted and 16 not in listed
     assert counted == {6, 10, 13, 17} and {6, 10, 13, 17} <= listed
 
+
+def test_a_registry_built_by_ordered_dict_or_dict_holds_its_classes(tmp_path):
+    """``OrderedDict([(name, Class), ...])`` and ``dict(name=Class)`` are keyed containers
+    of the project's classes, not another library's objects: a lookup by a literal key gives
+    its class, by an unknown key every registered one."""
+    write(tmp_path, {"pipes.py": '''
+from collections import OrderedDict
+
+import torch
+
+
+class Unet(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Vae(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+
+MAPPING = OrderedDict([("unet", Unet), ("vae", Vae)])
+PLAIN = dict(unet=Unet)
+
+
+def build(name):
+    return MAPPING.get(name)()
+
+
+def main(name):
+    a = torch.compile(build(name))
+    b = torch.compile(MAPPING["vae"]())
+    c = torch.compile(PLAIN["unet"]())
+    return a, b, c
+'''})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("pipes.py", 25)] == [("module", "pipes.Unet.forward"), ("module", "pipes.Vae.forward")]
+    assert found[("pipes.py", 26)] == [("module", "pipes.Vae.forward")]
+    assert found[("pipes.py", 27)] == [("module", "pipes.Unet.forward")]
+

@@ -1242,11 +1242,44 @@ class ValueFlow:
                 return frozenset(out)
             if name in ("super",):
                 return frozenset({unknown("dynamic", "super()")})
+        dotted = dotted_name(func)
+        if dotted and ((dotted == "dict" and ctx.bound("dict") is None and not self._shadowed("dict", ctx)) or (ctx.facts.resolve(dotted) == "collections.OrderedDict" and ctx.bound(dotted.split(".")[0]) is None)):
+            return self._dict_call(node, ctx)
         callees = self._eval(func, ctx)
         out: set[Value] = set()
         for callee in sorted(callees, key=_order):
             out.update(self._call_value(callee, node, ctx))
         return self._cap(out)
+
+    def _dict_call(self, node: ast.Call, ctx: _Ctx) -> frozenset[Value]:
+        """``dict(...)`` / ``collections.OrderedDict(...)`` of a display of pairs, a dict
+        display or keywords: a keyed container (a registry ``OrderedDict([("sd", Pipe), ...])``),
+        not another library's object."""
+        keys: list = []
+        values: list[frozenset[Value]] = []
+        for arg in node.args[:1]:
+            if isinstance(arg, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Tuple) and len(e.elts) == 2 for e in arg.elts):
+                for pair in arg.elts:
+                    keys.append(self._key(pair.elts[0], ctx))
+                    values.append(self._eval(pair.elts[1], ctx))
+            else:
+                found = self._eval(arg, ctx)
+                for value in found:
+                    if value.kind == "container":
+                        keys.extend(value.keys or ("",) * len(value.elements))
+                        values.extend(frozenset({e}) for e in value.elements)
+                    else:
+                        values.append(frozenset({value}))
+                        keys.append(None)
+        for kw in node.keywords:
+            if kw.arg is None:
+                inner = self._union(self._elements(c, None, ctx.depth) for c in self._eval(kw.value, ctx))
+                values.append(inner)
+                keys.append(None)
+            else:
+                keys.append(kw.arg)
+                values.append(self._eval(kw.value, ctx))
+        return self._container("dict", values, keys)
 
     def _shadowed(self, name: str, ctx: _Ctx) -> bool:
         """Whether a builtin's name is bound by the code (a local, or a module global)."""
