@@ -694,3 +694,26 @@ def main(name):
     assert found[("pipes.py", 26)] == [("module", "pipes.Vae.forward")]
     assert found[("pipes.py", 27)] == [("module", "pipes.Unet.forward")]
 
+
+def test_a_parameter_its_callers_fill_with_another_librarys_model_says_so(tmp_path):
+    """``parameter`` is the reason only where no project code passes the parameter: a
+    function its callers hand another library's model says ``external``, with the model."""
+    write(tmp_path, {"m.py": '''
+import torch
+from transformers import AutoModel
+
+
+def setup(model):
+    return torch.compile(model)
+
+
+def public(model):
+    return torch.compile(model)
+
+
+def main():
+    return setup(AutoModel.from_pretrained("gpt2"))
+'''})
+    sites = {s.site.span.line: s for s in resolve(tmp_path)}
+    assert (sites[6].reason, sites[6].detail) == ("external", "transformers.AutoModel.from_pretrained()")
+    assert (sites[10].reason, sites[10].detail) == ("parameter", "m.public.model")

@@ -920,11 +920,18 @@ class ValueFlow:
         if param.default and param.default != "None":
             parent = facts.function(fn.parent) if fn.parent else None
             out.update(self._eval_text(param.default, _Ctx(facts, parent, (), ctx.depth)))
+        passed: set[Value] = set()
         if not any(_known(v) for v in out) and ctx.depth < self.max_caller_depth:
-            out.update(self._caller_arguments(ctx, index))
+            passed = self._caller_arguments(ctx, index)
+            out.update(passed)
         known = {v for v in out if v.kind != "unknown"}
         if known:
             return self._cap(known)
+        # Callers in the project pass only values the flow does not know: say why (another
+        # library's model, an outer parameter nothing fills), not that nothing passes it.
+        why = {v for v in passed if v.kind == "unknown" and v.detail in ("external", "parameter", "call", "unbound")}
+        if why:
+            return self._cap(why)
         return frozenset({unknown("parameter", f"{self._qualified(facts, fn.qualname)}.{name}")})
 
     def _annotation(self, ctx: _Ctx, text: str) -> set[Value]:
