@@ -24,7 +24,9 @@ The counting rule (bench/README.md explains it with examples), per file, then pe
    the same file, or imported by name from the file that defines it, as a wrapper;
    ``self.name(...)`` in a class that defines ``name``, that method; another method's or
    nested function's name (``x.name(...)``) when every definition of that name in the
-   project is a wrapper. Every such call with an argument, and every
+   project is a wrapper, unless ``x`` starts at a module imported from another library
+   (``re.compile(...)`` beside a test class's own ``compile(self, model)``). Every such call
+   with an argument, and every
    ``@factory(...)``/``@wrapper`` decorator, is a site. The wrapper's own call of the entry
    point counts too (rule 2).
 
@@ -298,7 +300,7 @@ def count_sites(paths: list[str]) -> set[tuple[str, int]]:
                         changed = True
     for f in files:
         for node in ast.walk(f.tree):
-            if isinstance(node, ast.Call) and (node.args or node.keywords) and not isinstance(node.func, ast.Call) and is_wrapper(f, node.func, wrappers):
+            if isinstance(node, ast.Call) and (node.args or node.keywords) and not isinstance(node.func, ast.Call) and not (isinstance(node.func, ast.Attribute) and f.foreign_module(node.func.value)) and is_wrapper(f, node.func, wrappers):
                 sites.add((f.path, node.lineno))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for deco in node.decorator_list:

@@ -717,3 +717,26 @@ def main():
     sites = {s.site.span.line: s for s in resolve(tmp_path)}
     assert (sites[6].reason, sites[6].detail) == ("external", "transformers.AutoModel.from_pretrained()")
     assert (sites[10].reason, sites[10].detail) == ("parameter", "m.public.model")
+
+
+def test_count_takes_no_call_of_another_librarys_module_for_a_wrapper(tmp_path):
+    """``re.compile(...)`` beside a test class's own ``compile(self, model)`` wrapper is
+    another library's function: no site, by the count as by the linter."""
+    write(tmp_path, {"t.py": '''
+import re
+
+import torch
+
+PATTERN = re.compile(r"x+")
+
+
+class Case:
+    def compile(self, model):
+        return torch.compile(model)
+
+    def test_one(self):
+        return self.compile(torch.nn.Linear(2, 2))
+'''})
+    counted = {line for _, line in count_sites([str(tmp_path / "t.py")])}
+    listed = {s.site.span.line for s in resolve(tmp_path) if s.reason != "not-torch"}
+    assert counted == {10, 13} and 5 not in listed
