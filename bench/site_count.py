@@ -16,13 +16,17 @@ The counting rule (bench/README.md explains it with examples), per file, then pe
 4. A decorator that is an entry point, or a call of one (``@torch.compile(mode=...)``,
    ``@torch._dynamo.optimize(...)``), is a site.
 5. A project function is a wrapper when it hands one of its parameters (a name, ``args[0]``
-   or ``*args`` of its ``*args``) to an entry point, or in any position to another wrapper,
-   or calls ``P.compile(...)`` on one (rule 3); a nested function doing so makes the function
+   or ``*args`` of its ``*args``) to an entry point, or to another wrapper at a parameter
+   that wrapper compiles (by position, past ``self`` for a method called on an object, or by
+   keyword; a ``*`` spread or ``**`` keywords fill any), or calls ``P.compile(...)`` on one
+   (rule 3); a nested function doing so makes the function
    that returns it a decorator factory. A call names a wrapper when its name is defined in
    the same file, or imported by name from the file that defines it, as a wrapper;
    ``self.name(...)`` in a class that defines ``name``, that method; another method's or
    nested function's name (``x.name(...)``) when every definition of that name in the
-   project is a wrapper. Every such call with an argument, and every
+   project is a wrapper, unless ``x`` starts at a module imported from another library
+   (``re.compile(...)`` beside a test class's own ``compile(self, model)``). Every such call
+   with an argument, and every
    ``@factory(...)``/``@wrapper`` decorator, is a site. The wrapper's own call of the entry
    point counts too (rule 2).
 
@@ -201,7 +205,7 @@ def count_sites(paths: list[str]) -> set[tuple[str, int]]:
     for f in files:
         for fn, _ in _functions(f.tree):
             definitions.setdefault(fn.name, []).append((f, fn))
-    wrappers: set[int] = set()  # id() of the wrapper defs
+    wrappers: dict[int, set[str]] = {}  # id() of each wrapper def: the parameters it compiles (``*``: its ``*args``)
     factories: set[int] = set()
     # ``self.name(...)`` in a class that defines ``name`` calls that method.
     own_method: dict[int, ast.AST] = {}
@@ -212,24 +216,63 @@ def count_sites(paths: list[str]) -> set[tuple[str, int]]:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id == "self" and node.func.attr in methods:
                     own_method[id(node.func)] = methods[node.func.attr]
 
-    def is_wrapper(f: _File, func: ast.AST, kinds: set[int]) -> bool:
+    def matched(f: _File, func: ast.AST) -> tuple[list[ast.AST], bool]:
+        """The definitions a call of ``func`` may run, and whether any of them (True) or every
+        one (False) must be a wrapper for the call to be one."""
         if id(func) in own_method:
-            return id(own_method[id(func)]) in kinds
+            return [own_method[id(func)]], True
         name = _last_name(func)
         found = definitions.get(name, [])
         if not found:
-            return False
+            return [], True
         if isinstance(func, ast.Name):
             own = [fn for g, fn in found if g is f]
             if own:
-                return any(id(fn) in kinds for fn in own)
+                return own, True
             target = f.imports.get(name, "")
             module = target.rpartition(".")[0]
             other = modules.get(module) or next((g for m, g in modules.items() if m.endswith("." + module) or module.endswith("." + m)), None) if module else None
             defined = [fn for g, fn in found if g is other]
             if defined:
-                return any(id(fn) in kinds for fn in defined)
-        return all(id(fn) in kinds for _, fn in found)
+                return defined, True
+        return [fn for _, fn in found], False
+
+    def is_wrapper(f: _File, func: ast.AST, kinds) -> bool:
+        defs, any_one = matched(f, func)
+        if not defs:
+            return False
+        return (any if any_one else all)(id(fn) in kinds for fn in defs)
+
+    def compiled_arguments(f: _File, call: ast.Call) -> list[ast.AST]:
+        """The arguments a call of a wrapper passes at a parameter the wrapper compiles (a
+        ``*`` spread or ``**`` keywords stand for any position)."""
+        defs, any_one = matched(f, call.func)
+        if not is_wrapper(f, call.func, wrappers):
+            return []
+        out: list[ast.AST] = []
+        for fn in defs:
+            slots = wrappers.get(id(fn), set())
+            if not slots:
+                continue
+            positional = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+            skip = 1 if positional and positional[0] in ("self", "cls") and isinstance(call.func, ast.Attribute) and not any(_dotted(d) == "staticmethod" for d in fn.decorator_list) else 0
+            for i, arg in enumerate(call.args):
+                at = i + skip
+                slot = positional[at] if at < len(positional) else "*"
+                if isinstance(arg, ast.Starred) or slot in slots:
+                    out.append(arg)
+            for kw in call.keywords:
+                if kw.arg is None or kw.arg in slots:
+                    out.append(kw.value)
+        return out
+
+    def slot_of(arg: ast.AST | None, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+        """The parameter of ``fn`` that ``arg`` is (``*`` for its ``*args``), "" for none."""
+        if not _parameter_passed(arg, fn):
+            return ""
+        if isinstance(arg, ast.Name):
+            return arg.id
+        return "*"
 
     changed = True
     while changed:
@@ -237,22 +280,27 @@ def count_sites(paths: list[str]) -> set[tuple[str, int]]:
         for f in files:
             for fn, parent in _functions(f.tree):
                 for call in _own_calls(fn):
-                    passes = (f.is_entry(call.func) and _parameter_passed(_compiled_argument(call), fn)) or (
-                        isinstance(call.func, ast.Call) and (f.is_entry(call.func.func) or f.is_optimize(call.func.func)) and call.args and _parameter_passed(call.args[0], fn)
-                    ) or (is_wrapper(f, call.func, wrappers) and any(_parameter_passed(a, fn) for a in list(call.args) + [kw.value for kw in call.keywords])) or (
-                        isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and all(isinstance(a, ast.Starred) for a in call.args) and _parameter_passed(call.func.value, fn)
-                    )
-                    if not passes:
+                    if f.is_entry(call.func):
+                        passed = [_compiled_argument(call)]
+                    elif isinstance(call.func, ast.Call) and (f.is_entry(call.func.func) or f.is_optimize(call.func.func)) and call.args:
+                        passed = [call.args[0]]
+                    elif isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and all(isinstance(a, ast.Starred) for a in call.args):
+                        passed = [call.func.value]
+                    else:
+                        passed = compiled_arguments(f, call)
+                    slots = {slot for slot in (slot_of(a, fn) for a in passed) if slot}
+                    if not slots:
                         continue
-                    if id(fn) not in wrappers:
-                        wrappers.add(id(fn))
+                    known = wrappers.setdefault(id(fn), set())
+                    if not slots <= known:
+                        known |= slots
                         changed = True
                     if parent is not None and id(parent) not in factories and any(isinstance(n, ast.Return) and isinstance(n.value, ast.Name) and n.value.id == fn.name for n in ast.walk(parent)):
                         factories.add(id(parent))
                         changed = True
     for f in files:
         for node in ast.walk(f.tree):
-            if isinstance(node, ast.Call) and (node.args or node.keywords) and not isinstance(node.func, ast.Call) and is_wrapper(f, node.func, wrappers):
+            if isinstance(node, ast.Call) and (node.args or node.keywords) and not isinstance(node.func, ast.Call) and not (isinstance(node.func, ast.Attribute) and f.foreign_module(node.func.value)) and is_wrapper(f, node.func, wrappers):
                 sites.add((f.path, node.lineno))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for deco in node.decorator_list:

@@ -439,7 +439,8 @@ def test_unresolved_sites_say_what_to_do(tmp_path):
     assert reasons[11] == ("configuration", REASON_ACTIONS["configuration"])
     assert reasons[15] == ("parameter", REASON_ACTIONS["parameter"])
     assert set(REASON_ACTIONS) <= set(UNRESOLVED_REASONS)
-    assert "-> unresolved (configuration: hydra.utils.instantiate()); built from configuration: not resolvable statically" in text
+    assert "-> unresolved (configuration: hydra.utils.instantiate()); built from configuration: its class is data, known only when it runs; not resolvable statically" in text
+    assert "-> unresolved (parameter: m.public.model); public API: no caller in the project passes it; lint the code that calls it" in text
 
 
 def test_lint_summary_and_sarif_count_sites_not_analysed(tmp_path):
@@ -524,7 +525,8 @@ def test_sites_newly_reached_are_judged_as_dynamo_runs_them(tmp_path):
 
 def test_args_spread_by_a_caller_is_a_parameter(tmp_path):
     """``*args`` a caller fills with a spread of its own: the positions are its callers', so
-    the reason is a parameter no call in the project fills, not a computed value."""
+    the reason is a parameter no call in the project fills, not a computed value: the
+    caller's own ``*args``, which nothing calls."""
     write(tmp_path, {"m.py": '''
 import torch
 
@@ -537,7 +539,7 @@ def prepare(*args):
     return compile_all(*args)
 '''})
     (site,) = [s for s in resolve(tmp_path) if s.site.span.line == 5]
-    assert site.reason == "parameter" and site.detail == "m.compile_all.*objs"
+    assert site.reason == "parameter" and site.detail == "m.prepare.*args"
 
 
 def test_a_partial_of_torch_compile_is_a_compile_function(tmp_path):
@@ -573,3 +575,168 @@ def test_a_partial_of_torch_compile_is_a_compile_function(tmp_path):
     assert found[("run.py", 15)] == [("function", "run.step")]
     assert found[("run.py", 16)] == [("function", "run.step")]
     assert ("run.py", 17) not in found
+
+
+# A method that hands its own ``*args`` on (``self._prepare(*args)``): the tuple its callee
+# sees is the one its own callers pass, positions before the spread included.
+FORWARDED_VARARGS = {
+    "lib.py": """
+        import torch
+
+
+        class Runner:
+            def prepare(self, *args):
+                return self._prepare(*args)
+
+            def prepare_first(self, first, *args):
+                return self._prepare(first, *args)
+
+            def _prepare(self, *args):
+                for obj in args:
+                    if isinstance(obj, torch.nn.Module):
+                        model = obj
+                return torch.compile(model)
+        """,
+    "train.py": """
+        import torch
+        from lib import Runner
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x + 1
+
+
+        class Other(torch.nn.Module):
+            def forward(self, x):
+                return x - 1
+
+
+        def main():
+            runner = Runner()
+            runner.prepare(Net(), 3)
+            runner.prepare_first(Other(), 3)
+        """,
+}
+
+
+def test_forwarded_varargs_reach_the_callee_from_the_callers_callers(tmp_path):
+    write(tmp_path, FORWARDED_VARARGS)
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("lib.py", 15)] == [("module", "train.Net.forward"), ("module", "train.Other.forward")]
+
+
+def test_count_takes_a_wrapper_call_only_at_the_parameter_it_compiles(tmp_path):
+    """A helper that builds the model inside and passes its own flags on to a wrapper at
+    parameters the wrapper does not compile is no wrapper: its calls are no sites, by the
+    count as by the linter; one that passes its parameter at the compiled position is."""
+    write(tmp_path, {"t.py": '''
+import torch
+
+
+class Case:
+    def _common(self, mod, inputs, is_qat=False):
+        return torch.compile(mod)(*inputs)
+
+    def _helper(self, device, is_qat=False):
+        mod = torch.nn.Linear(2, 2).to(device)
+        return self._common(mod, (torch.ones(2),), is_qat=is_qat)
+
+    def _passes_model(self, model):
+        return self._common(model, (torch.ones(2),))
+
+    def test_one(self):
+        self._helper("cpu", is_qat=True)
+        self._passes_model(torch.nn.Linear(2, 2))
+'''})
+    counted = {line for _, line in count_sites([str(tmp_path / "t.py")])}
+    listed = {s.site.span.line for s in resolve(tmp_path) if s.reason != "not-torch"}
+    assert 16 not in counted and 16 not in listed
+    assert counted == {6, 10, 13, 17} and {6, 10, 13, 17} <= listed
+
+
+def test_a_registry_built_by_ordered_dict_or_dict_holds_its_classes(tmp_path):
+    """``OrderedDict([(name, Class), ...])`` and ``dict(name=Class)`` are keyed containers
+    of the project's classes, not another library's objects: a lookup by a literal key gives
+    its class, by an unknown key every registered one."""
+    write(tmp_path, {"pipes.py": '''
+from collections import OrderedDict
+
+import torch
+
+
+class Unet(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Vae(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+
+MAPPING = OrderedDict([("unet", Unet), ("vae", Vae)])
+PLAIN = dict(unet=Unet)
+
+
+def build(name):
+    return MAPPING.get(name)()
+
+
+def main(name):
+    a = torch.compile(build(name))
+    b = torch.compile(MAPPING["vae"]())
+    c = torch.compile(PLAIN["unet"]())
+    return a, b, c
+'''})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("pipes.py", 25)] == [("module", "pipes.Unet.forward"), ("module", "pipes.Vae.forward")]
+    assert found[("pipes.py", 26)] == [("module", "pipes.Vae.forward")]
+    assert found[("pipes.py", 27)] == [("module", "pipes.Unet.forward")]
+
+
+def test_a_parameter_its_callers_fill_with_another_librarys_model_says_so(tmp_path):
+    """``parameter`` is the reason only where no project code passes the parameter: a
+    function its callers hand another library's model says ``external``, with the model."""
+    write(tmp_path, {"m.py": '''
+import torch
+from transformers import AutoModel
+
+
+def setup(model):
+    return torch.compile(model)
+
+
+def public(model):
+    return torch.compile(model)
+
+
+def main():
+    return setup(AutoModel.from_pretrained("gpt2"))
+'''})
+    sites = {s.site.span.line: s for s in resolve(tmp_path)}
+    assert (sites[6].reason, sites[6].detail) == ("external", "transformers.AutoModel.from_pretrained()")
+    assert (sites[10].reason, sites[10].detail) == ("parameter", "m.public.model")
+
+
+def test_count_takes_no_call_of_another_librarys_module_for_a_wrapper(tmp_path):
+    """``re.compile(...)`` beside a test class's own ``compile(self, model)`` wrapper is
+    another library's function: no site, by the count as by the linter."""
+    write(tmp_path, {"t.py": '''
+import re
+
+import torch
+
+PATTERN = re.compile(r"x+")
+
+
+class Case:
+    def compile(self, model):
+        return torch.compile(model)
+
+    def test_one(self):
+        return self.compile(torch.nn.Linear(2, 2))
+'''})
+    counted = {line for _, line in count_sites([str(tmp_path / "t.py")])}
+    listed = {s.site.span.line for s in resolve(tmp_path) if s.reason != "not-torch"}
+    assert counted == {10, 13} and 5 not in listed

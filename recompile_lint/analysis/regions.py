@@ -97,14 +97,14 @@ UNRESOLVED_REASONS = {
 # What a user can do about each reason, as the reports say it.
 REASON_ACTIONS = {
     "external": "another library's model: its code is not analysed",
-    "parameter": "a parameter no call in the project fills: lint the code that calls it",
+    "parameter": "public API: no caller in the project passes it; lint the code that calls it",
     "dynamic": "computed at run time: compile a named module or function to have it analysed",
     "call": "a call the analysis does not follow: if it is a compile wrapper outside the project, add it to `compile-functions`",
     "unbound": "a name bound nowhere the analysis sees (a star import, a global set elsewhere)",
     "depth": "longer than the chains followed",
     "no-code": "nothing Dynamo would trace",
     "disabled": "compiled, but every candidate disables Dynamo",
-    "configuration": "built from configuration: not resolvable statically",
+    "configuration": "built from configuration: its class is data, known only when it runs; not resolvable statically",
 }
 # Values built by a configuration system: their class is named by data, not code.
 CONFIGURATION_BUILDERS = ("hydra.", "omegaconf.", "mmengine.", "mmcv.", "detectron2.config.", "lazy_instantiate", "instantiate(", "build_from_cfg(")

@@ -920,11 +920,18 @@ class ValueFlow:
         if param.default and param.default != "None":
             parent = facts.function(fn.parent) if fn.parent else None
             out.update(self._eval_text(param.default, _Ctx(facts, parent, (), ctx.depth)))
+        passed: set[Value] = set()
         if not any(_known(v) for v in out) and ctx.depth < self.max_caller_depth:
-            out.update(self._caller_arguments(ctx, index))
+            passed = self._caller_arguments(ctx, index)
+            out.update(passed)
         known = {v for v in out if v.kind != "unknown"}
         if known:
             return self._cap(known)
+        # Callers in the project pass only values the flow does not know: say why (another
+        # library's model, an outer parameter nothing fills), not that nothing passes it.
+        why = {v for v in passed if v.kind == "unknown" and v.detail in ("external", "parameter", "call", "unbound")}
+        if why:
+            return self._cap(why)
         return frozenset({unknown("parameter", f"{self._qualified(facts, fn.qualname)}.{name}")})
 
     def _annotation(self, ctx: _Ctx, text: str) -> set[Value]:
@@ -965,11 +972,38 @@ class ValueFlow:
         for caller_facts, scope, call, skipped in self._find_callers(FunctionRef(facts.path, fn.qualname), ctx.depth + 1):
             caller_ctx = _Ctx(caller_facts, scope, (), ctx.depth + 1)
             extra = call.args[max(index - skipped, 0) :]
+            forwarded = self._forwarded_varargs(call, extra, caller_ctx)
+            if forwarded is not None:
+                out.update(forwarded)
+                continue
             if any(isinstance(a, ast.Starred) for a in call.args):
                 # Positions a spread hides: what the caller's own callers pass is not known here.
                 out.add(unknown("parameter", f"{self._qualified(facts, fn.qualname)}.*{fn.params[index].name}"))
                 continue
             out.update(self._container("tuple", [self._eval(a, caller_ctx) for a in extra], None))
+        return out
+
+    def _forwarded_varargs(self, call: ast.Call, extra: list[ast.expr], caller_ctx: _Ctx) -> set[Value] | None:
+        """The ``*args`` tuples of a call that hands on its caller's own ``*args``
+        (``self._prepare(*args)`` in ``def prepare(self, *args)``): the positions before the
+        spread, then each tuple the caller's own call sites pass. None when the call spreads
+        anything else, or the spread is not the last positional argument past the named ones."""
+        starred = [i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)]
+        if len(starred) != 1 or not extra or extra[-1] is not call.args[starred[0]]:
+            return None
+        spread = extra[-1].value
+        fn = caller_ctx.fn
+        if not (isinstance(spread, ast.Name) and fn is not None and any(p.kind == "vararg" and p.name == spread.id for p in fn.params)):
+            return None
+        head = [self._eval(a, caller_ctx) for a in extra[:-1]]
+        out: set[Value] = set()
+        for value in self._eval(spread, caller_ctx):
+            if value.kind == "container" and value.detail == "exact":
+                out.update(self._container("tuple", head + [frozenset({e}) for e in value.elements], None))
+            elif value.kind == "container":
+                out.update(self._container("tuple", head + [frozenset(value.elements)], None, exact=False))
+            else:
+                out.add(value)
         return out
 
     def _caller_arguments(self, ctx: _Ctx, index: int) -> set[Value]:
@@ -1215,11 +1249,44 @@ class ValueFlow:
                 return frozenset(out)
             if name in ("super",):
                 return frozenset({unknown("dynamic", "super()")})
+        dotted = dotted_name(func)
+        if dotted and ((dotted == "dict" and ctx.bound("dict") is None and not self._shadowed("dict", ctx)) or (ctx.facts.resolve(dotted) == "collections.OrderedDict" and ctx.bound(dotted.split(".")[0]) is None)):
+            return self._dict_call(node, ctx)
         callees = self._eval(func, ctx)
         out: set[Value] = set()
         for callee in sorted(callees, key=_order):
             out.update(self._call_value(callee, node, ctx))
         return self._cap(out)
+
+    def _dict_call(self, node: ast.Call, ctx: _Ctx) -> frozenset[Value]:
+        """``dict(...)`` / ``collections.OrderedDict(...)`` of a display of pairs, a dict
+        display or keywords: a keyed container (a registry ``OrderedDict([("sd", Pipe), ...])``),
+        not another library's object."""
+        keys: list = []
+        values: list[frozenset[Value]] = []
+        for arg in node.args[:1]:
+            if isinstance(arg, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Tuple) and len(e.elts) == 2 for e in arg.elts):
+                for pair in arg.elts:
+                    keys.append(self._key(pair.elts[0], ctx))
+                    values.append(self._eval(pair.elts[1], ctx))
+            else:
+                found = self._eval(arg, ctx)
+                for value in found:
+                    if value.kind == "container":
+                        keys.extend(value.keys or ("",) * len(value.elements))
+                        values.extend(frozenset({e}) for e in value.elements)
+                    else:
+                        values.append(frozenset({value}))
+                        keys.append(None)
+        for kw in node.keywords:
+            if kw.arg is None:
+                inner = self._union(self._elements(c, None, ctx.depth) for c in self._eval(kw.value, ctx))
+                values.append(inner)
+                keys.append(None)
+            else:
+                keys.append(kw.arg)
+                values.append(self._eval(kw.value, ctx))
+        return self._container("dict", values, keys)
 
     def _shadowed(self, name: str, ctx: _Ctx) -> bool:
         """Whether a builtin's name is bound by the code (a local, or a module global)."""
