@@ -705,3 +705,16 @@ def test_the_guard_model_skips_the_side_dynamo_does_not_trace(tmp_path):
     analysis = next(k for k in keep if hasattr(k, "regions"))
     sources = [g.guard.source for g in predict_guards(analysis.index, analysis.regions)]
     assert sources and not [s for s in sources if "history" in s or "STEP" in s]
+
+
+def test_the_variation_stage_can_be_left_out_to_measure_what_it_still_decides(monkeypatch):
+    # An episode's length set by data: the runs see no definite difference (the lengths come
+    # from a random walk), only the variation stage's evidence says it changes.
+    program = Path(__file__).resolve().parent.parent / "fixtures" / "programs" / "rl_discounted_returns"
+
+    def codes() -> list[str]:
+        return [f.code for f in lint_paths([str(program)], Config(select=("RCL",), cache=False)).findings]
+
+    assert "RCL106" in codes()
+    monkeypatch.setenv("RECOMPILE_LINT_NO_VARIATION", "1")
+    assert "RCL106" not in codes()

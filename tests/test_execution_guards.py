@@ -770,3 +770,18 @@ def test_a_symbolic_int_recompiles_only_where_the_branch_it_takes_changes(tmp_pa
     [finding] = lint(write(flips, {"run.py": SYMBOLIC_BRANCH.format(values="(2, 3, 4)")}))
     assert (finding.severity.value, finding.guard.source, finding.line) == ("warning", "L['self'].kind", 11)
     assert lint(write(same, {"run.py": SYMBOLIC_BRANCH.format(values="(2, 3)")})) == []
+
+
+def test_a_value_compiled_code_formats_in_an_f_string_is_guarded_as_a_constant():
+    calls = traced(
+        """
+        import torch
+        def f(x, split, step):
+            return {f"{split}/loss": x.sum(), "step": f"{step:04d}"}
+        fast = torch.compile(f)
+        for split in ("train", "val"):
+            fast(torch.ones(2), split, 3)
+        """
+    )
+    assert [call["L['split']"].value for call in calls] == [Const("train"), Const("val")]
+    assert all(call["L['step']"].kind == "CONSTANT_MATCH" for call in calls)  # read under a format spec too

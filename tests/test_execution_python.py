@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 from recompile_lint.analysis.execution.interpreter import Interpreter
-from recompile_lint.analysis.execution.values import TOP, CompiledValue, Const, Sym, TensorValue, definitely_different
+from recompile_lint.analysis.execution.values import TOP, CompiledValue, Const, DictValue, ListValue, Sym, TensorValue, TupleValue, definitely_different
 
 from execution_helpers import Calls, Sources
 
@@ -631,3 +631,51 @@ def test_eval_and_requires_grad_reach_every_submodule_and_every_holder():
     )
     assert g["training"] == Const(False)
     assert (g["frozen"], g["alias"], g["listed"]) == (Const(False), Const(False), Const(True))
+
+
+def test_an_f_string_of_known_scalars_is_known_and_a_dict_comprehension_holds_its_items():
+    _, g, calls = run(
+        """
+        import torch
+        def f(x, name):
+            return x
+        names = {name: len(name) for name in ("train", "val")}
+        fast = torch.compile(f)
+        for name, width in names.items():
+            fast(torch.ones(width), f"{name}/{width!r}:{1.5}")
+        spec = f"{names['val']:>4}"
+        unknown = f"{torch.ones(2)}"
+        """
+    )
+    assert seen(calls, "name") == [Const("train/5:1.5"), Const("val/3:1.5")]
+    assert g["spec"] is TOP and g["unknown"] is TOP  # a format spec, a value not a Python scalar
+
+
+def test_a_comprehension_whose_items_are_not_known_is_still_a_list_or_a_dict():
+    interpreter, g, _ = run(
+        """
+        import torch
+        keyed = {torch.ones(1): k for k in (1, 2)}
+        table = [t * 0.5 for t in range(1000)]
+        kept = [t for t in range(4) if t]
+        lazy = (t for t in range(4))
+        """
+    )
+    assert isinstance(g["keyed"], DictValue) and interpreter.items(g["keyed"]) is None
+    assert isinstance(g["table"], ListValue) and interpreter.items(g["table"]) is None
+    assert isinstance(g["kept"], ListValue) and interpreter.items(g["kept"]) is None
+    assert g["lazy"] is TOP
+
+
+def test_a_slice_of_a_known_list_or_tuple_is_its_items():
+    interpreter, g, _ = run(
+        """
+        steps = 4
+        timesteps = list(range(90, -1, -10))[:steps]
+        back = (1, 2, 3)[::-1]
+        unknown = list(range(10))[:len(open("f"))]
+        """
+    )
+    assert interpreter.items(g["timesteps"]) == [Const(90), Const(80), Const(70), Const(60)]
+    assert g["back"] == TupleValue((Const(3), Const(2), Const(1)))
+    assert g["unknown"] is TOP

@@ -24,6 +24,7 @@ is decided by the table only when every measured candidate cell agrees.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Iterator
 
@@ -37,6 +38,9 @@ from recompile_lint.analysis.variation import Evidence, variation_of
 from recompile_lint.models import Guard, Subject
 
 RECOMPILE_LIMIT = 8
+# Set to 1, the variation stage's evidence is left out and only the runs answer (to measure
+# what the catalogues still decide).
+NO_VARIATION_ENV = "RECOMPILE_LINT_NO_VARIATION"
 # Why a value keeps being a constant where automatic dynamic shapes would free an int.
 ALWAYS_CONSTANT = ("global", "module attribute", "dynamic=False")
 
@@ -222,7 +226,7 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
     stage answers the other guards (a run that saw no change is not evidence of none: what it
     does not model is top). A recompile the runs found on a guard the guard
     model did not predict is a risk of its own (``from_recompile``)."""
-    variation = variation_of(index, regions)
+    variation = variation_of(index, regions) if os.environ.get(NO_VARIATION_ENV, "") in ("", "0") else None
     trees = trees or FunctionTrees(index)
     declared: dict[str, frozenset[str]] = {}
     guards = list(predict_guards(index, regions, max_depth, trees))
@@ -248,7 +252,7 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         if found is not None:
             seen.add((region_key(region), guard.guard.source))
             risk = from_recompile(found, guard)
-            static = variation.evidence(guard) if found.guard.kind == "CONSTANT_MATCH" else None
+            static = variation.evidence(guard) if found.guard.kind == "CONSTANT_MATCH" and variation is not None else None
             known = assess(guard, static) if static is not None else None
             exact = (found.complete or repeated(found)) and risk is not None and not risk.unbounded
             # The run saw the value change and counts one graph because the region is compiled
@@ -272,7 +276,7 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             continue  # read at every call in a use Dynamo guards nothing for
         if guard.guard.kind == "CONSTANT_MATCH" and execution.holds_object(guard):
             continue  # a partial, a bound method, a module: the runs answer on what it holds
-        evidence = variation.evidence(guard)
+        evidence = variation.evidence(guard) if variation is not None else None
         if evidence is None or execution.held(guard, evidence):
             continue  # no change shown, or the runs ran each write and the value stayed the same
         risk = assess(guard, evidence)

@@ -1222,6 +1222,17 @@ class Interpreter:
                     return module
         return TOP
 
+    def sliced(self, value: object, bounds: list[object]) -> object:
+        """``xs[a:b:c]`` of a list or tuple whose items are known, the bounds known ints or
+        ``None``: a new list or tuple of those items; a tensor's slice is a tensor; else top."""
+        numbers = [b.value if isinstance(b, Const) else _MISSING for b in bounds]
+        if isinstance(value, (ListValue, TupleValue)) and all(n is None or type(n) is int for n in numbers) and numbers[2] != 0:
+            items = self.items(value)
+            if items is not None:
+                part = items[slice(*numbers)]
+                return TupleValue(tuple(part)) if isinstance(value, TupleValue) else self.new_list(part)
+        return self.get_item(value, TOP)
+
     def set_slice(self, target: object, index: ast.Slice, value: object, where: Location | None) -> None:
         """``xs[:] = items``: the list's items replaced; any other slice makes them unknown."""
         if not isinstance(target, ListValue):
@@ -1277,6 +1288,12 @@ class Interpreter:
             if truth is None:
                 return join(self.eval(frame, node.body), self.eval(frame, node.orelse))
             return self.eval(frame, node.body if truth else node.orelse)
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            base = self.eval(frame, node.value)
+            bounds = [self.eval(frame, b) if b is not None else Const(None) for b in (node.slice.lower, node.slice.upper, node.slice.step)]
+            if self.compiling and self.observer is not None and not self.probing:
+                self.observer.on_item(self, frame, node, base, TOP)
+            return self.read(frame, node, self.sliced(base, bounds))
         if isinstance(node, ast.Subscript):
             base, key = self.eval(frame, node.value), self.eval(frame, node.slice)
             if self.compiling and self.observer is not None and not self.probing:
@@ -1302,8 +1319,10 @@ class Interpreter:
             return DictValue(self.heap.new("dict", slots))
         if isinstance(node, ast.Lambda):
             return self.define_function(frame, node, f"<lambda:{node.lineno}:{node.col_offset}>")
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             return self.comprehension(frame, node)
+        if isinstance(node, ast.JoinedStr):
+            return self.formatted(frame, node)
         if isinstance(node, ast.NamedExpr):
             value = self.eval(frame, node.value)
             self.assign(frame, node.target, value, node)
@@ -1337,20 +1356,63 @@ class Interpreter:
     def new_list(self, elements: list[object]) -> ListValue:
         return ListValue(self.heap.new("list", dict(enumerate(elements))))
 
-    def comprehension(self, frame: Frame, node: ast.ListComp | ast.SetComp | ast.GeneratorExp) -> object:
-        """One generator with known items: the list of its elements; anything else is top."""
+    def formatted(self, frame: Frame, node: ast.JoinedStr) -> object:
+        """An f-string: each part is evaluated (compiled code reads what it formats, and Dynamo
+        guards a Python value it formats as a constant); the text is known when every part is
+        a known Python scalar formatted without a format spec, else top."""
+        pieces: list[str] = []
+        known = True
+        for part in node.values:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                pieces.append(part.value)
+                continue
+            if not isinstance(part, ast.FormattedValue):
+                known = False
+                continue
+            value = self.eval(frame, part.value)
+            if part.format_spec is not None:
+                self.eval(frame, part.format_spec)
+                known = False
+            elif isinstance(value, Const) and type(value.value) in (str, int, bool, float, type(None)) and known:
+                try:
+                    text = repr(value.value) if part.conversion == ord("r") else ascii(value.value) if part.conversion == ord("a") else str(value.value)
+                except ValueError:  # an int too long to print
+                    known = False
+                    continue
+                pieces.append(text)
+            else:
+                known = False
+        return Const("".join(pieces)) if known else TOP
+
+    def comprehension(self, frame: Frame, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> object:
+        """One generator with known items: the list of its elements (a dict of its keys and
+        values, keys known). Where those are not known, a list or dict comprehension is still a
+        list or a dict, of items not known (a list compiled code indexes needs a concrete
+        index); a set or a generator is top."""
+        unknown = TOP
+        if isinstance(node, (ast.ListComp, ast.DictComp)):
+            unknown = (ListValue if isinstance(node, ast.ListComp) else DictValue)(self.heap.new("list" if isinstance(node, ast.ListComp) else "dict", {"__unknown__": Const(True)}))
         if len(node.generators) != 1 or node.generators[0].ifs or isinstance(node, ast.GeneratorExp):
-            return TOP
+            return unknown
         generator = node.generators[0]
         items = self.items(self.eval(frame, generator.iter))
         if items is None or len(items) > CONCRETE_ITERATIONS:
-            return TOP
+            return unknown
         scope = Frame(frame.path, frame.qualname, self.heap.new("frame"), frame.globals, (frame.locals,) + frame.closure, frame.depth)
         scope.loops = frame.loops
         elements = []
+        slots: dict[object, object] = {}
         for item in items:
             self.assign(scope, generator.target, item, node)
-            elements.append(self.eval(scope, node.elt))
+            if isinstance(node, ast.DictComp):
+                key, value = self.eval(scope, node.key), self.eval(scope, node.value)
+                if not isinstance(key, Const):
+                    return unknown
+                slots[key.value] = value
+            else:
+                elements.append(self.eval(scope, node.elt))
+        if isinstance(node, ast.DictComp):
+            return DictValue(self.heap.new("dict", slots))
         return self.new_list(elements)
 
     def eval_call(self, frame: Frame, node: ast.Call) -> object:
