@@ -102,6 +102,47 @@ def test_an_inlined_helper_keeps_its_callers_sources_and_spells_its_module_globa
     assert "L['s']" not in call and "L['t']" not in call
 
 
+def test_an_object_keeps_its_source_through_a_local_and_a_field_the_trace_builds():
+    """Dynamo's source lives on the value: a submodule chosen into a local of the traced code
+    (``s = self.a if c else self.b``), or stored in a dataclass the trace builds and read
+    back from it, is still ``L['self']._modules['b']`` (measured on torch 2.13: the guard
+    ``self._modules['scale'].factor == 1`` fails through both)."""
+    [call] = traced(
+        """
+        import torch
+        from dataclasses import dataclass
+        from torch import nn
+        class Scale(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.factor = 3
+                self.bias = 2
+            def forward(self, x):
+                return x + self.bias
+        @dataclass
+        class Args:
+            scale: Scale
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = Scale()
+                self.b = Scale()
+            def forward(self, x, paired):
+                s = self.a if paired else self.b
+                args = Args(scale=s)
+                return self.inner(s(x), args) + s.factor
+            def inner(self, x, args):
+                return x * args.scale.factor
+        torch.compile(Net())(torch.randn(2), False)
+        """
+    )
+    factor = call["L['self']._modules['b'].factor"]
+    assert call["L['self']._modules['b'].bias"].value == Const(2)  # its forward, called through the local
+    assert (factor.kind, factor.value, factor.read.line) == ("CONSTANT_MATCH", Const(3), 25)
+    assert "L['self']._modules['a'].factor" not in call  # the branch not taken reads nothing
+    assert not any("args" in source or "['s']" in source for source in call)  # built by the trace: no source of their own
+
+
 def test_a_long_chain_of_reads_costs_one_source_step_per_link(monkeypatch):
     """Each link of ``x.a.a...`` is a read, and its source is the previous link's plus one step:
     the source of each read is built from the one just told, not by walking the chain again
@@ -343,6 +384,46 @@ def test_a_lambda_swapped_between_calls_is_an_identity_recompile(tmp_path):
     )
     [finding] = lint(root)
     assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL401", "warning", "L['act'].__code__")
+
+
+def test_an_attribute_changed_between_calls_and_read_through_a_chosen_local_is_found(tmp_path):
+    root = write(
+        tmp_path,
+        {
+            "run.py": """
+            import torch
+            from torch import nn
+
+            class Scale(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.factor = 1
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.short = Scale()
+                    self.long = Scale()
+
+                def forward(self, x, paired):
+                    scale = self.long if paired else self.short
+                    return x * scale.factor
+
+            def main():
+                net = Net()
+                model = torch.compile(net, backend="eager")
+                for step in range(12):
+                    model(torch.randn(4), False)
+                    net.short.factor += 1
+
+            if __name__ == "__main__":
+                main()
+            """
+        },
+    )
+    [finding] = lint(root)
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL104", "error", "L['self']._modules['short'].factor")
+    assert finding.line == 18  # where compiled code reads it, through the local
 
 
 def test_a_tensor_whose_rank_changes_is_a_shape_recompile(tmp_path):

@@ -6,6 +6,8 @@ interpreter (no torch) and reads the bound arguments of each compiled call."""
 
 from __future__ import annotations
 
+import math
+
 
 from recompile_lint.analysis.execution.interpreter import Interpreter
 from recompile_lint.analysis.execution.values import TOP, CompiledValue, Const, DictValue, ListValue, Sym, TensorValue, TupleValue, definitely_different
@@ -427,6 +429,23 @@ def test_argparse_gives_each_arguments_default():
         """
     )
     assert (g["lr"], g["steps"], g["compile_"], g["name"]) == (Const(0.5), Const(12), Const(False), Const("a"))
+
+
+def test_math_functions_of_known_numbers_give_their_value_and_of_anything_else_top():
+    _, g, _ = run(
+        """
+        import math
+        scale = 0.1
+        scale *= 0.2 * math.log(6 / 3) + 1
+        root, floor, bad = math.sqrt(16), math.floor(2.5), math.log(-1)
+        def f(n):
+            return math.exp(n)
+        unknown = f(len(open("x").read()))
+        """
+    )
+    assert g["scale"] == Const(0.1 * (0.2 * math.log(2) + 1))
+    assert (g["root"], g["floor"]) == (Const(4.0), Const(2))
+    assert g["bad"] is TOP and g["unknown"] is TOP  # a domain error; a value the run does not know
 
 
 def test_itertools_iterables_give_their_items():

@@ -45,8 +45,8 @@ def test_the_same_seed_gives_the_same_programs_byte_for_byte():
 
 # The stored proofs are keyed by program text: the runs they hold must regenerate unchanged.
 # A change here voids bench/lab's proofs of those runs (re-prove them in the same change).
-FROZEN_RUNS = {(0, 900): "58b171558c86dfbb", (7, 900): "11cac84679f64117", (1, 300): "328eda6d1a94daec",
-               (3, 50): "51454b4a1bc0657a"}
+FROZEN_RUNS = {(0, 900): "e20289668720cb73", (7, 900): "572ce9c26bbd87ce", (1, 300): "f081494950e4ef6f",
+               (3, 50): "dc2823a99643dd88"}
 
 
 @pytest.mark.parametrize(("seed", "count"), sorted(FROZEN_RUNS))
@@ -190,6 +190,15 @@ def test_every_positive_is_followed_by_its_negative_twins(seed0):
         for twin in twins_of[positive.key]:
             assert row_of(twin) == row_of(positive)
             assert twin.files != positive.files
+
+
+def test_some_programs_read_the_object_through_a_local_of_the_compiled_code(seed0):
+    """Drawn with the names: an attribute of the compiled module or of an object passed in is
+    read through a local the compiled code assigns (``owner = self``, ``held_cfg = cfg``)."""
+    aliased = [p for p in seed0 if any(" owner = self\n" in text or " held_" in text for _, text in p.files)]
+    assert 20 <= len(aliased) <= len(seed0) / 5
+    assert {dict(p.dims)["location"] for p in aliased} <= {"module-attribute", "object-attribute", "dataclass-field"}
+    assert {dict(p.dims)["location"] for p in aliased} == {"module-attribute", "object-attribute", "dataclass-field"}
 
 
 def test_names_vary_across_programs(seed0):

@@ -110,3 +110,83 @@ def test_the_region_is_reported_when_the_flag_is_not_set(tmp_path):
     script.write_text(script.read_text(encoding="utf-8").replace(FLAG, ""), encoding="utf-8")
     [finding] = lint_paths([str(tmp_path)], only("RCL404")).findings
     assert finding.path.endswith("layers.py") and finding.line == 6
+
+
+ROTARY_MODEL = """\
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+
+class Rotary(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn_scale = 0.1
+
+    def extend(self, old_window, new_window):
+        self.attn_scale *= 0.2 * math.log(new_window / old_window) + 1
+
+
+@dataclass
+class AttnArgs:
+    rotary: Rotary
+    window: int
+
+
+class Attention(nn.Module):
+    def forward(self, x, args):
+        return x * args.rotary.attn_scale
+
+
+class GPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rotary = Rotary()
+        self.rotary_paired = Rotary()
+        self.attn = Attention()
+        self.paired_layers = (1,)
+
+    def forward(self, x):
+        for i in range(2):
+            paired = i in self.paired_layers
+            rotary = self.rotary_paired if paired else self.rotary
+            x = self.attn(x, AttnArgs(rotary=rotary, window=3))
+        return x
+"""
+
+ROTARY_TRAIN = """\
+import torch
+
+from model import GPT
+
+WINDOWS = (3, 3, 3, 5, 5, 5, 7, 7, 7, 9, 9, 9)
+
+
+def main():
+    model = GPT()
+    compiled = torch.compile(model, backend="eager")
+    window = WINDOWS[0]
+    for step in range(12):
+        if WINDOWS[step] != window:
+            model.rotary.extend(window, WINDOWS[step])
+            model.rotary_paired.extend(window, WINDOWS[step])
+            window = WINDOWS[step]
+        compiled(torch.randn(4))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_scale_rescaled_at_each_window_change_and_read_through_a_chosen_submodule(tmp_path):
+    # modded-nanogpt's Yarn.attn_scale: rescaled by ``math.log`` of the window ratio when the
+    # schedule extends the window, read by the compiled forward through a submodule chosen
+    # into a local and a dataclass the trace builds. Measured on torch 2.13: one recompile,
+    # ``self._modules['rotary'].attn_scale == 0.1``, then the float is an input (2 graphs).
+    write(tmp_path, {"model.py": ROTARY_MODEL, "train.py": ROTARY_TRAIN})
+    [finding] = lint_paths([str(tmp_path)], only("RCL")).findings
+    assert (finding.code, finding.severity.value, finding.line) == ("RCL104", "warning", 25)
+    assert finding.guard.source == "L['self']._modules['rotary'].attn_scale"

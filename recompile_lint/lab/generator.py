@@ -290,6 +290,7 @@ class _Names:
     ops: tuple[str, ...]
     int_base: int
     container_list: bool
+    aliased: bool  # compiled code reads the value's object through a local it assigns
 
 
 def _draw_names(rng: random.Random, suffix: str) -> _Names:
@@ -332,6 +333,9 @@ def _draw_names(rng: random.Random, suffix: str) -> _Names:
         ops=tuple(rng.sample(UNARY_OPS, grid.CALLS)),
         int_base=rng.choice((2, 3, 4)),
         container_list=rng.random() < 0.5,
+        # Drawn last, so every earlier draw (and every program without an object to alias)
+        # stays as it was.
+        aliased=rng.random() < 0.3,
     )
 
 
@@ -724,7 +728,22 @@ class _Writer:
             else:
                 lines.append(f"{helper}()")
             return lines
+        alias = self.alias()
+        if alias:
+            # ``held = carrier`` / ``owner = self``: the object reaches the read through a
+            # local of the compiled code (Dynamo's source stays on the object).
+            lines.append(f"{alias} = {'self' if self.loc == 'module-attribute' else self.n.carrier}")
+            read = f"{alias}.{self.name}"
         return lines + self.use_lines(read, here)
+
+    def alias(self) -> str:
+        """The local compiled code reads the value's object through, or "" (drawn per program,
+        for an attribute of the compiled module or of an object passed in)."""
+        if not self.n.aliased or self.loc not in ("module-attribute", "object-attribute", "dataclass-field"):
+            return ""
+        if self.loc == "module-attribute" and self.reach not in grid.MODULE_REACHES:
+            return ""
+        return "owner" if self.loc == "module-attribute" else f"held_{self.n.carrier}"
 
     def disabled_for_scope(self) -> list[str]:
         """The disabled helper beside the compiled function (not for other-module globals)."""

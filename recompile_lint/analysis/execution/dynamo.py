@@ -11,7 +11,9 @@ depends on the value's kind. The ``Tracer`` follows the same mechanism on the ab
   call's parameters keep their caller's sources (a bound method's receiver is its
   ``.__self__``, a partial's bound values its ``.keywords['k']`` / ``.args[0]``); a submodule
   of an ``nn.Module`` is ``<source>._modules['name']``; a local the frame assigns itself has
-  none (Dynamo built it);
+  none (Dynamo built it), but an object keeps the source it was first read from in the call
+  (Dynamo's source lives on the value: ``s = self.a if c else self.b``, a field of a
+  dataclass the trace builds);
 * guards, by kind: a Python int, float, str, bool or None is a ``CONSTANT_MATCH`` on its value;
   a project function (a ``def`` or a lambda) an ``ID_MATCH`` on ``<source>.__code__``, an Enum
   member one on ``<source>`` (``___check_obj_id``), and a global member that indexes a dict
@@ -149,6 +151,10 @@ class Trace:
     # Source -> the outcome of each ``if`` test that read it (None where the run cannot tell):
     # a value Dynamo makes symbolic is guarded on the branch it takes.
     outcomes: dict[str, list[bool | None]] = field(default_factory=dict)
+    # Heap address of each object compiled code read from a source -> that source: Dynamo's
+    # source lives on the value, so the object keeps it through a local the trace assigns
+    # (``s = self.a if c else self.b``) or a field of an object the trace builds.
+    objects: dict[int, tuple[str, bool]] = field(default_factory=dict)
 
 
 @dataclass
@@ -237,9 +243,11 @@ class Tracer:
             return self._name_source(interpreter, frame, node.id)
         if isinstance(node, ast.Attribute):
             base = self._base_source(interpreter, frame, node.value)
+            owner = self._bases.get(id(node))
+            if base is None and isinstance(owner, Instance) and self.traces:
+                base = self.traces[-1].objects.get(owner.addr)  # an object the trace built holds it
             if base is None or id(node) in self._computed:
                 return None
-            owner = self._bases.get(id(node))
             if self._submodule(interpreter, owner, node.attr):
                 return f"{base[0]}._modules[{node.attr!r}]", True  # Dynamo's spelling of a submodule
             return f"{base[0]}.{node.attr}", base[1] or self._module_owner(interpreter, frame, node.value)
@@ -250,6 +258,14 @@ class Tracer:
                 return None
             return f"{base[0]}[{key.value!r}]", base[1]
         return None
+
+    def _held_source(self, interpreter, frame, node: ast.expr, value: object) -> tuple[str, bool] | None:
+        """``source_of(node)``; for an object with none there (a local the trace assigned, a
+        field of an object it built), the source the object was first read from in the call."""
+        found = self.source_of(interpreter, frame, node)
+        if found is None and isinstance(value, Instance) and self.traces:
+            return self.traces[-1].objects.get(value.addr)
+        return found
 
     def _base_source(self, interpreter, frame, node: ast.expr) -> tuple[str, bool] | None:
         """``source_of(node)``, taken from the read just told when that read was ``node``'s own."""
@@ -263,7 +279,12 @@ class Tracer:
         if name not in frame.declared_global:
             if heap.has(frame.locals, name):
                 if heap.origin(frame.locals, name) is not None:
-                    return None  # assigned in the traced code itself
+                    # Assigned in the traced code itself: no source, unless it holds an object
+                    # the call read from one (``s = self.a if c else self.b``).
+                    value = heap.read(frame.locals, name, None)
+                    if isinstance(value, Instance) and self.traces:
+                        return self.traces[-1].objects.get(value.addr)
+                    return None
                 return self.sources.get((frame.locals, name))
             for cells in frame.closure:
                 if heap.has(cells, name):
@@ -308,6 +329,11 @@ class Tracer:
         self._pending = None  # a read ends any call or property the sources were kept for
         trace = self.traces[-1]
         found = self.source_of(interpreter, frame, node)
+        if isinstance(value, Instance):
+            if found is None:
+                found = trace.objects.get(value.addr)  # read again through what the trace built
+            elif value.addr not in trace.objects:
+                trace.objects[value.addr] = found
         self._last_read = (node, frame.locals, found)
         if found is None:
             return
@@ -448,10 +474,10 @@ class Tracer:
             return
         if _disabled(callee):
             self._passed(interpreter, frame, node, args, kwargs)
-        arg_sources = [self.source_of(interpreter, frame, arg) for arg in node.args]
-        kw_sources = {k.arg: self.source_of(interpreter, frame, k.value) for k in node.keywords if k.arg}
+        arg_sources = [self._held_source(interpreter, frame, arg, value) for arg, value in zip(node.args, args)]
+        kw_sources = {k.arg: self._held_source(interpreter, frame, k.value, kwargs.get(k.arg)) for k in node.keywords if k.arg}
         receiver = None
-        found_callee = self.source_of(interpreter, frame, node.func)
+        found_callee = self._held_source(interpreter, frame, node.func, callee)
         callee_source = found_callee[0] if found_callee is not None else None
         rooted = found_callee[1] if found_callee is not None else False
         target = callee
@@ -459,7 +485,7 @@ class Tracer:
             target = callee.target
         if isinstance(target, BoundMethod):
             if isinstance(node.func, ast.Attribute) and self._bases.get(id(node.func)) == target.receiver:
-                receiver = self.source_of(interpreter, frame, node.func.value)  # ``obj.method(x)``: bound at the lookup
+                receiver = self._held_source(interpreter, frame, node.func.value, target.receiver)  # ``obj.method(x)``: bound at the lookup
             elif callee_source is not None:
                 receiver = (f"{callee_source}.__self__", rooted)  # a bound method held somewhere (``cfg.fn(x)``)
         elif isinstance(target, Instance):

@@ -1,9 +1,11 @@
 """The standard library a driver uses around its loop: ``argparse`` (the parsed namespace holds
 each argument's default: the run without command-line arguments) and ``itertools`` (``count``,
 ``cycle``, ``repeat``, ``chain``, ``islice``, ``product``, as iterables ``Interpreter.items`` and
-``Interpreter.element`` read)."""
+``Interpreter.element`` read); ``math`` functions of known numbers."""
 
 from __future__ import annotations
+
+import math
 
 from recompile_lint.analysis.execution.values import TOP, Const, Instance, IteratorValue, TupleValue
 
@@ -87,7 +89,28 @@ def _iterator(kind: str, arity: tuple[int, int]):
     return handler
 
 
+# ``math`` functions of known numbers: the value Python computes (a schedule's rescale,
+# ``scale *= 0.2 * math.log(new / old) + 1``). Anything else, or an error, is top.
+MATH_FUNCTIONS = ("log", "log2", "log10", "exp", "sqrt", "pow", "cos", "sin", "tan", "floor", "ceil", "fabs")
+
+
+def _math(name: str):
+    function = getattr(math, name)
+
+    def handler(interp, frame, args, kwargs, node) -> object:
+        numbers = [a.value for a in args if isinstance(a, Const) and type(a.value) in (int, float)]
+        if kwargs or not args or len(numbers) != len(args):
+            return TOP
+        try:
+            return Const(function(*numbers))
+        except (ValueError, TypeError, OverflowError):
+            return TOP
+
+    return handler
+
+
 HANDLERS = {
+    **{f"math.{name}": _math(name) for name in MATH_FUNCTIONS},
     PARSER: parser,
     f"{PARSER}.add_argument": add_argument,
     f"{PARSER}.add_argument_group": same,
