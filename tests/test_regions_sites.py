@@ -740,3 +740,51 @@ class Case:
     counted = {line for _, line in count_sites([str(tmp_path / "t.py")])}
     listed = {s.site.span.line for s in resolve(tmp_path) if s.reason != "not-torch"}
     assert counted == {10, 13} and 5 not in listed
+
+
+# A call that is one branch of a conditional expression testing its argument's class passes
+# only what that test lets through: the modules never reach the helper that compiles.
+BRANCH_OF_A_CLASS_TEST = {
+    "lib.py": """
+        import torch
+
+
+        class Runner:
+            def prepare(self, *args):
+                result = [self._prepare_one(obj) if not isinstance(obj, torch.nn.Module) else obj for obj in args]
+                models = [self.prepare_model(obj) if isinstance(obj, Net) else obj for obj in args]
+                return result, models
+
+            def _prepare_one(self, obj):
+                return self.prepare_model(obj)
+
+            def prepare_model(self, model):
+                return torch.compile(model)
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x + 1
+        """,
+    "train.py": """
+        import torch
+        from lib import Net, Runner
+
+
+        class Other(torch.nn.Module):
+            def forward(self, x):
+                return x - 1
+
+
+        def main():
+            Runner().prepare(Net(), Other(), 3)
+        """,
+}
+
+
+def test_a_call_a_class_test_picks_passes_only_what_the_test_lets_through(tmp_path):
+    write(tmp_path, BRANCH_OF_A_CLASS_TEST)
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("lib.py", 6)] == [("unresolved", "no-code")]  # no module reaches it
+    assert found[("lib.py", 7)] == [("per-block", "lib.Net.forward")]
+    assert found[("lib.py", 14)] == [("module", "lib.Net.forward")]

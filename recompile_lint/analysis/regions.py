@@ -188,6 +188,9 @@ class RegionFinder:
         if site.form == "method" and self._not_torch(facts, target):
             return SiteResolution(site, facts.path, reason="not-torch", detail=ast.unparse(target), wrapper_body=wrapper_body)
         values = self.flow.values_of(target, facts, scope)
+        if isinstance(target, ast.Name):
+            # ``self._prepare(obj) if not isinstance(obj, nn.Module) else obj``: what the class test lets through.
+            values = self.flow.narrowed_at(facts, scope, (site.span.line, site.span.column - 1), target.id, values)
         container = self._container(facts, scope, target)
         narrowed = self._narrow(facts, scope, site, target, values)
         by_name = narrowed is not None

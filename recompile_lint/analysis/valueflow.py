@@ -272,6 +272,7 @@ class ValueFlow:
         self.index = index
         self.max_depth = max_depth  # calls followed into callees (returns), and callers (parameters)
         self.max_callers = max_callers  # call sites looked at per parameter
+        self._if_calls: dict[str, dict[tuple[int, int], tuple[ast.expr, bool]]] = {}  # path -> calls a conditional expression picks
         self.max_values = max_values  # values kept per answer (the rest: unknown "depth")
         self.max_caller_files = 60  # files parsed per search for a function's call sites
         # Call sites are searched for a parameter met this many calls deep at most: a
@@ -1020,8 +1021,55 @@ class ValueFlow:
             if isinstance(arg, ast.Starred):
                 out.add(unknown("dynamic"))
                 continue
-            out.update(self._eval(arg, caller_ctx))
+            out.update(self._narrowed_by_test(caller_ctx, call, arg, self._eval(arg, caller_ctx)))
         return out
+
+    def _narrowed_by_test(self, ctx: _Ctx, call: ast.Call, arg: ast.expr, values: frozenset[Value]) -> frozenset[Value]:
+        """The values a call's argument ``name`` passes where the call is one branch of a
+        conditional expression testing that name's class: ``f(obj) if not isinstance(obj, C)
+        else obj`` passes no instance of ``C``, ``f(obj) if isinstance(obj, C) else g(obj)``
+        only those. Values the flow does not know, and classes it cannot tell, are kept."""
+        if not isinstance(arg, ast.Name):
+            return values
+        return self.narrowed_at(ctx.facts, ctx.fn, (call.lineno, call.col_offset), arg.id, values)
+
+    def narrowed_at(self, facts: ModuleFacts, fn: FunctionFacts | None, where: tuple[int, int], name: str, values: frozenset[Value]) -> frozenset[Value]:
+        """``_narrowed_by_test`` for the call that starts at ``where`` (line, ``ast`` column)
+        and passes ``name``."""
+        found = self._branch_tests(facts.path).get(where)
+        if found is None:
+            return values
+        test, in_body = found
+        wanted = in_body
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, wanted = test.operand, not in_body
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and test.args[0].id == name):
+            return values
+        classes = self._eval(test.args[1], _Ctx(facts, fn, (), 0))
+        members = [c for v in classes for c in (v.elements if v.kind == "container" else (v,))]
+        if not members or any(c.kind != "class" for c in members):
+            return values
+        kept = set()
+        for value in values:
+            if value.kind not in ("instance", "torch-instance") or any(self._torch_subclass_undecided(value, c) for c in members):
+                kept.add(value)
+            elif any(self.is_instance(value, c) for c in members) == wanted:
+                kept.add(value)
+        return frozenset(kept)
+
+    def _branch_tests(self, path: str) -> dict[tuple[int, int], tuple[ast.expr, bool]]:
+        """Each call of a file that is the body or the ``else`` of a conditional expression,
+        by where it starts: the test, and whether the call is the body. Found once per file."""
+        if path not in self._if_calls:
+            table: dict[tuple[int, int], tuple[ast.expr, bool]] = {}
+            tree = self.tree(path)
+            for node in ast.walk(tree) if tree is not None else ():
+                if isinstance(node, ast.IfExp):
+                    for branch, in_body in ((node.body, True), (node.orelse, False)):
+                        if isinstance(branch, ast.Call):
+                            table[(branch.lineno, branch.col_offset)] = (node.test, in_body)
+            self._if_calls[path] = table
+        return self._if_calls[path]
 
     # ---- attributes ----------------------------------------------------------------------
 
