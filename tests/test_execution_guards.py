@@ -7,6 +7,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from recompile_lint.analysis.execution import DISABLE_ENV
 from recompile_lint.analysis.execution.cache import Observed, differs, graphs_of, tensor_change
 from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Tracer
@@ -143,16 +145,18 @@ def test_an_object_keeps_its_source_through_a_local_and_a_field_the_trace_builds
     assert not any("args" in source or "['s']" in source for source in call)  # built by the trace: no source of their own
 
 
-def test_a_long_chain_of_reads_costs_one_source_step_per_link(monkeypatch):
+@pytest.mark.parametrize("body", ["return x * n{chain}.k", "if n{chain}.k:\n                return x\n            return -x"])
+def test_a_long_chain_of_reads_costs_one_source_step_per_link(monkeypatch, body):
     """Each link of ``x.a.a...`` is a read, and its source is the previous link's plus one step:
     the source of each read is built from the one just told, not by walking the chain again
-    (2,500 links took a minute that way)."""
+    (2,500 links took a minute that way), and so is each link's when a branch's test is
+    looked over for the guarded values it read."""
     steps = []
     source_of = Tracer.source_of
 
-    def counted(self, interpreter, frame, node):
+    def counted(self, interpreter, frame, node, memo=None):
         steps.append(node)
-        return source_of(self, interpreter, frame, node)
+        return source_of(self, interpreter, frame, node, memo)
 
     monkeypatch.setattr(Tracer, "source_of", counted)
     links = 300
@@ -165,7 +169,7 @@ def test_a_long_chain_of_reads_costs_one_source_step_per_link(monkeypatch):
         n.a = n
         n.k = 2
         def f(x, n):
-            return x * n{".a" * links}.k
+            {body.format(chain=".a" * links)}
         torch.compile(f)(torch.randn(2), n)
         """
     )

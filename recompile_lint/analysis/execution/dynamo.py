@@ -236,13 +236,22 @@ class Tracer:
 
     # ---- reads -------------------------------------------------------------------------
 
-    def source_of(self, interpreter, frame, node: ast.expr) -> tuple[str, bool] | None:
+    def source_of(self, interpreter, frame, node: ast.expr, memo: dict[int, tuple[str, bool] | None] | None = None) -> tuple[str, bool] | None:
         """The source of the value ``node`` evaluates to in ``frame`` (and whether it is reached
-        through an ``nn.Module`` instance), or None when Dynamo would have none for it."""
+        through an ``nn.Module`` instance), or None when Dynamo would have none for it.
+        ``memo`` keeps the sources found, by node, for a caller asking of every node of one
+        expression (each link of a chain is then one step, not a walk to its root)."""
+        if memo is None:
+            return self._source_of(interpreter, frame, node, None)
+        if id(node) not in memo:
+            memo[id(node)] = self._source_of(interpreter, frame, node, memo)
+        return memo[id(node)]
+
+    def _source_of(self, interpreter, frame, node: ast.expr, memo) -> tuple[str, bool] | None:
         if isinstance(node, ast.Name):
             return self._name_source(interpreter, frame, node.id)
         if isinstance(node, ast.Attribute):
-            base = self._base_source(interpreter, frame, node.value)
+            base = self._base_source(interpreter, frame, node.value, memo)
             owner = self._bases.get(id(node))
             if base is None and isinstance(owner, Instance) and self.traces:
                 base = self.traces[-1].objects.get(owner.addr)  # an object the trace built holds it
@@ -252,7 +261,7 @@ class Tracer:
                 return f"{base[0]}._modules[{node.attr!r}]", True  # Dynamo's spelling of a submodule
             return f"{base[0]}.{node.attr}", base[1] or self._module_owner(interpreter, frame, node.value)
         if isinstance(node, ast.Subscript):
-            base = self._base_source(interpreter, frame, node.value)
+            base = self._base_source(interpreter, frame, node.value, memo)
             key = node.slice
             if base is None or not isinstance(key, ast.Constant) or type(key.value) not in (int, str):
                 return None
@@ -267,12 +276,12 @@ class Tracer:
             return self.traces[-1].objects.get(value.addr)
         return found
 
-    def _base_source(self, interpreter, frame, node: ast.expr) -> tuple[str, bool] | None:
+    def _base_source(self, interpreter, frame, node: ast.expr, memo=None) -> tuple[str, bool] | None:
         """``source_of(node)``, taken from the read just told when that read was ``node``'s own."""
         last = self._last_read
         if last is not None and last[0] is node and last[1] == frame.locals:
             return last[2]
-        return self.source_of(interpreter, frame, node)
+        return self.source_of(interpreter, frame, node, memo)
 
     def _name_source(self, interpreter, frame, name: str) -> tuple[str, bool] | None:
         heap = interpreter.heap
@@ -403,9 +412,10 @@ class Tracer:
         if not (isinstance(key, Const) and type(key.value) is int) and not (isinstance(key, Sym) and key.origin == "iteration"):
             return
         trace = self.traces[-1]
+        memo: dict[int, tuple[str, bool] | None] = {}
         for inner in ast.walk(node.slice):
             if isinstance(inner, (ast.Name, ast.Attribute, ast.Subscript)):
-                found = self.source_of(interpreter, frame, inner)
+                found = self.source_of(interpreter, frame, inner, memo)
                 if found is not None:
                     trace.concrete.setdefault(found[0], use)
 
@@ -415,9 +425,10 @@ class Tracer:
         if not self.traces:
             return
         trace = self.traces[-1]
+        memo: dict[int, tuple[str, bool] | None] = {}
         for inner in ast.walk(test):
             if isinstance(inner, (ast.Name, ast.Attribute, ast.Subscript)):
-                found = self.source_of(interpreter, frame, inner)
+                found = self.source_of(interpreter, frame, inner, memo)
                 if found is not None and found[0] in trace.guards:
                     trace.outcomes.setdefault(found[0], []).append(truth)
 
