@@ -768,12 +768,11 @@ class ValueFlow:
     def _isinstance_test(self, test: ast.expr, ctx: _Ctx) -> bool | None:
         """True/False when ``isinstance(param, C)`` (or its ``not``) is decided for every value
         the call binds to ``param``; None when it is not such a test or not decided."""
-        negate = False
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            negate, test = True, test.operand
-        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2 and isinstance(test.args[0], ast.Name)):
+        parts = _isinstance_parts(test)
+        if parts is None:
             return None
-        given = ctx.bound(test.args[0].id)
+        name, negate, class_expr = parts
+        given = ctx.bound(name)
         if not given:
             return None
         # The known values decide: an argument the flow does not know is reported as such at
@@ -785,9 +784,8 @@ class ValueFlow:
             return None if negate else False
         if any(v.kind not in ("instance", "torch-instance", "container") for v in bound):
             return None
-        classes = self._eval(test.args[1], _Ctx(ctx.facts, ctx.fn, (), ctx.depth))
-        members = [c for v in classes for c in (v.elements if v.kind == "container" else (v,))]
-        if not members or any(c.kind != "class" for c in members):
+        members = self._test_classes(class_expr, _Ctx(ctx.facts, ctx.fn, (), ctx.depth))
+        if members is None:
             return None
         if any(self._torch_subclass_undecided(v, c) for v in bound for c in members):
             return None
@@ -797,6 +795,15 @@ class ValueFlow:
         if not any(matches):
             return negate
         return None
+
+    def _test_classes(self, class_expr: ast.expr, ctx: _Ctx) -> list[Value] | None:
+        """The classes an ``isinstance`` test names (one class or a tuple of them); None when
+        any of them is not a class the flow knows."""
+        classes = self._eval(class_expr, ctx)
+        members = [c for v in classes for c in (v.elements if v.kind == "container" else (v,))]
+        if not members or any(c.kind != "class" for c in members):
+            return None
+        return members
 
     def _torch_subclass_undecided(self, value: Value, cls: Value) -> bool:
         """Whether ``isinstance(value, cls)`` for a torch class ``cls`` cannot be told from the
@@ -1040,14 +1047,13 @@ class ValueFlow:
         if found is None:
             return values
         test, in_body = found
-        wanted = in_body
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test, wanted = test.operand, not in_body
-        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and test.args[0].id == name):
+        parts = _isinstance_parts(test)
+        if parts is None or parts[0] != name:
             return values
-        classes = self._eval(test.args[1], _Ctx(facts, fn, (), 0))
-        members = [c for v in classes for c in (v.elements if v.kind == "container" else (v,))]
-        if not members or any(c.kind != "class" for c in members):
+        _, negated, class_expr = parts
+        wanted = in_body != negated
+        members = self._test_classes(class_expr, _Ctx(facts, fn, (), 0))
+        if members is None:
             return values
         kept = set()
         for value in values:
@@ -2106,3 +2112,14 @@ def _binds(target: ast.AST, name: str) -> bool:
         return _binds(target.value, name)
     text = _target_text(target)
     return text == name or (bool(text) and name.startswith(text + "."))
+
+
+def _isinstance_parts(test: ast.expr) -> tuple[str, bool, ast.expr] | None:
+    """``isinstance(name, C)`` or ``not isinstance(name, C)``: the name, whether the test is
+    negated, and the class expression; None for any other test."""
+    negated = False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        negated, test = True, test.operand
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2 and isinstance(test.args[0], ast.Name)):
+        return None
+    return test.args[0].id, negated, test.args[1]
