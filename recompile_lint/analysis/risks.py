@@ -389,7 +389,7 @@ def predicted(index: ProjectIndex, found: Recompile) -> PredictedGuard:
             storage = Storage("global" if not steps else "member", region.entry.path, name, members=members, length=length)
             specialized = "global"
         elif read.module_rooted and steps and steps[-1][0] == "attr":
-            storage = Storage("attribute", region.entry.path, str(steps[-1][1]), owner=region.model_class or region.entry.qualname.rsplit(".", 1)[0], length=length)
+            storage = Storage("attribute", region.entry.path, str(steps[-1][1]), owner=read.owner or region.model_class or region.entry.qualname.rsplit(".", 1)[0], length=length)
             specialized = "module attribute"
         elif found.argument:
             storage = Storage("parameter", region.entry.path, name, members=members, owner=region.entry.qualname, length=length)

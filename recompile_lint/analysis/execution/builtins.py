@@ -384,6 +384,7 @@ HANDLERS: dict[str, Handler] = {
     "builtins.list": _sequence("list"),
     "builtins.tuple": _sequence("tuple"),
     "builtins.dict": _dict,
+    "collections.OrderedDict": _dict,
     "super.__init__": _none,
     "execution.identity": _identity,
     "list.append": _append,

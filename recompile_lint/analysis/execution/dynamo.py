@@ -57,6 +57,7 @@ from recompile_lint.analysis.execution.values import (
     TensorValue,
     TupleValue,
 )
+from recompile_lint.analysis.execution.overlays import nn_containers
 from recompile_lint.models import Location
 
 # Calls whose int or float arguments Dynamo must keep concrete (the use named as the lab does).
@@ -103,6 +104,7 @@ class GuardRead:
     branch: bool = False  # read in a test (``if``, ``while``, ``x if c else y``)
     passed: bool = False  # first read as what traced code passes to a disabled function
     key_of: str = ""  # a dict's key guard: the source of the Enum member its key must be
+    owner: str = field(default="", compare=False)  # ``module.Class`` of the project object whose attribute it is
 
     @property
     def value_kind(self) -> str:
@@ -165,6 +167,7 @@ class _Pending:
     args: list[tuple[str, bool] | None]
     kwargs: dict[str, tuple[str, bool] | None]
     receiver: tuple[str, bool] | None
+    receiver_value: object = None  # the object ``receiver`` is the source of, where known
 
 
 class Tracer:
@@ -181,6 +184,7 @@ class Tracer:
         self._roles: dict[CodeRef, tuple[set[int], set[int], set[int], set[int]]] = {}
         self._frame_code: dict[int, CodeRef] = {}  # locals address of each traced frame -> its code
         self._bases: dict[int, object] = {}  # attribute node -> the object its last traced read was on
+        self._items: dict[int, tuple[object, object]] = {}  # subscript node -> (container, key) of its last traced read
         # The last read told (node, frame locals address, its source): the base of the read that
         # follows it, so a chain ``x[0][0]...`` costs one step per link, not the whole chain again.
         self._last_read: tuple[ast.expr, int, tuple[str, bool] | None] | None = None
@@ -221,8 +225,13 @@ class Tracer:
         spec = node.args
         positional = [a.arg for a in spec.posonlyargs + spec.args]
         passed = list(pending.args)
-        if len(args) == len(passed) + 1 and pending.receiver is not None:
-            sources: list[tuple[str, bool] | None] = [pending.receiver] + passed
+        receiver = pending.receiver
+        if receiver is not None and pending.receiver_value is not None and args and args[0] != pending.receiver_value:
+            # A library module calling the modules it holds (``Sequential``): each is bound to
+            # its own source, read when the container was.
+            receiver = trace.objects.get(args[0].addr) if isinstance(args[0], Instance) else None
+        if len(args) == len(passed) + 1 and receiver is not None:
+            sources: list[tuple[str, bool] | None] = [receiver] + passed
         elif len(args) >= len(passed):
             sources = [None] * (len(args) - len(passed)) + passed
         else:
@@ -263,6 +272,11 @@ class Tracer:
         if isinstance(node, ast.Subscript):
             base = self._base_source(interpreter, frame, node.value, memo)
             key = node.slice
+            held = self._items.get(id(node))
+            if base is not None and held is not None and nn_containers.kind(interpreter, held[0]):
+                # A module container's item, by index or key: ``<source>._modules['0']``.
+                name = nn_containers.item_key(interpreter, held[0], held[1])
+                return (f"{base[0]}._modules[{name!r}]", True) if name is not None else None
             if base is None or not isinstance(key, ast.Constant) or type(key.value) not in (int, str):
                 return None
             return f"{base[0]}[{key.value!r}]", base[1]
@@ -311,6 +325,14 @@ class Tracer:
             return None
         return f"G['__import_{module.name.replace('.', '_dot_')}'].{name}", False
 
+    def _owner(self, interpreter, node: ast.expr) -> str:
+        """``module.Class`` of the project object an attribute read is on (``""`` otherwise)."""
+        owner = self._bases.get(id(node)) if isinstance(node, ast.Attribute) else None
+        if not isinstance(owner, Instance) or not owner.cls.path:
+            return ""
+        module = interpreter.modules.get(owner.cls.path)
+        return f"{module.name}.{owner.cls.qualname}" if module is not None and module.name else ""
+
     @staticmethod
     def _submodule(interpreter, owner: object, attr: str) -> bool:
         """Whether ``owner.attr`` is a submodule an ``nn.Module`` holds (``self.proj``)."""
@@ -343,6 +365,12 @@ class Tracer:
                 found = trace.objects.get(value.addr)  # read again through what the trace built
             elif value.addr not in trace.objects:
                 trace.objects[value.addr] = found
+            if found is not None and interpreter.is_nn_module(value.cls):
+                # Its submodules, however the code reaches them (iteration, ``values()``, a
+                # container's own call), are ``<source>._modules['name']``.
+                for name, child in interpreter.heap.slots(value.addr).items():
+                    if isinstance(name, str) and isinstance(child, Instance) and interpreter.is_nn_module(child.cls):
+                        trace.objects.setdefault(child.addr, (f"{found[0]}._modules[{name!r}]", True))
         self._last_read = (node, frame.locals, found)
         if found is None:
             return
@@ -353,10 +381,8 @@ class Tracer:
         keys, tests, subscripts, lengths = self._node_roles(interpreter, frame)
         branch = id(node) in tests
         guard: GuardRead | None = None
-        if isinstance(value, Const):
-            guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch)
-        elif isinstance(value, Sym) and value.origin == "iteration":
-            guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch)
+        if isinstance(value, Const) or (isinstance(value, Sym) and value.origin == "iteration"):
+            guard = GuardRead(source, "CONSTANT_MATCH", value, read, module_rooted, branch=branch, owner=self._owner(interpreter, node))
         elif isinstance(value, Function):
             guard = GuardRead(f"{source}.__code__", "ID_MATCH", value.code, read)
         elif isinstance(value, Instance) and _is_enum_member(interpreter, value):
@@ -400,6 +426,7 @@ class Tracer:
             return
         if isinstance(base, CompiledValue):
             base = base.target
+        self._items[id(node)] = (base, key)
         if isinstance(base, DictValue) and isinstance(key, Instance) and _is_enum_member(interpreter, key):
             self._member_key(interpreter, frame, node, key)
             return
@@ -520,7 +547,8 @@ class Tracer:
             arg_sources = [None] * len(target.args) + arg_sources
         if isinstance(target, ClassValue):
             receiver = None
-        pending = _Pending(frame.locals, arg_sources, kw_sources, receiver)
+        receiver_value = target.receiver if isinstance(target, BoundMethod) else target if isinstance(target, Instance) else None
+        pending = _Pending(frame.locals, arg_sources, kw_sources, receiver, receiver_value)
         self._pending = pending
 
     def _parameters(self, interpreter, frame, node: ast.Call, layer: Instance, source: tuple[str, bool]) -> None:

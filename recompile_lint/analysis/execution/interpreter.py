@@ -31,7 +31,7 @@ from typing import Callable, Protocol
 from recompile_lint.analysis.execution.builtins import NAMES as BUILTIN_NAMES
 from recompile_lint.analysis.execution.frames import Break, Continue, Frame, GeneratorFull, OutOfBudget, Raised, Return
 from recompile_lint.analysis.execution.heap import Heap
-from recompile_lint.analysis.execution.overlays import TABLE, records
+from recompile_lint.analysis.execution.overlays import TABLE, nn_containers, records
 from recompile_lint.analysis.execution.overlays.torch_tensor import arithmetic as tensor_arithmetic
 from recompile_lint.analysis.execution.overlays.torch_tensor import attribute as tensor_attribute
 from recompile_lint.analysis.execution.values import (
@@ -546,6 +546,8 @@ class Interpreter:
             return list(value.elements)
         if isinstance(value, Instance) and self.class_attribute(value.cls, "__tuple__") == Const(True):
             return [self.heap.read(value.addr, name, TOP) for name in self.field_names(value.cls)]
+        if nn_containers.kind(self, value):
+            return nn_containers.items(self, value)  # type: ignore[arg-type]
         if isinstance(value, ListValue):
             slots = self.heap.slots(value.addr)
             if slots.get("__unknown__"):
@@ -1030,6 +1032,8 @@ class Interpreter:
             method = self.class_attribute(callee.cls, "__call__")
             if method is _MISSING and self.is_nn_module(callee.cls):
                 method = self.class_attribute(callee.cls, "forward")
+            if method is _MISSING and not callee.cls.path and f"{callee.cls.qualname}.forward" in TABLE:
+                return TABLE[f"{callee.cls.qualname}.forward"](self, frame, [callee] + args, kwargs, node)  # a library module's call
             if isinstance(method, (Function, CompiledValue)):
                 return self.call(frame, BoundMethod(method, callee), args, kwargs, node)
             return TOP
@@ -1199,6 +1203,8 @@ class Interpreter:
         return TOP
 
     def get_item(self, value: object, key: object) -> object:
+        if nn_containers.kind(self, value):
+            return nn_containers.get_item(self, value, key)  # type: ignore[arg-type]
         if isinstance(value, Instance) and isinstance(key, Const) and type(key.value) is int and self.class_attribute(value.cls, "__tuple__") == Const(True):
             value = TupleValue(tuple(self.items(value) or ()))  # a named tuple's item is its field
         if isinstance(value, TupleValue) and isinstance(key, Const) and type(key.value) is int:
@@ -1250,6 +1256,9 @@ class Interpreter:
             self.heap.write(target.addr, i, item, where)
 
     def set_item(self, target: object, key: object, value: object, where: Location | None) -> None:
+        if nn_containers.kind(self, target):
+            nn_containers.set_item(self, target, key, value, where)  # type: ignore[arg-type]
+            return
         if not isinstance(target, (ListValue, DictValue)):
             return
         if isinstance(key, Const) and key.value != "__unknown__":

@@ -1,0 +1,185 @@
+"""Module containers in the execution stage (``execution/overlays/nn_containers.py``):
+``nn.ModuleList``, ``nn.Sequential`` and ``nn.ModuleDict`` hold their modules, are iterated,
+indexed and called as torch does, and an item's guard is spelled as Dynamo 2.13 spells it
+(``L['self']._modules['blocks']._modules['1'].scale``, measured for an index, a negative
+index, a key, iteration, ``enumerate``, ``values()``, ``items()`` and a ``Sequential``'s call)."""
+
+from __future__ import annotations
+
+import pytest
+
+from execution_helpers import Calls, Sources
+from recompile_lint.analysis.execution.interpreter import Interpreter
+from recompile_lint.analysis.execution.values import Const, Instance
+from test_execution_guards import lint, traced, write
+
+BLOCK = """
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def __init__(self, scale=1):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.scale = scale
+
+    def forward(self, x):
+        return self.proj(x) * self.scale
+"""
+
+
+def stack(init: str, forward: str) -> str:
+    return BLOCK + f"""
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = {init}
+
+    def forward(self, x):
+{forward}
+
+net = Stack()
+torch.compile(net)(torch.randn(2, 8))
+"""
+
+
+LIST = "nn.ModuleList([Block(1), Block(2)])"
+SEQUENTIAL = "nn.Sequential(Block(1), Block(2))"
+DICT = 'nn.ModuleDict({"a": Block(1), "main": Block(2)})'
+
+
+@pytest.mark.parametrize(
+    ("init", "forward", "key", "value"),
+    [
+        (LIST, "        return self.blocks[1](x)", "1", 2),
+        (LIST, "        return self.blocks[-1](x)", "1", 2),
+        (LIST, "        for block in self.blocks:\n            x = block(x)\n        return x", "1", 2),
+        (LIST, "        for i, block in enumerate(self.blocks):\n            x = block(x) + len(self.blocks)\n        return x", "1", 2),
+        (SEQUENTIAL, "        return self.blocks(x)", "1", 2),
+        (SEQUENTIAL, "        return self.blocks[-1](x)", "1", 2),
+        (DICT, '        return self.blocks["main"](x)', "main", 2),
+        (DICT, "        for block in self.blocks.values():\n            x = block(x)\n        return x", "main", 2),
+        (DICT, "        for name, block in self.blocks.items():\n            x = block(x)\n        return x", "main", 2),
+        (DICT, "        for name in self.blocks:\n            x = self.blocks[name](x)\n        return x", "main", 2),
+    ],
+)
+def test_an_item_of_a_module_container_is_guarded_through_its_modules_key(init, forward, key, value):
+    [call] = traced(stack(init, forward))
+    source = f"L['self']._modules['blocks']._modules['{key}'].scale"
+    assert call[source].value == Const(value)
+    assert call[source].owner == "main.Block"
+    # Dynamo never spells an item with a subscript of the container.
+    assert not any("['blocks'][" in s for s in call)
+
+
+def test_a_container_s_modules_are_its_submodules_for_train_apply_and_parameters():
+    observer = Calls()
+    project = Sources({"main.py": BLOCK + """
+class Tagger:
+    def __init__(self):
+        self.seen = []
+
+net = nn.Sequential(Block(1), nn.ModuleList([Block(2)]), nn.ModuleDict({"x": Block(3)}))
+net.eval()
+count = len(list(net.modules()))
+params = len(net.parameters())
+first = net[0]
+last = net[-1]["x"]
+size = len(net)
+"""})
+    interp = Interpreter(project, observer)
+    interp.run_module("main.py", as_main=True)
+    globs = interp.globals["main.py"]
+    read = lambda name: interp.heap.read(globs, name, None)  # noqa: E731
+    # Sequential, 3 blocks, their 3 linears, the ModuleList and the ModuleDict.
+    assert read("count") == Const(9)
+    assert read("params") == Const(6)  # each Linear's weight and bias
+    assert read("size") == Const(3)
+    first, last = read("first"), read("last")
+    assert isinstance(first, Instance) and interp.heap.read(first.addr, "scale") == Const(1)
+    assert isinstance(last, Instance) and interp.heap.read(last.addr, "scale") == Const(3)
+    assert interp.heap.read(first.addr, "training") == Const(False)
+    assert interp.heap.read(last.addr, "training") == Const(False)
+
+
+def test_appended_and_inserted_modules_keep_torch_s_keys():
+    [call] = traced(BLOCK + """
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList()
+        self.blocks.append(Block(1))
+        self.blocks.extend([Block(3)])
+        self.blocks.insert(1, Block(2))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+torch.compile(Stack())(torch.randn(2, 8))
+""")
+    assert [call[f"L['self']._modules['blocks']._modules['{i}'].scale"].value for i in range(3)] == [Const(1), Const(2), Const(3)]
+
+
+def test_a_container_built_from_items_the_run_does_not_know_is_not_iterated():
+    [call] = traced(BLOCK + """
+import sys
+
+class Stack(nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        self.blocks = nn.ModuleList(blocks)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+torch.compile(Stack(sys.argv))(torch.randn(2, 8))
+""")
+    assert not any("scale" in source for source in call)
+
+
+def test_a_holder_writing_to_a_sequential_item_between_calls_is_an_unbounded_recompile(tmp_path):
+    """Measured on torch 2.13: 8 recompiles on ``self._modules['blocks']._modules['1'].scale``."""
+    source = BLOCK + """
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(Block(), Block())
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class Tuner:
+    def __init__(self, target):
+        self.target = target
+
+    def on_step(self, i):
+        self.target.scale = i + 1
+
+
+def main():
+    net = Stack()
+    tuner = Tuner(net.blocks[1])
+    fast = torch.compile(net, backend="eager")
+    for step in range(12):
+        tuner.on_step(step)
+        fast(torch.randn(4, 8))
+
+
+if __name__ == "__main__":
+    main()
+"""
+    root = write(tmp_path, {"run.py": source})
+    lines = source.splitlines()
+    read = lines.index("        return self.proj(x) * self.scale") + 1
+    change = lines.index("        self.target.scale = i + 1") + 1
+    [finding] = [f for f in lint(root) if f.severity in ("error", "warning")]
+    assert finding.severity == "error" and finding.bounded == "unbounded"
+    assert finding.guard.source == "L['self']._modules['blocks']._modules['1'].scale"
+    assert finding.line == read
+    assert "attribute of `Block`" in finding.message
+    assert any(e.role == "write" and e.line == change for e in finding.evidence)
