@@ -183,3 +183,19 @@ if __name__ == "__main__":
     assert finding.line == read
     assert "attribute of `Block`" in finding.message
     assert any(e.role == "write" and e.line == change for e in finding.evidence)
+
+
+def test_a_generator_expression_a_call_consumes_is_its_items():
+    observer = Calls()
+    project = Sources({"main.py": BLOCK + """
+blocks = nn.ModuleList(Block(i) for i in range(3))
+total = sum(i * 2 for i in range(4))
+lazy = (i for i in range(3))
+"""})
+    interp = Interpreter(project, observer)
+    interp.run_module("main.py", as_main=True)
+    globs = interp.globals["main.py"]
+    blocks = interp.heap.read(globs, "blocks")
+    assert [interp.heap.read(blocks.addr, str(i)).addr for i in range(3)]  # three Blocks
+    assert interp.heap.read(globs, "total") == Const(12)
+    assert not isinstance(interp.heap.read(globs, "lazy"), Instance)

@@ -1393,15 +1393,17 @@ class Interpreter:
                 known = False
         return Const("".join(pieces)) if known else TOP
 
-    def comprehension(self, frame: Frame, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> object:
+    def comprehension(self, frame: Frame, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, consumed: bool = False) -> object:
         """One generator with known items: the list of its elements (a dict of its keys and
         values, keys known). Where those are not known, a list or dict comprehension is still a
         list or a dict, of items not known (a list compiled code indexes needs a concrete
-        index); a set or a generator is top."""
+        index); a set or a generator is top. A generator expression ``consumed`` by the call
+        it is passed to (``nn.ModuleList(Block() for _ in range(n))``, ``tuple(...)``) runs
+        there and then, so it is the list of its elements too."""
         unknown = TOP
         if isinstance(node, (ast.ListComp, ast.DictComp)):
             unknown = (ListValue if isinstance(node, ast.ListComp) else DictValue)(self.heap.new("list" if isinstance(node, ast.ListComp) else "dict", {"__unknown__": Const(True)}))
-        if len(node.generators) != 1 or node.generators[0].ifs or isinstance(node, ast.GeneratorExp):
+        if len(node.generators) != 1 or node.generators[0].ifs or (isinstance(node, ast.GeneratorExp) and not consumed):
             return unknown
         generator = node.generators[0]
         items = self.items(self.eval(frame, generator.iter))
@@ -1433,6 +1435,8 @@ class Interpreter:
                 if items is None:
                     return TOP
                 args.extend(items)
+            elif isinstance(arg, ast.GeneratorExp) and len(node.args) == 1:
+                args.append(self.comprehension(frame, arg, consumed=True))
             else:
                 args.append(self.eval(frame, arg))
         kwargs: dict[str, object] = {}
