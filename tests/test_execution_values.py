@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from recompile_lint.analysis.execution.cache import Observed, graphs_of, lab_cells
 from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta
 from recompile_lint.analysis.execution.values import Const
@@ -603,3 +605,31 @@ def test_a_float_the_run_sees_change_under_dynamic_true_is_not_reported(tmp_path
     (tmp_path / "default").mkdir()
     [finding] = lint(write(tmp_path / "default", {"run.py": FLOAT_ATTRIBUTE.format(options="", test="")}))
     assert (finding.severity.value, finding.bounded) == ("warning", "bounded")
+
+
+@pytest.mark.parametrize("use", ["x.unfold(-1, cfg.n, 1)", "x.chunk(cfg.n)[0]", "torch.chunk(x, cfg.n)[0]",
+                                 "F.one_hot(x.long().clamp(0, 1), num_classes=cfg.n).float()"])
+def test_an_int_an_op_needs_as_a_python_int_stays_specialised_past_the_limit(tmp_path, use):
+    """Measured on torch 2.13 (12 values, an int argument of a plain object): ``unfold``,
+    ``chunk``, ``torch.chunk`` and ``one_hot`` each reach the limit, where the same int in
+    arithmetic becomes dynamic after one recompile."""
+    root = write(tmp_path, {"run.py": f"""
+        import torch
+        import torch.nn.functional as F
+
+
+        class Cfg:
+            def __init__(self, n):
+                self.n = n
+
+
+        @torch.compile(backend="eager")
+        def kernel(x, cfg):
+            return {use}.sum()
+
+
+        for n in range(2, 14):
+            kernel(torch.randn(4, 16), Cfg(n))
+        """})
+    [finding] = [f for f in lint(root) if f.severity in ("error", "warning")]
+    assert (finding.severity, finding.bounded, finding.guard.source) == ("error", "unbounded", "L['cfg'].n")

@@ -73,6 +73,8 @@ CONCRETE_USES = {
     "torch.reshape": "op-reshape",
     "torch.nn.functional.avg_pool1d": "op",
     "torch.nn.functional.max_pool1d": "op",
+    "torch.nn.functional.one_hot": "op",
+    "torch.chunk": "op",
     "math.exp": "op",
     "math.log": "op",
     "math.sqrt": "op",
@@ -80,7 +82,11 @@ CONCRETE_USES = {
     "math.cos": "op",
     "math.sin": "op",
 }
-CONCRETE_METHODS = {"view": "op-view", "reshape": "op-reshape", "split": "op-split", "bernoulli_": "op-bernoulli", "bernoulli": "op-bernoulli"}
+CONCRETE_METHODS = {
+    "view": "op-view", "reshape": "op-reshape", "split": "op-split", "bernoulli_": "op-bernoulli", "bernoulli": "op-bernoulli",
+    # Measured on torch 2.13 (docs/guard-model.md): an int these take stays specialised.
+    "unfold": "op", "chunk": "op",
+}
 # Calls that use a container's keys or length (Dynamo unrolls them).
 UNROLLING = frozenset({"builtins.len", "builtins.enumerate", "builtins.zip", "builtins.list", "builtins.tuple", "builtins.sorted", "builtins.sum", "builtins.reversed", "builtins.min", "builtins.max", "builtins.any", "builtins.all", "builtins.iter", "builtins.map"})
 KEY_METHODS = frozenset({"keys", "items", "values"})
