@@ -242,8 +242,13 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             declared[key] = index.dynamic_sources({region.site_path, region.entry.path, *execution.entry_files(region)})
         return declared[key]
 
+    # The reads where a run saw a region recompile: there a guard the guard model cannot spell
+    # (a hook's ``module.calls``: no source) is answered by the run's, spelled as Dynamo does.
+    run_reads = {(region_key(f.region), f.guard.read.path, f.guard.read.line) for f in execution.recompiles()}
     for guard in guards:
         region = guard.region
+        if not guard.guard.source and (region_key(region), guard.read.path, guard.read.line) in run_reads:
+            continue
         found = execution.recompile(guard)
         if guard.guard.source in dynamic_sources(region) and not pinned(found) and not float_once(found):
             if not branch_flips(found):
@@ -407,7 +412,7 @@ def predicted(index: ProjectIndex, found: Recompile) -> PredictedGuard:
     if read.kind == "TENSOR_MATCH":
         detail = tensor_change_of(found)
     guard = Guard(read.kind, source, detail)
-    function = FunctionRef(read.read.path, region.entry.qualname if read.read.path == region.entry.path else "")
-    depth = 0 if read.read.path == region.entry.path else 1
+    function = FunctionRef(read.read.path, read.function or (region.entry.qualname if read.read.path == region.entry.path else ""))
+    depth = 0 if read.read.path == region.entry.path and function.qualname == region.entry.qualname else 1
     kind = read.value_kind or "unknown"
     return PredictedGuard(region, guard, storage, kind, read.read, function, depth, specialized=specialized, module_attribute=read.module_rooted)

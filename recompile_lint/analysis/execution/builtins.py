@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from recompile_lint.analysis.execution.values import (
+    NN_MODULE,
     TOP,
     ClassMethod,
     ClassValue,
@@ -140,10 +141,38 @@ def _isinstance(interp, frame, args, kwargs, node) -> object:
     if isinstance(value, Instance) and all(isinstance(c, ClassValue) for c in options):
         # A library base in the MRO cannot derive from a project class: the answer is known.
         return Const(any(c in interp.mro(value.cls) for c in options))
+    if isinstance(value, Instance) and all(isinstance(c, (ClassValue, ModuleValue)) for c in options):
+        answers = [_instance_of(interp, value, c) for c in options]
+        if any(a is True for a in answers):
+            return Const(True)
+        if all(a is False for a in answers):
+            return Const(False)
     if isinstance(value, Const) and all(isinstance(c, ModuleValue) and c.name.startswith("builtins.") for c in options):
         names = {c.name.split(".", 1)[1] for c in options}  # type: ignore[union-attr]
         return Const(type(value.value).__name__ in names or (type(value.value) is bool and "int" in names))
     return TOP
+
+
+def _instance_of(interp, value: Instance, cls: object) -> bool | None:
+    """``isinstance(value, cls)`` where the run knows it (None where not). A library class is
+    known by name: an ``nn`` layer an overlay made is an instance of its own class and of
+    ``nn.Module``; an instance of a project class whose library bases are all ``nn.Module`` is
+    no instance of another library class."""
+    mro = interp.mro(value.cls)
+    if cls in mro:
+        return True
+    if isinstance(cls, ClassValue):
+        return False
+    assert isinstance(cls, ModuleValue)
+    is_module = interp.is_nn_module(value.cls)
+    if cls.name in NN_MODULE:
+        return is_module
+    if not cls.name.startswith("torch.nn.") or not is_module:
+        return None
+    if not value.cls.path:
+        return value.cls.qualname == cls.name  # a library layer: its own class only
+    library = [c for c in mro if not isinstance(c, ClassValue)]
+    return False if all(isinstance(c, ModuleValue) and c.name in NN_MODULE for c in library) else None
 
 
 def _getattr(interp, frame, args, kwargs, node) -> object:

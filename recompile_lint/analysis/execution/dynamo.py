@@ -40,6 +40,7 @@ import ast
 from dataclasses import dataclass, field, replace
 
 from recompile_lint.analysis.execution.values import (
+    NN_MODULE,
     TOP,
     BoundMethod,
     ClassValue,
@@ -93,7 +94,6 @@ KEY_METHODS = frozenset({"keys", "items", "values"})
 # How deep what traced code passes to a disabled function is realized (``L['cfg'].hp[0]``).
 PASSED_DEPTH = 3
 EAGER = "execution.eager"  # the call of a ``torch.compiler.disable``d function (overlays/torch_compile)
-NN_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,8 @@ class GuardRead:
     branch: bool = False  # read in a test (``if``, ``while``, ``x if c else y``)
     passed: bool = False  # first read as what traced code passes to a disabled function
     key_of: str = ""  # a dict's key guard: the source of the Enum member its key must be
-    owner: str = field(default="", compare=False)  # ``module.Class`` of the project object whose attribute it is
+    owner: str = field(default="", compare=False)  # ``module.Class`` of the object whose attribute it is
+    function: str = field(default="", compare=False)  # qualname of the function that read it
 
     @property
     def value_kind(self) -> str:
@@ -174,6 +175,7 @@ class _Pending:
     kwargs: dict[str, tuple[str, bool] | None]
     receiver: tuple[str, bool] | None
     receiver_value: object = None  # the object ``receiver`` is the source of, where known
+    code: CodeRef | None = None  # the code the call starts, where known (a hook may run first)
 
 
 class Tracer:
@@ -223,8 +225,18 @@ class Tracer:
             for name in bound:
                 self.sources[(frame.locals, name)] = (f"L[{name!r}]", False)
             return
-        if pending is None or caller is None or pending.caller != caller.locals:
-            return
+        if pending is not None and caller is not None and pending.caller == caller.locals and pending.code in (None, function.code):
+            self._bind_passed(interpreter, frame, function, args, bound, pending, trace)
+        for name, value in bound.items():
+            # An object the call read keeps its source wherever it is passed (a hook's
+            # ``module``, a module a container calls): Dynamo's source lives on the value.
+            if isinstance(value, Instance) and (frame.locals, name) not in self.sources:
+                found = trace.objects.get(value.addr)
+                if found is not None:
+                    self.sources[(frame.locals, name)] = found
+
+    def _bind_passed(self, interpreter, frame, function: Function, args: list[object], bound: dict[str, object], pending: _Pending, trace: Trace) -> None:
+        """The callee's parameters take the sources of what its caller passed."""
         node = interpreter.codes.get(function.code)
         if node is None or not hasattr(node, "args"):
             return
@@ -334,8 +346,10 @@ class Tracer:
     def _owner(self, interpreter, node: ast.expr) -> str:
         """``module.Class`` of the project object an attribute read is on (``""`` otherwise)."""
         owner = self._bases.get(id(node)) if isinstance(node, ast.Attribute) else None
-        if not isinstance(owner, Instance) or not owner.cls.path:
+        if not isinstance(owner, Instance):
             return ""
+        if not owner.cls.path:
+            return owner.cls.qualname  # a library class the overlays made (``torch.nn.Conv2d``)
         module = interpreter.modules.get(owner.cls.path)
         return f"{module.name}.{owner.cls.qualname}" if module is not None and module.name else ""
 
@@ -410,7 +424,7 @@ class Tracer:
             if length is not None:
                 guard = GuardRead(f"len({source})", "LENGTH_CHECK", Const(length), read)
         if guard is not None and guard.source not in trace.guards:
-            trace.guards[guard.source] = guard
+            trace.guards[guard.source] = replace(guard, function=frame.qualname)
 
     def on_attribute(self, interpreter, frame, node: ast.Attribute, base: object) -> None:
         """Traced code reads an attribute of ``base``: a property's getter is inlined with the
@@ -554,7 +568,7 @@ class Tracer:
         if isinstance(target, ClassValue):
             receiver = None
         receiver_value = target.receiver if isinstance(target, BoundMethod) else target if isinstance(target, Instance) else None
-        pending = _Pending(frame.locals, arg_sources, kw_sources, receiver, receiver_value)
+        pending = _Pending(frame.locals, arg_sources, kw_sources, receiver, receiver_value, _started(interpreter, target))
         self._pending = pending
 
     def _parameters(self, interpreter, frame, node: ast.Call, layer: Instance, source: tuple[str, bool]) -> None:
@@ -677,6 +691,22 @@ class Tracer:
         found = (keys, tests, subscripts, lengths)
         self._roles[key] = found
         return found
+
+
+def _started(interpreter, callee: object) -> CodeRef | None:
+    """The code a call of ``callee`` passes its arguments to, where the run knows it: a
+    function's own, a bound method's, an instance's ``__call__``, a module's ``forward`` (its
+    hooks, which run first, take other arguments)."""
+    if isinstance(callee, BoundMethod):
+        callee = callee.function
+    if isinstance(callee, Function):
+        return callee.code
+    if isinstance(callee, Instance):
+        method = interpreter.class_attribute(callee.cls, "__call__")
+        if not isinstance(method, Function) and interpreter.is_nn_module(callee.cls):
+            method = interpreter.class_attribute(callee.cls, "forward")
+        return method.code if isinstance(method, Function) else None
+    return None
 
 
 def _disabled(callee: object) -> bool:

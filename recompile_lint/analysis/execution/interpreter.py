@@ -31,10 +31,11 @@ from typing import Callable, Protocol
 from recompile_lint.analysis.execution.builtins import NAMES as BUILTIN_NAMES
 from recompile_lint.analysis.execution.frames import Break, Continue, Frame, GeneratorFull, OutOfBudget, Raised, Return
 from recompile_lint.analysis.execution.heap import Heap
-from recompile_lint.analysis.execution.overlays import TABLE, nn_containers, records
+from recompile_lint.analysis.execution.overlays import TABLE, nn_containers, nn_module, records
 from recompile_lint.analysis.execution.overlays.torch_tensor import arithmetic as tensor_arithmetic
 from recompile_lint.analysis.execution.overlays.torch_tensor import attribute as tensor_attribute
 from recompile_lint.analysis.execution.values import (
+    NN_MODULE,
     TOP,
     BoundMethod,
     ClassMethod,
@@ -70,7 +71,6 @@ MAX_DEPTH = 8
 MAX_MODULES = 16  # modules one run imports; past them an import is top (a run's cost stays bounded)
 STEPS = 5_000
 MAX_SCANNED = 50_000  # heap slots an in-place change of a tensor's state looks through
-NN_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _MISSING = object()
 
 _BINARY: dict[type, Callable[[object, object], object]] = {
@@ -1031,9 +1031,7 @@ class Interpreter:
                 return self.call_compiled(frame, compiled, args, kwargs, node)
             method = self.class_attribute(callee.cls, "__call__")
             if method is _MISSING and self.is_nn_module(callee.cls):
-                method = self.class_attribute(callee.cls, "forward")
-            if method is _MISSING and not callee.cls.path and f"{callee.cls.qualname}.forward" in TABLE:
-                return TABLE[f"{callee.cls.qualname}.forward"](self, frame, [callee] + args, kwargs, node)  # a library module's call
+                return self.call_module(frame, callee, args, kwargs, node)
             if isinstance(method, (Function, CompiledValue)):
                 return self.call(frame, BoundMethod(method, callee), args, kwargs, node)
             return TOP
@@ -1044,6 +1042,21 @@ class Interpreter:
             if handler is not None:
                 return handler(self, frame, args, kwargs, node)
         return TOP
+
+    def call_module(self, frame: Frame, module: Instance, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        """Calling an ``nn.Module``: its hooks around its ``forward`` (a project method, or a
+        library module's the overlays model, such as a ``Sequential``'s)."""
+        method = self.class_attribute(module.cls, "forward")
+        handler = TABLE.get(f"{module.cls.qualname}.forward") if not module.cls.path else None
+
+        def forward(args: list[object], kwargs: dict[str, object]) -> object:
+            if isinstance(method, (Function, CompiledValue)):
+                return self.call(frame, BoundMethod(method, module), args, kwargs, node)
+            if handler is not None:
+                return handler(self, frame, [module] + args, kwargs, node)
+            return TOP
+
+        return nn_module.call_module(self, frame, module, forward, args, kwargs, node)
 
     # ---- attributes and items ----------------------------------------------------------
 

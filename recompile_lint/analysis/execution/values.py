@@ -14,6 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+# The names ``torch.nn.Module`` is known by in a class's bases.
+NN_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+
+
 @dataclass(frozen=True)
 class Top:
     """Whatever the interpreter cannot know."""

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from recompile_lint.analysis.execution.values import TOP, Const, Instance, ModuleValue, TensorValue, TupleValue
+from recompile_lint.analysis.execution.values import TOP, Const, DictValue, Instance, ModuleValue, TensorValue, TupleValue
+
+# The slots of a module that hold its forward pre-hooks and forward hooks, in the order they
+# run: a tuple of ``(id, hook, with_kwargs)`` tuples.
+PRE_HOOKS = "__forward_pre_hooks__"
+HOOKS = "__forward_hooks__"
+HANDLE = "torch.utils.hooks.RemovableHandle"
 
 
 def _mode(training: bool | None):
@@ -189,6 +195,82 @@ def _conv(rank: int):
     return shapes
 
 
+def _register_hook(slot: str):
+    """``register_forward_pre_hook(hook)`` / ``register_forward_hook(hook)`` (``prepend``,
+    ``with_kwargs``): the hook joins the module's hooks; the handle's ``remove()`` takes it out."""
+
+    def handler(interp, frame, args, kwargs, node) -> object:
+        if len(args) != 2 or not isinstance(args[0], Instance):
+            return TOP
+        module, hook = args
+        where = interp.location(frame, node, "write")
+        hooks = interp.heap.read(module.addr, slot, TupleValue(()))
+        with_kwargs, prepend = kwargs.get("with_kwargs", Const(False)), kwargs.get("prepend", Const(False))
+        if not isinstance(hooks, TupleValue) or not isinstance(with_kwargs, Const) or not isinstance(prepend, Const):
+            interp.heap.write(module.addr, slot, TOP, where)  # which hooks run is not known
+            return TOP
+        handle = Instance(interp.library_class(HANDLE), interp.heap.new("object"))
+        entry = TupleValue((Const(handle.addr), hook, Const(bool(with_kwargs.value))))
+        hooks = TupleValue((entry,) + hooks.elements if prepend.value else hooks.elements + (entry,))
+        interp.heap.write(module.addr, slot, hooks, where)
+        interp.heap.write(handle.addr, "module", module, None)
+        interp.heap.write(handle.addr, "slot", Const(slot), None)
+        return handle
+
+    return handler
+
+
+def _remove_hook(interp, frame, args, kwargs, node) -> object:
+    handle = args[0] if args else None
+    if not isinstance(handle, Instance):
+        return Const(None)
+    module, slot = interp.heap.read(handle.addr, "module", None), interp.heap.read(handle.addr, "slot", None)
+    if isinstance(module, Instance) and isinstance(slot, Const):
+        hooks = interp.heap.read(module.addr, slot.value, None)
+        if isinstance(hooks, TupleValue):
+            kept = tuple(e for e in hooks.elements if not (isinstance(e, TupleValue) and e.elements[0] == Const(handle.addr)))
+            interp.heap.write(module.addr, slot.value, TupleValue(kept), interp.location(frame, node, "write"))
+    return Const(None)
+
+
+def _hooks(interp, module: Instance, slot: str) -> list[tuple[object, bool]] | None:
+    """The module's hooks of one kind, in order (None where the run does not know them)."""
+    hooks = interp.heap.read(module.addr, slot, TupleValue(()))
+    if not isinstance(hooks, TupleValue):
+        return None
+    return [(e.elements[1], e.elements[2] == Const(True)) for e in hooks.elements if isinstance(e, TupleValue)]
+
+
+def call_module(interp, frame, module: Instance, forward: object, args: list[object], kwargs: dict[str, object], node) -> object:
+    """``module(*args, **kwargs)`` as ``nn.Module.__call__`` runs it: each forward pre-hook
+    (a result other than ``None`` replaces the arguments), ``forward``, then each forward
+    hook (a result other than ``None`` replaces the output). Hooks the run does not know
+    make the result unknown."""
+    pre, post = _hooks(interp, module, PRE_HOOKS), _hooks(interp, module, HOOKS)
+    if pre is None or post is None:
+        return TOP
+    for hook, with_kwargs in pre:
+        passed = [module, TupleValue(tuple(args))] + ([DictValue(interp.heap.new("dict", dict(kwargs)))] if with_kwargs else [])
+        result = interp.call(frame, hook, passed, {}, node)
+        if result == Const(None):
+            continue
+        if with_kwargs:
+            new_args = result.elements[0] if isinstance(result, TupleValue) and len(result.elements) == 2 else None
+            new_kwargs = interp.keywords_of(result.elements[1]) if isinstance(new_args, TupleValue) else None  # type: ignore[union-attr]
+            if not isinstance(new_args, TupleValue) or new_kwargs is None:
+                return TOP
+            args, kwargs = list(new_args.elements), new_kwargs
+        else:
+            args = list(result.elements) if isinstance(result, TupleValue) else [result]
+    output = forward(args, kwargs)
+    for hook, with_kwargs in post:
+        passed = [module, TupleValue(tuple(args))] + ([DictValue(interp.heap.new("dict", dict(kwargs)))] if with_kwargs else []) + [output]
+        result = interp.call(frame, hook, passed, {}, node)
+        if result != Const(None):
+            output = result
+    return output
+
+
 HANDLERS = {
     "torch.nn.Linear": _layer("Linear", _linear),
     "torch.nn.LayerNorm": _layer("LayerNorm", _layer_norm),
@@ -211,4 +293,7 @@ HANDLERS = {
     "nn.Module.modules": _modules,
     "nn.Module.parameters": _parameters,
     "nn.Module.register_buffer": _register_buffer,
+    "nn.Module.register_forward_pre_hook": _register_hook(PRE_HOOKS),
+    "nn.Module.register_forward_hook": _register_hook(HOOKS),
+    f"{HANDLE}.remove": _remove_hook,
 }
