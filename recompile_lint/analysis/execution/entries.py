@@ -3,8 +3,9 @@
 An entry is a file run as ``__main__`` (its top level, its ``if __name__ == "__main__":``
 block), and then, in that run's state, each of its functions that calls something in a loop
 and has not run yet (parameters unknown), and its ``test_*`` functions. Files are entries when
-they compile something or, by their text, may import a module that does and drive it.
-Library code no entry calls gets no evidence.
+they compile something or, by their text, may import a module that does, or a module that
+imports one (up to ``IMPORT_HOPS`` imports away: ``run.py`` imports the model, the model the
+layer whose function is compiled), and drive it. Library code no entry calls gets no evidence.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from recompile_lint.analysis.regions import CompiledRegion
 _DRIVES = ("__main__", "def test_", "for ", "while ")
 _WORD = re.compile(r"\w+")
 _DOTTED = re.compile(r"[\w.]+")
+IMPORT_HOPS = 3
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b.*|import[ \t]+.*)$", re.MULTILINE)
 
 
@@ -36,16 +38,18 @@ class EntryFinder:
                 module = index.module_names.get(path, "")
                 if module:
                     wanted.setdefault(module.rsplit(".", 1)[-1], set()).add(path)
-        self.naming: dict[str, list[str]] = {}  # a module's last name -> driver files naming it
+        self.naming: dict[str, list[str]] = {}  # a word of an import line -> the files naming it
+        self.drivers: set[str] = set()  # files whose text drives something
         self._import_lines: dict[str, list[str]] = {}  # a file's import lines, found once
         self._files: dict[tuple[str, str], list[str]] = {}  # entry files, by site and entry file
         for path in index.paths:
             text = index.text(path) if wanted else None
-            if not text or not any(marker in text for marker in _DRIVES):
+            if not text or "import" not in text:
                 continue
+            if any(marker in text for marker in _DRIVES):
+                self.drivers.add(path)
             lines = self._import_lines[path] = _IMPORT_LINE.findall(text)
-            imported = {word for line in lines for word in _WORD.findall(line)}
-            for name in imported & wanted.keys():
+            for name in {word for line in lines for word in _WORD.findall(line)}:
                 self.naming.setdefault(name, []).append(path)
 
     def files_for(self, region: CompiledRegion) -> list[str]:
@@ -58,12 +62,20 @@ class EntryFinder:
     def _files_for(self, region: CompiledRegion) -> list[str]:
         own = [region.site_path] + ([region.entry.path] if region.entry.path != region.site_path else [])
         found = list(own)
-        for path in own:
-            module = self.index.module_names.get(path, "")
-            for other in self.naming.get(module.rsplit(".", 1)[-1], []) if module else []:
-                # The import, resolved from that file, leads here (not to a namesake elsewhere).
-                if other not in found and self.imports(other, module) and self.index.module_path(module, other) == path:
-                    found.append(other)
+        seen = set(own)
+        frontier = list(own)
+        for _ in range(IMPORT_HOPS):
+            reached = []
+            for path in frontier:
+                module = self.index.module_names.get(path, "")
+                for other in self.naming.get(module.rsplit(".", 1)[-1], []) if module else []:
+                    # The import, resolved from that file, leads here (not to a namesake elsewhere).
+                    if other not in seen and self.imports(other, module) and self.index.module_path(module, other) == path:
+                        seen.add(other)
+                        reached.append(other)
+                        if other in self.drivers:
+                            found.append(other)
+            frontier = reached
         return found
 
     def imports(self, path: str, module: str) -> bool:
