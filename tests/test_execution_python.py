@@ -538,7 +538,7 @@ def test_tensor_arithmetic_keeps_what_it_keeps():
     assert (g["scaled"].sizes, g["scaled"].dtype, g["scaled"].requires_grad) == ((2, 3), "torch.float32", True)
     assert g["summed"].sizes == (2, 3) and g["summed"].requires_grad is True
     assert g["quiet"].requires_grad is False
-    assert g["mixed"].sizes is None  # broadcasting: not followed
+    assert g["mixed"].sizes == (2, 3)  # broadcast as torch does
     assert g["rows"].rank == 2 and g["rows"].sizes == (None, 8)
 
 

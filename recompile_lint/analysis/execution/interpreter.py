@@ -31,7 +31,7 @@ from typing import Callable, Protocol
 from recompile_lint.analysis.execution.builtins import NAMES as BUILTIN_NAMES
 from recompile_lint.analysis.execution.frames import Break, Continue, Frame, GeneratorFull, OutOfBudget, Raised, Return
 from recompile_lint.analysis.execution.heap import Heap
-from recompile_lint.analysis.execution.overlays import TABLE, nn_containers, nn_module, records
+from recompile_lint.analysis.execution.overlays import TABLE, nn_containers, nn_module, records, torch_shapes
 from recompile_lint.analysis.execution.overlays.torch_tensor import arithmetic as tensor_arithmetic
 from recompile_lint.analysis.execution.overlays.torch_tensor import attribute as tensor_attribute
 from recompile_lint.analysis.execution.values import (
@@ -1310,17 +1310,8 @@ class Interpreter:
             if truth is None:
                 return join(self.eval(frame, node.body), self.eval(frame, node.orelse))
             return self.eval(frame, node.body if truth else node.orelse)
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
-            base = self.eval(frame, node.value)
-            bounds = [self.eval(frame, b) if b is not None else Const(None) for b in (node.slice.lower, node.slice.upper, node.slice.step)]
-            if self.compiling and self.observer is not None and not self.probing:
-                self.observer.on_item(self, frame, node, base, TOP)
-            return self.read(frame, node, self.sliced(base, bounds))
         if isinstance(node, ast.Subscript):
-            base, key = self.eval(frame, node.value), self.eval(frame, node.slice)
-            if self.compiling and self.observer is not None and not self.probing:
-                self.observer.on_item(self, frame, node, base, key)  # a Python container's key stays concrete
-            return self.read(frame, node, self.get_item(base, key))
+            return self.subscript(frame, node)
         if isinstance(node, ast.Tuple):
             if any(isinstance(e, ast.Starred) for e in node.elts):
                 return TOP
@@ -1352,6 +1343,43 @@ class Interpreter:
         if isinstance(node, (ast.Yield, ast.YieldFrom)) and frame.yields is not None:
             return self.yield_values(frame, node)
         return TOP
+
+    def subscript(self, frame: Frame, node: ast.Subscript) -> object:
+        base = self.eval(frame, node.value)
+        if isinstance(base, TensorValue):
+            parts = self.tensor_index(frame, node.slice)
+            if self.compiling and self.observer is not None and not self.probing:
+                self.observer.on_item(self, frame, node, base, TOP)
+            return self.read(frame, node, torch_shapes.index(self, base, parts))
+        if isinstance(node.slice, ast.Slice):
+            bounds = [self.eval(frame, b) if b is not None else Const(None) for b in (node.slice.lower, node.slice.upper, node.slice.step)]
+            if self.compiling and self.observer is not None and not self.probing:
+                self.observer.on_item(self, frame, node, base, TOP)
+            return self.read(frame, node, self.sliced(base, bounds))
+        key = self.eval(frame, node.slice)
+        if self.compiling and self.observer is not None and not self.probing:
+            self.observer.on_item(self, frame, node, base, key)  # a Python container's key stays concrete
+        return self.read(frame, node, self.get_item(base, key))
+
+    def tensor_index(self, frame: Frame, node: ast.expr) -> list[tuple] | None:
+        """A tensor's index as ``torch_shapes.index`` reads it (each part evaluated once); None
+        where a part is not an int, a slice of ints, ``None`` or ``...``."""
+        parts: list[tuple] | None = []
+        for element in node.elts if isinstance(node, ast.Tuple) else [node]:
+            if isinstance(element, ast.Slice):
+                bounds = [self.eval(frame, b) if b is not None else Const(None) for b in (element.lower, element.upper, element.step)]
+                known = all(isinstance(b, Const) and (b.value is None or type(b.value) is int) for b in bounds)
+                part: tuple | None = ("slice",) + tuple(b.value for b in bounds) if known else None  # type: ignore[union-attr]
+            elif isinstance(element, ast.Constant) and element.value is Ellipsis:
+                part = ("ellipsis",)
+            else:
+                value = self.eval(frame, element)
+                part = ("none",) if value == Const(None) else ("int",) if isinstance(value, Const) and type(value.value) is int else None
+            if part is None or parts is None:
+                parts = None
+            else:
+                parts.append(part)
+        return parts
 
     def yield_values(self, frame: Frame, node: ast.Yield | ast.YieldFrom) -> object:
         """``yield x`` / ``yield from xs`` in a generator being run: its values, in order."""

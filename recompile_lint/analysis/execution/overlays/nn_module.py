@@ -190,7 +190,12 @@ def _conv(rank: int):
         if sizes is None or len(sizes) != 3 or kwargs.get("groups", Const(1)) != Const(1):
             return None
         n_in, n_out, k = sizes
-        return _with_bias(kwargs, {"weight": (n_out, n_in) + (k,) * rank, "in_channels": Const(n_in), "out_channels": Const(n_out)}, (n_out,))
+        found = {"weight": (n_out, n_in) + (k,) * rank, "in_channels": Const(n_in), "out_channels": Const(n_out), "kernel_size": Const(k)}
+        for at, name, default in ((3, "stride", 1), (4, "padding", 0), (5, "dilation", 1)):
+            value = args[at] if len(args) > at else kwargs.get(name, Const(default))
+            if isinstance(value, (Const, TupleValue)):
+                found[name] = value  # the output's spatial sizes follow from them (torch_shapes)
+        return _with_bias(kwargs, found, (n_out,))
 
     return shapes
 

@@ -7,9 +7,11 @@ changes what later factories make."""
 
 from __future__ import annotations
 
+import ast
 import math
 from dataclasses import replace
 
+from recompile_lint.analysis.execution.overlays import torch_shapes
 from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
 from recompile_lint.analysis.execution.values import TOP, Const, ListValue, ModuleValue, Sym, TensorValue, TupleValue
 
@@ -91,20 +93,27 @@ def _factory(name: str):
 
 
 def _literal_sizes(interp, value: object) -> tuple[int | None, ...] | None:
-    """The sizes of ``torch.tensor(3.0)``, ``torch.tensor([1.0, 2.0])``."""
+    """The sizes of ``torch.tensor(3.0)``, ``torch.tensor([1.0, 2.0])``, ``torch.tensor([[1]])``
+    (nested lists of one length at each level)."""
     if isinstance(value, Const) and isinstance(value.value, (int, float, bool)):
         return ()
     if isinstance(value, (ListValue, TupleValue)):
         items = interp.items(value)
-        if items is not None and all(isinstance(i, Const) and isinstance(i.value, (int, float, bool)) for i in items):
-            return (len(items),)
+        if not items:
+            return None if items is None else (0,)
+        inner = {_literal_sizes(interp, item) for item in items}
+        if len(inner) == 1 and None not in inner:
+            return (len(items),) + inner.pop()  # type: ignore[operator]
     return None
 
 
 def _literal_dtype(interp, value: object) -> str:
     items = [value]
-    if isinstance(value, (ListValue, TupleValue)):
-        items = interp.items(value) or []
+    while any(isinstance(i, (ListValue, TupleValue)) for i in items):
+        nested = [interp.items(i) if isinstance(i, (ListValue, TupleValue)) else None for i in items]
+        if any(n is None for n in nested):
+            return ""
+        items = [x for n in nested for x in n]  # type: ignore[union-attr]
     kinds = {type(i.value) for i in items if isinstance(i, Const)}
     if not items or len(kinds) != 1 or len(items) != sum(isinstance(i, Const) for i in items):
         return ""
@@ -247,15 +256,23 @@ FLOATING_DTYPES = ("torch.float16", "torch.bfloat16", "torch.float32", "torch.fl
 
 def arithmetic(interp, op, left: object, right: object) -> object:
     """``t * 0.5``, ``a + b``: a new tensor. With a Python number, or another tensor of the same
-    sizes and dtype, it keeps the sizes, dtype (a floating one) and device, and
-    ``requires_grad`` if either has it; anything else is a tensor of which nothing is known."""
+    dtype and device, it keeps the (broadcast) sizes, dtype (a floating one) and device, and
+    ``requires_grad`` if either has it; ``a @ b`` has matmul's sizes; anything else is a tensor
+    of which nothing is known."""
     tensors = [v for v in (left, right) if isinstance(v, TensorValue)]
     others = [v for v in (left, right) if not isinstance(v, TensorValue)]
     first = tensors[0]
+    if isinstance(op, ast.MatMult):
+        return torch_shapes.matmul(interp, left, right) if len(tensors) == 2 else interp.new_tensor()
     if others and not (isinstance(others[0], Const) and type(others[0].value) in (int, float)):
         return interp.new_tensor()
-    if len(tensors) == 2 and (tensors[0].sizes != tensors[1].sizes or tensors[0].dtype != tensors[1].dtype or tensors[0].device != tensors[1].device):
+    if len(tensors) == 2 and (tensors[0].dtype != tensors[1].dtype or tensors[0].device != tensors[1].device):
         return interp.new_tensor()
+    if len(tensors) == 2 and tensors[0].sizes != tensors[1].sizes:
+        sizes = broadcast(tensors[0].sizes, tensors[1].sizes)
+        if sizes is None:
+            return interp.new_tensor()
+        first = replace(first, sizes=sizes)
     if first.dtype not in FLOATING_DTYPES:
         return interp.new_tensor(sizes=first.sizes)
     grads = [t.requires_grad for t in tensors]
@@ -264,6 +281,25 @@ def arithmetic(interp, op, left: object, right: object) -> object:
         enabled = grad_enabled(interp.grad_modes)  # under ``no_grad`` the result needs no grad
         grad = False if enabled is False else grad if enabled else None
     return interp.new_tensor(sizes=first.sizes, dtype=first.dtype, device=first.device, requires_grad=grad)
+
+
+def broadcast(a: tuple[int | None, ...] | None, b: tuple[int | None, ...] | None) -> tuple[int | None, ...] | None:
+    """The sizes two tensors broadcast to (None where a rank is unknown or they cannot)."""
+    if a is None or b is None:
+        return None
+    width = max(len(a), len(b))
+    a, b = (1,) * (width - len(a)) + a, (1,) * (width - len(b)) + b
+    out: list[int | None] = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        elif x is None or y is None:
+            out.append(x if y is None else y)  # the known one, unless it is the one that is 1
+        else:
+            return None  # torch raises
+    return tuple(out)
 
 
 def attribute(interp, tensor: TensorValue, attr: str) -> object:

@@ -1,0 +1,459 @@
+"""Tensor shapes through the layers and ops models are built of: what a call makes of its
+input's sizes, as torch computes them. A size the rules below cannot tell is ``None`` (the rank
+still known where it is), a rank they cannot tell leaves the sizes unknown: an unknown size is
+never a difference between two calls (``values.definitely_different``).
+
+Layers: ``nn.Linear`` (last size becomes ``out_features``), ``nn.Conv1d/2d/3d`` (channels, and
+each spatial size from kernel, stride, padding and dilation where known), ``nn.Embedding``
+(its ``embedding_dim`` appended), and the layers that keep their input's shape (activations,
+norms, dropout, ``nn.Identity``). Ops: indexing with ints, slices, ``None`` and ``...``;
+``transpose``, ``permute``, ``unsqueeze``, ``squeeze``, ``flatten``, ``chunk``, ``split``,
+reductions over a dim (``sum``, ``mean``, ``argmax``, ...), elementwise functions, ``@``,
+``torch.cat`` / ``torch.stack`` and ``F.pad``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
+from recompile_lint.analysis.execution.values import TOP, Const, Instance, ListValue, ModuleValue, TensorValue, TupleValue
+
+Sizes = "tuple[int | None, ...] | None"
+
+# Layers whose output has their input's shape.
+KEEPING_LAYERS = (
+    "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "LeakyReLU", "ELU", "Mish", "Hardswish", "Softplus", "Softmax",
+    "LogSoftmax", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Identity", "LayerNorm", "RMSNorm", "GroupNorm",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
+)  # fmt: skip
+# Functions and methods whose result has their (first) input's shape.
+ELEMENTWISE = (
+    "relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "abs", "neg", "sqrt", "rsqrt", "sin", "cos", "softmax",
+    "log_softmax", "clamp", "clip", "pow", "masked_fill", "square", "reciprocal", "sign", "floor", "ceil",
+    "round", "dropout", "layer_norm", "normalize", "leaky_relu", "elu", "softplus", "mish", "hardswish", "tril", "triu",
+)  # fmt: skip
+REDUCTIONS = ("sum", "mean", "amax", "amin", "argmax", "argmin", "prod", "std", "var", "logsumexp", "norm", "all", "any")
+INDEX_DTYPE = "torch.int64"
+
+
+def _ints(value: object) -> list[int] | None:
+    """``3`` or ``(3, 3)`` as known ints."""
+    items = value.elements if isinstance(value, TupleValue) else (value,)
+    if not all(isinstance(i, Const) and type(i.value) is int for i in items):
+        return None
+    return [i.value for i in items]  # type: ignore[union-attr]
+
+
+def _axis(value: object, rank: int, extra: int = 0) -> int | None:
+    """A known dim of a tensor of ``rank`` (``extra`` for ``unsqueeze``'s one more), counted
+    from the front."""
+    if not (isinstance(value, Const) and type(value.value) is int):
+        return None
+    total = rank + extra
+    dim = value.value + total if value.value < 0 else value.value
+    return dim if 0 <= dim < total else None
+
+
+def derived(interp, like: TensorValue, sizes, dtype: str | None = None) -> TensorValue:
+    """A new tensor computed from ``like``: its dtype (unless told), device and grad (never
+    for an integer or bool result: those cannot need grad)."""
+    grad = like.requires_grad
+    if grad is not False and grad_enabled(interp.grad_modes) is False:
+        grad = False
+    if dtype in (INDEX_DTYPE, "torch.bool"):
+        grad = False
+    return interp.new_tensor(sizes=sizes, dtype=like.dtype if dtype is None else dtype, device=like.device, requires_grad=grad)
+
+
+def _arg(args, kwargs, index: int, name: str, default: object = None) -> object:
+    return args[index] if len(args) > index else kwargs.get(name, default)
+
+
+# ---- layers --------------------------------------------------------------------------------
+
+
+def _attr(interp, layer: Instance, name: str) -> object:
+    return interp.heap.read(layer.addr, name, TOP)
+
+
+def _through(interp, layer: Instance, x: TensorValue, sizes) -> TensorValue:
+    """A layer's output: computed from ``x``, and needing grad where its weight does."""
+    out = derived(interp, x, sizes)
+    weight = _attr(interp, layer, "weight")
+    if isinstance(weight, TensorValue) and weight.requires_grad and out.requires_grad is not True:
+        enabled = grad_enabled(interp.grad_modes)
+        if enabled is not False:
+            out = replace(out, requires_grad=True if enabled else None)
+    return out
+
+
+def _layer_input(args) -> tuple[Instance, TensorValue] | None:
+    if len(args) == 2 and isinstance(args[0], Instance) and isinstance(args[1], TensorValue):
+        return args[0], args[1]
+    return None
+
+
+def _linear_forward(interp, frame, args, kwargs, node) -> object:
+    found = _layer_input(args)
+    if found is None:
+        return TOP
+    layer, x = found
+    out = _attr(interp, layer, "out_features")
+    if x.sizes is None or not x.sizes or not isinstance(out, Const):
+        return _through(interp, layer, x, None)
+    return _through(interp, layer, x, x.sizes[:-1] + (out.value,))  # type: ignore[operator]
+
+
+def _conv_forward(rank: int):
+    def handler(interp, frame, args, kwargs, node) -> object:
+        found = _layer_input(args)
+        if found is None:
+            return TOP
+        layer, x = found
+        out = _attr(interp, layer, "out_channels")
+        if x.sizes is None or len(x.sizes) not in (rank + 1, rank + 2) or not isinstance(out, Const):
+            return _through(interp, layer, x, None)
+        lead = x.sizes[: len(x.sizes) - rank - 1]
+        spatial = [_conv_size(interp, layer, x.sizes[len(x.sizes) - rank + i], i) for i in range(rank)]
+        return _through(interp, layer, x, tuple(lead) + (out.value,) + tuple(spatial))  # type: ignore[operator]
+
+    return handler
+
+
+def _conv_size(interp, layer: Instance, size: int | None, i: int) -> int | None:
+    if size is None:
+        return None
+    params = {}
+    for name in ("kernel_size", "stride", "padding", "dilation"):
+        value = _attr(interp, layer, name)
+        if isinstance(value, Const) and value.value in ("same", "valid") and name == "padding":
+            if value.value == "same":
+                return size
+            params[name] = 0
+            continue
+        known = _ints(value)
+        if known is None:
+            return None
+        params[name] = known[i] if len(known) > 1 else known[0]
+    k, s, p, d = params["kernel_size"], params["stride"], params["padding"], params["dilation"]
+    out = (size + 2 * p - d * (k - 1) - 1) // s + 1
+    return out if out > 0 else None
+
+
+def _embedding_forward(interp, frame, args, kwargs, node) -> object:
+    found = _layer_input(args)
+    if found is None:
+        return TOP
+    layer, x = found
+    dim = _attr(interp, layer, "embedding_dim")
+    weight = _attr(interp, layer, "weight")
+    like = weight if isinstance(weight, TensorValue) else x
+    if x.sizes is None or not isinstance(dim, Const):
+        return derived(interp, like, None, dtype=like.dtype if like is weight else "")
+    return derived(interp, like, x.sizes + (dim.value,), dtype=like.dtype if like is weight else "")  # type: ignore[operator]
+
+
+def _keeping_forward(interp, frame, args, kwargs, node) -> object:
+    found = _layer_input(args)
+    return _through(interp, found[0], found[1], found[1].sizes) if found is not None else TOP
+
+
+def _keeping_layer(name: str):
+    def handler(interp, frame, args, kwargs, node) -> object:
+        cls = interp.library_class(f"torch.nn.{name}", (ModuleValue("torch.nn.Module"),))
+        return Instance(cls, interp.heap.new("object", {"training": Const(True)}))
+
+    return handler
+
+
+# ---- ops -----------------------------------------------------------------------------------
+
+
+def _tensor(args) -> TensorValue | None:
+    return args[0] if args and isinstance(args[0], TensorValue) else None
+
+
+def _elementwise(interp, frame, args, kwargs, node) -> object:
+    t = _tensor(args)
+    return derived(interp, t, t.sizes) if t is not None else TOP
+
+
+def _transpose(interp, frame, args, kwargs, node) -> object:
+    t = _tensor(args)
+    if t is None:
+        return TOP
+    if t.sizes is None or len(args) != 3:
+        return derived(interp, t, None)
+    a, b = _axis(args[1], len(t.sizes)), _axis(args[2], len(t.sizes))
+    if a is None or b is None:
+        return derived(interp, t, (None,) * len(t.sizes))
+    sizes = list(t.sizes)
+    sizes[a], sizes[b] = sizes[b], sizes[a]
+    return derived(interp, t, tuple(sizes))
+
+
+def _permute(interp, frame, args, kwargs, node) -> object:
+    t = _tensor(args)
+    if t is None:
+        return TOP
+    dims = list(args[1:])
+    if len(dims) == 1 and isinstance(dims[0], TupleValue):
+        dims = list(dims[0].elements)
+    if t.sizes is None or len(dims) != len(t.sizes):
+        return derived(interp, t, None)
+    axes = [_axis(d, len(t.sizes)) for d in dims]
+    if None in axes or len(set(axes)) != len(axes):
+        return derived(interp, t, (None,) * len(t.sizes))
+    return derived(interp, t, tuple(t.sizes[a] for a in axes))  # type: ignore[index]
+
+
+def _unsqueeze(interp, frame, args, kwargs, node) -> object:
+    t = _tensor(args)
+    if t is None:
+        return TOP
+    if t.sizes is None:
+        return derived(interp, t, None)
+    dim = _axis(_arg(args, kwargs, 1, "dim"), len(t.sizes), extra=1)
+    if dim is None:
+        return derived(interp, t, None)
+    return derived(interp, t, t.sizes[:dim] + (1,) + t.sizes[dim:])
+
+
+def _squeeze(interp, frame, args, kwargs, node) -> object:
+    t = _tensor(args)
+    if t is None:
+        return TOP
+    if t.sizes is None:
+        return derived(interp, t, None)
+    given = _arg(args, kwargs, 1, "dim")
+    if given is None:
+        if None in t.sizes:
+            return derived(interp, t, None)
+        return derived(interp, t, tuple(s for s in t.sizes if s != 1))
+    dim = _axis(given, len(t.sizes))
+    if dim is None or t.sizes[dim] is None:
+        return derived(interp, t, None)
+    return derived(interp, t, t.sizes[:dim] + t.sizes[dim + 1 :] if t.sizes[dim] == 1 else t.sizes)
+
+
+def _flatten(interp, frame, args, kwargs, node) -> object:
+    t = _tensor(args)
+    if t is None:
+        return TOP
+    if t.sizes is None:
+        return derived(interp, t, None)
+    if not t.sizes:
+        return derived(interp, t, (1,))
+    start = _axis(_arg(args, kwargs, 1, "start_dim", Const(0)), len(t.sizes))
+    end = _axis(_arg(args, kwargs, 2, "end_dim", Const(-1)), len(t.sizes))
+    if start is None or end is None or end < start:
+        return derived(interp, t, None)
+    middle = t.sizes[start : end + 1]
+    merged = None if None in middle else math.prod(middle)  # type: ignore[arg-type]
+    return derived(interp, t, t.sizes[:start] + (merged,) + t.sizes[end + 1 :])
+
+
+def _pieces(interp, t: TensorValue, dim_value: object, parts: list[int] | None, size_each: int | None) -> object:
+    """The tuple ``chunk`` / ``split`` return, where the number of pieces is known."""
+    if t.sizes is None:
+        return TOP
+    dim = _axis(dim_value, len(t.sizes))
+    if dim is None or t.sizes[dim] is None:
+        return TOP
+    total = t.sizes[dim]
+    if parts is None:
+        if not size_each or size_each <= 0:
+            return TOP
+        parts = [size_each] * (total // size_each) + ([total % size_each] if total % size_each else [])  # type: ignore[operator]
+    elif sum(parts) != total:
+        return TOP
+    return TupleValue(tuple(derived(interp, t, t.sizes[:dim] + (p,) + t.sizes[dim + 1 :]) for p in parts))
+
+
+def _chunk(interp, frame, args, kwargs, node) -> object:
+    t = _tensor(args)
+    if t is None:
+        return TOP
+    chunks = _arg(args, kwargs, 1, "chunks")
+    dim = _arg(args, kwargs, 2, "dim", Const(0))
+    if not (isinstance(chunks, Const) and type(chunks.value) is int and chunks.value > 0) or t.sizes is None:
+        return TOP
+    axis = _axis(dim, len(t.sizes))
+    if axis is None or t.sizes[axis] is None:
+        return TOP
+    return _pieces(interp, t, dim, None, -(-t.sizes[axis] // chunks.value))  # type: ignore[operator]
+
+
+def _split(interp, frame, args, kwargs, node) -> object:
+    t = _tensor(args)
+    if t is None:
+        return TOP
+    size = _arg(args, kwargs, 1, "split_size_or_sections", kwargs.get("split_size"))
+    dim = _arg(args, kwargs, 2, "dim", Const(0))
+    if isinstance(size, Const) and type(size.value) is int:
+        return _pieces(interp, t, dim, None, size.value)
+    sections = _ints(size) if isinstance(size, TupleValue) else (_ints(TupleValue(tuple(interp.items(size) or ()))) if isinstance(size, ListValue) else None)
+    return _pieces(interp, t, dim, sections, None) if sections else TOP
+
+
+def _reduction(dtype: str | None = None):
+    def handler(interp, frame, args, kwargs, node) -> object:
+        t = _tensor(args)
+        if t is None:
+            return TOP
+        result_dtype = dtype if dtype is not None else None
+        given = _arg(args, kwargs, 1, "dim")
+        keep = _arg(args, kwargs, 2, "keepdim", Const(False))
+        if given is None or given == Const(None):
+            return derived(interp, t, (), dtype=result_dtype)
+        if t.sizes is None or not isinstance(keep, Const) or not isinstance(keep.value, bool):
+            return derived(interp, t, None, dtype=result_dtype)
+        dims = given.elements if isinstance(given, TupleValue) else (given,)
+        axes = {_axis(d, len(t.sizes)) for d in dims}
+        if None in axes:
+            return derived(interp, t, None, dtype=result_dtype)
+        if keep.value:
+            return derived(interp, t, tuple(1 if i in axes else s for i, s in enumerate(t.sizes)), dtype=result_dtype)
+        return derived(interp, t, tuple(s for i, s in enumerate(t.sizes) if i not in axes), dtype=result_dtype)
+
+    return handler
+
+
+def matmul(interp, left: TensorValue, right: TensorValue) -> TensorValue:
+    """``a @ b``: torch's matmul shapes (batch sizes broadcast)."""
+    a, b = left.sizes, right.sizes
+    if a is None or b is None or not a or not b:
+        return derived(interp, left, None)
+    if len(a) == 1 and len(b) == 1:
+        return derived(interp, left, ())
+    if len(b) == 1:
+        return derived(interp, left, a[:-1])
+    if len(a) == 1:
+        return derived(interp, left, b[:-2] + b[-1:])
+    batch_a, batch_b = a[:-2], b[:-2]
+    width = max(len(batch_a), len(batch_b))
+    batch_a = (1,) * (width - len(batch_a)) + batch_a
+    batch_b = (1,) * (width - len(batch_b)) + batch_b
+    batch: list[int | None] = []
+    for x, y in zip(batch_a, batch_b):
+        batch.append(y if x == 1 else x if y == 1 else x if x == y else None)
+    return derived(interp, left, tuple(batch) + (a[-2], b[-1]))
+
+
+def _matmul(interp, frame, args, kwargs, node) -> object:
+    if len(args) == 2 and all(isinstance(a, TensorValue) for a in args):
+        return matmul(interp, args[0], args[1])  # type: ignore[arg-type]
+    return TOP
+
+
+def _joined(stack: bool):
+    """``torch.cat(ts, dim)`` / ``torch.stack(ts, dim)`` of tensors whose ranks agree."""
+
+    def handler(interp, frame, args, kwargs, node) -> object:
+        items = interp.items(_arg(args, kwargs, 0, "tensors", TOP))
+        if not items or not all(isinstance(t, TensorValue) for t in items):
+            return TOP if not items else interp.new_tensor()
+        first = items[0]
+        ranks = {t.rank for t in items}
+        if None in ranks or len(ranks) != 1:
+            return derived(interp, first, None)
+        rank = first.rank + (1 if stack else 0)  # type: ignore[operator]
+        dim = _axis(_arg(args, kwargs, 1, "dim", Const(0)), rank)
+        if dim is None:
+            return derived(interp, first, (None,) * rank)
+        columns = list(zip(*(t.sizes for t in items)))  # type: ignore[misc]
+        same = [c[0] if len(set(c)) == 1 else None for c in columns]
+        if stack:
+            return derived(interp, first, tuple(same[:dim]) + (len(items),) + tuple(same[dim:]))
+        along = columns[dim]
+        total = None if None in along else sum(along)  # type: ignore[arg-type]
+        return derived(interp, first, tuple(same[:dim]) + (total,) + tuple(same[dim + 1 :]))
+
+    return handler
+
+
+def _pad(interp, frame, args, kwargs, node) -> object:
+    t = _tensor(args)
+    if t is None:
+        return TOP
+    pad = _ints(_arg(args, kwargs, 1, "pad", TOP))
+    if t.sizes is None or pad is None or len(pad) % 2 or len(pad) // 2 > len(t.sizes):
+        return derived(interp, t, None if t.sizes is None else (None,) * len(t.sizes))
+    sizes = list(t.sizes)
+    for i in range(len(pad) // 2):
+        at = len(sizes) - 1 - i
+        sizes[at] = None if sizes[at] is None else sizes[at] + pad[2 * i] + pad[2 * i + 1]  # type: ignore[operator]
+    return derived(interp, t, tuple(sizes))
+
+
+def index(interp, t: TensorValue, parts: list[tuple] | None) -> TensorValue:
+    """``t[0]``, ``t[:, -1:]``, ``t[..., None]``: ``parts`` are ``("int",)``, ``("slice",
+    start, stop, step)`` (ints or None), ``("none",)``, ``("ellipsis",)``; None where an index
+    is not one of these (a tensor, an unknown value)."""
+    if t.sizes is None or parts is None:
+        return derived(interp, t, None)
+    used = sum(1 for p in parts if p[0] in ("int", "slice"))
+    if used > len(t.sizes) or sum(1 for p in parts if p[0] == "ellipsis") > 1:
+        return derived(interp, t, None)
+    expanded: list[tuple] = []
+    for part in parts:
+        if part[0] == "ellipsis":
+            expanded += [("slice", None, None, None)] * (len(t.sizes) - used)
+        else:
+            expanded.append(part)
+    expanded += [("slice", None, None, None)] * (len(t.sizes) - sum(1 for p in expanded if p[0] in ("int", "slice")))
+    sizes: list[int | None] = []
+    axis = 0
+    for part in expanded:
+        if part[0] == "none":
+            sizes.append(1)
+            continue
+        size = t.sizes[axis]
+        axis += 1
+        if part[0] == "int":
+            continue
+        _, start, stop, step = part
+        if size is None:
+            sizes.append(None if (start, stop, step) != (None, None, None) else None)
+            continue
+        sizes.append(len(range(*slice(start, stop, step).indices(size))) if step != 0 else None)
+    return derived(interp, t, tuple(sizes))
+
+
+HANDLERS = {
+    "torch.nn.Linear.forward": _linear_forward,
+    "torch.nn.Conv1d.forward": _conv_forward(1),
+    "torch.nn.Conv2d.forward": _conv_forward(2),
+    "torch.nn.Conv3d.forward": _conv_forward(3),
+    "torch.nn.Embedding.forward": _embedding_forward,
+    **{f"torch.nn.{name}.forward": _keeping_forward for name in KEEPING_LAYERS if name != "LayerNorm"},
+    "torch.nn.LayerNorm.forward": _keeping_forward,
+    **{f"torch.nn.{name}": _keeping_layer(name) for name in KEEPING_LAYERS if name != "LayerNorm"},
+    **{f"tensor.{name}": _elementwise for name in ELEMENTWISE},
+    **{f"torch.{name}": _elementwise for name in ELEMENTWISE},
+    **{f"torch.nn.functional.{name}": _elementwise for name in ELEMENTWISE},
+    "tensor.transpose": _transpose,
+    "torch.transpose": _transpose,
+    "tensor.permute": _permute,
+    "torch.permute": _permute,
+    "tensor.unsqueeze": _unsqueeze,
+    "torch.unsqueeze": _unsqueeze,
+    "tensor.squeeze": _squeeze,
+    "torch.squeeze": _squeeze,
+    "tensor.flatten": _flatten,
+    "torch.flatten": _flatten,
+    "tensor.chunk": _chunk,
+    "torch.chunk": _chunk,
+    "tensor.split": _split,
+    "torch.split": _split,
+    **{f"tensor.{name}": _reduction(INDEX_DTYPE if name.startswith("arg") else "torch.bool" if name in ("all", "any") else None) for name in REDUCTIONS},
+    **{f"torch.{name}": _reduction(INDEX_DTYPE if name.startswith("arg") else "torch.bool" if name in ("all", "any") else None) for name in REDUCTIONS},
+    "tensor.matmul": _matmul,
+    "torch.matmul": _matmul,
+    "torch.cat": _joined(stack=False),
+    "torch.concat": _joined(stack=False),
+    "torch.stack": _joined(stack=True),
+    "torch.nn.functional.pad": _pad,
+}
