@@ -8,6 +8,7 @@ import ast
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from recompile_lint.lab import grid
+from recompile_lint.lab import generator, grid
 from recompile_lint.lab.generator import (
     DIMS, TWIN_KINDS, covering_rows, generate, pairwise_programs, twin_kinds, valid_pairs,
 )
@@ -45,8 +46,8 @@ def test_the_same_seed_gives_the_same_programs_byte_for_byte():
 
 # The stored proofs are keyed by program text: the runs they hold must regenerate unchanged.
 # A change here voids bench/lab's proofs of those runs (re-prove them in the same change).
-FROZEN_RUNS = {(0, 900): "e20289668720cb73", (7, 900): "572ce9c26bbd87ce", (1, 300): "f081494950e4ef6f",
-               (3, 50): "dc2823a99643dd88"}
+FROZEN_RUNS = {(0, 900): "dac88436faf0f356", (7, 900): "04bef364bc744648", (1, 300): "e8e11fed63c03950",
+               (3, 50): "a0449611b9c2770d"}
 
 
 @pytest.mark.parametrize(("seed", "count"), sorted(FROZEN_RUNS))
@@ -199,6 +200,76 @@ def test_some_programs_read_the_object_through_a_local_of_the_compiled_code(seed
     assert 20 <= len(aliased) <= len(seed0) / 5
     assert {dict(p.dims)["location"] for p in aliased} <= {"module-attribute", "object-attribute", "dataclass-field"}
     assert {dict(p.dims)["location"] for p in aliased} == {"module-attribute", "object-attribute", "dataclass-field"}
+
+
+CONTAINERS = {"module-list": "ModuleList", "sequential": "Sequential", "module-dict": "ModuleDict"}
+
+
+def test_the_block_of_a_module_reach_sits_in_every_kind_of_container(seed0):
+    """Drawn with the names, last: the compiled module's block is held directly or in an
+    nn.ModuleList, nn.Sequential or nn.ModuleDict; ``nest`` in the dims says which, "none"
+    where no module is compiled."""
+    held = Counter((p.dim("reach"), p.dim("nest")) for p in seed0)
+    for reach in grid.MODULE_REACHES:
+        for nest in ("direct", *CONTAINERS):
+            assert held[(reach, nest)] >= 3, (reach, nest)
+        assert held[(reach, "none")] == 0
+    assert {nest for (reach, nest) in held if reach not in grid.MODULE_REACHES} == {"none"}
+    assert all(p.dims[-1][0] == "nest" and p.dims[-2][0] == "variant" for p in seed0)
+
+
+def test_a_sequential_is_only_written_where_the_block_takes_the_input_alone(seed0):
+    """nn.Sequential passes one input on: a program whose compiled call passes the value or its
+    carrier too holds the block in an nn.ModuleList, and its dims say so."""
+    passes_more = grid.CARRIER_LOCATIONS | {"positional-argument", "keyword-argument"}
+    sequential = [p for p in seed0 if p.dim("nest") == "sequential"]
+    assert sequential
+    assert not [p.dims for p in sequential if p.dim("location") in passes_more]
+    for program in sequential:
+        model = next(text for path, text in program.files if "nn.Sequential(" in text)
+        assert "*args" not in model.split("nn.Sequential(", 1)[1], program.dims
+    # Such a program drew sequential and got a list.
+    listed = [p for p in seed0 if p.dim("nest") == "module-list" and p.dim("location") in passes_more]
+    assert listed
+
+
+def test_the_nest_draw_leaves_every_other_program_as_it_was(seed0, monkeypatch):
+    """Forcing every program's block to be held directly changes only the container programs."""
+    draw = generator._draw_nest
+    monkeypatch.setattr(generator, "_draw_nest", lambda rng: (draw(rng), "direct")[1])
+    direct = generate(0, len(seed0))
+    assert [p.dims[:-1] for p in direct] == [p.dims[:-1] for p in seed0]
+    for program, plain in zip(seed0, direct):
+        if program.dim("nest") in ("none", "direct"):
+            assert program.files == plain.files, program.dims
+        else:
+            assert program.files != plain.files and plain.dim("nest") == "direct", program.dims
+
+
+def test_each_container_program_builds_its_container_and_reaches_the_block_through_it(seed0):
+    for program in seed0:
+        nest = program.dim("nest")
+        if nest not in CONTAINERS:
+            continue
+        trees = {path: ast.parse(text) for path, text in program.files if path.endswith(".py")}
+        built = [node for tree in trees.values() for node in ast.walk(tree) if isinstance(node, ast.Call)
+                 and isinstance(node.func, ast.Attribute) and node.func.attr in CONTAINERS.values()]
+        assert [node.func.attr for node in built] == [CONTAINERS[nest]], program.dims
+        # It holds the block: the module whose forward the value reaches (the one with ``proj``).
+        (blocks,) = [node.name for tree in trees.values() for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                     and "self.proj = nn.Linear(8, 8)" in ast.unparse(node)]
+        held = ast.unparse(built[0].args[0])
+        assert held in (f"{blocks}()", f"[{blocks}()]", f"{{'main': {blocks}()}}"), held
+        run = program.text("run.py")
+        block = "[0]" if nest != "module-dict" else '["main"]'
+        compiled = {"compile-model": r"fast = torch\.compile\(net, ", "model-compile": r"net\.compile\(",
+                    "submodule-in-place": rf"net\.\w+{re.escape(block)}\.compile\("}[program.dim("reach")]
+        assert re.search(compiled, run), program.dims
+        if program.dim("location") == "module-attribute" and program.dim("variant") != "rebuilt":
+            assert re.search(rf"net\.\w+{re.escape(block)}", run), program.dims
+        if program.dim("variant") == "dynamic" and program.dim("reach") != "submodule-in-place":
+            source = re.search(r'dynamic_sources = "([^"]+)"', run).group(1)
+            assert source.startswith(("L['self']._modules[", "L['args'][0]", "L['kwargs'][", "G[")), source
 
 
 def test_names_vary_across_programs(seed0):

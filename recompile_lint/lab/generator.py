@@ -42,6 +42,10 @@ NET_NAMES = ("Encoder", "Decoder", "Head", "Mixer", "Tower", "Stack", "Denoiser"
              "Backbone", "Adapter", "Critic", "Policy", "Refiner", "Propagator")
 OUTER_NAMES = ("Model", "Network", "Pipeline", "Wrapper", "System", "Agent")
 BLOCK_ATTRS = ("block", "core", "trunk", "body", "inner", "stage_net")
+# The attribute a module container of blocks is held as, one for each of BLOCK_ATTRS.
+CONTAINER_ATTRS = ("blocks", "layers", "trunks", "stages", "cores", "stage_nets")
+CONTAINER_KEY = "main"  # the block's key in an nn.ModuleDict
+NESTS = ("direct", "module-list", "sequential", "module-dict")
 CARRIER_VARS = ("cfg", "opts", "hparams", "settings", "hp", "params", "conf", "spec", "setup",
                 "meta")
 CARRIER_CLASSES = ("Options", "Config", "HParams", "RunSpec", "Setup", "TrainArgs", "Profile")
@@ -291,6 +295,7 @@ class _Names:
     int_base: int
     container_list: bool
     aliased: bool  # compiled code reads the value's object through a local it assigns
+    nest: str  # one of NESTS: the module container the compiled module's block sits in
 
 
 def _draw_names(rng: random.Random, suffix: str) -> _Names:
@@ -336,7 +341,18 @@ def _draw_names(rng: random.Random, suffix: str) -> _Names:
         # Drawn last, so every earlier draw (and every program without an object to alias)
         # stays as it was.
         aliased=rng.random() < 0.3,
+        # Drawn after it, for the same reason: a program without a module reach is unchanged.
+        nest=_draw_nest(rng),
     )
+
+
+def _draw_nest(rng: random.Random) -> str:
+    """Held directly (about 4 in 10), in an nn.ModuleList, nn.Sequential or nn.ModuleDict
+    (about 2 in 10 each)."""
+    draw = rng.random()
+    if draw < 0.4:
+        return "direct"
+    return NESTS[1 + min(2, int((draw - 0.4) / 0.2))]
 
 
 class _Writer:
@@ -373,6 +389,38 @@ class _Writer:
             k = min(k, limit)
         self.k = k
         self.order = self._order()
+        self.nest = self._nest()
+
+    def _nest(self) -> str:
+        """The module container the block sits in: "none" without a module reach. An
+        nn.Sequential passes its one input on, so where the compiled call passes more (the value
+        or its carrier as an argument) the block sits in an nn.ModuleList instead."""
+        if self.reach not in grid.MODULE_REACHES:
+            return "none"
+        if self.n.nest == "sequential" and self.passes_more():
+            return "module-list"
+        return self.n.nest
+
+    def passes_more(self) -> bool:
+        """Whether the compiled call passes more than the input."""
+        return self.loc in grid.CARRIER_LOCATIONS or self.loc in ("positional-argument", "keyword-argument")
+
+    @property
+    def container_attr(self) -> str:
+        return CONTAINER_ATTRS[BLOCK_ATTRS.index(self.n.block_attr)]
+
+    def block_of(self, base: str) -> str:
+        """The compiled module's block reached from ``base``, the outer module."""
+        if self.nest == "module-dict":
+            return f'{base}.{self.container_attr}["{CONTAINER_KEY}"]'
+        if self.nest in ("module-list", "sequential"):
+            return f"{base}.{self.container_attr}[0]"
+        return f"{base}.{self.n.block_attr}"
+
+    @property
+    def outer_compiled(self) -> bool:
+        """Whether the compiled module is an outer one holding the block in a container."""
+        return self.reach in ("compile-model", "model-compile") and self.nest not in ("none", "direct")
 
     # ---- modules ---------------------------------------------------------------------------
 
@@ -859,12 +907,8 @@ class _Writer:
             out += [f"class {n.net}(nn.Module):"] + _ind(
                 _function("def __init__(self):", init) + [""]
                 + _function(f"def forward(self, {n.x}{extra}):", forward)) + [""]
-            if self.reach == "submodule-in-place":
-                out += [f"class {n.outer}(nn.Module):"] + _ind(
-                    _function("def __init__(self):", ["super().__init__()", f"self.{n.block_attr} = {n.net}()",
-                                                      "self.norm = nn.LayerNorm(8)"]) + [""]
-                    + _function(f"def forward(self, {n.x}, *args, **kwargs):",
-                                [f"return self.{n.block_attr}(self.norm({n.x}), *args, **kwargs)"])) + [""]
+            if self.reach == "submodule-in-place" or self.outer_compiled:
+                out += self.outer_class()
             return out
         body = self.body_of_compiled(read, "M") + [f"return {n.x}"]
         fn = _function(f"def {n.fn}({n.x}{extra}):", body, decorators)
@@ -883,6 +927,32 @@ class _Writer:
             out += disabled + [""]
         out += fn + [""]
         return out
+
+    def outer_class(self) -> list[str]:
+        """The outer module holding the block: as ``self.{block_attr}`` or in a container (an
+        nn.ModuleList it loops over, an nn.Sequential it calls, an nn.ModuleDict it indexes)."""
+        n, x, nest = self.n, self.n.x, self.nest
+        in_place = self.reach == "submodule-in-place"
+        attr = self.container_attr
+        held = {
+            "direct": f"self.{n.block_attr} = {n.net}()",
+            "module-list": f"self.{attr} = nn.ModuleList([{n.net}()])",
+            "sequential": f"self.{attr} = nn.Sequential({n.net}())",
+            "module-dict": f'self.{attr} = nn.ModuleDict({{"{CONTAINER_KEY}": {n.net}()}})',
+        }[nest]
+        init = ["super().__init__()", held] + (["self.norm = nn.LayerNorm(8)"] if in_place else [])
+        given = f"self.norm({x})" if in_place else x
+        header = f"def forward(self, {x}, *args, **kwargs):"
+        if nest == "module-list":
+            forward = ([f"{x} = {given}"] if in_place else []) + [
+                f"for block in self.{attr}:", f"    {x} = block({x}, *args, **kwargs)", f"return {x}"]
+        elif nest == "sequential":
+            header = f"def forward(self, {x}):"
+            forward = [f"return self.{attr}({given})"]
+        else:
+            forward = [f"return {self.block_of('self')}({given}, *args, **kwargs)"]
+        return [f"class {n.outer}(nn.Module):"] + _ind(
+            _function("def __init__(self):", init) + [""] + _function(header, forward)) + [""]
 
     # ---- run.py -----------------------------------------------------------------------------
 
@@ -923,8 +993,9 @@ class _Writer:
         raise AssertionError(loc)
 
     def net_ref(self) -> str:
-        if self.reach == "submodule-in-place":
-            return f"net.{self.n.block_attr}"
+        """The compiled module's block, as run.py reaches it."""
+        if self.reach == "submodule-in-place" or self.outer_compiled:
+            return self.block_of("net")
         return "net"
 
     def raw_ref(self) -> str:
@@ -939,13 +1010,14 @@ class _Writer:
         """(module-level lines of run.py, main()'s lines, the callee expression)."""
         n, reach, kw = self.n, self.reach, self.compile_kwargs()
         if reach in grid.MODULE_REACHES:
-            cls = self.ref("R", "M", n.outer if reach == "submodule-in-place" else n.net)
+            outer = reach == "submodule-in-place" or self.outer_compiled
+            cls = self.ref("R", "M", n.outer if outer else n.net)
             lines = [f"net = {cls}()"]
             if reach == "compile-model":
                 return [], lines + [f"fast = torch.compile(net, {kw})"], "fast"
             if reach == "model-compile":
                 return [], lines + [f"net.compile({kw})"], "net"
-            return [], lines + [f"net.{n.block_attr}.compile({kw})"], "net"
+            return [], lines + [f"{self.net_ref()}.compile({kw})"], "net"
         fn = n.fn if self.loc == "closure" else self.ref("R", "M", n.fn)
         if reach in ("decorator", "decorator-options"):
             return [], [], fn
@@ -1076,7 +1148,7 @@ class _Writer:
         call = f"{n.out} = {callee}({x}{self.call_args(ref)})"
         before = []
         if self.twin == "dynamic":
-            source = DYNAMIC_SOURCES[self.loc].format(name=self.name, carrier=n.carrier)
+            source = self.dynamic_source()
             before.append(f'torch.compiler.config.dynamic_sources = "{source}"')
         if self.twin == "fixed":
             before += invoke("0", False)
@@ -1128,6 +1200,23 @@ class _Writer:
         main_body = ["torch.manual_seed(0)"] + carrier_lines + compile_lines + writer_setup + before + loop
         main = _function("def main():", main_body)
         return top, main
+
+    def dynamic_source(self) -> str:
+        """The value's source as Dynamo names it in the compiled frame (for ``dynamic_sources``).
+        An outer module compiled around a container reaches the block through ``_modules`` and
+        gets the block's arguments as ``*args, **kwargs``."""
+        source = DYNAMIC_SOURCES[self.loc].format(name=self.name, carrier=self.n.carrier)
+        if not self.outer_compiled:
+            return source
+        if self.loc == "module-attribute":
+            key = CONTAINER_KEY if self.nest == "module-dict" else "0"
+            return f"L['self']._modules['{self.container_attr}']._modules['{key}'].{self.name}"
+        if self.loc == "keyword-argument":
+            return f"L['kwargs']['{self.name}']"
+        if self.loc in grid.CARRIER_LOCATIONS or self.loc == "positional-argument":
+            inner = f"L['{self.name if self.loc == 'positional-argument' else self.n.carrier}']"
+            return "L['args'][0]" + source[len(inner):]
+        return source
 
     def outside_read(self, ref: str | None) -> str:
         if self.loc in ("positional-argument", "keyword-argument"):
@@ -1279,7 +1368,7 @@ def render(row: dict[str, str], seed: int, index: int, twin: str | None = None, 
     names = _draw_names(names_rng, _suffix(seed, index))
     writer = _Writer(row, twin, names)
     files, cause, change = writer.files()
-    dims = tuple((d, row[d]) for d in DIMS) + (("variant", twin or "original"),)
+    dims = tuple((d, row[d]) for d in DIMS) + (("variant", twin or "original"), ("nest", writer.nest))
     intent = "negative" if twin else intent_of(row)
     if twin == "outside":
         cause = None
