@@ -527,13 +527,20 @@ class Tracer:
                         found = self.source_of(interpreter, frame, inner)
                         if found is not None:
                             trace.concrete.setdefault(found[0], this)
-        if any(isinstance(a, ast.Starred) for a in node.args):
+        starred = [a for a in node.args if isinstance(a, ast.Starred)]
+        if len(starred) > 1:
             self._pending = None
             return
-        if _disabled(callee):
+        if _disabled(callee) and not starred:
             self._passed(interpreter, frame, node, args, kwargs)
-        arg_sources = [self._held_source(interpreter, frame, arg, value) for arg, value in zip(node.args, args)]
+        arg_sources = self._spread_sources(interpreter, frame, node, args)
         kw_sources = {k.arg: self._held_source(interpreter, frame, k.value, kwargs.get(k.arg)) for k in node.keywords if k.arg}
+        for spread in (k for k in node.keywords if k.arg is None):
+            # ``f(**kwargs)``: each key passed has its source in the dict (``L['kwargs']['k']``).
+            found = self.source_of(interpreter, frame, spread.value)
+            for key in kwargs:
+                if key not in kw_sources:
+                    kw_sources[key] = (f"{found[0]}[{key!r}]", found[1]) if found is not None else None
         receiver = None
         found_callee = self._held_source(interpreter, frame, node.func, callee)
         callee_source = found_callee[0] if found_callee is not None else None
@@ -570,6 +577,23 @@ class Tracer:
         receiver_value = target.receiver if isinstance(target, BoundMethod) else target if isinstance(target, Instance) else None
         pending = _Pending(frame.locals, arg_sources, kw_sources, receiver, receiver_value, _started(interpreter, target))
         self._pending = pending
+
+    def _spread_sources(self, interpreter, frame, node: ast.Call, args: list[object]) -> list[tuple[str, bool] | None]:
+        """The sources of the values a call passes by position; the items of one ``*args``
+        are ``<source of args>[i]``, as Dynamo spells them."""
+        plain = [a for a in node.args if not isinstance(a, ast.Starred)]
+        spread_count = len(args) - len(plain)
+        out: list[tuple[str, bool] | None] = []
+        position = 0
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                found = self.source_of(interpreter, frame, arg.value)
+                out += [(f"{found[0]}[{i}]", found[1]) if found is not None else None for i in range(spread_count)]
+                position += spread_count
+            else:
+                out.append(self._held_source(interpreter, frame, arg, args[position] if position < len(args) else None))
+                position += 1
+        return out
 
     def _parameters(self, interpreter, frame, node: ast.Call, layer: Instance, source: tuple[str, bool]) -> None:
         """Traced code calls a library layer (``nn.Linear``): Dynamo inlines its ``forward``,
