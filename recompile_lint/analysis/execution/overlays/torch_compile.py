@@ -92,4 +92,9 @@ HANDLERS = {
     "execution.eager": eager,
     "torch._dynamo.mark_dynamic": mark_dynamic,
     "torch._dynamo.maybe_mark_dynamic": mark_dynamic,
+    # An unbacked size is symbolic too (a size of 0 or 1 included).
+    "torch._dynamo.mark_unbacked": mark_dynamic,
+    "torch._dynamo.decorators.mark_dynamic": mark_dynamic,
+    "torch._dynamo.decorators.maybe_mark_dynamic": mark_dynamic,
+    "torch._dynamo.decorators.mark_unbacked": mark_dynamic,
 }
