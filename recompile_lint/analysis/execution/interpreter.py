@@ -150,6 +150,7 @@ class Interpreter:
         self.call_writes: dict[str, list[Location]] = {}  # parameter -> writes of what the compiled call passes
         self.call_lines: list[tuple[str, int]] = []  # (file, line) of each call being run, outermost first
         self.grad_modes: list[object] = []  # the grad-mode and autocast contexts entered
+        self.decorated_modes: dict[CodeRef, ContextValue] = {}  # functions a grad-mode context decorates
         self.traced: set[tuple[str, int]] = set()  # (file, line) of expressions compiled code ran
         self.ran: set[tuple[str, int]] = set()  # (file, line) of every statement the run executed
         self.default_dtype = "torch.float32"  # ``torch.set_default_dtype``; "" when unknown
@@ -848,12 +849,18 @@ class Interpreter:
             self.observer.on_frame(self, frame, function, args, bound, caller)
         if isinstance(node, ast.Lambda):
             return self.eval(frame, node.body)
+        mode = self.decorated_modes.get(function.code)
+        if mode is not None:
+            self.grad_modes.append(mode)
         try:
             self.block(frame, node.body)  # type: ignore[attr-defined]
         except Return as done:
             frame.returns.append(done.value)
         else:
             frame.returns.append(Const(None))
+        finally:
+            if mode is not None:
+                self.grad_modes.pop()
         value = frame.returns[0]
         for other in frame.returns[1:]:
             value = join(value, other)
@@ -1036,7 +1043,11 @@ class Interpreter:
                 return self.call(frame, BoundMethod(method, callee), args, kwargs, node)
             return TOP
         if isinstance(callee, ContextValue):
-            return args[0] if len(args) == 1 and isinstance(args[0], Function) else TOP  # ``@torch.no_grad()``
+            if len(args) == 1 and isinstance(args[0], Function):
+                # ``@torch.no_grad()``: the function itself, whose calls run under the mode.
+                self.decorated_modes[args[0].code] = callee
+                return args[0]
+            return TOP
         if isinstance(callee, ModuleValue) and not callee.path:
             handler = TABLE.get(callee.name)
             if handler is not None:

@@ -1,6 +1,7 @@
 """Grad mode and autocast: ``torch.no_grad()``, ``enable_grad``, ``inference_mode``,
 ``set_grad_enabled(b)``, ``autocast(...)``: context state while their block runs; as
-decorators (``@torch.no_grad()``) they leave the function as it is."""
+decorators (``@torch.no_grad()``) they leave the function as it is, and its calls run under
+them (``Interpreter.decorated_modes``)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ CONTEXTS = {
 def _context(kind: str):
     def handler(interp, frame, args, kwargs, node) -> object:
         if len(args) == 1 and isinstance(args[0], Function) and kind != "set_grad_enabled":
-            return args[0]  # ``@torch.no_grad`` without parentheses
+            # ``@torch.no_grad`` without parentheses: the function, whose calls run under it.
+            interp.decorated_modes[args[0].code] = ContextValue(kind)
+            return args[0]
         return ContextValue(kind, args[0] if args else None)
 
     return handler
