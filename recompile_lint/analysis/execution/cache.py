@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Trace, Tracer
 from recompile_lint.analysis.execution.frames import Frame, OutOfBudget
 from recompile_lint.analysis.execution.interpreter import Observer
+from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
 from recompile_lint.analysis.execution.values import (
     TOP,
     BoundMethod,
@@ -141,6 +142,7 @@ class RegionCaches(Observer):
         self.regions: dict[tuple, CompiledRegion] = self.table.keyed
         self.tracer = Tracer()
         self.entries: dict[tuple, list[dict[str, GuardRead]]] = {}
+        self.modes: dict[tuple, list[bool | None]] = {}  # the grad mode of each entry (None: unknown)
         self.observed: dict[tuple[tuple, str], Observed] = {}
         self.region_calls: dict[tuple, int] = {}  # calls of each region whose body ran
         self.options: dict[tuple, tuple[tuple[str, str], ...]] = {}  # each region's options, as the run passed them
@@ -179,6 +181,7 @@ class RegionCaches(Observer):
             self.options.setdefault(key, compiled.options)
         self.tracer.begin(keys, function, bound, where)
         self.tracer.traces[-1].passed = dict(interpreter.call_writes)
+        self.tracer.traces[-1].grad_mode = grad_enabled(interpreter.grad_modes)
 
     def on_compiled_end(self, interpreter) -> None:
         trace = self.tracer.end()
@@ -221,11 +224,22 @@ class RegionCaches(Observer):
             if guard.branch:
                 self.outcomes.setdefault((key, source), []).append(tuple(trace.outcomes.get(source, ())) or None)
         entries = self.entries.setdefault(key, [])
+        modes = self.modes.setdefault(key, [])
         if not entries:
             entries.append(guards)
+            modes.append(trace.grad_mode)
             return
-        if any(not any(differs(entry[s].value, g.value) for s, g in guards.items() if s in entry) for entry in entries):
+        same_mode = [m is None or trace.grad_mode is None or m == trace.grad_mode for m in modes]
+        if any(same and not any(differs(entry[s].value, g.value) for s, g in guards.items() if s in entry) for entry, same in zip(entries, same_mode)):
             return  # an entry's guards all pass: the cached graph runs
+        if not any(same_mode):
+            # Dynamo checks the global state first and reports it (``GLOBAL_STATE changed:
+            # grad_mode``): a call in another grad mode compiles one graph whatever else it
+            # changes, and that cost is the grad-mode family's (RCL301), not another guard's.
+            if len(entries) < MAX_ENTRIES:
+                entries.append(guards)
+                modes.append(trace.grad_mode)
+            return
         for source, guard in self.failing(entries, guards):
             held = [entry[source] for entry in entries if source in entry]
             observed = self.observed.get((key, source))
@@ -250,6 +264,7 @@ class RegionCaches(Observer):
                 observed.calls.append(trace.where)
         if len(entries) < MAX_ENTRIES:
             entries.append(guards)
+            modes.append(trace.grad_mode)
 
     @staticmethod
     def failing(entries: list[dict[str, GuardRead]], guards: dict[str, GuardRead]) -> list[tuple[str, GuardRead]]:
@@ -392,8 +407,23 @@ def tensor_change(a: TensorMeta, b: TensorMeta) -> str:
     return ""
 
 
+_CLASS_DEFAULT = re.compile(r"^dict\(type\((.+)\)\.__dict__\)\['(\w+)'\]\.__defaults__\[(\d+)\]$")
+
+
 def evaluate(interpreter, source: str, function: Function, bound: dict[str, object], where: Location) -> tuple[object, Location | None]:
     """A guard's value at a call, and the write (or the call's binding) that set it."""
+    method_default = _CLASS_DEFAULT.match(source)
+    if method_default is not None:
+        # A default of a method of the object's class: its ``__defaults__`` now, and their write.
+        owner, _ = evaluate(interpreter, method_default.group(1), function, bound, where)
+        method = interpreter.class_attribute(owner.cls, method_default.group(2)) if isinstance(owner, Instance) else None
+        if not isinstance(method, Function):
+            return TOP, None
+        defaults, _ = interpreter.defaults_of(method)
+        at = int(method_default.group(3))
+        store = interpreter.written_store(method)
+        origin = interpreter.heap.origin(store, "__defaults__") if store is not None and interpreter.heap.has(store, "__defaults__") else None
+        return (defaults[at], origin) if defaults is not None and at < len(defaults) else (TOP, None)
     parsed = parse_source(source)
     if parsed is None:
         return TOP, None

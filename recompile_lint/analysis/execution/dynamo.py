@@ -154,6 +154,7 @@ class Trace:
     # they hold (``.keywords['k']``, ``.__self__.k``, parameters), never the object as a constant.
     holders: set[str] = field(default_factory=set)
     passed: dict[str, list[Location]] = field(default_factory=dict)  # parameter -> writes of the local passed
+    grad_mode: bool | None = None  # grad enabled at the call (None: unknown)
     # Sources read with a known value that Dynamo installs no guard on (measured): a local or
     # attribute Enum member that only indexes a dict, ``W[self.mode]``.
     unguarded: set[str] = field(default_factory=set)
@@ -234,6 +235,27 @@ class Tracer:
                 found = trace.objects.get(value.addr)
                 if found is not None:
                     self.sources[(frame.locals, name)] = found
+        self._defaults(interpreter, frame, function, args, bound)
+
+    def _defaults(self, interpreter, frame, function: Function, args: list[object], bound: dict[str, object]) -> None:
+        """An inlined method's parameter that took its default: Dynamo reads it off the class,
+        ``dict(type(<receiver>).__dict__)['forward'].__defaults__[0]`` (measured on torch 2.13,
+        a block a ``Sequential`` calls)."""
+        node = interpreter.codes.get(function.code)
+        if node is None or not hasattr(node, "args") or not args or not isinstance(args[0], Instance):
+            return
+        spec = node.args
+        positional = [a.arg for a in spec.posonlyargs + spec.args]
+        defaults, _ = interpreter.defaults_of(function)
+        receiver = self.sources.get((frame.locals, positional[0])) if positional else None
+        name = function.code.qualname.rsplit(".", 1)[-1]
+        if not defaults or receiver is None or interpreter.class_attribute(args[0].cls, name) != function:
+            return
+        first = len(positional) - len(defaults)
+        for i, default in enumerate(defaults):
+            param = positional[first + i]
+            if first + i >= len(args) and bound.get(param) is default and (frame.locals, param) not in self.sources:
+                self.sources[(frame.locals, param)] = (f"dict(type({receiver[0]}).__dict__)[{name!r}].__defaults__[{i}]", receiver[1])
 
     def _bind_passed(self, interpreter, frame, function: Function, args: list[object], bound: dict[str, object], pending: _Pending, trace: Trace) -> None:
         """The callee's parameters take the sources of what its caller passed."""
