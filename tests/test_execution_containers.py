@@ -225,3 +225,54 @@ torch.compile(Stack())(torch.randn(2, 8), 3, scale=2.0)
 """)
     assert call["L['args'][0]"].value == Const(3)
     assert call["L['kwargs']['scale']"].value == Const(2.0)
+
+
+def test_a_module_compiled_in_place_through_its_container_is_a_compile_site(tmp_path):
+    source = BLOCK + """
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleDict({"main": Block()})
+
+    def forward(self, x):
+        return self.blocks["main"](x)
+
+
+def main():
+    net = Stack()
+    net.blocks["main"].compile(backend="eager")
+    for step in range(12):
+        net.blocks["main"].scale = step
+        net(torch.randn(2, 8))
+
+
+if __name__ == "__main__":
+    main()
+"""
+    root = write(tmp_path, {"run.py": source})
+    [finding] = [f for f in lint(root) if f.severity in ("error", "warning")]
+    assert (finding.severity, finding.bounded, finding.guard.source) == ("error", "unbounded", "L['self'].scale")
+    assert finding.region == "run.Block.forward"
+
+
+def test_a_default_of_a_block_a_sequential_calls_is_read_off_its_class():
+    """Measured on torch 2.13: ``dict(type(self._modules['stages']._modules['0']).__dict__)
+    ['forward'].__defaults__[0] == 0.05``."""
+    [call] = traced(BLOCK + """
+class Head(nn.Module):
+    def forward(self, x, mixing=0.05):
+        return x * mixing
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stages = nn.Sequential(Head())
+
+    def forward(self, x):
+        return self.stages(x)
+
+
+torch.compile(Model())(torch.randn(2, 8))
+""")
+    assert call["dict(type(L['self']._modules['stages']._modules['0']).__dict__)['forward'].__defaults__[0]"].value == Const(0.05)

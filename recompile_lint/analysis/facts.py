@@ -396,6 +396,13 @@ def char_column(lines: list[str], line: int, byte_offset: int) -> int:
     return byte_offset + 1
 
 
+def _rooted_at_name(node: ast.expr) -> bool:
+    """``a.b[0].c[k]``: a chain of attributes and subscripts that starts at a name."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
 def span_of(node: ast.AST, lines: list[str]) -> Span:
     line = getattr(node, "lineno", 1)
     end_line = getattr(node, "end_lineno", None) or line
@@ -1120,6 +1127,10 @@ class _Collector(ast.NodeVisitor):
             receiver = dotted_name(node.func.value)
             if receiver and self.resolve(receiver) not in ("re", "torch", "regex") and not self.resolve(receiver).startswith("torch."):
                 self.record_compile_site(node, "method", receiver, "name" if "." not in receiver else "attribute", node.keywords)
+            elif not receiver and isinstance(node.func.value, ast.Subscript) and _rooted_at_name(node.func.value):
+                # ``net.blocks[0].compile()``, ``self.layers[name].compile()``: still a site;
+                # the value flow says what the item holds, or why not.
+                self.record_compile_site(node, "method", ast.unparse(node.func.value)[:200], "subscript", node.keywords)
         # Length changes through methods: ``history.append(x)``, ``os.environ.update(...)``.
         if isinstance(node.func, ast.Attribute) and node.func.attr in FLOW_METHODS or func_text == "setattr":
             self.add_call_flows(node)
