@@ -11,7 +11,7 @@ import ast
 import math
 from dataclasses import replace
 
-from recompile_lint.analysis.execution.overlays import torch_shapes
+from recompile_lint.analysis.execution.overlays.torch_shapes import matmul
 from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
 from recompile_lint.analysis.execution.values import TOP, Const, ListValue, ModuleValue, Sym, TensorValue, TupleValue
 
@@ -263,7 +263,7 @@ def arithmetic(interp, op, left: object, right: object) -> object:
     others = [v for v in (left, right) if not isinstance(v, TensorValue)]
     first = tensors[0]
     if isinstance(op, ast.MatMult):
-        return torch_shapes.matmul(interp, left, right) if len(tensors) == 2 else interp.new_tensor()
+        return matmul(interp, left, right) if len(tensors) == 2 else interp.new_tensor()
     if others and not (isinstance(others[0], Const) and type(others[0].value) in (int, float)):
         return interp.new_tensor()
     if len(tensors) == 2 and (tensors[0].dtype != tensors[1].dtype or tensors[0].device != tensors[1].device):
