@@ -3,9 +3,11 @@
 An entry is a file run as ``__main__`` (its top level, its ``if __name__ == "__main__":``
 block), and then, in that run's state, each of its functions that calls something in a loop
 and has not run yet (parameters unknown), and its ``test_*`` functions. Files are entries when
-they compile something or, by their text, may import a module that does, or a module that
-imports one (up to ``IMPORT_HOPS`` imports away: ``run.py`` imports the model, the model the
-layer whose function is compiled), and drive it. Library code no entry calls gets no evidence.
+they compile something or, by their text, may import a module that does and drive it; a
+script or a test (a ``__main__`` block, a ``test_`` function) that imports a module that
+imports one is an entry too (``run.py`` imports the model, the model the layer whose
+function is compiled: ``IMPORT_HOPS`` imports away at most, since every entry added runs the
+modules it imports). Library code no entry calls gets no evidence.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from recompile_lint.analysis.regions import CompiledRegion
 
 # Text a driver has: a ``__main__`` block, a test, a loop.
 _DRIVES = ("__main__", "def test_", "for ", "while ")
+# Text a script or a test has: only those drive code more than one import away.
+_SCRIPTS = ("__main__", "def test_")
 _WORD = re.compile(r"\w+")
 _DOTTED = re.compile(r"[\w.]+")
-IMPORT_HOPS = 3
+IMPORT_HOPS = 2
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b.*|import[ \t]+.*)$", re.MULTILINE)
 
 
@@ -40,6 +44,7 @@ class EntryFinder:
                     wanted.setdefault(module.rsplit(".", 1)[-1], set()).add(path)
         self.naming: dict[str, list[str]] = {}  # a word of an import line -> the files naming it
         self.drivers: set[str] = set()  # files whose text drives something
+        self.scripts: set[str] = set()  # files run as a script or a test (what drives code further away)
         self._import_lines: dict[str, list[str]] = {}  # a file's import lines, found once
         self._files: dict[tuple[str, str], list[str]] = {}  # entry files, by site and entry file
         for path in index.paths:
@@ -48,6 +53,8 @@ class EntryFinder:
                 continue
             if any(marker in text for marker in _DRIVES):
                 self.drivers.add(path)
+            if any(marker in text for marker in _SCRIPTS):
+                self.scripts.add(path)
             lines = self._import_lines[path] = _IMPORT_LINE.findall(text)
             for name in {word for line in lines for word in _WORD.findall(line)}:
                 self.naming.setdefault(name, []).append(path)
@@ -64,7 +71,7 @@ class EntryFinder:
         found = list(own)
         seen = set(own)
         frontier = list(own)
-        for _ in range(IMPORT_HOPS):
+        for depth in range(IMPORT_HOPS):
             reached = []
             for path in frontier:
                 module = self.index.module_names.get(path, "")
@@ -73,7 +80,7 @@ class EntryFinder:
                     if other not in seen and self.imports(other, module) and self.index.module_path(module, other) == path:
                         seen.add(other)
                         reached.append(other)
-                        if other in self.drivers:
+                        if other in self.drivers and (depth == 0 or other in self.scripts):
                             found.append(other)
             frontier = reached
         return found
