@@ -698,3 +698,18 @@ def test_a_slice_of_a_known_list_or_tuple_is_its_items():
     assert interpreter.items(g["timesteps"]) == [Const(90), Const(80), Const(70), Const(60)]
     assert g["back"] == TupleValue((Const(3), Const(2), Const(1)))
     assert g["unknown"] is TOP
+
+
+def test_iterating_an_enum_class_gives_its_members_in_order_without_aliases():
+    interp, g, _ = run(
+        """
+        import enum
+        class Phase(enum.Enum):
+            WARMUP = "warmup"
+            NOISY = "noisy"
+            LOUD = "noisy"
+            COOLDOWN = "cooldown"
+        names = [p.name for p in Phase]
+        """
+    )
+    assert interp.items(g["names"]) == [Const("WARMUP"), Const("NOISY"), Const("COOLDOWN")]

@@ -549,6 +549,8 @@ class Interpreter:
             return [self.heap.read(value.addr, name, TOP) for name in self.field_names(value.cls)]
         if nn_containers.kind(self, value):
             return nn_containers.items(self, value)  # type: ignore[arg-type]
+        if isinstance(value, ClassValue) and records.is_enum(self, value):
+            return records.enum_members(self, value)  # ``for phase in Phase``
         if isinstance(value, ListValue):
             slots = self.heap.slots(value.addr)
             if slots.get("__unknown__"):

@@ -115,6 +115,20 @@ def is_enum(interp, cls: ClassValue) -> bool:
     return any(isinstance(c, ModuleValue) and c.name.startswith("enum.") for c in interp.mro(cls))
 
 
+def enum_members(interp, cls: ClassValue) -> list[object]:
+    """``list(Phase)``: the members in the order they were defined (an alias, a name whose
+    value an earlier member has, is not one of them)."""
+    members: list[object] = []
+    values: list[object] = []
+    for member in interp.heap.slots(cls.addr).values():
+        if isinstance(member, Instance) and member.cls == cls:
+            value = interp.heap.read(member.addr, "value", None)
+            if value not in values:
+                values.append(value)
+                members.append(member)
+    return members
+
+
 def enum_lookup(interp, cls: ClassValue, args: list[object]) -> object:
     """``Mode(2)``: the member with that value, where known."""
     if len(args) != 1 or not isinstance(args[0], Const):
