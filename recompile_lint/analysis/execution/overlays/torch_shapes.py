@@ -95,31 +95,35 @@ def _layer_input(args) -> tuple[Instance, TensorValue] | None:
     return None
 
 
-def _linear_forward(interp, frame, args, kwargs, node) -> object:
-    found = _layer_input(args)
-    if found is None:
-        return TOP
-    layer, x = found
-    out = _attr(interp, layer, "out_features")
-    if x.sizes is None or not x.sizes or not isinstance(out, Const):
-        return _through(interp, layer, x, None)
-    return _through(interp, layer, x, x.sizes[:-1] + (out.value,))  # type: ignore[operator]
+def _layer_forward(out_sizes):
+    """A layer's ``forward``: ``out_sizes(interp, layer, x)`` gives its output's sizes from an
+    input whose sizes are known (None where it cannot tell)."""
 
-
-def _conv_forward(rank: int):
     def handler(interp, frame, args, kwargs, node) -> object:
         found = _layer_input(args)
         if found is None:
             return TOP
         layer, x = found
-        out = _attr(interp, layer, "out_channels")
-        if x.sizes is None or len(x.sizes) not in (rank + 1, rank + 2) or not isinstance(out, Const):
-            return _through(interp, layer, x, None)
-        lead = x.sizes[: len(x.sizes) - rank - 1]
-        spatial = [_conv_size(interp, layer, x.sizes[len(x.sizes) - rank + i], i) for i in range(rank)]
-        return _through(interp, layer, x, tuple(lead) + (out.value,) + tuple(spatial))  # type: ignore[operator]
+        return _through(interp, layer, x, out_sizes(interp, layer, x) if x.sizes is not None else None)
 
     return handler
+
+
+def _linear_sizes(interp, layer: Instance, x: TensorValue):
+    out = _attr(interp, layer, "out_features")
+    return x.sizes[:-1] + (out.value,) if x.sizes and isinstance(out, Const) else None  # type: ignore[operator]
+
+
+def _conv_sizes(rank: int):
+    def sizes(interp, layer: Instance, x: TensorValue):
+        out = _attr(interp, layer, "out_channels")
+        if len(x.sizes) not in (rank + 1, rank + 2) or not isinstance(out, Const):  # type: ignore[arg-type]
+            return None
+        lead = x.sizes[: len(x.sizes) - rank - 1]  # type: ignore[index,arg-type]
+        spatial = [_conv_size(interp, layer, x.sizes[len(x.sizes) - rank + i], i) for i in range(rank)]  # type: ignore[index,arg-type]
+        return tuple(lead) + (out.value,) + tuple(spatial)
+
+    return sizes
 
 
 def _conv_size(interp, layer: Instance, size: int | None, i: int) -> int | None:
@@ -155,11 +159,6 @@ def _embedding_forward(interp, frame, args, kwargs, node) -> object:
     return derived(interp, like, x.sizes + (dim.value,), dtype=like.dtype if like is weight else "")  # type: ignore[operator]
 
 
-def _keeping_forward(interp, frame, args, kwargs, node) -> object:
-    found = _layer_input(args)
-    return _through(interp, found[0], found[1], found[1].sizes) if found is not None else TOP
-
-
 def _keeping_layer(name: str):
     def handler(interp, frame, args, kwargs, node) -> object:
         cls = interp.library_class(f"torch.nn.{name}", (ModuleValue("torch.nn.Module"),))
@@ -180,79 +179,69 @@ def _elementwise(interp, frame, args, kwargs, node) -> object:
     return derived(interp, t, t.sizes) if t is not None else TOP
 
 
-def _transpose(interp, frame, args, kwargs, node) -> object:
-    t = _tensor(args)
-    if t is None:
-        return TOP
-    if t.sizes is None or len(args) != 3:
-        return derived(interp, t, None)
-    a, b = _axis(args[1], len(t.sizes)), _axis(args[2], len(t.sizes))
+def _sized(out_sizes):
+    """An op whose result is a new tensor: ``out_sizes(t, args, kwargs)`` gives its sizes from
+    an input whose sizes are known (None where it cannot tell)."""
+
+    def handler(interp, frame, args, kwargs, node) -> object:
+        t = _tensor(args)
+        if t is None:
+            return TOP
+        return derived(interp, t, out_sizes(t, args, kwargs) if t.sizes is not None else None)
+
+    return handler
+
+
+def _transpose(t: TensorValue, args, kwargs):
+    rank = len(t.sizes)  # type: ignore[arg-type]
+    a, b = (_axis(args[1], rank), _axis(args[2], rank)) if len(args) == 3 else (None, None)
     if a is None or b is None:
-        return derived(interp, t, (None,) * len(t.sizes))
-    sizes = list(t.sizes)
+        return (None,) * rank if len(args) == 3 else None
+    sizes = list(t.sizes)  # type: ignore[arg-type]
     sizes[a], sizes[b] = sizes[b], sizes[a]
-    return derived(interp, t, tuple(sizes))
+    return tuple(sizes)
 
 
-def _permute(interp, frame, args, kwargs, node) -> object:
-    t = _tensor(args)
-    if t is None:
-        return TOP
+def _permute(t: TensorValue, args, kwargs):
     dims = list(args[1:])
     if len(dims) == 1 and isinstance(dims[0], TupleValue):
         dims = list(dims[0].elements)
-    if t.sizes is None or len(dims) != len(t.sizes):
-        return derived(interp, t, None)
-    axes = [_axis(d, len(t.sizes)) for d in dims]
+    rank = len(t.sizes)  # type: ignore[arg-type]
+    if len(dims) != rank:
+        return None
+    axes = [_axis(d, rank) for d in dims]
     if None in axes or len(set(axes)) != len(axes):
-        return derived(interp, t, (None,) * len(t.sizes))
-    return derived(interp, t, tuple(t.sizes[a] for a in axes))  # type: ignore[index]
+        return (None,) * rank
+    return tuple(t.sizes[a] for a in axes)  # type: ignore[index]
 
 
-def _unsqueeze(interp, frame, args, kwargs, node) -> object:
-    t = _tensor(args)
-    if t is None:
-        return TOP
-    if t.sizes is None:
-        return derived(interp, t, None)
-    dim = _axis(_arg(args, kwargs, 1, "dim"), len(t.sizes), extra=1)
-    if dim is None:
-        return derived(interp, t, None)
-    return derived(interp, t, t.sizes[:dim] + (1,) + t.sizes[dim:])
+def _unsqueeze(t: TensorValue, args, kwargs):
+    dim = _axis(_arg(args, kwargs, 1, "dim"), len(t.sizes), extra=1)  # type: ignore[arg-type]
+    return None if dim is None else t.sizes[:dim] + (1,) + t.sizes[dim:]  # type: ignore[index,operator]
 
 
-def _squeeze(interp, frame, args, kwargs, node) -> object:
-    t = _tensor(args)
-    if t is None:
-        return TOP
-    if t.sizes is None:
-        return derived(interp, t, None)
+def _squeeze(t: TensorValue, args, kwargs):
+    sizes = t.sizes
     given = _arg(args, kwargs, 1, "dim")
     if given is None:
-        if None in t.sizes:
-            return derived(interp, t, None)
-        return derived(interp, t, tuple(s for s in t.sizes if s != 1))
-    dim = _axis(given, len(t.sizes))
-    if dim is None or t.sizes[dim] is None:
-        return derived(interp, t, None)
-    return derived(interp, t, t.sizes[:dim] + t.sizes[dim + 1 :] if t.sizes[dim] == 1 else t.sizes)
+        return None if None in sizes else tuple(s for s in sizes if s != 1)  # type: ignore[operator,union-attr]
+    dim = _axis(given, len(sizes))  # type: ignore[arg-type]
+    if dim is None or sizes[dim] is None:  # type: ignore[index]
+        return None
+    return sizes[:dim] + sizes[dim + 1 :] if sizes[dim] == 1 else sizes  # type: ignore[index,operator]
 
 
-def _flatten(interp, frame, args, kwargs, node) -> object:
-    t = _tensor(args)
-    if t is None:
-        return TOP
-    if t.sizes is None:
-        return derived(interp, t, None)
-    if not t.sizes:
-        return derived(interp, t, (1,))
-    start = _axis(_arg(args, kwargs, 1, "start_dim", Const(0)), len(t.sizes))
-    end = _axis(_arg(args, kwargs, 2, "end_dim", Const(-1)), len(t.sizes))
+def _flatten(t: TensorValue, args, kwargs):
+    sizes = t.sizes
+    if not sizes:
+        return (1,)
+    start = _axis(_arg(args, kwargs, 1, "start_dim", Const(0)), len(sizes))
+    end = _axis(_arg(args, kwargs, 2, "end_dim", Const(-1)), len(sizes))
     if start is None or end is None or end < start:
-        return derived(interp, t, None)
-    middle = t.sizes[start : end + 1]
+        return None
+    middle = sizes[start : end + 1]
     merged = None if None in middle else math.prod(middle)  # type: ignore[arg-type]
-    return derived(interp, t, t.sizes[:start] + (merged,) + t.sizes[end + 1 :])
+    return sizes[:start] + (merged,) + sizes[end + 1 :]
 
 
 def _pieces(interp, t: TensorValue, dim_value: object, parts: list[int] | None, size_each: int | None) -> object:
@@ -423,27 +412,26 @@ def index(interp, t: TensorValue, parts: list[tuple] | None) -> TensorValue:
 
 
 HANDLERS = {
-    "torch.nn.Linear.forward": _linear_forward,
-    "torch.nn.Conv1d.forward": _conv_forward(1),
-    "torch.nn.Conv2d.forward": _conv_forward(2),
-    "torch.nn.Conv3d.forward": _conv_forward(3),
+    "torch.nn.Linear.forward": _layer_forward(_linear_sizes),
+    "torch.nn.Conv1d.forward": _layer_forward(_conv_sizes(1)),
+    "torch.nn.Conv2d.forward": _layer_forward(_conv_sizes(2)),
+    "torch.nn.Conv3d.forward": _layer_forward(_conv_sizes(3)),
     "torch.nn.Embedding.forward": _embedding_forward,
-    **{f"torch.nn.{name}.forward": _keeping_forward for name in KEEPING_LAYERS if name != "LayerNorm"},
-    "torch.nn.LayerNorm.forward": _keeping_forward,
+    **{f"torch.nn.{name}.forward": _layer_forward(lambda interp, layer, x: x.sizes) for name in KEEPING_LAYERS},
     **{f"torch.nn.{name}": _keeping_layer(name) for name in KEEPING_LAYERS if name != "LayerNorm"},
     **{f"tensor.{name}": _elementwise for name in ELEMENTWISE},
     **{f"torch.{name}": _elementwise for name in ELEMENTWISE},
     **{f"torch.nn.functional.{name}": _elementwise for name in ELEMENTWISE},
-    "tensor.transpose": _transpose,
-    "torch.transpose": _transpose,
-    "tensor.permute": _permute,
-    "torch.permute": _permute,
-    "tensor.unsqueeze": _unsqueeze,
-    "torch.unsqueeze": _unsqueeze,
-    "tensor.squeeze": _squeeze,
-    "torch.squeeze": _squeeze,
-    "tensor.flatten": _flatten,
-    "torch.flatten": _flatten,
+    "tensor.transpose": _sized(_transpose),
+    "torch.transpose": _sized(_transpose),
+    "tensor.permute": _sized(_permute),
+    "torch.permute": _sized(_permute),
+    "tensor.unsqueeze": _sized(_unsqueeze),
+    "torch.unsqueeze": _sized(_unsqueeze),
+    "tensor.squeeze": _sized(_squeeze),
+    "torch.squeeze": _sized(_squeeze),
+    "tensor.flatten": _sized(_flatten),
+    "torch.flatten": _sized(_flatten),
     "tensor.chunk": _chunk,
     "torch.chunk": _chunk,
     "tensor.split": _split,
