@@ -216,6 +216,9 @@ class Execution:
         except (OutOfBudget, RecursionError):
             runs[0].finished = False
             return runs
+        except Exception:  # noqa: BLE001 - a run that fails on the project's code gives no evidence
+            runs[0].finished = False
+            return runs
         tree = project.tree(path)
         module = interpreter.globals.get(path)
         if tree is None or module is None:

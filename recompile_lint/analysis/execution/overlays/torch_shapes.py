@@ -142,6 +142,8 @@ def _conv_size(interp, layer: Instance, size: int | None, i: int) -> int | None:
             return None
         params[name] = known[i] if len(known) > 1 else known[0]
     k, s, p, d = params["kernel_size"], params["stride"], params["padding"], params["dilation"]
+    if s <= 0:
+        return None  # torch refuses it
     out = (size + 2 * p - d * (k - 1) - 1) // s + 1
     return out if out > 0 else None
 
