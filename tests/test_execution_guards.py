@@ -30,7 +30,7 @@ class Traces(Observer):
         self.uses: list[dict[str, str]] = []  # the concrete uses each call saw, by source
 
     def on_compiled_call(self, interpreter, compiled, function, bound, where):
-        self.tracer.begin([], function, bound, where)
+        self.tracer.begin([], function, bound, where, interpreter, compiled)
 
     def on_compiled_end(self, interpreter):
         trace = self.tracer.end()

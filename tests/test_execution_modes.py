@@ -87,3 +87,32 @@ def test_a_size_marked_unbacked_is_no_difference_between_calls(tmp_path):
             main()
         """})
     assert alarms(root) == []
+
+
+def test_a_decorated_bound_method_compiled_directly_is_spelled_through_wrap_inline():
+    """Measured on torch 2.13 (ema_teacher_updates): Dynamo compiles ``wrap_inline``'s
+    ``inner`` around a ``@torch.no_grad()`` method, so its receiver is ``L['fn'].__self__``
+    and what it is passed by position ``L['args'][i]``; an undecorated method is ``L['self']``."""
+    from test_execution_guards import traced
+
+    [decorated, plain] = traced("""
+import torch
+
+class Teacher:
+    def __init__(self):
+        self.updates = 3
+
+    @torch.no_grad()
+    def update(self, x, k):
+        return x * self.updates * k
+
+    def plain(self, x):
+        return x * self.updates
+
+teacher = Teacher()
+torch.compile(teacher.update)(torch.randn(2), 5)
+torch.compile(teacher.plain)(torch.randn(2))
+""")
+    assert decorated["L['fn'].__self__.updates"].value.value == 3
+    assert decorated["L['args'][1]"].value.value == 5 and decorated["L['args'][0]"].kind == "TENSOR_MATCH"
+    assert plain["L['self'].updates"].value.value == 3

@@ -179,7 +179,7 @@ class RegionCaches(Observer):
             self.symbolic.update(keys)
         for key in keys:
             self.options.setdefault(key, compiled.options)
-        self.tracer.begin(keys, function, bound, where)
+        self.tracer.begin(keys, function, bound, where, interpreter, compiled)
         self.tracer.traces[-1].passed = dict(interpreter.call_writes)
         self.tracer.traces[-1].grad_mode = grad_enabled(interpreter.grad_modes)
 

@@ -155,6 +155,9 @@ class Trace:
     holders: set[str] = field(default_factory=set)
     passed: dict[str, list[Location]] = field(default_factory=dict)  # parameter -> writes of the local passed
     grad_mode: bool | None = None  # grad enabled at the call (None: unknown)
+    # A bound method whose function a torch decorator wraps (``@torch.no_grad()``), compiled
+    # directly: Dynamo compiles ``wrap_inline``'s ``inner(*args, **kwargs)`` around it.
+    wrapped: bool = False
     # Sources read with a known value that Dynamo installs no guard on (measured): a local or
     # attribute Enum member that only indexes a dict, ``W[self.mode]``.
     unguarded: set[str] = field(default_factory=set)
@@ -200,8 +203,12 @@ class Tracer:
 
     # ---- a compiled call ---------------------------------------------------------------
 
-    def begin(self, region_keys: list[tuple], function: Function, bound: dict[str, object], where: Location) -> None:
-        self.traces.append(Trace(region_keys, function, bound, where))
+    def begin(self, region_keys: list[tuple], function: Function, bound: dict[str, object], where: Location, interpreter=None, compiled: CompiledValue | None = None) -> None:
+        target = compiled.target if compiled is not None else None
+        wrapped = isinstance(target, BoundMethod) and isinstance(target.function, Function) and target.function.code in interpreter.decorated_modes
+        if wrapped:
+            bound = {"fn": target}  # ``inner(*args, **kwargs)``: what Dynamo's sources start from
+        self.traces.append(Trace(region_keys, function, bound, where, wrapped=wrapped))
         self._pending = None
         self._last_read = None
         self._root = True
@@ -223,6 +230,9 @@ class Tracer:
         if self._root and function.code == trace.function.code:
             self._root = False
             self.compiled_frames.add(frame.locals)
+            if trace.wrapped:
+                self._wrapped_sources(interpreter, frame, function, args)
+                return
             for name in bound:
                 self.sources[(frame.locals, name)] = (f"L[{name!r}]", False)
             return
@@ -236,6 +246,17 @@ class Tracer:
                 if found is not None:
                     self.sources[(frame.locals, name)] = found
         self._defaults(interpreter, frame, function, args, bound)
+
+    def _wrapped_sources(self, interpreter, frame, function: Function, args: list[object]) -> None:
+        """The method ``wrap_inline`` calls as ``fn(*args, **kwargs)``: its receiver is
+        ``L['fn'].__self__``, what it was passed by position ``L['args'][i]`` (measured on
+        torch 2.13: ``fn.__self__.updates == 0`` for a ``@torch.no_grad()`` method)."""
+        node = interpreter.codes.get(function.code)
+        if node is None or not hasattr(node, "args"):
+            return
+        positional = [a.arg for a in node.args.posonlyargs + node.args.args]
+        for i, name in enumerate(positional[: len(args)]):
+            self.sources[(frame.locals, name)] = ("L['fn'].__self__", False) if i == 0 else (f"L['args'][{i - 1}]", False)
 
     def _defaults(self, interpreter, frame, function: Function, args: list[object], bound: dict[str, object]) -> None:
         """An inlined method's parameter that took its default: Dynamo reads it off the class,
