@@ -30,6 +30,11 @@ if TYPE_CHECKING:
     # The rule classes, or a function that imports and returns them.
     RuleSource = Sequence[type[Rule]] | Callable[[], Sequence[type[Rule]]]
 
+# The environment switches that leave an analysis stage out, to measure what it adds
+# (``analysis.execution.DISABLE_ENV``, ``analysis.risks.NO_VARIATION_ENV``): a cached run's
+# result holds only for the same switches.
+ANALYSIS_SWITCHES = ("RECOMPILE_LINT_NO_EXECUTION", "RECOMPILE_LINT_NO_VARIATION")
+
 # The analysis modules (libcst among their imports) are imported when a run needs them: a run
 # answered from the run cache never loads them.
 
@@ -437,7 +442,8 @@ def lint_paths(
         run_cache.buffer_digests(all_files, buffers)
         run_cache.save_table(all_files)
     elif run_cache is not None:
-        settings = repr((replace(config, jobs=1, cache=True, cache_dir=None, start_server=False), noqa, relocate, discovered.errors, discovered.excluded))
+        switches = tuple(os.environ.get(name, "") for name in ANALYSIS_SWITCHES)
+        settings = repr((replace(config, jobs=1, cache=True, cache_dir=None, start_server=False), noqa, relocate, discovered.errors, discovered.excluded, switches))
         key = run_cache.key(settings, sorted(given.items()), all_files)
         run_cache.save_table(all_files)
         cached = run_cache.get(key) if key is not None else None

@@ -491,3 +491,32 @@ def test_the_linters_code_is_hashed_once_while_it_is_unchanged(monkeypatch: pyte
     assert cache._code_fingerprint() == first
     assert reads == schema  # the facts schema's few files, not the whole linter
     assert len(schema) < 10
+
+
+def test_a_cached_run_holds_only_for_the_same_stage_switches(tmp_path, monkeypatch):
+    """``RECOMPILE_LINT_NO_EXECUTION=1`` changes what a run finds: a run cached without it is
+    not its answer (the switches measure a stage, and a measure read from the cache is wrong)."""
+    from recompile_lint.analysis.execution import DISABLE_ENV
+    from recompile_lint.analysis.risks import NO_VARIATION_ENV
+    from recompile_lint.engine import ANALYSIS_SWITCHES
+
+    assert set(ANALYSIS_SWITCHES) == {DISABLE_ENV, NO_VARIATION_ENV}
+    path = make_project(tmp_path)
+    config = Config(cache_dir=str(tmp_path / "c"))
+    first = lint_paths([str(path)], config)
+    got = {}
+
+    def counting(self, *args, **kwargs):
+        got["key"] = real(self, *args, **kwargs)
+        return got["key"]
+
+    real = cache_module.RunCache.key
+    monkeypatch.setattr(cache_module.RunCache, "key", counting)
+    lint_paths([str(path)], config)
+    plain = got["key"]
+    for name in ANALYSIS_SWITCHES:
+        monkeypatch.setenv(name, "1")
+        lint_paths([str(path)], config)
+        assert got["key"] != plain
+        monkeypatch.delenv(name)
+    assert as_dicts(lint_paths([str(path)], config)) == as_dicts(first)
