@@ -168,6 +168,7 @@ class Trace:
     # source lives on the value, so the object keeps it through a local the trace assigns
     # (``s = self.a if c else self.b``) or a field of an object the trace builds.
     objects: dict[int, tuple[str, bool]] = field(default_factory=dict)
+    expanded: set[int] = field(default_factory=set)  # modules whose submodules got their sources
 
 
 @dataclass
@@ -387,7 +388,8 @@ class Tracer:
         return f"G['__import_{module.name.replace('.', '_dot_')}'].{name}", False
 
     def _owner(self, interpreter, node: ast.expr) -> str:
-        """``module.Class`` of the project object an attribute read is on (``""`` otherwise)."""
+        """``module.Class`` of the object an attribute read is on, the dotted name of a library
+        class an overlay made (``torch.nn.Conv2d``); ``""`` for anything else."""
         owner = self._bases.get(id(node)) if isinstance(node, ast.Attribute) else None
         if not isinstance(owner, Instance):
             return ""
@@ -428,9 +430,11 @@ class Tracer:
                 found = trace.objects.get(value.addr)  # read again through what the trace built
             elif value.addr not in trace.objects:
                 trace.objects[value.addr] = found
-            if found is not None and interpreter.is_nn_module(value.cls):
+            if found is not None and value.addr not in trace.expanded and interpreter.is_nn_module(value.cls):
                 # Its submodules, however the code reaches them (iteration, ``values()``, a
-                # container's own call), are ``<source>._modules['name']``.
+                # container's own call), are ``<source>._modules['name']`` (once per call:
+                # ``self`` is read at every line of a forward).
+                trace.expanded.add(value.addr)
                 for name, child in interpreter.heap.slots(value.addr).items():
                     if isinstance(name, str) and isinstance(child, Instance) and interpreter.is_nn_module(child.cls):
                         trace.objects.setdefault(child.addr, (f"{found[0]}._modules[{name!r}]", True))
