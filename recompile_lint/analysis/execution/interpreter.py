@@ -1365,7 +1365,7 @@ class Interpreter:
                 self.observer.on_item(self, frame, node, base, TOP)
             return self.read(frame, node, torch_shapes.index(self, base, parts))
         if isinstance(node.slice, ast.Slice):
-            bounds = [self.eval(frame, b) if b is not None else Const(None) for b in (node.slice.lower, node.slice.upper, node.slice.step)]
+            bounds = self.slice_bounds(frame, node.slice)
             if self.compiling and self.observer is not None and not self.probing:
                 self.observer.on_item(self, frame, node, base, TOP)
             return self.read(frame, node, self.sliced(base, bounds))
@@ -1374,13 +1374,17 @@ class Interpreter:
             self.observer.on_item(self, frame, node, base, key)  # a Python container's key stays concrete
         return self.read(frame, node, self.get_item(base, key))
 
+    def slice_bounds(self, frame: Frame, node: ast.Slice) -> list[object]:
+        """``a:b:c`` evaluated, ``None`` for each bound left out."""
+        return [self.eval(frame, b) if b is not None else Const(None) for b in (node.lower, node.upper, node.step)]
+
     def tensor_index(self, frame: Frame, node: ast.expr) -> list[tuple] | None:
         """A tensor's index as ``torch_shapes.index`` reads it (each part evaluated once); None
         where a part is not an int, a slice of ints, ``None`` or ``...``."""
         parts: list[tuple] | None = []
         for element in node.elts if isinstance(node, ast.Tuple) else [node]:
             if isinstance(element, ast.Slice):
-                bounds = [self.eval(frame, b) if b is not None else Const(None) for b in (element.lower, element.upper, element.step)]
+                bounds = self.slice_bounds(frame, element)
                 known = all(isinstance(b, Const) and (b.value is None or type(b.value) is int) for b in bounds)
                 part: tuple | None = ("slice",) + tuple(b.value for b in bounds) if known else None  # type: ignore[union-attr]
             elif isinstance(element, ast.Constant) and element.value is Ellipsis:
