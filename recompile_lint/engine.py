@@ -267,8 +267,14 @@ def report_risks(index: ProjectIndex, regions: Sequence[CompiledRegion], selecte
     before = list(earlier) + list(ctx.reports)
     named = {(r.region, r.guard.source) for r in before if r.guard is not None and r.guard.source}
     lines = {(r.region, r.path, r.span.line) for r in before}
+    # A region a report already finds called with varying tensor sizes under ``dynamic=False``
+    # (RCL204 names one argument): a run's shape change of another argument of it is the same
+    # recompile (Dynamo reports one of them, a plain tensor before a parameter).
+    shaped = {r.region for r in before if r.guard is not None and r.guard.kind == "TENSOR_MATCH" and r.guard.detail == "size" and r.region}
     for risk in risks(index, list(regions), max_depth, trees):
         if (risk.region.name, risk.guard.guard.source) in named:
+            continue
+        if risk.found_by_run and risk.region.dynamic == "False" and risk.region.name in shaped and risk.guard.guard.kind == "TENSOR_MATCH" and risk.guard.guard.detail in ("rank", "size"):
             continue
         if risk.found_by_run and (risk.region.name, risk.guard.read.path, risk.guard.read.line) in lines:
             continue  # a rule of its own already reports that read of the region
