@@ -676,14 +676,64 @@ def test_a_comprehension_whose_items_are_not_known_is_still_a_list_or_a_dict():
         import torch
         keyed = {torch.ones(1): k for k in (1, 2)}
         table = [t * 0.5 for t in range(1000)]
-        kept = [t for t in range(4) if t]
+        kept = [t for t in range(4) if torch.rand(1) > 0.5]
         lazy = (t for t in range(4))
         """
     )
     assert isinstance(g["keyed"], DictValue) and interpreter.items(g["keyed"]) is None
     assert isinstance(g["table"], ListValue) and interpreter.items(g["table"]) is None
-    assert isinstance(g["kept"], ListValue) and interpreter.items(g["kept"]) is None
+    assert isinstance(g["kept"], ListValue) and interpreter.items(g["kept"]) is None  # a condition not known
     assert g["lazy"] is TOP
+
+
+def test_a_comprehension_with_conditions_and_several_generators_is_its_items():
+    interpreter, g, _ = run(
+        """
+        kept = [t for t in range(4) if t]
+        pairs = [(a, b) for a in (1, 2) for b in "xy" if a > 1]
+        steps = {s + o for s in [10, 20] for o in (-1, 0, 1) if s + o >= 10}
+        """
+    )
+    assert interpreter.items(g["kept"]) == [Const(1), Const(2), Const(3)]
+    assert interpreter.items(g["pairs"]) == [TupleValue((Const(2), Const("x"))), TupleValue((Const(2), Const("y")))]
+    assert interpreter.items(g["steps"]) == [Const(v) for v in (10, 11, 19, 20, 21)]
+
+
+def test_sets_hold_each_known_item_once():
+    interpreter, g, _ = run(
+        """
+        warm = sorted({0, 1} | {s + o for s in [10, 20] for o in (-1, 0)})
+        seen = set()
+        seen.add(3)
+        seen.add(3)
+        seen.update([4, 3])
+        gone = {1, 2, 3} - {2}
+        both = {1, 2}.intersection([2, 5])
+        changed = {1, 2}
+        changed.pop()
+        """
+    )
+    assert interpreter.items(g["warm"]) == [Const(v) for v in (0, 1, 9, 10, 19, 20)]
+    assert interpreter.items(g["seen"]) == [Const(3), Const(4)]
+    assert interpreter.items(g["gone"]) == [Const(1), Const(3)]
+    assert interpreter.items(g["both"]) == [Const(2)]
+    assert interpreter.items(g["changed"]) is None  # a method the run does not model: not known
+
+
+def test_displays_spread_known_items_and_itertools_sums_and_pairs():
+    interpreter, g, _ = run(
+        """
+        from itertools import accumulate, pairwise
+        ends = [0, *[round(c * 90) for c in accumulate(d for d in [1 / 3, 1 / 3])], 100]
+        spans = list(pairwise(ends))
+        sums = list(accumulate([1, 2, 3], initial=10))
+        both = (*ends[:2], 7)
+        """
+    )
+    assert interpreter.items(g["ends"]) == [Const(0), Const(30), Const(60), Const(100)]
+    assert interpreter.items(g["spans"]) == [TupleValue((Const(a), Const(b))) for a, b in ((0, 30), (30, 60), (60, 100))]
+    assert interpreter.items(g["sums"]) == [Const(v) for v in (10, 11, 13, 16)]
+    assert g["both"] == TupleValue((Const(0), Const(30), Const(7)))
 
 
 def test_a_slice_of_a_known_list_or_tuple_is_its_items():
@@ -713,3 +763,20 @@ def test_iterating_an_enum_class_gives_its_members_in_order_without_aliases():
         """
     )
     assert interp.items(g["names"]) == [Const("WARMUP"), Const("NOISY"), Const("COOLDOWN")]
+
+
+def test_lists_and_tuples_add_and_repeat_where_their_items_are_known():
+    interpreter, g, _ = run(
+        """
+        stages = [(1, 3)] * 2 + [(2, 5)]
+        shape = (2,) * 3
+        grown = [1]
+        alias = grown
+        grown += [2, 3]
+        zeros = 2 * [0]
+        """
+    )
+    assert interpreter.items(g["stages"]) == [TupleValue((Const(1), Const(3)))] * 2 + [TupleValue((Const(2), Const(5)))]
+    assert g["shape"] == TupleValue((Const(2),) * 3)
+    assert interpreter.items(g["alias"]) == [Const(1), Const(2), Const(3)]  # ``+=`` extends the list itself
+    assert interpreter.items(g["zeros"]) == [Const(0), Const(0)]

@@ -6,6 +6,8 @@ Each is a handler ``(interpreter, frame, args, kwargs, node) -> value`` register
 
 from __future__ import annotations
 
+import ast
+
 from typing import Callable
 
 from recompile_lint.analysis.execution.values import (
@@ -34,7 +36,7 @@ NAMES = frozenset(
     {
         "range", "enumerate", "zip", "len", "int", "float", "str", "bool", "min", "max", "abs", "round",
         "isinstance", "getattr", "setattr", "hasattr", "print", "super", "property", "staticmethod",
-        "classmethod", "list", "tuple", "dict", "set", "object", "sum", "sorted", "reversed", "type",
+        "classmethod", "list", "tuple", "dict", "set", "frozenset", "object", "sum", "sorted", "reversed", "type",
         "Exception", "ValueError", "TypeError", "RuntimeError", "KeyError", "NotImplementedError",
     }
 )  # fmt: skip
@@ -209,6 +211,14 @@ def _sequence(kind: str) -> Handler:
     return handler
 
 
+def _set(interp, frame, args, kwargs, node) -> object:
+    """``set()`` / ``set(xs)`` / ``frozenset(xs)`` of known hashable items."""
+    if kwargs or len(args) > 1:
+        return TOP
+    items = interp.items(args[0]) if args else []
+    return interp.new_set(items) if items is not None else TOP
+
+
 def _dict(interp, frame, args, kwargs, node) -> object:
     """``dict(k=v)``, ``dict(other)``, ``dict(pairs)`` (``dict(zip(keys, values))``) where the
     keys are known."""
@@ -352,6 +362,38 @@ def _unknown_items(interp, frame, args, kwargs, node) -> object:
     return TOP
 
 
+def _set_change(operation: str) -> Handler:
+    """``s.add(x)``, ``s.update(xs)``, ``s.discard(x)``, ``s.remove(x)``, ``s |= ...`` in place:
+    the set's items where the argument's are known, else unknown."""
+
+    def handler(interp, frame, args, kwargs, node) -> object:
+        if len(args) != 2 or kwargs:
+            return _unknown_items(interp, frame, args, kwargs, node)
+        current = interp.items(args[0])
+        given = [args[1]] if operation in ("add", "discard", "remove") else interp.items(args[1])
+        changed = interp.new_set(current + given) if current is not None and given is not None and operation in ("add", "update") else TOP
+        if current is not None and given is not None and operation in ("discard", "remove"):
+            changed = interp.new_set([e for e in current if e not in given]) if all(interp.new_set([e]) is not TOP for e in given) else TOP
+        if changed is TOP:
+            return _unknown_items(interp, frame, args, kwargs, node)
+        interp.replace_items(args[0], interp.items(changed), interp.location(frame, node, "write"))
+        return Const(None)
+
+    return handler
+
+
+def _set_new(op: ast.operator) -> Handler:
+    """``a.union(b)``, ``a.intersection(b)``, ``a.difference(b)``: a new set."""
+
+    def handler(interp, frame, args, kwargs, node) -> object:
+        if len(args) != 2 or kwargs:
+            return TOP
+        other = interp.items(args[1])
+        return interp.set_operation(op, args[0], interp.new_set(other)) if other is not None else TOP
+
+    return handler
+
+
 def _get(interp, frame, args, kwargs, node) -> object:
     if len(args) in (2, 3) and isinstance(args[0], DictValue) and isinstance(args[1], Const):
         slots = interp.heap.slots(args[0].addr)
@@ -413,6 +455,8 @@ HANDLERS: dict[str, Handler] = {
     "builtins.list": _sequence("list"),
     "builtins.tuple": _sequence("tuple"),
     "builtins.dict": _dict,
+    "builtins.set": _set,
+    "builtins.frozenset": _set,
     "collections.OrderedDict": _dict,
     "super.__init__": _none,
     "execution.identity": _identity,
@@ -422,6 +466,15 @@ HANDLERS: dict[str, Handler] = {
     "list.pop": _list_pop,
     "list.clear": _clear,
     "list.copy": lambda interp, frame, args, kwargs, node: _sequence("list")(interp, frame, args[:1], {}, node),
+    "set.add": _set_change("add"),
+    "set.update": _set_change("update"),
+    "set.discard": _set_change("discard"),
+    "set.remove": _set_change("remove"),
+    "set.clear": _clear,
+    "set.copy": lambda interp, frame, args, kwargs, node: _set(interp, frame, args[:1], {}, node),
+    "set.union": _set_new(ast.BitOr()),
+    "set.intersection": _set_new(ast.BitAnd()),
+    "set.difference": _set_new(ast.Sub()),
     "dict.clear": _clear,
     "dict.get": _get,
     "dict.items": _items("items"),

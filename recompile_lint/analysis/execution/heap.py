@@ -125,7 +125,7 @@ class Heap:
                 result = TOP if result is _MISSING or value is _MISSING else join(result, value)
             if result is _MISSING:
                 continue
-            if _MISSING in values and self.kinds.get(addr) in ("list", "dict"):
+            if _MISSING in values and self.kinds.get(addr) in ("list", "set", "dict"):
                 # One branch has the item, another not: which items it holds is unknown.
                 self.write(addr, "__unknown__", Const(True), where)
             self.write(addr, key, result, where)

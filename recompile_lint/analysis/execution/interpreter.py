@@ -127,6 +127,13 @@ class Observer:
         pass
 
 
+def _hashable(value: object) -> bool:
+    """A known value whose equality with others is known: a constant, or a tuple of them."""
+    if isinstance(value, Const):
+        return True
+    return isinstance(value, TupleValue) and all(_hashable(e) for e in value.elements)
+
+
 class Interpreter:
     """One run: a heap, the modules imported so far, the steps left."""
 
@@ -545,6 +552,8 @@ class Interpreter:
             return None
         if isinstance(value, TupleValue):
             return list(value.elements)
+        if isinstance(value, Const) and isinstance(value.value, str) and len(value.value) <= 10_000:
+            return [Const(c) for c in value.value]
         if isinstance(value, Instance) and self.class_attribute(value.cls, "__tuple__") == Const(True):
             return [self.heap.read(value.addr, name, TOP) for name in self.field_names(value.cls)]
         if nn_containers.kind(self, value):
@@ -570,6 +579,9 @@ class Interpreter:
             inner = self.items(value.sources[0])
             start = value.sources[1].value if len(value.sources) > 1 else 0  # type: ignore[attr-defined]
             return [TupleValue((Const(start + i), item)) for i, item in enumerate(inner)] if inner is not None else None
+        if isinstance(value, IteratorValue) and value.kind == "accumulate":
+            inner = self.items(value.sources[0])
+            return self.running_sums(inner, value.sources[1]) if inner is not None else None
         if isinstance(value, IteratorValue):
             parts = [self.items(source) for source in value.sources]
             if any(part is None for part in parts):
@@ -585,10 +597,21 @@ class Interpreter:
                 for part in parts:
                     total *= len(part)  # type: ignore[arg-type]
                 return [TupleValue(group) for group in itertools.product(*parts)] if total <= 10_000 else None  # type: ignore[arg-type]
+            if value.kind == "pairwise":
+                return [TupleValue(pair) for pair in itertools.pairwise(parts[0])]  # type: ignore[arg-type]
             if value.kind == "items" and isinstance(value.sources[0], DictValue):
                 slots = self.heap.slots(value.sources[0].addr)
                 return [TupleValue((Const(k), v)) for k, v in slots.items() if k != "__unknown__"]
         return None
+
+    def running_sums(self, numbers: list[object], initial: object) -> list[object]:
+        """``accumulate(xs[, initial=v])``: the running sums of ``xs``'s items."""
+        out: list[object] = [] if initial == Const(None) else [initial]
+        total = out[0] if out else None
+        for number in numbers:
+            total = number if total is None else self.binary(ast.Add(), total, number)
+            out.append(total)
+        return out
 
     def endless_items(self, value: IteratorValue) -> list[object] | None:
         """``repeat(x, n)`` and ``islice(it, [start,] stop[, step])`` with known bounds; the
@@ -1123,6 +1146,11 @@ class Interpreter:
             return BoundMethod(ModuleValue("property.setter"), value)
         if isinstance(value, TensorValue) and f"tensor.{attr}" not in TABLE:
             return tensor_attribute(self, value, attr)
+        if self.is_set(value):
+            if f"set.{attr}" in TABLE:
+                return BoundMethod(ModuleValue(f"set.{attr}"), value)
+            self.set_item(value, TOP, TOP, None)  # a method the run does not model may change it
+            return TOP
         for kind, prefix in ((TensorValue, "tensor"), (ListValue, "list"), (DictValue, "dict"), (Const, "const")):
             if isinstance(value, kind):
                 if f"{prefix}.{attr}" in TABLE:
@@ -1325,14 +1353,13 @@ class Interpreter:
             return self.eval(frame, node.body if truth else node.orelse)
         if isinstance(node, ast.Subscript):
             return self.subscript(frame, node)
-        if isinstance(node, ast.Tuple):
-            if any(isinstance(e, ast.Starred) for e in node.elts):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            elements = self.displayed(frame, node.elts)
+            if elements is None:
                 return TOP
-            return TupleValue(tuple(self.eval(frame, e) for e in node.elts))
-        if isinstance(node, (ast.List, ast.Set)):
-            if any(isinstance(e, ast.Starred) for e in node.elts):
-                return TOP
-            return self.new_list([self.eval(frame, e) for e in node.elts])
+            if isinstance(node, ast.Set):
+                return self.new_set(elements)
+            return TupleValue(tuple(elements)) if isinstance(node, ast.Tuple) else self.new_list(elements)
         if isinstance(node, ast.Dict):
             slots: dict[object, object] = {}
             for key, value in zip(node.keys, node.values):
@@ -1423,6 +1450,31 @@ class Interpreter:
     def new_list(self, elements: list[object]) -> ListValue:
         return ListValue(self.heap.new("list", dict(enumerate(elements))))
 
+    def new_set(self, elements: list[object]) -> object:
+        """A set of known elements (each one once, in the order first given); top when an
+        element is not a known hashable value (which ones are equal is then not known)."""
+        if not all(_hashable(e) for e in elements):
+            return TOP
+        return ListValue(self.heap.new("set", dict(enumerate(dict.fromkeys(elements)))))
+
+    def is_set(self, value: object) -> bool:
+        return isinstance(value, ListValue) and self.heap.kinds.get(value.addr) == "set"
+
+    def set_operation(self, op: ast.operator, left: object, right: object) -> object:
+        """``a | b``, ``a & b``, ``a - b``, ``a ^ b`` of two known sets."""
+        a, b = self.items(left), self.items(right)
+        if a is None or b is None:
+            return TOP
+        if isinstance(op, ast.BitOr):
+            return self.new_set(a + b)
+        if isinstance(op, ast.BitAnd):
+            return self.new_set([e for e in a if e in b])
+        if isinstance(op, ast.Sub):
+            return self.new_set([e for e in a if e not in b])
+        if isinstance(op, ast.BitXor):
+            return self.new_set([e for e in a if e not in b] + [e for e in b if e not in a])
+        return TOP
+
     def formatted(self, frame: Frame, node: ast.JoinedStr) -> object:
         """An f-string: each part is evaluated (compiled code reads what it formats, and Dynamo
         guards a Python value it formats as a constant); the text is known when every part is
@@ -1461,28 +1513,65 @@ class Interpreter:
         unknown = TOP
         if isinstance(node, (ast.ListComp, ast.DictComp)):
             unknown = (ListValue if isinstance(node, ast.ListComp) else DictValue)(self.heap.new("list" if isinstance(node, ast.ListComp) else "dict", {"__unknown__": Const(True)}))
-        if len(node.generators) != 1 or node.generators[0].ifs or (isinstance(node, ast.GeneratorExp) and not consumed):
-            return unknown
-        generator = node.generators[0]
-        items = self.items(self.eval(frame, generator.iter))
-        if items is None or len(items) > CONCRETE_ITERATIONS:
+        if isinstance(node, ast.GeneratorExp) and not consumed:
             return unknown
         scope = Frame(frame.path, frame.qualname, self.heap.new("frame"), frame.globals, (frame.locals,) + frame.closure, frame.depth)
         scope.loops = frame.loops
-        elements = []
+        elements: list[object] = []
         slots: dict[object, object] = {}
-        for item in items:
-            self.assign(scope, generator.target, item, node)
-            if isinstance(node, ast.DictComp):
-                key, value = self.eval(scope, node.key), self.eval(scope, node.value)
-                if not isinstance(key, Const):
-                    return unknown
-                slots[key.value] = value
-            else:
-                elements.append(self.eval(scope, node.elt))
+        budget = [CONCRETE_ITERATIONS * CONCRETE_ITERATIONS]  # elements, all generators together
+
+        def run(level: int) -> bool:
+            """Run the generators from ``level`` on: False when an iterable's items or a
+            condition are not known, or there are too many."""
+            generator = node.generators[level]
+            items = self.items(self.eval(scope if level else frame, generator.iter))
+            if items is None or len(items) > CONCRETE_ITERATIONS:
+                return False
+            for item in items:
+                self.assign(scope, generator.target, item, node)
+                truths = [self.truth(self.eval(scope, test)) for test in generator.ifs]
+                if None in truths:
+                    return False
+                if not all(truths):
+                    continue
+                if level + 1 < len(node.generators):
+                    if not run(level + 1):
+                        return False
+                    continue
+                budget[0] -= 1
+                if budget[0] < 0:
+                    return False
+                if isinstance(node, ast.DictComp):
+                    key, value = self.eval(scope, node.key), self.eval(scope, node.value)
+                    if not isinstance(key, Const):
+                        return False
+                    slots[key.value] = value
+                else:
+                    elements.append(self.eval(scope, node.elt))
+            return True
+
+        if any(g.is_async for g in node.generators) or not run(0):
+            return unknown
         if isinstance(node, ast.DictComp):
             return DictValue(self.heap.new("dict", slots))
+        if isinstance(node, ast.SetComp):
+            return self.new_set(elements)
         return self.new_list(elements)
+
+    def displayed(self, frame: Frame, elts: list[ast.expr]) -> list[object] | None:
+        """The elements of a display (``[0, *ends, n]``); None when a starred part's items
+        are not all known."""
+        elements: list[object] = []
+        for element in elts:
+            if isinstance(element, ast.Starred):
+                items = self.items(self.eval(frame, element.value))
+                if items is None:
+                    return None
+                elements.extend(items)
+            else:
+                elements.append(self.eval(frame, element))
+        return elements
 
     def eval_call(self, frame: Frame, node: ast.Call) -> object:
         callee = self.eval(frame, node.func)
@@ -1544,8 +1633,31 @@ class Interpreter:
             return left
         if isinstance(left, TensorValue) or isinstance(right, TensorValue):
             return tensor_arithmetic(self, op, left, right)
-        if isinstance(left, TupleValue) and isinstance(right, TupleValue) and isinstance(op, ast.Add):
-            return TupleValue(left.elements + right.elements)
+        if self.is_set(left) and self.is_set(right):
+            return self.set_operation(op, left, right)
+        return self.sequence_arithmetic(op, left, right, in_place)
+
+    def sequence_arithmetic(self, op: ast.operator, left: object, right: object, in_place: bool) -> object:
+        """``a + b`` of two lists or two tuples, ``xs * n`` / ``n * xs``, where the items are
+        known (``xs += ys`` extends ``xs`` itself)."""
+        if isinstance(op, ast.Add) and type(left) is type(right) and isinstance(left, (TupleValue, ListValue)):
+            a, b = self.items(left), self.items(right)
+            if a is None or b is None:
+                return TOP
+            if isinstance(left, TupleValue):
+                return TupleValue(tuple(a + b))
+            if in_place:
+                self.replace_items(left, a + b, None)  # type: ignore[arg-type]
+                return left
+            return self.new_list(a + b)
+        if isinstance(op, ast.Mult):
+            sequence, times = (left, right) if isinstance(right, Const) else (right, left)
+            if isinstance(sequence, (TupleValue, ListValue)) and isinstance(times, Const) and type(times.value) is int:
+                items = self.items(sequence)
+                if items is None or len(items) * max(times.value, 0) > 10_000:
+                    return TOP
+                repeated = items * times.value
+                return TupleValue(tuple(repeated)) if isinstance(sequence, TupleValue) else self.new_list(repeated)
         return TOP
 
     def unary(self, op: ast.unaryop, operand: object) -> object:

@@ -1,6 +1,6 @@
 """The standard library a driver uses around its loop: ``argparse`` (the parsed namespace holds
 each argument's default: the run without command-line arguments) and ``itertools`` (``count``,
-``cycle``, ``repeat``, ``chain``, ``islice``, ``product``, as iterables ``Interpreter.items`` and
+``cycle``, ``repeat``, ``chain``, ``islice``, ``product``, ``accumulate``, ``pairwise``, as iterables ``Interpreter.items`` and
 ``Interpreter.element`` read); ``math`` functions of known numbers."""
 
 from __future__ import annotations
@@ -80,6 +80,15 @@ def parse_known_args(interp, frame, args, kwargs, node) -> object:
     return TupleValue((namespace, interp.new_list([]))) if namespace is not TOP else TOP
 
 
+def accumulate(interp, frame, args, kwargs, node) -> object:
+    """``accumulate(xs)`` and ``accumulate(xs, initial=v)``: running sums (``Interpreter.items``
+    adds them). A function of its own is top."""
+    if len(args) != 1 or set(kwargs) - {"initial"}:
+        return TOP
+    initial = kwargs.get("initial", Const(None))
+    return IteratorValue("accumulate", (args[0], initial))
+
+
 def _iterator(kind: str, arity: tuple[int, int]):
     def handler(interp, frame, args, kwargs, node) -> object:
         if kwargs or not arity[0] <= len(args) <= arity[1]:
@@ -124,4 +133,6 @@ HANDLERS = {
     "itertools.chain": _iterator("chain", (0, 64)),
     "itertools.islice": _iterator("islice", (2, 4)),
     "itertools.product": _iterator("product", (1, 8)),
+    "itertools.accumulate": accumulate,
+    "itertools.pairwise": _iterator("pairwise", (1, 1)),
 }
