@@ -102,3 +102,79 @@ def test_a_compiled_call_is_matched_to_the_regions_of_its_function_only(tmp_path
     assert calls == {"f": 3, "g": 3}
     caches = RegionCaches(analysis.regions, guards, "run.py", table)
     assert caches.regions is table.keyed
+
+
+# ---- a call that hits a cache entry --------------------------------------------------------
+
+SCHEDULE = {
+    "train.py": """
+        import torch
+        from torch import nn
+
+        STAGES = [(1, 3)] * 10 + [(2, 5)] * 4
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(4, 4)
+                self.window = 1
+                {extra_init}
+
+            def forward(self, x):
+                {extra_forward}
+                for _ in range(12):
+                    x = self.lin(x) * 2 + 1
+                    x = x * self.lin(x) - x
+                return x * self.window
+
+
+        model = torch.compile(Net(), dynamic=False)
+        x = torch.randn(2, 4)
+        for short, long in STAGES:
+            model.window = long
+            model(x)
+    """,
+}
+
+
+def _schedule(tmp_path, extra_init="", extra_forward="pass", steps=1_200):
+    files = {"train.py": SCHEDULE["train.py"].format(extra_init=extra_init or "pass", extra_forward=extra_forward)}
+    analysis = analysis_of(tmp_path, files)
+    guards = list(predict_guards(analysis.index, analysis.regions))
+    execution = Execution(analysis.index, analysis.regions, guards, steps=steps)
+    found = execution.run()
+    return execution, {source: r for (_, source), r in found.items()}
+
+
+def test_a_call_whose_guards_pass_on_an_entry_runs_that_graph_without_its_body(tmp_path):
+    # 14 calls of a forward of ~100 statements on a budget of 1,200: only the calls that
+    # compile run the body; the others evaluate the entry's guards, as Dynamo does, so the
+    # stage change at the 11th call is reached.
+    execution, found = _schedule(tmp_path)
+    assert execution.calls == 14
+    change = found["L['self'].window"]
+    assert [v.value for v in change.values] == [3, 5] and change.graphs == 2
+
+
+def test_a_body_that_writes_to_older_state_runs_at_every_call(tmp_path):
+    # ``self.seen += 1`` in compiled code: a hit cannot skip the body (the write is the
+    # caller's to see), so the budget ends before the stage change.
+    execution, found = _schedule(tmp_path, extra_init="self.seen = 0", extra_forward="self.seen = self.seen + 1")
+    assert "L['self'].window" not in found
+    execution, found = _schedule(tmp_path, extra_init="self.seen = 0", extra_forward="self.seen = self.seen + 1", steps=50_000)
+    assert "L['self'].seen" in found  # run every time, each call sees the new count
+
+
+def test_a_cached_call_counts_as_a_call_of_its_region(tmp_path):
+    analysis = analysis_of(tmp_path, {"train.py": SCHEDULE["train.py"].format(extra_init="pass", extra_forward="pass")})
+    guards = list(predict_guards(analysis.index, analysis.regions))
+    caches = RegionCaches(analysis.regions, guards, "train.py")
+    from recompile_lint.analysis.execution import IndexProject
+    from recompile_lint.analysis.execution.interpreter import Interpreter
+
+    interpreter = Interpreter(IndexProject(analysis.index), caches, steps=50_000)
+    interpreter.run_module(str(tmp_path / "train.py"), as_main=True)
+    [key] = caches.region_calls
+    assert caches.region_calls[key] == 14 and caches.replayed == 12  # two graphs, twelve hits
+    assert len(caches.entries[key]) == 2

@@ -12,11 +12,11 @@ its evidence is the write (or the call's binding) that gave it the new value.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Trace, Tracer
+from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Trace, Tracer, _is_enum_member
 from recompile_lint.analysis.execution.frames import Frame, OutOfBudget
-from recompile_lint.analysis.execution.interpreter import Observer
+from recompile_lint.analysis.execution.interpreter import NOT_CACHED, Observer
 from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
 from recompile_lint.analysis.execution.values import (
     TOP,
@@ -32,6 +32,7 @@ from recompile_lint.analysis.execution.values import (
     ModuleValue,
     Partial,
     Sym,
+    TensorValue,
     TupleValue,
     definitely_different,
     kind_of,
@@ -131,6 +132,68 @@ class RegionTable:
             self.by_entry.setdefault((key[0], key[1]), []).append((key, region))
 
 
+@dataclass(frozen=True)
+class Replay:
+    """A cache entry's call as a later hit repeats it: the trace (its guards), what the body
+    returned, the grad-mode and autocast contexts it ran under."""
+
+    trace: Trace
+    result: object
+    modes: tuple[object, ...]
+
+
+def _replayable(result: object) -> bool:
+    """A result a hit can hand out again: constants, tensors (a new one each time), tuples."""
+    if result is _MISSING:
+        return False
+    if isinstance(result, TupleValue):
+        return all(_replayable(e) for e in result.elements)
+    return result is TOP or isinstance(result, (Const, TensorValue))
+
+
+def _fresh(interpreter, result: object) -> object:
+    if isinstance(result, TensorValue):
+        return interpreter.new_tensor(sizes=result.sizes, dtype=result.dtype, device=result.device, requires_grad=result.requires_grad)
+    if isinstance(result, TupleValue):
+        return TupleValue(tuple(_fresh(interpreter, e) for e in result.elements))
+    return result
+
+
+def _passes(interpreter, guard: GuardRead, function: Function, bound: dict[str, object], where: Location) -> bool:
+    """Whether ``guard`` holds now. A value the run does not know passes, as it does when the
+    body runs again (``record`` compares only the guards both calls read with known values):
+    an unknown value is never evidence of a recompile."""
+    return not differs(guard.value, current(interpreter, guard, function, bound, where))
+
+
+def current(interpreter, guard: GuardRead, function: Function, bound: dict[str, object], where: Location) -> object:
+    """The value ``guard`` compares, on the state now, in the form the tracer would record for
+    its source if the body ran again (``dynamo.Tracer.on_read``): a constant, tensor metadata,
+    an Enum member, a ``CodeRef`` for ``.__code__``, a length for ``len(...)``. Where the
+    tracer would record no guard on that source (another kind of value, one it cannot follow),
+    top: ``record`` compares only the guards both calls have."""
+    source = guard.key_of or guard.source  # a dict's key guard checks the member its key is
+    if source.startswith("len(") and source.endswith(")"):
+        value, _ = evaluate(interpreter, source[4:-1], function, bound, where)
+        if isinstance(value, TupleValue):
+            return Const(len(value.elements))
+        if isinstance(value, (ListValue, DictValue)):
+            slots = interpreter.heap.slots(value.addr)
+            return TOP if slots.get("__unknown__") else Const(len([k for k in slots if k != "__unknown__"]))
+        return TOP
+    if source.endswith(".__code__"):
+        value, _ = evaluate(interpreter, source[: -len(".__code__")], function, bound, where)
+        return value.code if isinstance(value, Function) else TOP
+    value, _ = evaluate(interpreter, source, function, bound, where)
+    if isinstance(value, TensorValue):
+        return TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad)
+    if isinstance(value, Const) or (isinstance(value, Sym) and value.origin == "iteration"):
+        return value
+    if isinstance(value, Instance) and _is_enum_member(interpreter, value):
+        return value
+    return TOP
+
+
 class RegionCaches(Observer):
     """The cache entries of every region during one entry's run, built from the guards each
     compiled call installs (``dynamo.Tracer``)."""
@@ -157,6 +220,11 @@ class RegionCaches(Observer):
         self.calls = 0
         self.symbolic: set[tuple] = set()  # regions called inside a loop on iteration symbols
         self.finished = True  # the run ended (not out of budget, no exception)
+        # Per region, per entry: what a call that hits it returns without running the body
+        # again (``cached_call``), or None where the body wrote to what its caller sees.
+        self.replays: dict[tuple, list[Replay | None]] = {}
+        self._marks: list[int] = []  # ``calls`` once each compiled call being run began (counted)
+        self.replayed = 0  # calls answered by a cache entry (for tests and measures)
 
     def regions_called(self, compiled: CompiledValue, function: Function) -> list[CompiledRegion]:
         found = []
@@ -182,13 +250,63 @@ class RegionCaches(Observer):
         self.tracer.begin(keys, function, bound, where, interpreter, compiled)
         self.tracer.traces[-1].passed = dict(interpreter.call_writes)
         self.tracer.traces[-1].grad_mode = grad_enabled(interpreter.grad_modes)
+        self._marks.append(self.calls)
 
     def on_compiled_end(self, interpreter) -> None:
         trace = self.tracer.end()
         if trace is None:
             return
+        mark = self._marks.pop() if self._marks else -1
+        result, touched = interpreter.compiled_outcome
+        # A body that wrote to an older store, ran another compiled call, or returned what
+        # the run cannot hand out twice is run again at every call.
+        replay = None
+        if not touched and mark == self.calls and _replayable(result):
+            replay = Replay(trace, result, tuple(interpreter.grad_modes))
         for key in trace.region_keys:
+            entries = len(self.entries.get(key, ()))
             self.record(interpreter, key, trace)
+            if len(self.entries.get(key, ())) > entries:
+                replays = self.replays.setdefault(key, [])
+                replays.extend([None] * (entries - len(replays)))
+                replays.append(replay)
+
+    def cached_call(self, interpreter, compiled: CompiledValue, function: Function, bound: dict[str, object], where: Location, told: bool = True) -> object:
+        """As Dynamo runs a call: the guards of each cache entry, evaluated on the state now;
+        an entry whose guards all pass runs its graph. Where that entry's
+        body wrote to nothing older than its call, the call is that entry's again (its guards,
+        its result) and the body is not run: a driver's thousandth step costs what its guards
+        cost. Anything else runs the body."""
+        keys = [region_key(region) for region in self.regions_called(compiled, function)]
+        if not keys:
+            return NOT_CACHED
+        hit: Replay | None = None
+        for key in keys:
+            found = self._entry_hit(interpreter, key, compiled, function, bound, where)
+            if found is None or (hit is not None and found.trace is not hit.trace):
+                return NOT_CACHED
+            hit = found
+        assert hit is not None
+        if not told:
+            return _fresh(interpreter, hit.result)  # a probe's call: nothing is counted
+        self.calls += 1
+        self.replayed += 1
+        if interpreter.call_loops:
+            self.symbolic.update(keys)
+        trace = replace(hit.trace, where=where, passed=dict(interpreter.call_writes))
+        for key in keys:
+            self.record(interpreter, key, trace)
+        return _fresh(interpreter, hit.result)
+
+    def _entry_hit(self, interpreter, key: tuple, compiled: CompiledValue, function: Function, bound: dict[str, object], where: Location) -> Replay | None:
+        entries = self.entries.get(key, [])
+        for index, replay in enumerate(self.replays.get(key, [])):
+            if replay is None or replay.modes != tuple(interpreter.grad_modes) or replay.trace.function.code != function.code:
+                continue
+            args = {"fn": compiled.target} if replay.trace.wrapped else bound
+            if all(_passes(interpreter, guard, function, args, where) for guard in entries[index].values()):
+                return replay
+        return None
 
     def on_read(self, interpreter, frame, node, value) -> None:
         self.tracer.on_read(interpreter, frame, node, value)

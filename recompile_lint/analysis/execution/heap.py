@@ -26,14 +26,23 @@ class Journal:
     after: dict[tuple[int, object], tuple[object, Location | None]] = field(default_factory=dict)
 
 
+@dataclass
+class Watch:
+    """Whether a store older than ``mark`` was written since the watch began."""
+
+    mark: int
+    touched: bool = False
+
+
 class Heap:
     """Stores of slots by address."""
 
     def __init__(self) -> None:
         self.stores: dict[int, dict[object, object]] = {}
         self.origins: dict[tuple[int, object], Location | None] = {}
-        self.kinds: dict[int, str] = {}  # what a store is: object, list, dict, class, module, frame, cells
+        self.kinds: dict[int, str] = {}  # what a store is: object, list, set, dict, class, module, frame, cells
         self._journals: list[Journal] = []
+        self._watches: list[Watch] = []
         self._next = 1
 
     def new(self, kind: str, slots: dict[object, object] | None = None) -> int:
@@ -62,7 +71,23 @@ class Heap:
     def origin(self, addr: int, key: object) -> Location | None:
         return self.origins.get((addr, key))
 
+    def watch(self) -> "Watch":
+        """From now on, note any write to a store that exists already (``Watch.touched``)."""
+        watch = Watch(self._next)
+        self._watches.append(watch)
+        return watch
+
+    def unwatch(self, watch: "Watch") -> None:
+        self._watches.remove(watch)
+
+    def _touch(self, addr: int) -> None:
+        for watch in self._watches:
+            if addr < watch.mark:
+                watch.touched = True
+
     def write(self, addr: int, key: object, value: object, where: Location | None = None) -> None:
+        if self._watches:
+            self._touch(addr)
         store = self.stores.setdefault(addr, {})
         if self._journals:
             journal = self._journals[-1]
@@ -77,6 +102,8 @@ class Heap:
         store = self.stores.setdefault(addr, {})
         if key not in store:
             return
+        if self._watches:
+            self._touch(addr)
         if self._journals:
             journal = self._journals[-1]
             if (addr, key) not in journal.before:

@@ -72,6 +72,7 @@ MAX_MODULES = 16  # modules one run imports; past them an import is top (a run's
 STEPS = 5_000
 MAX_SCANNED = 50_000  # heap slots an in-place change of a tensor's state looks through
 _MISSING = object()
+NOT_CACHED = object()  # what ``Observer.cached_call`` answers for a call that runs its body
 
 _BINARY: dict[type, Callable[[object, object], object]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -107,6 +108,12 @@ class Observer:
 
     def on_compiled_end(self, interpreter: "Interpreter") -> None:
         pass
+
+    def cached_call(self, interpreter: "Interpreter", compiled: CompiledValue, function: Function, bound: dict[str, object], where: Location, told: bool) -> object:
+        """A call whose guards all pass on a cache entry whose body changed nothing the caller
+        can see: what that body returned (the call is then not run again, and counted where
+        ``told``); else ``NOT_CACHED``."""
+        return NOT_CACHED
 
     def on_read(self, interpreter: "Interpreter", frame: Frame, node: ast.expr, value: object) -> None:
         pass
@@ -152,6 +159,7 @@ class Interpreter:
         self.probing = 0  # >0 while a loop's body runs to find what it changes: calls are not told
         self.compiling = 0  # >0 while a compiled body runs (``torch.compiler.is_compiling()``)
         self.call_loops = 0  # symbolic loops around the compiled call being made (its caller's)
+        self.compiled_outcome: tuple[object, bool] = (_MISSING, True)  # the last compiled body's result, and whether it wrote to older stores
         self.returned_at: Location | None = None  # the ``return`` statement run last
         self.returned_from: dict[tuple[int, str], Location] = {}  # (locals, name) -> the return that gave its value
         self.call_writes: dict[str, list[Location]] = {}  # parameter -> writes of what the compiled call passes
@@ -973,13 +981,26 @@ class Interpreter:
         told = bound is not None and self.observer is not None and not self.probing
         self.call_loops = len(frame.loops)
         self.call_writes = self.passed_writes(frame, function, len(arguments) - len(args), node, args, kwargs) if told else {}
+        if bound is not None and self.observer is not None:
+            where = self.location(frame, node, "call")
+            # A probe (a loop's body run to find what it changes) runs a cached graph too,
+            # without telling the caches.
+            cached = self.observer.cached_call(self, compiled, function, bound, where, told)
+            if cached is not NOT_CACHED:
+                return cached
         if told:
-            self.observer.on_compiled_call(self, compiled, function, bound, self.location(frame, node, "call"))  # type: ignore[union-attr, arg-type]
+            self.observer.on_compiled_call(self, compiled, function, bound, where)  # type: ignore[union-attr, arg-type]
         self.compiling += 1
+        watch = self.heap.watch()
+        result: object = _MISSING
         try:
-            return self.call_function(function, arguments, kwargs, frame)
+            result = self.call_function(function, arguments, kwargs, frame)
+            return result
         finally:
             self.compiling -= 1
+            self.heap.unwatch(watch)
+            # What the body returned, and whether it wrote to anything older than the call.
+            self.compiled_outcome = (result, watch.touched)
             if told:
                 self.observer.on_compiled_end(self)  # type: ignore[union-attr]
 
