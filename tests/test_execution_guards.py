@@ -870,3 +870,64 @@ def test_a_value_compiled_code_formats_in_an_f_string_is_guarded_as_a_constant()
     )
     assert [call["L['split']"].value for call in calls] == [Const("train"), Const("val")]
     assert all(call["L['step']"].kind == "CONSTANT_MATCH" for call in calls)  # read under a format spec too
+
+
+PARAMETER_UPDATE = """
+import torch
+from torch import nn
+
+
+@torch.compile{options}
+def update(param, grad):
+    param.add_(grad * 0.1)
+
+
+def main():
+    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 5))
+    with torch.no_grad():
+        for _ in range(2):
+            for p in model.parameters():
+                update(p, {grad})
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_tensors_are_reported_in_dynamos_order_and_parameters_keep_static_shapes(tmp_path):
+    # Measured on torch 2.13: ``update(param, torch.randn_like(param))`` over a model's
+    # parameters reports ``tensor 'grad' rank mismatch`` though ``param`` is read first (the
+    # shorter source is checked first); with a fixed-size ``grad``, each parameter shape is its
+    # own graph even under automatic dynamic (``force_parameter_static_shapes``): four graphs.
+    (tmp_path / "main.py").write_text(PARAMETER_UPDATE.format(options="", grad="torch.randn_like(p)"))
+    [finding] = lint(tmp_path)
+    assert finding.guard.source == "L['grad']"
+    (tmp_path / "main.py").write_text(PARAMETER_UPDATE.format(options="", grad="torch.randn(1)"))
+    [finding] = lint(tmp_path)
+    assert (finding.guard.source, finding.severity.value) == ("L['param']", "warning")
+    assert "4 graphs" in finding.message
+    # Renamed so that the parameter's source is the shorter one: ``tensor 'p' rank mismatch``.
+    renamed = PARAMETER_UPDATE.replace("update(param, grad):\n    param.add_(grad * 0.1)", "update(p, gradient):\n    p.add_(gradient * 0.1)")
+    assert renamed != PARAMETER_UPDATE
+    (tmp_path / "main.py").write_text(renamed.format(options="", grad="torch.randn_like(p)"))
+    [finding] = lint(tmp_path)
+    assert finding.guard.source == "L['p']"
+
+
+def test_the_tensor_reported_is_the_first_in_dynamos_order_never_an_alias():
+    from recompile_lint.analysis.execution.cache import RegionCaches
+
+    at = Location("m.py", 1, 1, "read")
+
+    def guards(**sizes):
+        return {f"L[{n!r}]": GuardRead(f"L[{n!r}]", "TENSOR_MATCH", TensorMeta((s,), "", "", None), at) for n, s in sizes.items()}
+
+    entries = [guards(q=1, k=1, v=1, gradient=1, zz=1)]
+    now = guards(q=2, k=2, v=2, gradient=2, zz=2)
+    [(source, _)] = RegionCaches.failing(entries, now)
+    assert source == "L['k']"  # the shorter source, then by name
+    [(source, _)] = RegionCaches.failing(entries, now, frozenset({"L['k']", "L['v']"}))
+    assert source == "L['q']"  # ``f(doc, doc, doc)``: k and v are q
+    [(source, _)] = RegionCaches.failing([guards(gradient=1, zz=1)], guards(gradient=2, zz=2))
+    assert source == "L['zz']"

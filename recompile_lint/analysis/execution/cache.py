@@ -186,7 +186,7 @@ def current(interpreter, guard: GuardRead, function: Function, bound: dict[str, 
         return value.code if isinstance(value, Function) else TOP
     value, _ = evaluate(interpreter, source, function, bound, where)
     if isinstance(value, TensorValue):
-        return TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad)
+        return TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, value.parameter)
     if isinstance(value, Const) or (isinstance(value, Sym) and value.origin == "iteration"):
         return value
     if isinstance(value, Instance) and _is_enum_member(interpreter, value):
@@ -358,7 +358,7 @@ class RegionCaches(Observer):
                 entries.append(guards)
                 modes.append(trace.grad_mode)
             return
-        for source, guard in self.failing(entries, guards):
+        for source, guard in self.failing(entries, guards, _aliases(trace.bound)):
             held = [entry[source] for entry in entries if source in entry]
             observed = self.observed.get((key, source))
             if observed is None:
@@ -385,17 +385,24 @@ class RegionCaches(Observer):
             modes.append(trace.grad_mode)
 
     @staticmethod
-    def failing(entries: list[dict[str, GuardRead]], guards: dict[str, GuardRead]) -> list[tuple[str, GuardRead]]:
+    def failing(entries: list[dict[str, GuardRead]], guards: dict[str, GuardRead], aliases: frozenset[str] = frozenset()) -> list[tuple[str, GuardRead]]:
         """The guard a recompile is reported on, as Dynamo reports it: the first one (in the
         order compiled code read them) whose value differs from every entry's; else the first
-        that fails the most recent entry."""
-        for source, guard in guards.items():
-            held = [entry[source] for entry in entries if source in entry]
-            if held and all(differs(old.value, guard.value) for old in held):
-                return [(source, guard)]
-        last = entries[-1]
-        for source, guard in guards.items():
-            if source in last and differs(last[source].value, guard.value):
+        that fails the most recent entry. Tensors are checked together, in the order of
+        Dynamo's ``Guard.sort_key`` (locals first, then the shorter source, then by name;
+        measured on torch 2.13: ``L['p']`` before ``L['gradient']``, ``L['aa']`` before
+        ``L['zz']``), so the tensor reported is the first of the failing ones in that order;
+        an argument that is the same tensor as an earlier one (``f(doc, doc, doc)``) is guarded
+        as that one (``aliases``)."""
+        for candidates in (
+            [(s, g) for s, g in guards.items() if any(s in e for e in entries) and all(differs(e[s].value, g.value) for e in entries if s in e)],
+            [(s, g) for s, g in guards.items() if s in entries[-1] and differs(entries[-1][s].value, g.value)],
+        ):
+            if candidates:
+                source, guard = candidates[0]
+                if guard.kind == "TENSOR_MATCH":
+                    tensors = [c for c in candidates if c[1].kind == "TENSOR_MATCH" and c[0] not in aliases] or [(source, guard)]
+                    source, guard = min(tensors, key=lambda c: _tensor_order(c[0]))
                 return [(source, guard)]
         return []
 
@@ -466,6 +473,24 @@ def _counter(values: list[object]) -> bool:
         return False
     steps = {b - a for a, b in zip(numbers, numbers[1:])}
     return len(steps) == 1 and 0 not in steps
+
+
+def _aliases(bound: dict[str, object]) -> frozenset[str]:
+    """``L['k']`` for each argument that is the same tensor as an earlier argument."""
+    first: dict[int, str] = {}
+    out = set()
+    for name, value in bound.items():
+        if isinstance(value, TensorValue):
+            if value.addr in first:
+                out.add(f"L[{name!r}]")
+            else:
+                first[value.addr] = name
+    return frozenset(out)
+
+
+def _tensor_order(source: str) -> tuple[bool, int, str]:
+    """Dynamo's ``Guard.sort_key`` for a tensor's source: locals first, then its length, then it."""
+    return (not source.startswith("L["), len(source), source)
 
 
 def _kind(value: object) -> str:
@@ -714,7 +739,8 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         return count
     if guard.kind == "TENSOR_MATCH":
         change = _tensor_change(observed)
-        if change == "size" and _held_value(guard.source)[1] == "parameter-shapes":
+        parameter = any(getattr(v, "parameter", False) for v in observed.values)
+        if change == "size" and (parameter or _held_value(guard.source)[1] == "parameter-shapes"):
             return count  # parameters keep static shapes: one graph per shape
         if change == "size":
             if dynamic == "False" or observed.use in SIZE_PINNING_USES:

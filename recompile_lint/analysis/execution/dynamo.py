@@ -138,6 +138,9 @@ class TensorMeta:
     dtype: str
     device: str
     requires_grad: bool | None
+    # An ``nn.Parameter``: Dynamo keeps its shapes static even under automatic dynamic
+    # (``force_parameter_static_shapes``), measured on torch 2.13: one graph per shape.
+    parameter: bool = field(default=False, compare=False)
 
 
 @dataclass
@@ -461,7 +464,7 @@ class Tracer:
                 # ``___check_obj_id(G['mode'], ...)``: an Enum member is guarded by its identity.
                 guard = GuardRead(source, "ID_MATCH", value, read, module_rooted, branch=branch)
         elif isinstance(value, TensorValue):
-            guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, branch=branch)
+            guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, value.parameter), read, branch=branch)
             if id(node) in lengths:
                 trace.concrete.setdefault(source, "len")  # its first size read as a Python int
             elif id(node) in keys:
@@ -651,7 +654,7 @@ class Tracer:
         read = interpreter.location(frame, node, "read")
         params = [(name, value) for name, value in interpreter.heap.slots(layer.addr).items() if isinstance(name, str) and isinstance(value, TensorValue)]
         for name, value in reversed(params):
-            guard = GuardRead(f"{source[0]}._parameters[{name!r}]", "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, source[1])
+            guard = GuardRead(f"{source[0]}._parameters[{name!r}]", "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, value.parameter), read, source[1])
             trace.guards.setdefault(guard.source, guard)
     def _passed(self, interpreter, frame, node: ast.Call, args: list[object], kwargs: dict[str, object]) -> None:
         """Traced code passes values to a disabled function: Dynamo breaks the graph and builds
@@ -692,7 +695,7 @@ class Tracer:
             # (``___check_obj_id(hp['mode'], ...)``, measured on the lab's proofs).
             guard = GuardRead(source, "ID_MATCH", value, read, rooted, passed=True)
         elif isinstance(value, TensorValue):
-            guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad), read, passed=True)
+            guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, value.parameter), read, passed=True)
         elif isinstance(value, TupleValue):
             guard = GuardRead(f"len({source})", "LENGTH_CHECK", Const(len(value.elements)), read, passed=True)
             inner = [(f"{source}[{i}]", element) for i, element in enumerate(value.elements)]

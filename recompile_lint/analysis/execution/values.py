@@ -74,6 +74,7 @@ class TensorValue:
     dtype: str = ""
     device: str = ""
     requires_grad: bool | None = None
+    parameter: bool = False  # an ``nn.Parameter`` (its shapes stay static under automatic dynamic)
 
     @property
     def rank(self) -> int | None:

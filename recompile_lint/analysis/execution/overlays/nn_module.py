@@ -141,7 +141,7 @@ def _layer(name: str, shapes):
         requires = Const(True)
         for attr, value in found.items():
             if isinstance(value, tuple):  # a parameter's sizes
-                value = interp.new_tensor(sizes=value, dtype=interp.default_dtype, device="cpu", requires_grad=requires.value)
+                value = interp.new_tensor(sizes=value, dtype=interp.default_dtype, device="cpu", requires_grad=requires.value, parameter=True)
             interp.heap.write(instance.addr, attr, value, None)
         return instance
 

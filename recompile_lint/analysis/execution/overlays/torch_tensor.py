@@ -196,8 +196,8 @@ def _parameter(interp, frame, args, kwargs, node) -> object:
     requires = args[1] if len(args) > 1 else kwargs.get("requires_grad", Const(True))
     grad = requires.value if isinstance(requires, Const) and isinstance(requires.value, bool) else None
     if t is None:
-        return interp.new_tensor(requires_grad=grad)
-    return interp.new_tensor(sizes=t.sizes, dtype=t.dtype, device=t.device, requires_grad=grad)
+        return interp.new_tensor(requires_grad=grad, parameter=True)
+    return interp.new_tensor(sizes=t.sizes, dtype=t.dtype, device=t.device, requires_grad=grad, parameter=True)
 
 
 def _dim(interp, frame, args, kwargs, node) -> object:
