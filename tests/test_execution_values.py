@@ -633,3 +633,32 @@ def test_an_int_an_op_needs_as_a_python_int_stays_specialised_past_the_limit(tmp
         """})
     [finding] = [f for f in lint(root) if f.severity in ("error", "warning")]
     assert (finding.severity, finding.bounded, finding.guard.source) == ("error", "unbounded", "L['cfg'].n")
+
+
+@pytest.mark.parametrize("flag, found", [("True", False), ("not CONFIG['compile']", False), ("False", True), ("CONFIG['compile']", True)])
+def test_a_compile_call_disabled_by_a_known_option_compiles_nothing(tmp_path, flag, found):
+    program = f"""
+    import torch
+
+    CONFIG = {{"compile": False}}
+
+    class Generator:
+        def __init__(self):
+            self.calls = 0
+            self.prefill = torch.compile(self.prefill, disable={flag})
+
+        def prefill(self, x):
+            self.calls += 1
+            return x * self.calls
+
+    def main():
+        gen = Generator()
+        for _ in range(12):
+            gen.prefill(torch.randn(4))
+
+    if __name__ == "__main__":
+        main()
+    """
+    # ``disable=True`` makes ``torch.compile`` hand back the method itself: nothing recompiles.
+    findings = lint(write(tmp_path, {"run.py": program}))
+    assert any(f.guard is not None and f.guard.source.endswith(".calls") for f in findings) is found

@@ -249,6 +249,8 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         region = guard.region
         if not guard.guard.source and (region_key(region), guard.read.path, guard.read.line) in run_reads:
             continue
+        if execution.disabled(region):
+            continue  # compiled with ``disable=True`` wherever the runs reach it: a no-op
         found = execution.recompile(guard)
         if guard.guard.source in dynamic_sources(region) and not pinned(found) and not float_once(found):
             if not branch_flips(found):

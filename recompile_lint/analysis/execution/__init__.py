@@ -80,6 +80,7 @@ class Execution:
         self._held: set[tuple[tuple, str]] = set()  # guards some run saw change (never held)
         self._holders: set[tuple[tuple, str]] = set()  # sources a run read holding a partial, a bound method, a module
         self.ran: set[tuple[str, int]] = set()  # statements some run executed
+        self.compile_sites: dict[tuple[str, int], set[bool]] = {}  # compile calls run -> disabled or not
         self._ran: set[str] = set()  # entry files run so far
         self._entries: EntryFinder | None = None
         self._project: IndexProject | None = None
@@ -118,6 +119,14 @@ class Execution:
         self.run_entries_of(guard.region)
         key = (region_key(guard.region), guard.guard.source)
         return key in self._unguarded and key not in self._guarded
+
+    def disabled(self, region: CompiledRegion) -> bool:
+        """Whether every run that reached the region's compile call made it with
+        ``disable=True`` (known): ``torch.compile`` handed the function back, nothing compiles."""
+        if not self.enabled:
+            return False
+        self.run_entries_of(region)
+        return self.compile_sites.get((region.site_path, region.site.span.line)) == {True}
 
     def holds_object(self, guard: PredictedGuard) -> bool:
         """Whether compiled code read the guard's source holding a ``functools.partial``, a
@@ -207,6 +216,7 @@ class Execution:
         interpreter = Interpreter(project, steps=self.steps)
         interpreter.traced = self.traced
         interpreter.ran = self.ran
+        interpreter.compile_sites = self.compile_sites
         if self._table is None:
             self._table = RegionTable(self.regions)
         runs = [RegionCaches(self.regions, self.guards, name, self._table)]

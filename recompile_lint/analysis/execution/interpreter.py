@@ -168,6 +168,9 @@ class Interpreter:
         self.decorated_modes: dict[CodeRef, ContextValue] = {}  # functions a grad-mode context decorates
         self.traced: set[tuple[str, int]] = set()  # (file, line) of expressions compiled code ran
         self.ran: set[tuple[str, int]] = set()  # (file, line) of every statement the run executed
+        # (file, line) of each compile call run (and of the calls it ran under) -> whether it
+        # was disabled (``disable=True``, known), each time it ran.
+        self.compile_sites: dict[tuple[str, int], set[bool]] = {}
         self.default_dtype = "torch.float32"  # ``torch.set_default_dtype``; "" when unknown
         self._tensors = 0
         self._generators: dict[CodeRef, bool] = {}

@@ -17,9 +17,27 @@ def _options(kwargs: dict[str, object]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((key, repr(value.value) if isinstance(value, Const) else "?") for key, value in kwargs.items()))
 
 
+def _disabled(kwargs: dict[str, object]) -> bool:
+    """``disable=True``, known: ``torch.compile`` is a no-op and hands back what it was given
+    (``torch.compile(self.prefill, disable=not cfg.compile_prefilling)`` with the option off)."""
+    flag = kwargs.get("disable")
+    return isinstance(flag, Const) and flag.value is True
+
+
+def _sited(interp, frame, node, disabled: bool) -> bool:
+    """Note that the compile call ran, disabled or not, at its line and at the lines of the
+    calls it runs under (a project wrapper's call is the region's site); ``disabled`` back."""
+    outcomes = interp.compile_sites
+    for where in ((frame.path, getattr(node, "lineno", 0)), *interp.call_lines):
+        outcomes.setdefault(where, set()).add(disabled)
+    return disabled
+
+
 def compile_(interp, frame, args, kwargs, node) -> object:
     if not args:
         return Partial(COMPILE, (), tuple(kwargs.items()))  # ``@torch.compile(mode=...)``
+    if _sited(interp, frame, node, _disabled(kwargs)):
+        return args[0]
     return CompiledValue(args[0], frame.path, getattr(node, "lineno", 0), _options(kwargs), tuple(interp.call_lines))
 
 
@@ -29,7 +47,7 @@ def optimize(interp, frame, args, kwargs, node) -> object:
 
 def module_compile(interp, frame, args, kwargs, node) -> object:
     """``model.compile()``: calls of ``model`` go through the compiled forward from now on."""
-    if args and isinstance(args[0], Instance):
+    if args and isinstance(args[0], Instance) and not _sited(interp, frame, node, _disabled(kwargs)):
         compiled = CompiledValue(args[0], frame.path, getattr(node, "lineno", 0), _options(kwargs), tuple(interp.call_lines))
         interp.heap.write(args[0].addr, "__compiled__", compiled, interp.location(frame, node, "compile-site"))
     return Const(None)
