@@ -138,19 +138,19 @@ SCHEDULE = {
 }
 
 
-def _schedule(tmp_path, extra_init="", extra_forward="pass", steps=1_200):
+def _schedule(tmp_path, extra_init="", extra_forward="pass", steps=400):
     files = {"train.py": SCHEDULE["train.py"].format(extra_init=extra_init or "pass", extra_forward=extra_forward)}
     analysis = analysis_of(tmp_path, files)
     guards = list(predict_guards(analysis.index, analysis.regions))
-    execution = Execution(analysis.index, analysis.regions, guards, steps=steps)
+    execution = Execution(analysis.index, analysis.regions, guards, steps=steps, driving_steps=0)
     found = execution.run()
     return execution, {source: r for (_, source), r in found.items()}
 
 
 def test_a_call_whose_guards_pass_on_an_entry_runs_that_graph_without_its_body(tmp_path):
-    # 14 calls of a forward of ~100 statements on a budget of 1,200: only the calls that
-    # compile run the body; the others evaluate the entry's guards, as Dynamo does, so the
-    # stage change at the 11th call is reached.
+    # 14 calls of a forward of ~40 statements on a budget of 400: only the calls that compile
+    # run the body; the others evaluate the entry's guards, as Dynamo does, so the stage
+    # change at the 11th call is reached (running every body, it is not: see below).
     execution, found = _schedule(tmp_path)
     assert execution.calls == 14
     change = found["L['self'].window"]
@@ -158,12 +158,13 @@ def test_a_call_whose_guards_pass_on_an_entry_runs_that_graph_without_its_body(t
 
 
 def test_a_body_that_writes_to_older_state_runs_at_every_call(tmp_path):
-    # ``self.seen += 1`` in compiled code: a hit cannot skip the body (the write is the
-    # caller's to see), so the budget ends before the stage change.
-    execution, found = _schedule(tmp_path, extra_init="self.seen = 0", extra_forward="self.seen = self.seen + 1")
+    # ``self.last = x`` in compiled code: a hit cannot skip the body (the write is the
+    # caller's to see), so 400 steps end before the stage change.
+    execution, found = _schedule(tmp_path, extra_init="self.last = None", extra_forward="self.last = x")
     assert "L['self'].window" not in found
+    # A counter it bumps is seen at every call, each call running the body again.
     execution, found = _schedule(tmp_path, extra_init="self.seen = 0", extra_forward="self.seen = self.seen + 1", steps=50_000)
-    assert "L['self'].seen" in found  # run every time, each call sees the new count
+    assert "L['self'].seen" in found
 
 
 def test_a_cached_call_counts_as_a_call_of_its_region(tmp_path):
@@ -178,3 +179,15 @@ def test_a_cached_call_counts_as_a_call_of_its_region(tmp_path):
     [key] = caches.region_calls
     assert caches.region_calls[key] == 14 and caches.replayed == 12  # two graphs, twelve hits
     assert len(caches.entries[key]) == 2
+
+
+def test_an_entry_that_calls_compiled_code_gets_the_driving_steps(tmp_path):
+    # The same schedule with a body that runs at every call (it writes ``self.last``): 400
+    # steps end before the stage change, but a run that has made a compiled call goes on with
+    # its driving steps.
+    files = {"train.py": SCHEDULE["train.py"].format(extra_init="self.last = None", extra_forward="self.last = x")}
+    analysis = analysis_of(tmp_path, files)
+    guards = list(predict_guards(analysis.index, analysis.regions))
+    for driving, found in ((0, False), (50_000, True)):
+        run = Execution(analysis.index, analysis.regions, guards, steps=400, driving_steps=driving).run()
+        assert ("L['self'].window" in {source for _, source in run}) is found

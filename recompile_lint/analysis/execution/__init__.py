@@ -23,7 +23,7 @@ import os
 from recompile_lint.analysis.execution.cache import Recompile, RegionCaches, RegionTable, region_key
 from recompile_lint.analysis.execution.entries import EntryFinder, driver_functions
 from recompile_lint.analysis.execution.frames import OutOfBudget
-from recompile_lint.analysis.execution.interpreter import STEPS, Interpreter
+from recompile_lint.analysis.execution.interpreter import DRIVING_STEPS, STEPS, Interpreter
 from recompile_lint.analysis.execution.values import Const, Function, Sym
 from recompile_lint.analysis.guards import PredictedGuard
 from recompile_lint.analysis.index import ProjectIndex
@@ -65,11 +65,12 @@ class IndexProject:
 class Execution:
     """The execution stage's evidence for a run's regions, computed on first use."""
 
-    def __init__(self, index: ProjectIndex, regions: list[CompiledRegion], guards: list[PredictedGuard], steps: int = STEPS):
+    def __init__(self, index: ProjectIndex, regions: list[CompiledRegion], guards: list[PredictedGuard], steps: int = STEPS, driving_steps: int = DRIVING_STEPS):
         self.index = index
         self.regions = regions
         self.guards = guards
         self.steps = steps
+        self.driving_steps = driving_steps  # more steps for an entry once it calls compiled code
         self.enabled = os.environ.get(DISABLE_ENV, "") in ("", "0")
         self._found: dict[tuple[tuple, str], Recompile] = {}
         self._region_calls: dict[tuple, int] = {}  # calls of each region whose body ran
@@ -214,6 +215,7 @@ class Execution:
         """Run a file as ``__main__``, then its driver functions; the caches of each."""
         name = os.path.basename(path)
         interpreter = Interpreter(project, steps=self.steps)
+        interpreter.driving_steps = self.driving_steps
         interpreter.traced = self.traced
         interpreter.ran = self.ran
         interpreter.compile_sites = self.compile_sites
@@ -242,7 +244,7 @@ class Execution:
             caches = RegionCaches(self.regions, self.guards, f"{name}:{function_name}", self._table)
             runs.append(caches)
             interpreter.observer = caches
-            interpreter.steps = self.steps
+            interpreter.steps, interpreter.driving_steps, interpreter.compiled_calls = self.steps, self.driving_steps, 0
             try:
                 interpreter.call_function(function, params, {}, None)  # type: ignore[arg-type]
             except (OutOfBudget, RecursionError):

@@ -70,6 +70,10 @@ CONCRETE_ITERATIONS = 16  # a known iterable this long runs item by item (twice 
 MAX_DEPTH = 8
 MAX_MODULES = 16  # modules one run imports; past them an import is top (a run's cost stays bounded)
 STEPS = 5_000
+# Steps an entry gets on top of ``STEPS`` once it has made a compiled call: a driver that
+# reaches compiled code follows it through a warm-up or a schedule (measured on a training
+# script: its stage changes came after 40,000 steps); one that never does stops at ``STEPS``.
+DRIVING_STEPS = 45_000
 MAX_SCANNED = 50_000  # heap slots an in-place change of a tensor's state looks through
 _MISSING = object()
 NOT_CACHED = object()  # what ``Observer.cached_call`` answers for a call that runs its body
@@ -151,6 +155,8 @@ class Interpreter:
         self.observer = observer
         self.heap = Heap()
         self.steps = steps
+        self.driving_steps = DRIVING_STEPS  # granted once, at the first compiled call run out of
+        self.compiled_calls = 0  # compiled calls this run made (outside a loop's probe)
         self.max_depth = max_depth
         self.modules: dict[str, ModuleValue] = {}
         self.globals: dict[str, int] = {}  # file -> heap address of its globals
@@ -185,6 +191,9 @@ class Interpreter:
     def tick(self) -> None:
         self.steps -= 1
         if self.steps < 0:
+            if self.compiled_calls and self.driving_steps:
+                self.steps, self.driving_steps = self.driving_steps, 0
+                return
             raise OutOfBudget()
 
     def new_tensor(self, **known: object) -> TensorValue:
@@ -992,6 +1001,7 @@ class Interpreter:
             if cached is not NOT_CACHED:
                 return cached
         if told:
+            self.compiled_calls += 1
             self.observer.on_compiled_call(self, compiled, function, bound, where)  # type: ignore[union-attr, arg-type]
         self.compiling += 1
         watch = self.heap.watch()
