@@ -358,7 +358,7 @@ class RegionCaches(Observer):
                 entries.append(guards)
                 modes.append(trace.grad_mode)
             return
-        for source, guard in self.failing(entries, guards, _aliases(trace.bound)):
+        for source, guard in self.failing(entries, guards, _aliases(trace.bound), all_of=True):
             held = [entry[source] for entry in entries if source in entry]
             observed = self.observed.get((key, source))
             if observed is None:
@@ -385,7 +385,7 @@ class RegionCaches(Observer):
             modes.append(trace.grad_mode)
 
     @staticmethod
-    def failing(entries: list[dict[str, GuardRead]], guards: dict[str, GuardRead], aliases: frozenset[str] = frozenset()) -> list[tuple[str, GuardRead]]:
+    def failing(entries: list[dict[str, GuardRead]], guards: dict[str, GuardRead], aliases: frozenset[str] = frozenset(), all_of: bool = False) -> list[tuple[str, GuardRead]]:
         """The guard a recompile is reported on, as Dynamo reports it: the first one (in the
         order compiled code read them) whose value differs from every entry's; else the first
         that fails the most recent entry. Tensors are checked together, in the order of
@@ -394,16 +394,30 @@ class RegionCaches(Observer):
         ``L['zz']``), so the tensor reported is the first of the failing ones in that order;
         an argument that is the same tensor as an earlier one (``f(doc, doc, doc)``) is guarded
         as that one (``aliases``)."""
-        for candidates in (
-            [(s, g) for s, g in guards.items() if any(s in e for e in entries) and all(differs(e[s].value, g.value) for e in entries if s in e)],
-            [(s, g) for s, g in guards.items() if s in entries[-1] and differs(entries[-1][s].value, g.value)],
+        for new, candidates in (
+            (True, [(s, g) for s, g in guards.items() if any(s in e for e in entries) and all(differs(e[s].value, g.value) for e in entries if s in e)]),
+            (False, [(s, g) for s, g in guards.items() if s in entries[-1] and differs(entries[-1][s].value, g.value)]),
         ):
             if candidates:
                 source, guard = candidates[0]
+                tensors = [c for c in candidates if c[1].kind == "TENSOR_MATCH" and c[0] not in aliases]
                 if guard.kind == "TENSOR_MATCH":
-                    tensors = [c for c in candidates if c[1].kind == "TENSOR_MATCH" and c[0] not in aliases] or [(source, guard)]
-                    source, guard = min(tensors, key=lambda c: _tensor_order(c[0]))
-                return [(source, guard)]
+                    source, guard = min(tensors or [(source, guard)], key=lambda c: _tensor_order(c[0]))
+                if not (all_of and new) or guard.kind == "TENSOR_MATCH":
+                    return [(source, guard)]
+                # Each Python value that differs from every entry's is a cause of its own (fixing
+                # the first, the next still recompiles): Dynamo's first, then the others in read
+                # order. Not behind a tensor's change (what its sizes give may be symbolic), and
+                # tensors change shape together: only the one Dynamo reports.
+                # A value read off another that changes (``opts['limit'].value`` of a new Enum
+                # member) is that change, not another cause.
+                roots = [_strip(c[0]) for c in candidates]
+                rest = [
+                    c for c in candidates
+                    if c[1].kind != "TENSOR_MATCH" and c[0] != source
+                    and not any(_strip(c[0]).startswith(r) and _strip(c[0])[len(r):][:1] in (".", "[") for r in roots)
+                ]
+                return [(source, guard)] + rest
         return []
 
     def recompiles(self) -> list[Recompile]:
