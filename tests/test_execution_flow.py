@@ -445,3 +445,33 @@ def test_a_tensor_iterated_over_is_unrolled_its_len_is_not():
 
     assert uses("for row in x: pass").get("L['x']") == "iteration"
     assert uses("n = len(x)").get("L['x']") == "len"
+
+
+def test_an_int_argument_sizing_a_view_or_a_split_goes_symbolic_after_its_recompile():
+    # The lab's cells (closure, dataclass and namedtuple fields; torch 2.13): an int argument
+    # given to ``view`` / ``reshape`` costs 2 graphs over any number of values, to ``split`` 3
+    # (its chunk count is guarded next); a global or module attribute stays one per value, and
+    # so does any int under ``dynamic=False``.
+    from recompile_lint.analysis.execution.cache import Observed, graphs_of
+    from recompile_lint.analysis.execution.dynamo import GuardRead
+    from recompile_lint.analysis.execution.values import Const
+    from recompile_lint.models import Location
+
+    class Region:
+        dynamic = None
+
+        class site:
+            @staticmethod
+            def option(name):
+                return None
+
+    values = [Const(n) for n in range(4, 16)]
+    at = Location("m.py", 3, 1, "read")
+    argument = GuardRead("L['zz_unmeasured'].n", "CONSTANT_MATCH", values[0], at)
+    module_attr = GuardRead("L['self'].zz_unmeasured", "CONSTANT_MATCH", values[0], at, module_rooted=True)
+    assert graphs_of(Region, argument, Observed(values=values, use="op-view"), None, None) == 2
+    assert graphs_of(Region, argument, Observed(values=values, use="op-reshape"), None, "True") == 1
+    assert graphs_of(Region, argument, Observed(values=values, use="op-split"), None, None) == 3
+    assert graphs_of(Region, argument, Observed(values=values[:2], use="op-split"), 2, None) == 2
+    assert graphs_of(Region, argument, Observed(values=values, use="op-view"), None, "False") is None
+    assert graphs_of(Region, module_attr, Observed(values=values, use="op-view"), None, None) is None

@@ -348,7 +348,7 @@ def test_a_closure_counter_the_guard_model_does_not_predict_is_found_by_the_run(
             def main():
                 apply, set_width = make()
                 fast = torch.compile(apply, backend="eager")
-                for i in range(1, 13):
+                for i in (2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 36, 48):
                     set_width(i)
                     fast(torch.randn(12, 12))
 
@@ -358,7 +358,9 @@ def test_a_closure_counter_the_guard_model_does_not_predict_is_found_by_the_run(
         },
     )
     [finding] = lint(root)
-    assert (finding.severity.value, finding.guard.source, finding.line) == ("error", "L['width']", 7)
+    # Measured on torch 2.13: ``width`` goes symbolic after its first recompile; the view's
+    # shape checks (``(144 // width) != 12``) cost two more: 4 graphs, short of the limit.
+    assert (finding.severity.value, finding.guard.source, finding.line) == ("warning", "L['width']", 7)
     assert any(loc.role == "write" and loc.line == 10 for loc in finding.evidence)
     monkeypatch.setenv(DISABLE_ENV, "1")
     assert lint(root) == []

@@ -698,6 +698,9 @@ def _quiet_attribute(interpreter, value: Instance, attr: str) -> object:
         interpreter.probing -= 1
 
 RECOMPILE_LIMIT = 8
+# Op arguments that take a symbolic int (measured on torch 2.13): the graphs an int argument,
+# cell or field given to them costs under automatic dynamic, however many values it takes.
+SYMBOLIC_SIZE_USES = {"op-view": 2, "op-reshape": 2, "op-split": 3}
 # Uses that keep a tensor's size a Python int even under ``dynamic=True``: iterating over a
 # tensor, a ``range()`` bound or a key taken from a size.
 SIZE_PINNING_USES = frozenset({"range-bound", "dict-key", "list-index", "iteration"})
@@ -771,6 +774,13 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     if kind not in ("int", "float"):
         return count
     constant_home = guard.source.startswith("G[") or guard.module_rooted
+    if kind == "int" and not constant_home and dynamic != "False" and observed.use in SYMBOLIC_SIZE_USES:
+        # An int argument, cell or field that sizes a ``view`` / ``reshape`` goes symbolic after
+        # one recompile like any other (2 graphs, 1 under ``dynamic=True``); one that sizes a
+        # ``split`` has its chunk count guarded next, ``((7 + n) // n) == 2``: a third graph
+        # (the lab's cells: closure, dataclass and namedtuple fields, 2 and 3 graphs).
+        graphs = SYMBOLIC_SIZE_USES[observed.use] - (dynamic == "True")
+        return graphs if count is None else min(count, graphs)
     if observed.use:
         return count
     if kind == "float":
