@@ -352,6 +352,8 @@ def pinned(found: Recompile | None) -> bool:
     if found is None or not found.use:
         return False
     kind = found.guard.value_kind
+    if kind == "int" and found.use == "op-interpolate-scale" and (found.dynamic or found.region.dynamic) == "True":
+        return False  # measured (the lab's dynamic twins): a symbolic scale under dynamic=True, one graph
     return kind == "float" or (kind == "int" and found.use in INT_PINNED_USES)
 
 

@@ -700,7 +700,7 @@ def _quiet_attribute(interpreter, value: Instance, attr: str) -> object:
 RECOMPILE_LIMIT = 8
 # Op arguments that take a symbolic int (measured on torch 2.13): the graphs an int argument,
 # cell or field given to them costs under automatic dynamic, however many values it takes.
-SYMBOLIC_SIZE_USES = {"op-view": 2, "op-reshape": 2, "op-split": 3}
+SYMBOLIC_SIZE_USES = {"op-view": 2, "op-reshape": 2, "op-split": 3, "op-interpolate-size": 2, "op-interpolate-scale": 2}
 # Uses that keep a tensor's size a Python int even under ``dynamic=True``: iterating over a
 # tensor, a ``range()`` bound or a key taken from a size.
 SIZE_PINNING_USES = frozenset({"range-bound", "dict-key", "list-index", "iteration"})
@@ -775,11 +775,12 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         return count
     constant_home = guard.source.startswith("G[") or guard.module_rooted
     if kind == "int" and not constant_home and dynamic != "False" and observed.use in SYMBOLIC_SIZE_USES:
-        # An int argument, cell or field that sizes a ``view`` / ``reshape`` goes symbolic after
-        # one recompile like any other (2 graphs, 1 under ``dynamic=True``); one that sizes a
-        # ``split`` has its chunk count guarded next, ``((7 + n) // n) == 2``: a third graph
-        # (the lab's cells: closure, dataclass and namedtuple fields, 2 and 3 graphs).
-        graphs = SYMBOLIC_SIZE_USES[observed.use] - (dynamic == "True")
+        # An int argument, cell or field that sizes a ``view`` / ``reshape`` or an
+        # ``interpolate`` goes symbolic after one recompile like any other (2 graphs, 1 under
+        # ``dynamic=True``); one that sizes a ``split`` has its chunk count guarded next,
+        # ``((7 + n) // n) == 2``: a third graph (the lab's cells: closure, dataclass and
+        # namedtuple fields, object attributes and arguments, 2 and 3 graphs).
+        graphs = 1 if dynamic == "True" else SYMBOLIC_SIZE_USES[observed.use]
         return graphs if count is None else min(count, graphs)
     if observed.use:
         return count
