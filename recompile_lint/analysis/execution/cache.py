@@ -163,18 +163,22 @@ def _passes(interpreter, guard: GuardRead, function: Function, bound: dict[str, 
     """Whether ``guard`` holds now. A value the run does not know passes, as it does when the
     body runs again (``record`` compares only the guards both calls read with known values):
     an unknown value is never evidence of a recompile."""
-    return not differs(guard.value, current(interpreter, guard, function, bound, where))
+    now = current(interpreter, guard, function, bound, where)
+    return now is not _MISSING and not differs(guard.value, now)
 
 
 def current(interpreter, guard: GuardRead, function: Function, bound: dict[str, object], where: Location) -> object:
     """The value ``guard`` compares, on the state now, in the form the tracer would record for
     its source if the body ran again (``dynamo.Tracer.on_read``): a constant, tensor metadata,
-    an Enum member, a ``CodeRef`` for ``.__code__``, a length for ``len(...)``. Where the
-    tracer would record no guard on that source (another kind of value, one it cannot follow),
-    top: ``record`` compares only the guards both calls have."""
+    an Enum member, a ``CodeRef`` for ``.__code__``, a length for ``len(...)``; top where the
+    tracer would record no guard on that source (another kind of value, or one the run does
+    not know: ``record`` compares only the guards both calls have). A source the walk cannot
+    follow is ``_MISSING``: the body runs again."""
     source = guard.key_of or guard.source  # a dict's key guard checks the member its key is
     if source.startswith("len(") and source.endswith(")"):
-        value, _ = evaluate(interpreter, source[4:-1], function, bound, where)
+        value = _walk(interpreter, source[4:-1], function, bound, where)
+        if value is _MISSING:
+            return _MISSING
         if isinstance(value, TupleValue):
             return Const(len(value.elements))
         if isinstance(value, (ListValue, DictValue)):
@@ -182,9 +186,13 @@ def current(interpreter, guard: GuardRead, function: Function, bound: dict[str, 
             return TOP if slots.get("__unknown__") else Const(len([k for k in slots if k != "__unknown__"]))
         return TOP
     if source.endswith(".__code__"):
-        value, _ = evaluate(interpreter, source[: -len(".__code__")], function, bound, where)
+        value = _walk(interpreter, source[: -len(".__code__")], function, bound, where)
+        if value is _MISSING:
+            return _MISSING
         return value.code if isinstance(value, Function) else TOP
-    value, _ = evaluate(interpreter, source, function, bound, where)
+    value = _walk(interpreter, source, function, bound, where)
+    if value is _MISSING:
+        return _MISSING
     if isinstance(value, TensorValue):
         return TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, value.parameter)
     if isinstance(value, Const) or (isinstance(value, Sym) and value.origin == "iteration"):
@@ -192,6 +200,45 @@ def current(interpreter, guard: GuardRead, function: Function, bound: dict[str, 
     if isinstance(value, Instance) and _is_enum_member(interpreter, value):
         return value
     return TOP
+
+
+def _walk(interpreter, source: str, function: Function, bound: dict[str, object], where: Location) -> object:
+    """The value of a guard's source now, read as compiled code reads it: the root as
+    ``evaluate`` finds it, each attribute through the interpreter's own lookup (a submodule of
+    a package, a property, a class attribute, an ``OptimizedModule``'s original), each item
+    as ``get_item``; nothing is told and any write is undone. ``_MISSING`` where the source
+    is not one the walk can follow."""
+    if _CLASS_DEFAULT.match(source):
+        value, _ = evaluate(interpreter, source, function, bound, where)
+        return value
+    parsed = parse_source(source)
+    if parsed is None:
+        return _MISSING
+    root, name, steps = parsed
+    value, _ = evaluate(interpreter, f"{root}[{name!r}]", function, bound, where)
+    if not steps:
+        return value
+    interpreter.probing += 1
+    interpreter.heap.open()
+    try:
+        frame = Frame(function.code.path, "", -1, interpreter.globals.get(function.module, -1))
+        for kind, step in steps:
+            if isinstance(value, CompiledValue) and isinstance(value.target, Instance):
+                value = value.target
+            if isinstance(value, (Partial, BoundMethod, TupleValue, _Keywords)) and not (isinstance(value, TupleValue) and kind == "attr"):
+                value = _held(value, kind, step)
+            elif kind == "attr":
+                value = interpreter.get_attribute(frame, value, str(step))
+            else:
+                value = interpreter.get_item(value, Const(step))
+            if value is TOP:
+                return TOP
+        return value
+    except (OutOfBudget, Exception):  # noqa: BLE001 - a property of the linted code
+        return _MISSING
+    finally:
+        interpreter.heap.close()
+        interpreter.probing -= 1
 
 
 class RegionCaches(Observer):
