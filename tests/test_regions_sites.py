@@ -788,3 +788,52 @@ def test_a_call_a_class_test_picks_passes_only_what_the_test_lets_through(tmp_pa
     assert found[("lib.py", 6)] == [("unresolved", "no-code")]  # no module reaches it
     assert found[("lib.py", 7)] == [("per-block", "lib.Net.forward")]
     assert found[("lib.py", 14)] == [("module", "lib.Net.forward")]
+
+
+# Calls that only share the name of a wrapper the project defines: a function imported from
+# another library, and an attribute that holds a module.
+NAMESAKES = {
+    "lib.py": """
+        import torch
+
+
+        def main(model):
+            return torch.compile(model)
+
+
+        def call(model):
+            return torch.compile(model)
+        """,
+    "train.py": """
+        from subprocess import call
+        from unittest import mock
+
+        import torch
+        from torch import nn
+
+        from lib import main
+
+
+        class Generator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.main = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+
+            def forward(self, x):
+                return self.main(x)
+
+
+        def run():
+            call(["true"])
+            mock.call(3)
+            return main(Generator())
+        """,
+}
+
+
+def test_a_call_that_only_shares_a_wrappers_name_is_no_site(tmp_path):
+    write(tmp_path, NAMESAKES)
+    sites = [s for s in resolve(tmp_path) if s.site_path.endswith("train.py")]
+    # ``subprocess.call`` and ``self.main`` (an ``nn.Sequential``) run no project wrapper.
+    assert [(s.site.span.line, s.reason) for s in sites] == [(22, "")]
+    assert by_line(sites, tmp_path)[("train.py", 22)] == [("module", "train.Generator.forward")]

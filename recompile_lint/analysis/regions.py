@@ -363,12 +363,56 @@ class RegionFinder:
             # ``pytest.main([...])`` beside a project wrapper named ``main``: another library's
             # function, which no wrapper the project defines can be.
             return None, f"{ast.unparse(node.func)}() is another library's function"
+        head = node.func
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if isinstance(head, ast.Name) and self._foreign(facts, head.id) and not self._configured(facts, node.func):
+            # ``call(cmd)`` after ``from subprocess import call``, ``mock.call(...)`` after
+            # ``from unittest import mock``: another library's function that shares the name
+            # of a wrapper the project defines.
+            return None, f"{ast.unparse(node.func)}() is another library's function ({facts.import_target(head.id)})"
         name = _callee_name(node.func)
+        held = self._not_a_function(node.func, facts, scope)
+        if held:
+            # ``self.main(x)`` where ``self.main`` holds an ``nn.Sequential``: a call of what
+            # the attribute holds, which shares a wrapper's name only.
+            return None, f"{ast.unparse(node.func)} holds {held}, not a function"
         if name in self._inferred_short():
             # A method or nested wrapper's name called on something the value flow does not
             # know: which function it runs is not known, so neither is what it compiles.
             return _UNKNOWN_CALLEE, ""
         return _first_element(_first_argument(node)), ""
+
+    def _foreign(self, facts: ModuleFacts, name: str) -> bool:
+        """Whether ``name`` is imported from a module that is neither torch nor the project's."""
+        target = facts.import_target(name)
+        if not target or target == "torch" or target.startswith("torch."):
+            return False
+        module = target.rsplit(".", 1)[0] if "." in target else target
+        return all(self.index.module_path(m, facts.path) is None for m in (target, module, module.split(".")[0]))
+
+    def _not_a_function(self, func: ast.expr, facts: ModuleFacts, scope: FunctionFacts | None) -> str:
+        """What ``func`` holds where the value flow knows every value and none is a function a
+        call could run as a wrapper: a torch module or tensor, a container, a constant, or an
+        instance of a project class with no ``__call__`` of its own (calling an
+        ``nn.Module`` runs its ``forward``); "" otherwise."""
+        if not isinstance(func, ast.Attribute):
+            return ""
+        values = self.flow.values_of(func, facts, scope)
+        if not values:
+            return ""
+        held = []
+        for value in values:
+            if value.kind in ("torch-instance", "tensor", "container", "literal"):
+                held.append(value.ref or value.kind)
+                continue
+            if value.kind != "instance":
+                return ""
+            found = self.flow.class_of(value)
+            if found is None or self.index.class_method(found[0], found[1], "__call__") is not None:
+                return ""
+            held.append(value.ref)
+        return "an instance of " + ", ".join(sorted({h.rsplit(".", 1)[-1] for h in held}))
 
     def _wrapper_argument(self, ref: FunctionRef, node: ast.Call, facts: ModuleFacts, scope: FunctionFacts | None, depth: int = 0) -> tuple[ast.expr | None, str]:
         """The argument ``node`` passes for the parameter project function ``ref`` compiles;
