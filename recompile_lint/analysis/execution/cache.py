@@ -45,7 +45,7 @@ from recompile_lint.models import Location
 
 MAX_ENTRIES = 16  # past the recompile limit (8) the count is unbounded anyway
 _ROOT = re.compile(r"^([GL])\['([^'\]]+)'\]")
-_STEP = re.compile(r"^(?:\.(\w+)|\['([^'\]]*)'\]|\[(-?\d+)\])")
+_STEP = re.compile(r"(?:\.(\w+)|\['([^'\]]*)'\]|\[(-?\d+)\])")
 _MISSING = object()
 
 
@@ -59,9 +59,9 @@ def parse_source(source: str) -> tuple[str, str, list[tuple[str, object]]] | Non
     if match is None:
         return None
     steps: list[tuple[str, object]] = []
-    rest = source[match.end() :]
-    while rest:
-        step = _STEP.match(rest)
+    at = match.end()
+    while at < len(source):
+        step = _STEP.match(source, at)  # from ``at``: no copy of the rest (a chain costs its length)
         if step is None:
             return None
         attr, key, index = step.groups()
@@ -71,7 +71,7 @@ def parse_source(source: str) -> tuple[str, str, list[tuple[str, object]]] | Non
             steps.append(("key", key))
         else:
             steps.append(("key", int(index)))
-        rest = rest[step.end() :]
+        at = step.end()
     # ``_modules['blocks']``, ``_parameters['weight']``, ``_buffers['mean']``: Dynamo's spelling
     # of a submodule, a parameter and a buffer, each an attribute of the module.
     merged: list[tuple[str, object]] = []
@@ -212,7 +212,7 @@ def _walk(interpreter, source: str, function: Function, bound: dict[str, object]
         value, _ = evaluate(interpreter, source, function, bound, where)
         return value
     parsed = parse_source(source)
-    if parsed is None:
+    if parsed is None or len(parsed[2]) > MAX_WALK:
         return _MISSING
     root, name, steps = parsed
     value, _ = evaluate(interpreter, f"{root}[{name!r}]", function, bound, where)
@@ -745,6 +745,7 @@ def _quiet_attribute(interpreter, value: Instance, attr: str) -> object:
         interpreter.probing -= 1
 
 RECOMPILE_LIMIT = 8
+MAX_WALK = 32  # steps a cached call follows a guard's source; a longer one runs the body again
 # Op arguments that take a symbolic int (measured on torch 2.13): the graphs an int argument,
 # cell or field given to them costs under automatic dynamic, however many values it takes.
 SYMBOLIC_SIZE_USES = {"op-view": 2, "op-reshape": 2, "op-split": 3, "op-interpolate-size": 2, "op-interpolate-scale": 2}
