@@ -662,3 +662,52 @@ def test_a_compile_call_disabled_by_a_known_option_compiles_nothing(tmp_path, fl
     # ``disable=True`` makes ``torch.compile`` hand back the method itself: nothing recompiles.
     findings = lint(write(tmp_path, {"run.py": program}))
     assert any(f.guard is not None and f.guard.source.endswith(".calls") for f in findings) is found
+
+
+def test_a_field_is_counted_in_the_lab_cell_of_the_object_that_holds_it(tmp_path):
+    # A named tuple passed to a disabled helper has its fields realized and guarded (measured:
+    # ``___check_obj_id(hp.width.__code__, ...)``, the limit for a new lambda per call); the
+    # lab's cell for a dataclass field in the same use is one graph (no guard): the run knows
+    # which the object is, and counts by its own cell, not the dataclass's.
+    program = """
+    from typing import NamedTuple
+
+    import torch
+
+    SCHEDULE = (
+        lambda t: t * 2, lambda t: t * 3, lambda t: t * 4, lambda t: t * 5,
+        lambda t: t * 6, lambda t: t * 7, lambda t: t * 8, lambda t: t * 9,
+        lambda t: t * 10, lambda t: t * 11, lambda t: t * 12, lambda t: t * 13,
+    )
+
+
+    class RunSpec(NamedTuple):
+        width: object = None
+
+
+    journal = []
+
+
+    @torch.compiler.disable
+    def note(hp):
+        journal.append(hp.width)
+
+
+    @torch.compile(backend="eager", dynamic=True)
+    def step(x, hp):
+        note(hp)
+        return x + 1
+
+
+    def main():
+        hp = RunSpec()
+        for i in range(12):
+            hp = hp._replace(width=SCHEDULE[i])
+            step(torch.randn(2), hp)
+
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = lint(write(tmp_path, {"run.py": program}))
+    assert (finding.severity.value, finding.guard.source) == ("error", "L['hp'].width.__code__")

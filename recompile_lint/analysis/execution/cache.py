@@ -95,6 +95,10 @@ class Observed:
     argument: bool = False  # ``L['name']``: one of the compiled frame's arguments (not a cell)
     inside: bool = False  # a write that changes it runs in compiled code
     options: tuple[tuple[str, str], ...] = ()  # the options the run's compile call was given
+    # Where an attribute's value lives, as the lab names it, when the run knows the object
+    # holding it: ``namedtuple-field``, ``dataclass-field`` or ``object-attribute`` (a named
+    # tuple's fields are realized where it is passed to a disabled helper, a dataclass's not).
+    holder: str = ""
 
 
 @dataclass(frozen=True)
@@ -200,6 +204,22 @@ def current(interpreter, guard: GuardRead, function: Function, bound: dict[str, 
     if isinstance(value, Instance) and _is_enum_member(interpreter, value):
         return value
     return TOP
+
+
+def _holder(interpreter, source: str, trace: Trace) -> str:
+    """The lab's location of ``source``'s value when it is one attribute of an object the run
+    knows: a named tuple's field, a dataclass's field, or a plain object's attribute."""
+    parsed = parse_source(source)
+    if parsed is None or len(parsed[2]) != 1 or parsed[2][0][0] != "attr":
+        return ""
+    owner = _walk(interpreter, f"{parsed[0]}[{parsed[1]!r}]", trace.function, trace.bound, trace.where)
+    if not isinstance(owner, Instance) or interpreter.is_nn_module(owner.cls):
+        return ""
+    if interpreter.class_attribute(owner.cls, "__tuple__") == Const(True):
+        return "namedtuple-field"
+    if interpreter.class_attribute(owner.cls, "__fields__") is not interpreter.MISSING:
+        return "dataclass-field"
+    return "object-attribute"
 
 
 def _walk(interpreter, source: str, function: Function, bound: dict[str, object], where: Location) -> object:
@@ -412,6 +432,7 @@ class RegionCaches(Observer):
                 observed = Observed(values=[held[0].value], guard=held[0])
                 observed.argument = _root_name(source) in trace.bound and _strip(source).startswith("L[")
                 observed.options = self.options.get(key, ())
+                observed.holder = _holder(interpreter, guard.key_of or _strip(source), trace)
                 self.observed[(key, source)] = observed
             observed.values.append(guard.value)
             observed.use = observed.use or trace.concrete.get(source, "") or trace.concrete.get(_strip(source), "")
@@ -903,7 +924,7 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     elif not steps:
         locations = ["positional-argument", "keyword-argument", "default-argument"] if observed.argument else ["closure"]
     elif len(steps) == 1 and steps[0][0] == "attr":
-        locations = ["module-attribute"] if guard.module_rooted else ["object-attribute", "dataclass-field", "namedtuple-field"]
+        locations = ["module-attribute"] if guard.module_rooted else [observed.holder] if observed.holder else ["object-attribute", "dataclass-field", "namedtuple-field"]
     elif len(steps) == 1 and isinstance(steps[0][1], str):
         locations = ["dict-value"]
     elif len(steps) == 1:
