@@ -34,3 +34,14 @@ class Calls(Observer):
 
     def on_compiled_call(self, interpreter, compiled, function, bound, where):
         self.seen.append((compiled, function.code.qualname, dict(bound), where.line))
+
+
+class StubRegion:
+    """A region compiled with no options, for the count's unit tests (``graphs_of``)."""
+
+    dynamic = None
+
+    class site:
+        @staticmethod
+        def option(name):
+            return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from recompile_lint.analysis.execution.interpreter import Interpreter
 
-from execution_helpers import Sources
+from execution_helpers import Sources, StubRegion
 from test_execution_guards import Traces, lint, write
 
 
@@ -391,13 +391,7 @@ def test_a_size_a_use_keeps_concrete_is_one_graph_per_size_even_under_dynamic_tr
     from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta
     from recompile_lint.models import Location
 
-    class Region:
-        dynamic = None
-
-        class site:
-            @staticmethod
-            def option(name):
-                return None
+    Region = StubRegion
 
     sizes = [TensorMeta((n,), "", "", None) for n in (2, 3, 4)]
     guard = GuardRead("L['zz_unmeasured'][0][1]", "TENSOR_MATCH", sizes[0], Location("m.py", 3, 1, "read"))
@@ -457,13 +451,7 @@ def test_an_int_argument_sizing_a_view_or_a_split_goes_symbolic_after_its_recomp
     from recompile_lint.analysis.execution.values import Const
     from recompile_lint.models import Location
 
-    class Region:
-        dynamic = None
-
-        class site:
-            @staticmethod
-            def option(name):
-                return None
+    Region = StubRegion
 
     values = [Const(n) for n in range(4, 16)]
     at = Location("m.py", 3, 1, "read")

@@ -18,7 +18,7 @@ from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
 from recompile_lint.models import Location
 
-from execution_helpers import Sources
+from execution_helpers import Sources, StubRegion
 
 
 class Traces(Observer):
@@ -481,13 +481,7 @@ def test_an_int_argument_costs_two_graphs_then_is_an_input_unless_dynamic_false(
 
 
 def test_the_count_follows_where_the_value_lives_and_how_it_is_used():
-    class Region:
-        dynamic = None
-
-        class site:
-            @staticmethod
-            def option(name):
-                return None
+    Region = StubRegion
 
     read = Location("m.py", 3, 1, "read")
     ints = Observed(values=[Const(1), Const(2), Const(3)])
