@@ -465,3 +465,46 @@ def test_an_int_argument_sizing_a_view_or_a_split_goes_symbolic_after_its_recomp
     assert graphs_of(Region, argument, Observed(values=values[:2], use="op-split"), 2, None) == 2
     assert graphs_of(Region, argument, Observed(values=values, use="op-view"), None, "False") is None
     assert graphs_of(Region, module_attr, Observed(values=values, use="op-view"), None, None) is None
+
+
+SPLIT_BY_RATIO = """
+import torch
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ratio = 4
+
+    def forward(self, h):
+        return h.split(self.ratio, dim=1)[0] * 2
+
+
+def main():
+    block = Block()
+    fast = torch.compile(block, backend="eager", dynamic=True)
+    torch.compiler.config.dynamic_sources = "L['self'].ratio"
+    for i in range(12):
+        block.ratio = 4 + i
+        fast(torch.randn(8, 8))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_symbolic_split_size_costs_one_graph_per_chunk_count(tmp_path):
+    # Measured on torch 2.13: ``dynamic_sources`` makes the module's ``ratio`` symbolic, and
+    # Dynamo guards the chunk count (``((-1) + self.ratio + 8) // self.ratio == 2``): ratios 4..15
+    # on 8 columns make 2 or 1 chunks, 2 graphs, not one per ratio.
+    [finding] = lint(write(tmp_path, {"run.py": SPLIT_BY_RATIO}))
+    assert (finding.severity.value, finding.guard.source) == ("warning", "L['self'].ratio")
+    assert "2 graphs" in finding.message
+    from recompile_lint.analysis.execution.cache import Observed, split_graphs
+    from recompile_lint.analysis.execution.values import Const
+
+    calls = [(Const(n), -(-8 // n)) for n in range(2, 14)]  # chunk counts 4, 3, 2, 2, ..., 1
+    assert split_graphs(Observed(chunks=calls), symbolic=True) == 4
+    assert split_graphs(Observed(chunks=calls), symbolic=False) == 1 + 3  # the first value's own graph
+    assert split_graphs(Observed(chunks=calls + [(Const(99), None)]), symbolic=True) is None

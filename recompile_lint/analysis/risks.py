@@ -252,7 +252,13 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         if execution.disabled(region):
             continue  # compiled with ``disable=True`` wherever the runs reach it: a no-op
         found = execution.recompile(guard)
-        if guard.guard.source in dynamic_sources(region) and not pinned(found) and not float_once(found):
+        split_counted = False
+        if guard.guard.source in dynamic_sources(region) and symbolic_split(found) is not None:
+            found = symbolic_split(found)
+            split_counted = True
+            if found.graphs is not None and found.graphs < 2:  # type: ignore[union-attr]
+                continue  # every call made the same number of chunks: one graph
+        elif guard.guard.source in dynamic_sources(region) and not pinned(found) and not float_once(found):
             if not branch_flips(found):
                 continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input (unless an op needs it concrete)
             found = symbolic_branch(found)  # type: ignore[arg-type]
@@ -266,6 +272,7 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             # with ``dynamic=True`` (symbolic from the first call): the guard model's count does
             # not read that option for a float, so its evidence does not overrule the run.
             freed = risk is None and found.graphs == 1 and (found.dynamic or region.dynamic) == "True"
+            freed = freed or split_counted  # the chunk counts the calls made are the count
             if known is not None and not freed and (risk is None or known.unbounded or not risk.unbounded) and not (exact and known.unbounded):
                 # The variation stage shows the change too: its evidence (the writes and the
                 # loops that make them, counted over any number of iterations: a run only
@@ -294,7 +301,11 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         key = (region_key(found.region), found.guard.source)
         if key in seen:
             continue
-        if found.guard.source in dynamic_sources(found.region) and not pinned(found) and not float_once(found):
+        if found.guard.source in dynamic_sources(found.region) and symbolic_split(found) is not None:
+            found = symbolic_split(found)  # type: ignore[assignment]
+            if found.graphs is not None and found.graphs < 2:
+                continue
+        elif found.guard.source in dynamic_sources(found.region) and not pinned(found) and not float_once(found):
             if not branch_flips(found):
                 continue
             found = symbolic_branch(found)
@@ -338,6 +349,15 @@ def branch_flips(found: Recompile | None) -> bool:
     if not seen or len(seen) != len(found.outcomes) or any(None in o for o in seen):
         return False
     return len(set(seen)) > 1
+
+
+def symbolic_split(found: Recompile | None) -> Recompile | None:
+    """A split size ``dynamic_sources`` makes symbolic from the first call: one graph per chunk
+    count the calls made (measured by the lab's ``dynamic`` twins: one graph where every call
+    made the same count, whatever the values); None where a count is not known."""
+    if found is None or found.use != "op-split" or not found.chunks or any(c is None for _, c in found.chunks):
+        return None
+    return replace(found, graphs=len({c for _, c in found.chunks}))
 
 
 def symbolic_branch(found: Recompile) -> Recompile:

@@ -99,6 +99,9 @@ class Observed:
     # holding it: ``namedtuple-field``, ``dataclass-field`` or ``object-attribute`` (a named
     # tuple's fields are realized where it is passed to a disabled helper, a dataclass's not).
     holder: str = ""
+    # At each call of the region, (the value, the chunks the split it sizes made; None where
+    # not known): the graphs a split size costs once symbolic are its chunk counts.
+    chunks: list[tuple[object, int | None]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,8 @@ class Recompile:
     dynamic: str | None = None  # the region's ``dynamic`` option as the run passed it (a partial's too)
     # At each call of its region, the outcomes of the tests that read it (None: not known).
     outcomes: tuple[tuple[bool | None, ...] | None, ...] = ()
+    # At each call, (the value, the chunks the split it sizes made): ``Observed.chunks``.
+    chunks: tuple[tuple[object, int | None], ...] = ()
 
 
 class RegionTable:
@@ -292,6 +297,7 @@ class RegionCaches(Observer):
         self.replays: dict[tuple, list[Replay | None]] = {}
         self._marks: list[int] = []  # ``calls`` once each compiled call being run began (counted)
         self.replayed = 0  # calls answered by a cache entry (for tests and measures)
+        self.chunks: dict[tuple[tuple, str], list[tuple[object, int | None]]] = {}  # see ``Observed.chunks``
 
     def regions_called(self, compiled: CompiledValue, function: Function) -> list[CompiledRegion]:
         found = []
@@ -406,6 +412,8 @@ class RegionCaches(Observer):
             self.unguarded[(key, source)] = self.unguarded.get((key, source), 0) + 1
         for source, guard in guards.items():
             self.values.setdefault((key, source), []).append(_same_key(interpreter, guard))
+            if source in trace.chunks:
+                self.chunks.setdefault((key, source), []).append((guard.value, trace.chunks[source]))
             if guard.branch:
                 self.outcomes.setdefault((key, source), []).append(tuple(trace.outcomes.get(source, ())) or None)
         entries = self.entries.setdefault(key, [])
@@ -493,6 +501,7 @@ class RegionCaches(Observer):
         out = []
         for (key, source), observed in self.observed.items():
             region = self.regions[key]
+            observed.chunks = self.chunks.get((key, source), [])
             guard = observed.guard
             assert guard is not None
             count = self.count(key, observed)
@@ -508,7 +517,7 @@ class RegionCaches(Observer):
             out.append(Recompile(
                 region, guard, self._evidence(region, observed, count, guard), graphs, observed.use, observed.argument,
                 tuple(observed.values), calls=self.region_calls.get(key, 0), complete=complete, dynamic=dynamic,
-                outcomes=tuple(self.outcomes.get((key, source), ())),
+                outcomes=tuple(self.outcomes.get((key, source), ())), chunks=tuple(observed.chunks),
             ))
         return out
 
@@ -816,6 +825,15 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     constant, a tensor's size goes dynamic once, its rank, dtype, device never do."""
     if count is not None and count > RECOMPILE_LIMIT:
         count = None
+    if dynamic is None:
+        dynamic = option(region, observed, "dynamic")
+    if observed.use == "op-split" and dynamic != "False":
+        # An int argument, cell or field, or a tensor's size, that sizes a ``split``: once
+        # symbolic, its graphs are the chunk counts the calls made (where all are known).
+        free = guard.kind == "TENSOR_MATCH" or (_value_kind(observed) == "int" and not (guard.source.startswith("G[") or guard.module_rooted))
+        split = split_graphs(observed, symbolic=dynamic == "True") if free else None
+        if split is not None:
+            return split if count is None else min(split, count)
     measured_count = _measured(region, guard, observed, count, dynamic)
     if measured_count != "unmeasured":
         return measured_count  # type: ignore[return-value]
@@ -865,6 +883,19 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     if constant_home or dynamic == "False":
         return count
     return 1 if dynamic == "True" else 2
+
+
+def split_graphs(observed: Observed, symbolic: bool) -> int | None:
+    """Graphs a split size costs, from the chunk counts the calls made (None where one is not
+    known): symbolic from the first call, one per chunk count; else the first value's own
+    graph, then one per chunk count of the other values (``((7 + n) // n) == 2``, measured)."""
+    calls = observed.chunks
+    if not calls or any(c is None for _, c in calls):
+        return None
+    if symbolic:
+        return len({c for _, c in calls})
+    first = calls[0][0]
+    return 1 + len({c for v, c in calls if differs(first, v)})
 
 
 def _value_kind(observed: Observed) -> str:

@@ -153,6 +153,9 @@ class Trace:
     where: Location
     guards: dict[str, GuardRead] = field(default_factory=dict)
     concrete: dict[str, str] = field(default_factory=dict)  # source -> the concrete use seen
+    # Source -> the number of chunks a ``split`` it sizes made (None where the run does not
+    # know): Dynamo guards that count once the size is symbolic (``((7 + n) // n) == 2``).
+    chunks: dict[str, int | None] = field(default_factory=dict)
     # Sources read holding a partial, a bound method or an ``nn.Module``: Dynamo guards what
     # they hold (``.keywords['k']``, ``.__self__.k``, parameters), never the object as a constant.
     holders: set[str] = field(default_factory=set)
@@ -572,11 +575,14 @@ class Tracer:
                 if not this:
                     continue
                 # The argument and every sourced value it is computed from (``-self.n / tau``).
+                chunks = _chunks(callee, node, args, kwargs, index, keyword) if this == "op-split" else None
                 for inner in ast.walk(arg):
                     if isinstance(inner, (ast.Name, ast.Attribute, ast.Subscript)):
                         found = self.source_of(interpreter, frame, inner)
                         if found is not None:
                             trace.concrete.setdefault(found[0], this)
+                            if this == "op-split":
+                                trace.chunks.setdefault(found[0], chunks)
         starred = [a for a in node.args if isinstance(a, ast.Starred)]
         if len(starred) > 1:
             self._pending = None
@@ -765,6 +771,25 @@ class Tracer:
         found = (keys, tests, subscripts, lengths)
         self._roles[key] = found
         return found
+
+
+def _chunks(callee: object, node: ast.Call, args: list[object], kwargs: dict[str, object], index: int, keyword: str | None) -> int | None:
+    """How many chunks ``x.split(n, dim)`` / ``torch.split(x, n, dim)`` makes, where the tensor's
+    size along ``dim`` and the int ``n`` (the argument at ``index``) are known; None otherwise."""
+    method = isinstance(callee, BoundMethod) and isinstance(callee.receiver, TensorValue)
+    tensor = callee.receiver if method else (args[0] if args else None)  # type: ignore[union-attr]
+    size_at, dim_at = (0, 1) if method else (1, 2)
+    if keyword not in (None, "split_size_or_sections", "split_size") or (keyword is None and index != size_at):
+        return None
+    size = kwargs.get(keyword) if keyword else (args[size_at] if len(args) > size_at else None)
+    dim = kwargs.get("dim", args[dim_at] if len(args) > dim_at else Const(0))
+    if not isinstance(tensor, TensorValue) or tensor.sizes is None or not isinstance(size, Const) or not isinstance(dim, Const):
+        return None
+    n, d = size.value, dim.value
+    if type(n) is not int or type(d) is not int or n <= 0 or not -len(tensor.sizes) <= d < len(tensor.sizes):
+        return None
+    length = tensor.sizes[d]
+    return None if length is None else -(-length // n)
 
 
 def _started(interpreter, callee: object) -> CodeRef | None:
