@@ -281,7 +281,7 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
                 # (a finite set: a schedule of known values, a cycle, whatever loop makes it).
                 risk = known
             if risk is not None:
-                reported.add((region_key(region), found.guard.read.path, found.guard.read.line))
+                reported.add((region_key(region), found.guard.read.path, found.guard.read.line, found.guard.read.column))
                 yield risk
             continue
         if execution.untraced(guard):
@@ -295,7 +295,7 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             continue  # no change shown, or the runs ran each write and the value stayed the same
         risk = assess(guard, evidence)
         if risk is not None:
-            reported.add((region_key(region), guard.read.path, guard.read.line))
+            reported.add((region_key(region), guard.read.path, guard.read.line, guard.read.column))
             yield risk
     for found in execution.recompiles():
         key = (region_key(found.region), found.guard.source)
@@ -309,7 +309,7 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             if not branch_flips(found):
                 continue
             found = symbolic_branch(found)
-        if (key[0], found.guard.read.path, found.guard.read.line) in reported:
+        if (key[0], found.guard.read.path, found.guard.read.line, found.guard.read.column) in reported:
             continue  # the guard model's own guard on that read, spelled its way (``L['fn'].__self__``)
         seen.add(key)
         risk = from_recompile(found, predicted(index, found))
