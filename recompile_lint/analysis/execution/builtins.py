@@ -7,7 +7,6 @@ Each is a handler ``(interpreter, frame, args, kwargs, node) -> value`` register
 from __future__ import annotations
 
 import ast
-
 from typing import Callable
 
 from recompile_lint.analysis.execution.values import (
@@ -27,6 +26,7 @@ from recompile_lint.analysis.execution.values import (
     StaticMethod,
     Sym,
     TupleValue,
+    hashable,
 )
 
 Handler = Callable[..., object]
@@ -371,9 +371,10 @@ def _set_change(operation: str) -> Handler:
             return _unknown_items(interp, frame, args, kwargs, node)
         current = interp.items(args[0])
         given = [args[1]] if operation in ("add", "discard", "remove") else interp.items(args[1])
-        changed = interp.new_set(current + given) if current is not None and given is not None and operation in ("add", "update") else TOP
-        if current is not None and given is not None and operation in ("discard", "remove"):
-            changed = interp.new_set([e for e in current if e not in given]) if all(interp.new_set([e]) is not TOP for e in given) else TOP
+        changed: object = TOP
+        if current is not None and given is not None and all(hashable(e) for e in given):
+            kept = current + given if operation in ("add", "update") else [e for e in current if e not in given]
+            changed = interp.new_set(kept)
         if changed is TOP:
             return _unknown_items(interp, frame, args, kwargs, node)
         interp.replace_items(args[0], interp.items(changed), interp.location(frame, node, "write"))

@@ -60,6 +60,7 @@ from recompile_lint.analysis.execution.values import (
     TensorValue,
     TupleValue,
     definitely_different,
+    hashable,
     iteration,
     join,
 )
@@ -136,13 +137,6 @@ class Observer:
 
     def on_test(self, interpreter: "Interpreter", frame: Frame, test: ast.expr, truth: bool | None) -> None:
         pass
-
-
-def _hashable(value: object) -> bool:
-    """A known value whose equality with others is known: a constant, or a tuple of them."""
-    if isinstance(value, Const):
-        return True
-    return isinstance(value, TupleValue) and all(_hashable(e) for e in value.elements)
 
 
 class Interpreter:
@@ -1487,7 +1481,7 @@ class Interpreter:
     def new_set(self, elements: list[object]) -> object:
         """A set of known elements (each one once, in the order first given); top when an
         element is not a known hashable value (which ones are equal is then not known)."""
-        if not all(_hashable(e) for e in elements):
+        if not all(hashable(e) for e in elements):
             return TOP
         return ListValue(self.heap.new("set", dict(enumerate(dict.fromkeys(elements)))))
 

@@ -241,6 +241,14 @@ def definitely_different(a: object, b: object) -> bool:
     return False
 
 
+def hashable(value: object) -> bool:
+    """A known value whose equality with others is known (a set can hold it): a constant, or a
+    tuple of them."""
+    if isinstance(value, Const):
+        return True
+    return isinstance(value, TupleValue) and all(hashable(e) for e in value.elements)
+
+
 def join(a: object, b: object) -> object:
     """The value after two branches that gave ``a`` and ``b``: one of them when equal, else top."""
     return a if a == b else TOP
