@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Trace, Tracer, _is_enum_member
+from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Trace, Tracer, _is_enum_member, container_length
 from recompile_lint.analysis.execution.frames import Frame, OutOfBudget
 from recompile_lint.analysis.execution.interpreter import NOT_CACHED, Observer
 from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
@@ -188,12 +188,8 @@ def current(interpreter, guard: GuardRead, function: Function, bound: dict[str, 
         value = _walk(interpreter, source[4:-1], function, bound, where)
         if value is _MISSING:
             return _MISSING
-        if isinstance(value, TupleValue):
-            return Const(len(value.elements))
-        if isinstance(value, (ListValue, DictValue)):
-            slots = interpreter.heap.slots(value.addr)
-            return TOP if slots.get("__unknown__") else Const(len([k for k in slots if k != "__unknown__"]))
-        return TOP
+        length = container_length(interpreter, value)
+        return TOP if length is None else Const(length)
     if source.endswith(".__code__"):
         value = _walk(interpreter, source[: -len(".__code__")], function, bound, where)
         if value is _MISSING:

@@ -473,7 +473,7 @@ class Tracer:
             elif id(node) in keys:
                 trace.concrete.setdefault(source, "iteration")  # unrolled over its first size
         elif isinstance(value, (ListValue, TupleValue)) or (isinstance(value, DictValue) and id(node) in keys):
-            length = self._length(interpreter, value)
+            length = container_length(interpreter, value)
             if length is not None:
                 guard = GuardRead(f"len({source})", "LENGTH_CHECK", Const(length), read)
         if guard is not None and guard.source not in trace.guards:
@@ -706,7 +706,7 @@ class Tracer:
             guard = GuardRead(f"len({source})", "LENGTH_CHECK", Const(len(value.elements)), read, passed=True)
             inner = [(f"{source}[{i}]", element) for i, element in enumerate(value.elements)]
         elif isinstance(value, ListValue):
-            length = self._length(interpreter, value)
+            length = container_length(interpreter, value)
             if length is not None:
                 guard = GuardRead(f"len({source})", "LENGTH_CHECK", Const(length), read, passed=True)
                 inner = [(f"{source}[{i}]", heap.read(value.addr, i, TOP)) for i in range(length)]
@@ -727,14 +727,6 @@ class Tracer:
         if depth > 0:
             for item_source, item in inner:
                 self._realize(interpreter, trace, item_source, rooted, item, read, depth - 1)
-
-    def _length(self, interpreter, value: object) -> int | None:
-        if isinstance(value, TupleValue):
-            return len(value.elements)
-        slots = interpreter.heap.slots(value.addr)  # type: ignore[union-attr]
-        if slots.get("__unknown__"):
-            return None
-        return len([k for k in slots if k != "__unknown__"])
 
     def _node_roles(self, interpreter, frame) -> tuple[set[int], set[int], set[int], set[int]]:
         """Ids of the nodes of the running function whose dict keys compiled code uses (the
@@ -771,6 +763,19 @@ class Tracer:
         found = (keys, tests, subscripts, lengths)
         self._roles[key] = found
         return found
+
+
+def container_length(interpreter, value: object) -> int | None:
+    """The length a ``LENGTH_CHECK`` compares: a tuple's, or a list's or dict's where its items
+    are all known; None otherwise."""
+    if isinstance(value, TupleValue):
+        return len(value.elements)
+    if not isinstance(value, (ListValue, DictValue)):
+        return None
+    slots = interpreter.heap.slots(value.addr)
+    if slots.get("__unknown__"):
+        return None
+    return len([k for k in slots if k != "__unknown__"])
 
 
 def _chunks(callee: object, node: ast.Call, args: list[object], kwargs: dict[str, object], index: int, keyword: str | None) -> int | None:
