@@ -11,6 +11,7 @@ its evidence is the write (or the call's binding) that gave it the new value.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 
@@ -55,6 +56,14 @@ def region_key(region: CompiledRegion) -> tuple[str, str, str, int]:
 
 def parse_source(source: str) -> tuple[str, str, list[tuple[str, object]]] | None:
     """``L['self'].trainer.epoch`` -> ("L", "self", [("attr", "trainer"), ("attr", "epoch")])."""
+    parsed = _parsed(source)
+    return None if parsed is None else (parsed[0], parsed[1], list(parsed[2]))
+
+
+@functools.lru_cache(maxsize=2048)
+def _parsed(source: str) -> tuple[str, str, tuple[tuple[str, object], ...]] | None:
+    """``parse_source``'s answer, kept per source: a cached call reads the same entries' guards
+    at every call."""
     match = _ROOT.match(source)
     if match is None:
         return None
@@ -80,7 +89,7 @@ def parse_source(source: str) -> tuple[str, str, list[tuple[str, object]]] | Non
             merged[-1] = ("attr", str(value))
         else:
             merged.append((kind, value))
-    return match.group(1), match.group(2), merged
+    return match.group(1), match.group(2), tuple(merged)
 
 
 @dataclass
