@@ -252,11 +252,11 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         if execution.disabled(region):
             continue  # compiled with ``disable=True`` wherever the runs reach it: a no-op
         found = execution.recompile(guard)
-        split_counted = False
-        if guard.guard.source in dynamic_sources(region) and symbolic_split(found) is not None:
-            found = symbolic_split(found)
-            split_counted = True
-            if found.graphs is not None and found.graphs < 2:  # type: ignore[union-attr]
+        split = symbolic_split(found) if guard.guard.source in dynamic_sources(region) else None
+        split_counted = split is not None
+        if split is not None:
+            found = split
+            if found.graphs is not None and found.graphs < 2:
                 continue  # every call made the same number of chunks: one graph
         elif guard.guard.source in dynamic_sources(region) and not pinned(found) and not float_once(found):
             if not branch_flips(found):
@@ -301,8 +301,9 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         key = (region_key(found.region), found.guard.source)
         if key in seen:
             continue
-        if found.guard.source in dynamic_sources(found.region) and symbolic_split(found) is not None:
-            found = symbolic_split(found)  # type: ignore[assignment]
+        split = symbolic_split(found) if found.guard.source in dynamic_sources(found.region) else None
+        if split is not None:
+            found = split
             if found.graphs is not None and found.graphs < 2:
                 continue
         elif found.guard.source in dynamic_sources(found.region) and not pinned(found) and not float_once(found):
