@@ -359,18 +359,15 @@ class RegionFinder:
                 return found
         if refs:
             return None, f"{display_name(self.index, refs[0])}() compiles none of its parameters"
-        if isinstance(node.func, ast.Attribute) and self._not_torch(facts, node.func.value) and not self._configured(facts, node.func):
-            # ``pytest.main([...])`` beside a project wrapper named ``main``: another library's
-            # function, which no wrapper the project defines can be.
-            return None, f"{ast.unparse(node.func)}() is another library's function"
         head = node.func
         while isinstance(head, ast.Attribute):
             head = head.value
-        if isinstance(head, ast.Name) and self._foreign(facts, head.id) and not self._configured(facts, node.func):
-            # ``call(cmd)`` after ``from subprocess import call``, ``mock.call(...)`` after
-            # ``from unittest import mock``: another library's function that shares the name
-            # of a wrapper the project defines.
-            return None, f"{ast.unparse(node.func)}() is another library's function ({facts.import_target(head.id)})"
+        foreign = isinstance(node.func, ast.Attribute) and self._not_torch(facts, node.func.value)
+        if (foreign or (isinstance(head, ast.Name) and self._foreign(facts, head.id))) and not self._configured(facts, node.func):
+            # ``pytest.main([...])``, ``call(cmd)`` after ``from subprocess import call``,
+            # ``mock.call(...)`` after ``from unittest import mock``: another library's function
+            # that shares the name of a wrapper the project defines.
+            return None, f"{ast.unparse(node.func)}() is another library's function"
         name = _callee_name(node.func)
         held = self._not_a_function(node.func, facts, scope)
         if held:
@@ -401,18 +398,19 @@ class RegionFinder:
         values = self.flow.values_of(func, facts, scope)
         if not values:
             return ""
-        held = []
+        held = set()
         for value in values:
-            if value.kind in ("torch-instance", "tensor", "container", "literal"):
-                held.append(value.ref or value.kind)
+            if value.kind in ("tensor", "container", "literal"):
+                held.add(f"a {value.kind}")
                 continue
-            if value.kind != "instance":
+            if value.kind == "instance":
+                found = self.flow.class_of(value)
+                if found is None or self.index.class_method(found[0], found[1], "__call__") is not None:
+                    return ""
+            elif value.kind != "torch-instance":
                 return ""
-            found = self.flow.class_of(value)
-            if found is None or self.index.class_method(found[0], found[1], "__call__") is not None:
-                return ""
-            held.append(value.ref)
-        return "an instance of " + ", ".join(sorted({h.rsplit(".", 1)[-1] for h in held}))
+            held.add(f"an instance of {value.name}")
+        return ", ".join(sorted(held))
 
     def _wrapper_argument(self, ref: FunctionRef, node: ast.Call, facts: ModuleFacts, scope: FunctionFacts | None, depth: int = 0) -> tuple[ast.expr | None, str]:
         """The argument ``node`` passes for the parameter project function ``ref`` compiles;
