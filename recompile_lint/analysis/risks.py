@@ -251,6 +251,8 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             continue
         if execution.disabled(region):
             continue  # compiled with ``disable=True`` wherever the runs reach it: a no-op
+        if execution.fresh(region):
+            continue  # Dynamo is reset before each call that could find an entry: none recompiles
         found = execution.recompile(guard)
         split = symbolic_split(found) if guard.guard.source in dynamic_sources(region) else None
         split_counted = split is not None

@@ -88,6 +88,9 @@ class Execution:
         self.traced: set[tuple[str, int]] = set()  # lines compiled code ran in some entry
         self.calls = 0  # compiled calls the runs made (for tests and measures)
         self._table: RegionTable | None = None  # the regions by key, for every run's caches
+        self._warm: dict[tuple, int] = {}  # calls of each region that found entries to check
+        self._emptied: dict[tuple, int] = {}  # calls that found its cache emptied by a reset
+        self._cut_short: set[tuple] = set()  # regions some unfinished run called
 
     def recompile(self, guard: PredictedGuard) -> Recompile | None:
         """The recompile the runs predict on the guard model's guard (same region and source)."""
@@ -128,6 +131,17 @@ class Execution:
             return False
         self.run_entries_of(region)
         return self.compile_sites.get((region.site_path, region.site.span.line)) == {True}
+
+    def fresh(self, region: CompiledRegion) -> bool:
+        """Whether every call of the region the runs made found its cache empty, at least one
+        because ``torch._dynamo.reset()`` ran since an earlier call (a test helper that resets
+        Dynamo before each model it compiles), in runs that all ended: no call can recompile,
+        whatever differs between them."""
+        if not self.enabled:
+            return False
+        self.run_entries_of(region)
+        key = region_key(region)
+        return self._emptied.get(key, 0) > 0 and not self._warm.get(key, 0) and key not in self._cut_short
 
     def holds_object(self, guard: PredictedGuard) -> bool:
         """Whether compiled code read the guard's source holding a ``functools.partial``, a
@@ -194,6 +208,12 @@ class Execution:
                         self._unguarded.discard(source_key)
                 for key, count in caches.region_calls.items():
                     self._region_calls[key] = self._region_calls.get(key, 0) + count
+                    if not caches.finished:
+                        self._cut_short.add(key)
+                for key, count in caches.warm.items():
+                    self._warm[key] = self._warm.get(key, 0) + count
+                for key, count in caches.emptied.items():
+                    self._emptied[key] = self._emptied.get(key, 0) + count
                 for source_key in caches.values.keys() & self._unguarded:
                     self._unguarded.discard(source_key)  # guarded in this run
                     self._guarded.add(source_key)

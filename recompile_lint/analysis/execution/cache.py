@@ -303,6 +303,11 @@ class RegionCaches(Observer):
         self._marks: list[int] = []  # ``calls`` once each compiled call being run began (counted)
         self.replayed = 0  # calls answered by a cache entry (for tests and measures)
         self.chunks: dict[tuple[tuple, str], list[tuple[object, int | None]]] = {}  # see ``Observed.chunks``
+        # Per region: calls that found entries to check (``warm``), and calls that found none
+        # because ``torch._dynamo.reset()`` emptied its cache after an earlier call (``emptied``).
+        self.warm: dict[tuple, int] = {}
+        self.emptied: dict[tuple, int] = {}
+        self._reset: set[tuple] = set()  # regions called, then reset, not called since
 
     def regions_called(self, compiled: CompiledValue, function: Function) -> list[CompiledRegion]:
         found = []
@@ -405,6 +410,13 @@ class RegionCaches(Observer):
     def on_test(self, interpreter, frame, test, truth) -> None:
         self.tracer.on_test(interpreter, frame, test, truth)
 
+    def on_reset(self, interpreter) -> None:
+        """Dynamo forgets every entry: the next call of each region compiles afresh."""
+        self._reset.update(key for key, entries in self.entries.items() if entries)
+        self.entries.clear()
+        self.modes.clear()
+        self.replays.clear()
+
     # ---- cache entries -------------------------------------------------------------------
 
     def record(self, interpreter, key: tuple, trace: Trace) -> None:
@@ -423,6 +435,11 @@ class RegionCaches(Observer):
                 self.outcomes.setdefault((key, source), []).append(tuple(trace.outcomes.get(source, ())) or None)
         entries = self.entries.setdefault(key, [])
         modes = self.modes.setdefault(key, [])
+        if entries:
+            self.warm[key] = self.warm.get(key, 0) + 1
+        elif key in self._reset:
+            self._reset.discard(key)
+            self.emptied[key] = self.emptied.get(key, 0) + 1
         if not entries:
             entries.append(guards)
             modes.append(trace.grad_mode)

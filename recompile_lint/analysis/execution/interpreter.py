@@ -138,6 +138,9 @@ class Observer:
     def on_test(self, interpreter: "Interpreter", frame: Frame, test: ast.expr, truth: bool | None) -> None:
         pass
 
+    def on_reset(self, interpreter: "Interpreter") -> None:
+        """``torch._dynamo.reset()`` ran (outside compiled code): every cache is emptied."""
+
 
 class Interpreter:
     """One run: a heap, the modules imported so far, the steps left."""

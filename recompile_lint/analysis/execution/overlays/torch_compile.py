@@ -1,7 +1,7 @@
 """``torch.compile`` in every form: ``torch.compile(fn)``, ``torch.compile(model, **options)``,
 ``@torch.compile``, ``@torch.compile(**options)``, ``torch._dynamo.optimize(...)(fn)``,
 ``model.compile()``; and ``torch.compiler.is_compiling()``, ``torch.compiler.disable``,
-``torch._dynamo.mark_dynamic``."""
+``torch._dynamo.mark_dynamic``, ``torch._dynamo.reset()``."""
 
 from __future__ import annotations
 
@@ -98,6 +98,15 @@ def mark_dynamic(interp, frame, args, kwargs, node) -> object:
     return Const(None)
 
 
+def reset(interp, frame, args, kwargs, node) -> object:
+    """``torch._dynamo.reset()`` / ``torch.compiler.reset()``: Dynamo forgets every compiled
+    graph, so the next call of each compiled object compiles afresh, no recompile counted
+    (a test helper that resets before each model it compiles). Traced code cannot reset."""
+    if interp.observer is not None and not interp.compiling and not interp.probing:
+        interp.observer.on_reset(interp)
+    return Const(None)
+
+
 HANDLERS = {
     "torch.compile": compile_,
     "torch._dynamo.optimize": optimize,
@@ -115,4 +124,7 @@ HANDLERS = {
     "torch._dynamo.decorators.mark_dynamic": mark_dynamic,
     "torch._dynamo.decorators.maybe_mark_dynamic": mark_dynamic,
     "torch._dynamo.decorators.mark_unbacked": mark_dynamic,
+    "torch._dynamo.reset": reset,
+    "torch.compiler.reset": reset,
+    "torch._dynamo.eval_frame.reset": reset,
 }
