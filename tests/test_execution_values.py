@@ -770,3 +770,33 @@ def test_a_reset_before_the_loop_does_not_reset_the_calls_inside_it(tmp_path):
     findings = [f for f in lint(write(tmp_path, {"test_scales.py": program})) if f.severity == "error"]
     assert [f.guard.source for f in findings if f.guard is not None] == ["L['self'].k"]
 
+
+@pytest.mark.parametrize("reset, found", [("torch._dynamo.reset()", False), ("pass", True)])
+def test_a_wrapper_that_resets_before_it_compiles_shares_no_cache_between_instances(tmp_path, reset, found):
+    # The model the helper compiles is what another library makes of it (unknown to a run):
+    # only the wrapper's own code says that each instance compiled there starts afresh.
+    program = f"""
+    import torch
+    import converters
+
+
+    class Suite:
+        def _check(self, mod, x):
+            {reset}
+            mod = converters.convert(mod)
+            return torch.compile(mod)(x)
+
+        def _helper(self):
+            class M(torch.nn.Module):
+                def __init__(self, k):
+                    super().__init__()
+                    self.k = k
+
+                def forward(self, x):
+                    return x * self.k
+
+            for k in range(12):
+                self._check(M(k), torch.randn(2))
+    """
+    findings = [f for f in lint(write(tmp_path, {"test_suite.py": program})) if f.severity == "error"]
+    assert any(f.guard is not None and f.guard.source.endswith(".k") for f in findings) is found

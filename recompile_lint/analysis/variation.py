@@ -152,6 +152,8 @@ class Variation:
         storage = guard.storage
         if not region.site.in_loop or not region.model_class or guard.depth != 0:
             return None
+        if self._resets_before_site(region):
+            return None  # Dynamo is reset before each compile here: no instance finds another's entry
         found = self.index.resolve_class(storage.owner, storage.path)
         init = self.index.class_attr(*found, storage.name) if found is not None else None
         if init is None or not init[2].from_param or init[2].kind not in ("int", "str", "unknown"):
@@ -170,6 +172,40 @@ class Variation:
             kinds=frozenset({init[2].kind}),
             per_instance=True,
         )
+
+    def _resets_before_site(self, region: CompiledRegion) -> bool:
+        """Whether the code that runs the region's compile call resets Dynamo first at every
+        run of it (``torch._dynamo.reset()`` earlier in the same function, inside the loop
+        that repeats the call if there is one): each instance compiled there starts from an
+        empty cache, as a test helper that resets before each model it compiles does."""
+        tree = self._tree_of(region.site_path)
+        if tree is None:
+            return False
+        line = region.site.span.line
+        if _resets_before(tree.body, line):
+            return True
+        if region.site.form != "wrapper":
+            return False
+        # A project wrapper's call (``self._test_common(model, ...)``): the wrapper resets
+        # before each compile call of its own.
+        facts = self.index.facts(region.site_path)
+        call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == line and n.col_offset + 1 == region.site.span.column), None)
+        if facts is None or call is None:
+            return False
+        ref = self.resolve_callee(facts, facts.function(region.site.function) if region.site.function else None, _dotted(call.func))
+        wrapper = self.index.facts(ref.path) if ref is not None else None
+        inner = [site for site in wrapper.compile_sites if site.function == ref.qualname] if wrapper is not None and ref is not None else []
+        wrapper_tree = self._tree_of(ref.path) if inner and ref is not None else None
+        return wrapper_tree is not None and all(_resets_before(wrapper_tree.body, site.span.line) for site in inner)
+
+    def _tree_of(self, path: str) -> ast.Module | None:
+        text = self.index.text(path)
+        if text is None:
+            return None
+        try:
+            return parse_source(text, path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
 
     def _built_per_iteration(self, compiled: tuple, init: tuple, attr: str) -> bool:
         """Whether some construction of the compiled class hands the ``__init__`` parameter
@@ -1311,6 +1347,42 @@ def _values_of(node: ast.expr) -> set[str] | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id[:1].isupper() and node.attr.isupper():
         return {ast.unparse(node)}  # ``Mode.TRAIN``: an enum member or a class constant
     return None
+
+
+# ``torch._dynamo.reset()``, ``torch.compiler.reset()`` (and through ``import torch._dynamo as dynamo``).
+_RESETS = frozenset({("_dynamo", "reset"), ("compiler", "reset"), ("dynamo", "reset")})
+
+
+def _is_reset(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+        and tuple(_dotted(stmt.value.func).split(".")[-2:]) in _RESETS
+    )
+
+
+def _resets_before(block: list[ast.stmt], line: int) -> bool:
+    """Whether a statement-level reset of Dynamo runs before ``line`` at every run of it: a
+    reset earlier in a block that leads to the line, with no loop or function boundary between
+    them (a reset before a loop runs once for all its iterations; one outside the function is
+    not part of its calls)."""
+    found = False
+    while True:
+        for position, stmt in enumerate(block):
+            end = getattr(stmt, "end_lineno", None) or stmt.lineno
+            if stmt.lineno <= line <= end:
+                break
+        else:
+            return False
+        found = found or any(_is_reset(earlier) for earlier in block[:position])
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While)):
+            found = False  # a new scope, or a body that repeats: what ran before it ran once
+        blocks = [getattr(stmt, name) for name in ("body", "orelse", "finalbody") if isinstance(getattr(stmt, name, None), list)]
+        blocks += [handler.body for handler in getattr(stmt, "handlers", [])]
+        blocks += [case.body for case in getattr(stmt, "cases", [])]
+        inner = [b for b in blocks if b and b[0].lineno <= line <= (getattr(b[-1], "end_lineno", None) or b[-1].lineno)]
+        if not inner:
+            return found  # the statement that holds the compile call
+        block = inner[0]
 
 
 def _dotted(node: ast.AST) -> str:
