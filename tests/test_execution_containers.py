@@ -276,3 +276,45 @@ class Model(nn.Module):
 torch.compile(Model())(torch.randn(2, 8))
 """)
     assert call["dict(type(L['self']._modules['stages']._modules['0']).__dict__)['forward'].__defaults__[0]"].value == Const(0.05)
+
+
+GROWING = """
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def main():
+    net = Net()
+    model = torch.compile(net)
+    for i in range(12):
+        {grow}
+        model(torch.randn(2, 4))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_module_list_that_grows_between_calls_fails_its_length_guard_every_time(tmp_path):
+    # Measured on torch 2.13: a layer appended before each call fails
+    # ``len(self._modules['layers']._modules)`` every time and reaches the limit.
+    findings = lint(write(tmp_path, {"run.py": GROWING.format(grow="net.layers.append(torch.nn.Linear(4, 4))")}))
+    [finding] = [f for f in findings if f.severity in ("error", "warning")]
+    assert (finding.severity, finding.line, finding.guard.source) == ("error", 11, "len(L['self']._modules['layers']._modules)")
+    assert any(loc.role == "write" and loc.line == 20 for loc in finding.evidence)
+
+
+def test_a_module_list_iterated_at_every_call_with_the_same_modules_is_one_graph(tmp_path):
+    findings = lint(write(tmp_path, {"run.py": GROWING.format(grow="pass")}))
+    assert [f for f in findings if f.severity in ("error", "warning")] == []

@@ -92,6 +92,16 @@ model = torch.compile(Counter())
                 f"keep the count in a buffer of the hooked module (`module.register_buffer(\"{attr}\", torch.zeros((), "
                 f"dtype=torch.long))`, updated with `module.{attr}.add_(1)`), or count outside the compiled model"
             )
+        elif risk.guard.guard.kind == "LENGTH_CHECK" and risk.guard.guard.source.endswith("._modules)"):
+            shown = logged(risk.guard.guard.source)
+            what = (
+                f"`{shown}`, the number of modules in a container of `{owner}`, is read in {reader(risk, ctx.index)} "
+                f"and {changes(risk)}; Dynamo unrolls the loop over the container and guards how many modules it holds"
+            )
+            fix = (
+                "build every module before compiling and keep their number fixed (skip the unused ones with a flag), "
+                "or compile each module on its own (`module.compile()`) rather than the model that loops over them"
+            )
         else:
             shown = logged(risk.guard.guard.source)
             what = f"`{shown}` ({risk.value_kind} attribute of `{owner}`) is read in {reader(risk, ctx.index)} and {changes(risk)}"

@@ -19,6 +19,7 @@ from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Trac
 from recompile_lint.analysis.execution.frames import Frame, OutOfBudget
 from recompile_lint.analysis.execution.interpreter import NOT_CACHED, Observer
 from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
+from recompile_lint.analysis.execution.overlays import nn_containers
 from recompile_lint.analysis.execution.values import (
     TOP,
     BoundMethod,
@@ -193,6 +194,13 @@ def current(interpreter, guard: GuardRead, function: Function, bound: dict[str, 
     not know: ``record`` compares only the guards both calls have). A source the walk cannot
     follow is ``_MISSING``: the body runs again."""
     source = guard.key_of or guard.source  # a dict's key guard checks the member its key is
+    if source.startswith("len(") and source.endswith("._modules)"):
+        # An ``nn.ModuleList`` / ``ModuleDict`` iterated: how many submodules it holds.
+        value = _walk(interpreter, source[4:-len("._modules)")], function, bound, where)
+        if value is _MISSING:
+            return _MISSING
+        names = nn_containers.keys(interpreter, value) if nn_containers.kind(interpreter, value) else None
+        return TOP if names is None else Const(len(names))
     if source.startswith("len(") and source.endswith(")"):
         value = _walk(interpreter, source[4:-1], function, bound, where)
         if value is _MISSING:
@@ -710,6 +718,10 @@ def evaluate(interpreter, source: str, function: Function, bound: dict[str, obje
             value = _held(value, kind, step)
             continue
         store = _store_of(interpreter, value)
+        if kind == "attr" and step == "_modules" and nn_containers.kind(interpreter, value):
+            # ``len(<container>._modules)``: the container itself, last resized where its keys were.
+            origin = heap.origin(value.addr, nn_containers.KEYS) if heap.has(value.addr, nn_containers.KEYS) else origin  # type: ignore[union-attr]
+            continue
         if kind == "attr" and isinstance(value, Instance) and not heap.has(value.addr, step):
             value, origin = _quiet_attribute(interpreter, value, str(step)), None
             continue

@@ -476,6 +476,13 @@ class Tracer:
             length = container_length(interpreter, value)
             if length is not None:
                 guard = GuardRead(f"len({source})", "LENGTH_CHECK", Const(length), read)
+        elif isinstance(value, Instance) and id(node) in keys and nn_containers.kind(interpreter, value):
+            # Iterating an ``nn.ModuleList`` / ``ModuleDict`` unrolls it over its submodules:
+            # Dynamo guards how many there are (measured on torch 2.13: a layer appended
+            # between calls fails ``len(self._modules['layers']._modules)`` every time).
+            names = nn_containers.keys(interpreter, value)
+            if names is not None:
+                guard = GuardRead(f"len({source}._modules)", "LENGTH_CHECK", Const(len(names)), read, module_rooted)
         if guard is not None and guard.source not in trace.guards:
             trace.guards[guard.source] = replace(guard, function=frame.qualname)
 
