@@ -122,3 +122,35 @@ def test_a_compiled_function_two_imports_from_the_script_is_run_by_it(tmp_path):
     assert found and all((f.code, f.severity, f.bounded) == ("RCL201", "warning", "bounded") for f in found)
     assert {(f.path.rsplit("/", 1)[-1], f.line, f.guard.source) for f in found} >= {("norm.py", 6, "L['x']")}
     assert all("3 different values" in f.message and "when `run.py` runs" in f.message for f in found)
+
+
+SHAPE_TUPLE = """
+import torch
+
+
+@torch.compile(backend="eager")
+def f(x, shape):
+    return x.reshape(shape)
+
+
+def main():
+    for i in range(1, 13):
+        f(torch.randn(24), {shape})
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_tuple_of_sizes_handed_whole_to_reshape_is_guarded_element_by_element(tmp_path):
+    # Measured on torch 2.13: ``shape[0] == 24`` fails once, then the size is symbolic (2 graphs).
+    findings = lint(write(tmp_path, {"run.py": SHAPE_TUPLE.format(shape="(24 // (i if 24 % i == 0 else 1), -1)")}))
+    [finding] = [f for f in findings if f.severity in ("error", "warning")]
+    assert (finding.severity, finding.bounded, finding.guard.source) == ("warning", "bounded", "L['shape'][0]")
+    assert "2 graphs" in finding.explanation
+
+
+def test_the_same_tuple_of_sizes_at_every_call_is_one_graph(tmp_path):
+    findings = lint(write(tmp_path, {"run.py": SHAPE_TUPLE.format(shape="(6, -1)")}))
+    assert [f for f in findings if f.severity in ("error", "warning")] == []

@@ -30,7 +30,7 @@ from typing import Iterator
 
 from recompile_lint.analysis import measured
 from recompile_lint.analysis.execution import Execution
-from recompile_lint.analysis.execution.cache import Recompile, parse_source, region_key, tensor_change_of
+from recompile_lint.analysis.execution.cache import SYMBOLIC_SIZE_USES, Recompile, parse_source, region_key, tensor_change_of
 from recompile_lint.analysis.guards import FunctionTrees, PredictedGuard, Storage, predict_guards
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
@@ -431,6 +431,8 @@ def predicted(index: ProjectIndex, found: Recompile) -> PredictedGuard:
         specialized = "a range() bound"
     elif found.use in ("dict-key", "list-index"):
         specialized = specialized or "a key looked up in a Python dict or list"
+    elif found.use in SYMBOLIC_SIZE_USES and (found.dynamic or region.dynamic) != "False" and not specialized:
+        pass  # a size op takes a symbolic int: automatic dynamic makes it an input after one recompile
     elif found.use:
         specialized = specialized or "an op argument that must be a Python number"
     if region.dynamic == "False" and not specialized:

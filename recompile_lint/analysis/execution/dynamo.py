@@ -93,6 +93,8 @@ UNROLLING = frozenset({"builtins.len", "builtins.enumerate", "builtins.zip", "bu
 KEY_METHODS = frozenset({"keys", "items", "values"})
 # How deep what traced code passes to a disabled function is realized (``L['cfg'].hp[0]``).
 PASSED_DEPTH = 3
+# Shape ops that take a whole tuple or list of sizes: each int in it is read.
+SIZE_TUPLE_USES = frozenset({"op-view", "op-reshape", "op-interpolate-size"})
 EAGER = "execution.eager"  # the call of a ``torch.compiler.disable``d function (overlays/torch_compile)
 
 
@@ -581,6 +583,8 @@ class Tracer:
                     this = "op-interpolate-size" if keyword == "size" or index == 1 else "op-interpolate-scale" if keyword == "scale_factor" or index == 2 else ""
                 if not this:
                     continue
+                if this in SIZE_TUPLE_USES and not any(isinstance(a, ast.Starred) for a in node.args):
+                    self._size_elements(interpreter, frame, arg, kwargs.get(keyword) if keyword else (args[index] if index < len(args) else None), this)
                 # The argument and every sourced value it is computed from (``-self.n / tau``).
                 chunks = _chunks(callee, node, args, kwargs, index, keyword) if this == "op-split" else None
                 for inner in ast.walk(arg):
@@ -640,6 +644,24 @@ class Tracer:
         receiver_value = target.receiver if isinstance(target, BoundMethod) else target if isinstance(target, Instance) else None
         pending = _Pending(frame.locals, arg_sources, kw_sources, receiver, receiver_value, _started(interpreter, target))
         self._pending = pending
+
+    def _size_elements(self, interpreter, frame, arg: ast.expr, value: object, use: str) -> None:
+        """A tuple or list of sizes handed whole to a shape op (``x.reshape(shape)``,
+        ``interpolate(x, size=hw)``): Dynamo reads each int in it, a ``CONSTANT_MATCH`` on
+        ``<source>[i]`` (measured on torch 2.13: ``shape[0] == 24`` when one changes)."""
+        if not isinstance(value, (TupleValue, ListValue)) or not isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript)):
+            return
+        found = self.source_of(interpreter, frame, arg)
+        if found is None:
+            return
+        elements = value.elements if isinstance(value, TupleValue) else interpreter.items(value)
+        trace = self.traces[-1]
+        read = interpreter.location(frame, arg, "read")
+        for i, element in enumerate(elements or ()):
+            if isinstance(element, Const) and type(element.value) is int:
+                source = f"{found[0]}[{i}]"
+                trace.guards.setdefault(source, GuardRead(source, "CONSTANT_MATCH", element, read, found[1], function=frame.qualname))
+                trace.concrete.setdefault(source, use)
 
     def _spread_sources(self, interpreter, frame, node: ast.Call, args: list[object]) -> list[tuple[str, bool] | None]:
         """The sources of the values a call passes by position; the items of one ``*args``
