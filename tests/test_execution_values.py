@@ -800,3 +800,46 @@ def test_a_wrapper_that_resets_before_it_compiles_shares_no_cache_between_instan
     """
     findings = [f for f in lint(write(tmp_path, {"test_suite.py": program})) if f.severity == "error"]
     assert any(f.guard is not None and f.guard.source.endswith(".k") for f in findings) is found
+
+
+DROPOUT_SCHEDULE = """
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = torch.nn.Dropout(0.0)
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.drop(self.lin(x))
+
+
+def main():
+    net = Net()
+    model = torch.compile(net, backend="eager")
+    for step in range(12):
+        net.drop.p = {p}
+        model(torch.randn(2, 4))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("p, expected", [
+    ("0.05 * step", ("error", "unbounded")),  # measured: the limit
+    ("0.1 if step % 2 else 0.2", ("warning", "bounded")),  # measured: 2 graphs
+    ("0.1", None),
+])
+def test_a_dropout_probability_changed_between_calls_is_a_constant_of_each_graph(tmp_path, p, expected):
+    # ``nn.Dropout.forward`` reads ``self.p`` as a Python float: Dynamo guards
+    # ``self._modules['drop'].p == 0.0`` and never makes it an input.
+    findings = [f for f in lint(write(tmp_path, {"run.py": DROPOUT_SCHEDULE.format(p=p)})) if f.severity in ("error", "warning")]
+    if expected is None:
+        assert findings == []
+        return
+    [finding] = findings
+    assert (finding.severity, finding.bounded, finding.guard.source) == (*expected, "L['self']._modules['drop'].p")

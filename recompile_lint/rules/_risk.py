@@ -58,7 +58,7 @@ def cost(risk: Risk) -> str:
             f"recompiles `{region}` falls back to eager for good (unbounded)"
         )
     values = risk.evidence.values
-    if risk.graphs == 2 and (risk.value_kind == "float" or values is None or values > 2):
+    if risk.graphs == 2 and (values is None or values > 2):
         # More values than graphs: automatic dynamic made it an input after one recompile.
         what = "its size becomes symbolic" if risk.guard.guard.kind == "TENSOR_MATCH" else "the value becomes a graph input"
         return f"the first change recompiles once, then {what} (bounded: 2 graphs)"

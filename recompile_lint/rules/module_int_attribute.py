@@ -102,6 +102,17 @@ model = torch.compile(Counter())
                 "build every module before compiling and keep their number fixed (skip the unused ones with a flag), "
                 "or compile each module on its own (`module.compile()`) rather than the model that loops over them"
             )
+        elif risk.guard.guard.kind == "CONSTANT_MATCH" and "._modules[" in risk.guard.guard.source and attr == "p":
+            # A dropout layer's probability, read by the layer's own forward.
+            shown = logged(risk.guard.guard.source)
+            what = (
+                f"`{shown}`, the probability a dropout layer of `{owner}` applies, is read in {reader(risk, ctx.index)} "
+                f"and {changes(risk)}; dropout needs it as a Python number, never a graph input"
+            )
+            fix = (
+                "keep the dropout probability fixed while the model runs compiled (a schedule of a few values costs "
+                "one graph each), or change it only before compiling"
+            )
         else:
             shown = logged(risk.guard.guard.source)
             what = f"`{shown}` ({risk.value_kind} attribute of `{owner}`) is read in {reader(risk, ctx.index)} and {changes(risk)}"

@@ -59,6 +59,7 @@ from recompile_lint.analysis.execution.values import (
     TupleValue,
 )
 from recompile_lint.analysis.execution.overlays import nn_containers
+from recompile_lint.analysis.execution.overlays.nn_module import LAYER_CONSTANTS
 from recompile_lint.models import Location
 
 # Calls whose int or float arguments Dynamo must keep concrete (the use named as the lab does).
@@ -691,6 +692,12 @@ class Tracer:
         for name, value in reversed(params):
             guard = GuardRead(f"{source[0]}._parameters[{name!r}]", "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, value.parameter), read, source[1])
             trace.guards.setdefault(guard.source, guard)
+        for attr, use in LAYER_CONSTANTS.get(layer.cls.qualname, ()):
+            value = interpreter.heap.read(layer.addr, attr, None)
+            if isinstance(value, Const) and type(value.value) in (int, float):
+                guard = GuardRead(f"{source[0]}.{attr}", "CONSTANT_MATCH", value, read, True, function=frame.qualname)
+                trace.guards.setdefault(guard.source, guard)
+                trace.concrete.setdefault(guard.source, use)
     def _passed(self, interpreter, frame, node: ast.Call, args: list[object], kwargs: dict[str, object]) -> None:
         """Traced code passes values to a disabled function: Dynamo breaks the graph and builds
         the arguments for the eager call, which realizes what each one holds. A list, tuple or

@@ -129,6 +129,16 @@ def _ints(values: list[object]) -> list[int] | None:
     return out
 
 
+# Dropout layers: ``forward`` reads the float ``self.p`` (a constant of the graph).
+DROPOUTS = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout")
+# What a library layer's ``forward`` reads of its own Python attributes, guarded where traced
+# code calls the layer (``self._modules['drop'].p == 0.1``; measured on torch 2.13: a dropout
+# probability changed before each call reaches the limit).
+# Each as (attribute, the lab's use of it): the probability is an op argument that must stay
+# a Python number, so it never becomes a graph input.
+LAYER_CONSTANTS = {f"torch.nn.{name}": (("p", "op-dropout-p"),) for name in DROPOUTS}
+
+
 def _layer(name: str, shapes):
     """A layer: ``shapes(args, kwargs)`` gives its attributes' values (parameters as sizes)."""
 
@@ -175,6 +185,13 @@ def _layer_norm(args, kwargs):
         found["weight"] = tuple(sizes)
         found = _with_bias(kwargs, found, tuple(sizes))
     return found
+
+
+def _dropout(args, kwargs):
+    """``nn.Dropout(p=0.5, inplace=False)`` and its kin: the probability its forward reads."""
+    p = args[0] if args else kwargs.get("p", Const(0.5))
+    inplace = args[1] if len(args) > 1 else kwargs.get("inplace", Const(False))
+    return {"p": p, "inplace": inplace}
 
 
 def _embedding(args, kwargs):
@@ -280,6 +297,7 @@ HANDLERS = {
     "torch.nn.Linear": _layer("Linear", _linear),
     "torch.nn.LayerNorm": _layer("LayerNorm", _layer_norm),
     "torch.nn.Embedding": _layer("Embedding", _embedding),
+    **{f"torch.nn.{name}": _layer(name, _dropout) for name in DROPOUTS},
     "torch.nn.Conv1d": _layer("Conv1d", _conv(1)),
     "torch.nn.Conv2d": _layer("Conv2d", _conv(2)),
     "torch.nn.Conv3d": _layer("Conv3d", _conv(3)),
