@@ -508,3 +508,27 @@ def test_a_symbolic_split_size_costs_one_graph_per_chunk_count(tmp_path):
     assert split_graphs(Observed(chunks=calls), symbolic=True) == 4
     assert split_graphs(Observed(chunks=calls), symbolic=False) == 1 + 3  # the first value's own graph
     assert split_graphs(Observed(chunks=calls + [(Const(99), None)]), symbolic=True) is None
+
+
+def test_a_list_display_computed_from_the_loop_variable_keeps_its_length(tmp_path):
+    # ``[1.0 - step / 12, step / 12]`` is two items at every call: ``len(weights)`` never
+    # fails (measured on torch 2.13: the one recompile is ``weights[0] == 1.0``, a value).
+    program = """
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def mix(xs, weights):
+        return sum(w * x for w, x in zip(weights, xs))
+
+
+    def main():
+        for step in range(12):
+            mix([torch.randn(4), torch.randn(4)], [1.0 - step / 12, step / 12])
+
+
+    if __name__ == "__main__":
+        main()
+    """
+    findings = lint(write(tmp_path, {"run.py": program}))
+    assert not [f for f in findings if f.guard is not None and f.guard.kind == "LENGTH_CHECK"]

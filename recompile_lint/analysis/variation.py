@@ -1034,7 +1034,10 @@ class Variation:
         here = Location(site.path, argument.line or site.span.line, site.span.column, "call", "")
         loop = next((loop for loop in reversed(site.loops) if argument.text in loop.targets), None) if kind == "name" else None
         if storage.length:
-            if argument.grown or (argument.loop_names and kind in ("subscript", "call", "list", "name")):
+            # A display's items are counted (``[1.0 - step / 12, step / 12]`` has two, whatever
+            # the loop variable they are computed from).
+            counted = kind == "list" and argument.length is not None
+            if argument.grown or (argument.loop_names and kind in ("subscript", "call", "list", "name") and not counted):
                 acc.add_unbounded(replace_note(here, "passes a container that grows between calls"), "a container that grows between calls")
             elif argument.length is not None:
                 acc.add_value(_container_shape(argument.text, argument.length), kind, replace_note(here, f"passes {argument.length} item(s)"))
