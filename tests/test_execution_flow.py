@@ -4,6 +4,7 @@ function (``execution/dynamo.py``), and the count of a recompile the lab measure
 
 from __future__ import annotations
 
+import pytest
 
 from recompile_lint.analysis.execution.interpreter import Interpreter
 
@@ -532,3 +533,34 @@ def test_a_list_display_computed_from_the_loop_variable_keeps_its_length(tmp_pat
     """
     findings = lint(write(tmp_path, {"run.py": program}))
     assert not [f for f in findings if f.guard is not None and f.guard.kind == "LENGTH_CHECK"]
+
+
+@pytest.mark.parametrize("loop", [
+    "for w in weights:\n            out = out + w * xs[0]",
+    "for i, w in enumerate(weights):\n            out = out + w * xs[i]",
+    "for w, x in zip(weights, xs):\n            out = out + w * x",
+])
+def test_an_item_of_a_list_compiled_code_loops_over_keeps_its_source(tmp_path, loop):
+    # Measured on torch 2.13 (the plain loop and zip): ``weights[0] == 1.0`` fails once, then
+    # the float is an input (2 graphs).
+    program = f"""
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def mix(xs, weights):
+        out = 0
+        {loop}
+        return out
+
+
+    def main():
+        for step in range(12):
+            mix([torch.randn(4), torch.randn(4)], [1.0 - step / 12, step / 12])
+
+
+    if __name__ == "__main__":
+        main()
+    """
+    findings = [f for f in lint(write(tmp_path, {"run.py": program})) if f.severity in ("error", "warning")]
+    assert [(f.severity, f.bounded, f.guard.source) for f in findings] == [("warning", "bounded", "L['weights'][0]")]

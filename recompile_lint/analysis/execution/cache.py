@@ -418,6 +418,9 @@ class RegionCaches(Observer):
     def on_test(self, interpreter, frame, test, truth) -> None:
         self.tracer.on_test(interpreter, frame, test, truth)
 
+    def on_iterate(self, interpreter, frame, stmt, index) -> None:
+        self.tracer.on_iterate(interpreter, frame, stmt, index)
+
     def on_reset(self, interpreter) -> None:
         """Dynamo forgets every entry: the next call of each region compiles afresh."""
         self._reset.update(key for key, entries in self.entries.items() if entries)

@@ -199,6 +199,9 @@ class Tracer:
         self.traces: list[Trace] = []
         # (frame locals address, name) -> (source, reached through an nn.Module instance)
         self.sources: dict[tuple[int, str], tuple[str, bool]] = {}
+        # A loop variable's item source while the loop's binding stands: (locals, name) ->
+        # (source, module-rooted, where the loop bound it).
+        self._loop_sources: dict[tuple[int, str], tuple[str, bool, object]] = {}
         self._computed: set[int] = set()  # attribute nodes a property computes (no source of their own)
         self.compiled_frames: set[int] = set()  # locals addresses of the compiled frames
         self._pending: _Pending | None = None
@@ -372,6 +375,9 @@ class Tracer:
         heap = interpreter.heap
         if name not in frame.declared_global:
             if heap.has(frame.locals, name):
+                looped = self._loop_sources.get((frame.locals, name))
+                if looped is not None and looped[2] == heap.origin(frame.locals, name):
+                    return looped[0], looped[1]  # ``for w in weights``: ``L['weights'][i]``
                 if heap.origin(frame.locals, name) is not None:
                     # Assigned in the traced code itself: no source, unless it holds an object
                     # the call read from one (``s = self.a if c else self.b``).
@@ -528,6 +534,48 @@ class Tracer:
                 found = self.source_of(interpreter, frame, inner, memo)
                 if found is not None:
                     trace.concrete.setdefault(found[0], use)
+
+    def on_iterate(self, interpreter, frame, stmt: ast.For | ast.AsyncFor, index: int) -> None:
+        """A ``for`` loop of traced code bound its target to item ``index`` of a list or tuple:
+        Dynamo unrolls it, and the item keeps its source (``L['weights'][0]``), also through
+        ``enumerate(xs)`` and ``zip(xs, ys)``."""
+        if not self.traces:
+            return
+        pairs: list[tuple[ast.expr, ast.expr]] = []
+        iterable, target = stmt.iter, stmt.target
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and not iterable.keywords and isinstance(target, ast.Tuple):
+            if iterable.func.id == "enumerate" and len(iterable.args) == 1 and len(target.elts) == 2:
+                pairs = [(target.elts[1], iterable.args[0])]
+            elif iterable.func.id == "zip" and len(iterable.args) == len(target.elts):
+                pairs = list(zip(target.elts, iterable.args))
+        else:
+            pairs = [(target, iterable)]
+        where = interpreter.location(frame, stmt, "write")
+        for name, container in pairs:
+            if not isinstance(name, ast.Name) or isinstance(container, ast.Starred):
+                continue
+            value = self._container_value(interpreter, frame, container)
+            found = self.source_of(interpreter, frame, container) if isinstance(value, (ListValue, TupleValue)) else None
+            key = (frame.locals, name.id)
+            if found is None:
+                self._loop_sources.pop(key, None)
+            else:
+                self._loop_sources[key] = (f"{found[0]}[{index}]", found[1], interpreter.heap.origin(frame.locals, name.id))
+
+    @staticmethod
+    def _container_value(interpreter, frame, node: ast.expr) -> object:
+        """What a plain name or attribute chain holds now (no call is made)."""
+        try:
+            if isinstance(node, ast.Name):
+                value = interpreter.heap.read(frame.locals, node.id, None)
+                return value if value is not None else interpreter.heap.read(frame.globals, node.id, None)
+            if isinstance(node, ast.Attribute):
+                base = Tracer._container_value(interpreter, frame, node.value)
+                if isinstance(base, Instance):
+                    return interpreter.heap.read(base.addr, node.attr, None)
+        except Exception:  # noqa: BLE001 - a value the run cannot read is no source
+            return None
+        return None
 
     def on_test(self, interpreter, frame, test: ast.expr, truth: bool | None) -> None:
         """Traced code takes a branch on ``test``: the outcome, for every guarded value the test

@@ -141,6 +141,9 @@ class Observer:
     def on_reset(self, interpreter: "Interpreter") -> None:
         """``torch._dynamo.reset()`` ran (outside compiled code): every cache is emptied."""
 
+    def on_iterate(self, interpreter: "Interpreter", frame: Frame, stmt: ast.For | ast.AsyncFor, index: int) -> None:
+        """Traced code's ``for`` loop over known items bound its target to item ``index``."""
+
 
 class Interpreter:
     """One run: a heap, the modules imported so far, the steps left."""
@@ -429,8 +432,10 @@ class Interpreter:
         iterable = self.eval(frame, stmt.iter)
         items = self.items(iterable)
         if items is not None and len(items) <= CONCRETE_ITERATIONS:
-            for item in items:
+            for index, item in enumerate(items):
                 self.assign(frame, stmt.target, item, stmt)
+                if self.compiling and self.observer is not None and not self.probing:
+                    self.observer.on_iterate(self, frame, stmt, index)
                 try:
                     self.block(frame, stmt.body)
                 except Break:
