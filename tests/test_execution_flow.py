@@ -539,6 +539,7 @@ def test_a_list_display_computed_from_the_loop_variable_keeps_its_length(tmp_pat
     "for w in weights:\n            out = out + w * xs[0]",
     "for i, w in enumerate(weights):\n            out = out + w * xs[i]",
     "for w, x in zip(weights, xs):\n            out = out + w * x",
+    "out = sum(w * x for w, x in zip(weights, xs))",  # measured: the same recompile
 ])
 def test_an_item_of_a_list_compiled_code_loops_over_keeps_its_source(tmp_path, loop):
     # Measured on torch 2.13 (the plain loop and zip): ``weights[0] == 1.0`` fails once, then

@@ -418,8 +418,8 @@ class RegionCaches(Observer):
     def on_test(self, interpreter, frame, test, truth) -> None:
         self.tracer.on_test(interpreter, frame, test, truth)
 
-    def on_iterate(self, interpreter, frame, stmt, index) -> None:
-        self.tracer.on_iterate(interpreter, frame, stmt, index)
+    def on_iterate(self, interpreter, frame, stmt, index, scope=None) -> None:
+        self.tracer.on_iterate(interpreter, frame, stmt, index, scope)
 
     def on_reset(self, interpreter) -> None:
         """Dynamo forgets every entry: the next call of each region compiles afresh."""

@@ -535,10 +535,12 @@ class Tracer:
                 if found is not None:
                     trace.concrete.setdefault(found[0], use)
 
-    def on_iterate(self, interpreter, frame, stmt: ast.For | ast.AsyncFor, index: int) -> None:
-        """A ``for`` loop of traced code bound its target to item ``index`` of a list or tuple:
-        Dynamo unrolls it, and the item keeps its source (``L['weights'][0]``), also through
-        ``enumerate(xs)`` and ``zip(xs, ys)``."""
+    def on_iterate(self, interpreter, frame, stmt: ast.For | ast.AsyncFor | ast.comprehension, index: int, scope=None) -> None:
+        """A ``for`` loop of traced code (or a comprehension's generator, its target in
+        ``scope``) bound its target to item ``index`` of a list or tuple: Dynamo unrolls it,
+        and the item keeps its source (``L['weights'][0]``), also through ``enumerate(xs)``
+        and ``zip(xs, ys)``."""
+        bound_in = scope if scope is not None else frame
         if not self.traces:
             return
         pairs: list[tuple[ast.expr, ast.expr]] = []
@@ -550,17 +552,16 @@ class Tracer:
                 pairs = list(zip(target.elts, iterable.args))
         else:
             pairs = [(target, iterable)]
-        where = interpreter.location(frame, stmt, "write")
         for name, container in pairs:
             if not isinstance(name, ast.Name) or isinstance(container, ast.Starred):
                 continue
             value = self._container_value(interpreter, frame, container)
             found = self.source_of(interpreter, frame, container) if isinstance(value, (ListValue, TupleValue)) else None
-            key = (frame.locals, name.id)
+            key = (bound_in.locals, name.id)
             if found is None:
                 self._loop_sources.pop(key, None)
             else:
-                self._loop_sources[key] = (f"{found[0]}[{index}]", found[1], interpreter.heap.origin(frame.locals, name.id))
+                self._loop_sources[key] = (f"{found[0]}[{index}]", found[1], interpreter.heap.origin(bound_in.locals, name.id))
 
     @staticmethod
     def _container_value(interpreter, frame, node: ast.expr) -> object:

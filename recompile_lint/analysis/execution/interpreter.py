@@ -141,8 +141,9 @@ class Observer:
     def on_reset(self, interpreter: "Interpreter") -> None:
         """``torch._dynamo.reset()`` ran (outside compiled code): every cache is emptied."""
 
-    def on_iterate(self, interpreter: "Interpreter", frame: Frame, stmt: ast.For | ast.AsyncFor, index: int) -> None:
-        """Traced code's ``for`` loop over known items bound its target to item ``index``."""
+    def on_iterate(self, interpreter: "Interpreter", frame: Frame, stmt: ast.For | ast.AsyncFor | ast.comprehension, index: int, scope: Frame | None = None) -> None:
+        """Traced code's ``for`` loop (or a comprehension's generator, whose target lives in
+        ``scope``) over known items bound its target to item ``index``."""
 
 
 class Interpreter:
@@ -1564,8 +1565,10 @@ class Interpreter:
             items = self.items(self.eval(scope if level else frame, generator.iter))
             if items is None or len(items) > CONCRETE_ITERATIONS:
                 return False
-            for item in items:
+            for index, item in enumerate(items):
                 self.assign(scope, generator.target, item, node)
+                if self.compiling and self.observer is not None and not self.probing:
+                    self.observer.on_iterate(self, scope if level else frame, generator, index, scope)
                 truths = [self.truth(self.eval(scope, test)) for test in generator.ifs]
                 if None in truths:
                     return False
