@@ -523,3 +523,30 @@ def test_trees_parents_and_node_lookup_agree_with_a_full_walk():
                 found = trees.node_at(path, span_of(node, lines), ast.Call)
                 assert found is not None and span_of(found, lines) == span_of(node, lines)
     assert checked > 10_000 and decorators > 50
+
+
+def test_rcl401_counts_only_the_calls_of_its_own_compiled_function(tmp_path):
+    # Two scripts each compile their own ``f(x, fn)``: the functions one passes are not the
+    # other's (measured on torch 2.13: a new lambda of the same code per call, no recompile).
+    from test_execution_guards import lint, write
+
+    same = """
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def f(x, fn):
+        return fn(x)
+
+
+    def main():
+        for i in range(12):
+            f(torch.randn(4), lambda t: t * 2)
+
+
+    if __name__ == "__main__":
+        main()
+    """
+    other = same.replace("f(torch.randn(4), lambda t: t * 2)", "f(torch.randn(4), lambda t: t * 3)\n            f(torch.randn(4), lambda t: t + 1)")
+    findings = lint(write(tmp_path, {"same.py": same, "other.py": other}))
+    assert [f for f in findings if f.path.endswith("same.py") and f.severity in ("error", "warning")] == []

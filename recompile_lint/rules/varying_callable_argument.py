@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from recompile_lint.analysis.callsites import call_sites
 from recompile_lint.analysis.context import FunctionContext
 from recompile_lint.models import Boundedness, Guard, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT, display_path
 from recompile_lint.rules._identity import CallableResolver, Callee, Trees
+from recompile_lint.rules._shapes import sites_of
 from recompile_lint.rules.base import Rule
 
 if TYPE_CHECKING:
@@ -171,7 +171,9 @@ def train(x: torch.Tensor) -> None:
         called = self.called_parameters(ctx, keywords)
         if not called:
             return
-        sites = call_sites(ctx.index, ctx.region)
+        # Calls of this region's compiled object, not of a same-named function another
+        # module defines (``f(x, fn)`` in two scripts that each compile their own ``f``).
+        sites = sites_of(ctx.index, ctx.region)
         if not sites:
             return
         trees = self.trees(ctx)
