@@ -843,3 +843,61 @@ def test_a_dropout_probability_changed_between_calls_is_a_constant_of_each_graph
         return
     [finding] = findings
     assert (finding.severity, finding.bounded, finding.guard.source) == (*expected, "L['self']._modules['drop'].p")
+
+
+def test_a_lambda_default_held_by_a_module_attribute_is_read_through_it(tmp_path):
+    # Measured on torch 2.13: ``self.act.__defaults__[0] == 0`` fails at every step (a new
+    # lambda whose default is the step, stored on the compiled module): the limit.
+    program = """
+    import torch
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+            self.act = torch.relu
+
+        def forward(self, x):
+            return self.act(self.lin(x))
+
+
+    def main():
+        net = Net()
+        model = torch.compile(net, backend="eager")
+        for step in range(12):
+            net.act = lambda t, k=step: t * k
+            model(torch.randn(2, 4))
+
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = [f for f in lint(write(tmp_path, {"run.py": program})) if f.severity in ("error", "warning")]
+    assert (finding.severity, finding.bounded, finding.guard.source) == ("error", "unbounded", "L['self'].act.__defaults__[0]")
+
+
+def test_a_closure_cell_of_a_function_argument_is_read_through_it(tmp_path):
+    # Measured on torch 2.13: ``fn.__closure__[0].cell_contents == 0`` fails once, then the
+    # int is an input (2 graphs).
+    program = """
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def f(x, fn):
+        return fn(x)
+
+
+    def main():
+        for i in range(12):
+            def g(t):
+                return t * i
+            f(torch.randn(4), g)
+
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = [f for f in lint(write(tmp_path, {"run.py": program})) if f.severity in ("error", "warning")]
+    assert (finding.severity, finding.bounded, finding.guard.source) == ("warning", "bounded", "L['fn'].__closure__[0].cell_contents")

@@ -15,7 +15,7 @@ import functools
 import re
 from dataclasses import dataclass, field, replace
 
-from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Trace, Tracer, _is_enum_member, container_length
+from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Trace, Tracer, _is_enum_member, container_length, free_variables
 from recompile_lint.analysis.execution.frames import Frame, OutOfBudget
 from recompile_lint.analysis.execution.interpreter import NOT_CACHED, Observer
 from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
@@ -263,7 +263,15 @@ def _walk(interpreter, source: str, function: Function, bound: dict[str, object]
         for kind, step in steps:
             if isinstance(value, CompiledValue) and isinstance(value.target, Instance):
                 value = value.target
-            if isinstance(value, (Partial, BoundMethod, TupleValue, _Keywords)) and not (isinstance(value, TupleValue) and kind == "attr"):
+            if kind == "attr" and isinstance(value, Function) and step in ("__defaults__", "__closure__"):
+                # What a function holds: its defaults, its closure cells (in ``co_freevars`` order).
+                if step == "__defaults__":
+                    value = TupleValue(tuple(interpreter.defaults_of(value)[0] or ()))
+                else:
+                    value = TupleValue(tuple(next((interpreter.heap.read(c, n) for c in value.closure if interpreter.heap.has(c, n)), TOP) for n in free_variables(interpreter, value)))
+            elif kind == "attr" and step == "cell_contents":
+                pass  # a cell of ``__closure__``: the walk holds its contents already
+            elif isinstance(value, (Partial, BoundMethod, TupleValue, _Keywords)) and not (isinstance(value, TupleValue) and kind == "attr"):
                 value = _held(value, kind, step)
             elif kind == "attr":
                 value = interpreter.get_attribute(frame, value, str(step))

@@ -190,6 +190,7 @@ class _Pending:
     receiver: tuple[str, bool] | None
     receiver_value: object = None  # the object ``receiver`` is the source of, where known
     code: CodeRef | None = None  # the code the call starts, where known (a hook may run first)
+    function: tuple[str, bool] | None = None  # the source of the plain function called, where known
 
 
 class Tracer:
@@ -202,6 +203,8 @@ class Tracer:
         # A loop variable's item source while the loop's binding stands: (locals, name) ->
         # (source, module-rooted, where the loop bound it).
         self._loop_sources: dict[tuple[int, str], tuple[str, bool, object]] = {}
+        # An inlined function's closure cells, read through the source it was called by.
+        self._closure_sources: dict[int, dict[str, tuple[str, bool]]] = {}
         self._computed: set[int] = set()  # attribute nodes a property computes (no source of their own)
         self.compiled_frames: set[int] = set()  # locals addresses of the compiled frames
         self._pending: _Pending | None = None
@@ -251,6 +254,8 @@ class Tracer:
             return
         if pending is not None and caller is not None and pending.caller == caller.locals and pending.code in (None, function.code):
             self._bind_passed(interpreter, frame, function, args, bound, pending, trace)
+            if pending.function is not None:
+                self._function_held(interpreter, frame, function, args, bound, pending.function)
         for name, value in bound.items():
             # An object the call read keeps its source wherever it is passed (a hook's
             # ``module``, a module a container calls): Dynamo's source lives on the value.
@@ -259,6 +264,28 @@ class Tracer:
                 if found is not None:
                     self.sources[(frame.locals, name)] = found
         self._defaults(interpreter, frame, function, args, bound)
+
+    def _function_held(self, interpreter, frame, function: Function, args: list[object], bound: dict[str, object], held: tuple[str, bool]) -> None:
+        """A function traced code reached through a source (``fn(x)`` for a parameter ``fn``,
+        ``self.act(x)``): what it holds is read through it, a default its call left as
+        ``<fn>.__defaults__[i]`` and a closure cell as ``<fn>.__closure__[i].cell_contents``
+        (measured on torch 2.13: ``self.act.__defaults__[0] == 0`` for a lambda whose default
+        is the step, ``fn.__closure__[0].cell_contents == 0`` for a closure over it)."""
+        node = interpreter.codes.get(function.code)
+        if node is None or not hasattr(node, "args"):
+            return
+        spec = node.args
+        positional = [a.arg for a in spec.posonlyargs + spec.args]
+        defaults, _ = interpreter.defaults_of(function)
+        if defaults:
+            first = len(positional) - len(defaults)
+            for i, default in enumerate(defaults):
+                param = positional[first + i]
+                if first + i >= len(args) and bound.get(param) is default and (frame.locals, param) not in self.sources:
+                    self.sources[(frame.locals, param)] = (f"{held[0]}.__defaults__[{i}]", held[1])
+        free = free_variables(interpreter, function)
+        if free:
+            self._closure_sources[frame.locals] = {name: (f"{held[0]}.__closure__[{i}].cell_contents", held[1]) for i, name in enumerate(free)}
 
     def _wrapped_sources(self, interpreter, frame, function: Function, args: list[object]) -> None:
         """The method ``wrap_inline`` calls as ``fn(*args, **kwargs)``: its receiver is
@@ -391,7 +418,7 @@ class Tracer:
                     # A closure cell of the compiled function is one of its locals to Dynamo.
                     if frame.locals in self.compiled_frames:
                         return f"L[{name!r}]", False
-                    return None
+                    return self._closure_sources.get(frame.locals, {}).get(name)
         if not heap.has(frame.globals, name):
             return None
         trace = self.traces[-1]
@@ -692,7 +719,8 @@ class Tracer:
         if isinstance(target, ClassValue):
             receiver = None
         receiver_value = target.receiver if isinstance(target, BoundMethod) else target if isinstance(target, Instance) else None
-        pending = _Pending(frame.locals, arg_sources, kw_sources, receiver, receiver_value, _started(interpreter, target))
+        function_source = found_callee if isinstance(target, Function) and callee_source is not None else None
+        pending = _Pending(frame.locals, arg_sources, kw_sources, receiver, receiver_value, _started(interpreter, target), function_source)
         self._pending = pending
 
     def _size_elements(self, interpreter, frame, arg: ast.expr, value: object, use: str) -> None:
@@ -848,6 +876,24 @@ class Tracer:
         found = (keys, tests, subscripts, lengths)
         self._roles[key] = found
         return found
+
+
+def free_variables(interpreter, function: Function) -> list[str]:
+    """The names of a function's closure cells in ``__closure__`` order (CPython sorts
+    ``co_freevars``): the names its body reads that its own scope does not bind and an
+    enclosing scope of the run holds."""
+    if not function.closure:
+        return []
+    node = interpreter.codes.get(function.code)
+    if node is None or not hasattr(node, "args"):
+        return []
+    spec = node.args
+    own = {a.arg for a in spec.posonlyargs + spec.args + spec.kwonlyargs} | {a.arg for a in (spec.vararg, spec.kwarg) if a is not None}
+    body = node.body if isinstance(node.body, list) else [node.body]
+    names = [n for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name)]
+    stored = {n.id for n in names if not isinstance(n.ctx, ast.Load)}
+    loaded = {n.id for n in names if isinstance(n.ctx, ast.Load)}
+    return sorted(name for name in loaded - own - stored if any(interpreter.heap.has(cells, name) for cells in function.closure))
 
 
 def container_length(interpreter, value: object) -> int | None:
