@@ -154,3 +154,40 @@ def test_a_tuple_of_sizes_handed_whole_to_reshape_is_guarded_element_by_element(
 def test_the_same_tuple_of_sizes_at_every_call_is_one_graph(tmp_path):
     findings = lint(write(tmp_path, {"run.py": SHAPE_TUPLE.format(shape="(6, -1)")}))
     assert [f for f in findings if f.severity in ("error", "warning")] == []
+
+
+BUFFER_RESIZED = """
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        {register}
+
+    def forward(self, x):
+        return self.mem.sum(0) + x
+
+
+def main():
+    net = Net()
+    model = torch.compile(net, backend="eager")
+    for step in range(12):
+        net.mem = torch.zeros(step + 1, 4)
+        model(torch.randn(4))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("register, expected", [
+    # Measured on torch 2.13: a buffer keeps static shapes, as a parameter does (the limit);
+    # a plain tensor attribute's size goes symbolic after one recompile (2 graphs).
+    ('self.register_buffer("mem", torch.zeros(1, 4))', ("error", "unbounded", "L['self']._buffers['mem']")),
+    ("self.mem = torch.zeros(1, 4)", ("warning", "bounded", "L['self'].mem")),
+])
+def test_a_registered_buffer_keeps_static_shapes(tmp_path, register, expected):
+    [finding] = [f for f in lint(write(tmp_path, {"run.py": BUFFER_RESIZED.format(register=register)})) if f.severity in ("error", "warning")]
+    assert (finding.severity, finding.bounded, finding.guard.source) == expected

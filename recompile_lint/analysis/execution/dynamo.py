@@ -59,7 +59,7 @@ from recompile_lint.analysis.execution.values import (
     TupleValue,
 )
 from recompile_lint.analysis.execution.overlays import nn_containers
-from recompile_lint.analysis.execution.overlays.nn_module import LAYER_CONSTANTS
+from recompile_lint.analysis.execution.overlays.nn_module import LAYER_CONSTANTS, is_buffer
 from recompile_lint.models import Location
 
 # Calls whose int or float arguments Dynamo must keep concrete (the use named as the lab does).
@@ -503,7 +503,13 @@ class Tracer:
                 # ``___check_obj_id(G['mode'], ...)``: an Enum member is guarded by its identity.
                 guard = GuardRead(source, "ID_MATCH", value, read, module_rooted, branch=branch)
         elif isinstance(value, TensorValue):
-            guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, value.parameter), read, branch=branch)
+            static = value.parameter
+            if isinstance(node, ast.Attribute) and is_buffer(interpreter, self._bases.get(id(node)), node.attr) and source.endswith(f".{node.attr}"):
+                # A registered buffer: Dynamo spells it ``self._buffers['mem']`` and keeps its
+                # shapes static, as a parameter's (measured on torch 2.13: a buffer resized
+                # before each call reaches the limit; a plain tensor attribute, 2 graphs).
+                source, static = f"{source[: -len(node.attr) - 1]}._buffers[{node.attr!r}]", True
+            guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, static), read, branch=branch)
             if id(node) in lengths:
                 trace.concrete.setdefault(source, "len")  # its first size read as a Python int
             elif id(node) in keys:

@@ -114,10 +114,27 @@ def _apply(interp, frame, args, kwargs, node) -> object:
     return args[0] if args else TOP
 
 
+# The names an ``nn.Module`` registered as buffers (a tuple of names in this slot).
+BUFFERS = "__buffers__"
+
+
 def _register_buffer(interp, frame, args, kwargs, node) -> object:
+    """``register_buffer(name, tensor)``: the attribute, and its name among the buffers (a
+    tensor later assigned to the name is still a buffer, as ``nn.Module.__setattr__`` keeps it)."""
     if len(args) >= 3 and isinstance(args[0], Instance) and isinstance(args[1], Const) and isinstance(args[1].value, str):
         interp.heap.write(args[0].addr, args[1].value, args[2], interp.location(frame, node, "write"))
+        names = interp.heap.read(args[0].addr, BUFFERS, TupleValue(()))
+        if isinstance(names, TupleValue) and args[1] not in names.elements:
+            interp.heap.write(args[0].addr, BUFFERS, TupleValue(names.elements + (args[1],)), None)
     return Const(None)
+
+
+def is_buffer(interp, module: object, name: str) -> bool:
+    """Whether ``name`` is a buffer the run saw ``module`` register."""
+    if not isinstance(module, Instance):
+        return False
+    names = interp.heap.read(module.addr, BUFFERS, None)
+    return isinstance(names, TupleValue) and Const(name) in names.elements
 
 
 def _ints(values: list[object]) -> list[int] | None:
