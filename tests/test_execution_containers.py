@@ -318,3 +318,43 @@ def test_a_module_list_that_grows_between_calls_fails_its_length_guard_every_tim
 def test_a_module_list_iterated_at_every_call_with_the_same_modules_is_one_graph(tmp_path):
     findings = lint(write(tmp_path, {"run.py": GROWING.format(grow="pass")}))
     assert [f for f in findings if f.severity in ("error", "warning")] == []
+
+
+SWAPPED_HEAD = """
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.head(x)
+
+
+def main():
+    net = Net()
+    model = torch.compile(net, backend="eager")
+    heads = [torch.nn.Linear(4, 4), {other}]
+    for step in range(12):
+        net.head = heads[step % 2]
+        model(torch.randn(2, 4))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("other, found", [
+    ("torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())", True),  # measured: 2 graphs
+    ("torch.nn.Linear(4, 4)", False),  # measured: one graph (its parameters are inputs)
+])
+def test_a_submodule_swapped_for_one_of_another_class_fails_its_type_guard(tmp_path, other, found):
+    findings = [f for f in lint(write(tmp_path, {"run.py": SWAPPED_HEAD.format(other=other)})) if f.severity in ("error", "warning")]
+    if not found:
+        assert findings == []
+        return
+    [finding] = findings
+    assert (finding.severity, finding.bounded, finding.guard.kind, finding.guard.source) == ("warning", "bounded", "TYPE_MATCH", "L['self']._modules['head']")

@@ -115,7 +115,7 @@ def graphs(guard: PredictedGuard, evidence: Evidence, kind: str) -> int | None:
     reason = guard.specialized
     if guard.guard.kind == "TENSOR_MATCH":
         return values if values is not None and values <= RECOMPILE_LIMIT else None
-    if guard.guard.kind in ("ID_MATCH", "LENGTH_CHECK") and kind != "enum":
+    if guard.guard.kind in ("ID_MATCH", "LENGTH_CHECK", "TYPE_MATCH") and kind != "enum":
         return values if values is not None and values <= RECOMPILE_LIMIT else None
     if kind == "bool":
         return 2

@@ -92,6 +92,16 @@ model = torch.compile(Counter())
                 f"keep the count in a buffer of the hooked module (`module.register_buffer(\"{attr}\", torch.zeros((), "
                 f"dtype=torch.long))`, updated with `module.{attr}.add_(1)`), or count outside the compiled model"
             )
+        elif risk.guard.guard.kind == "TYPE_MATCH":
+            shown = logged(risk.guard.guard.source)
+            what = (
+                f"`{shown}`, a submodule of `{owner}`, is a module of another class at some calls of "
+                f"{reader(risk, ctx.index)} ({changes(risk)}); Dynamo checks the class of each submodule it uses"
+            )
+            fix = (
+                "give every call a submodule of one class (the same layers, configured differently), "
+                "or compile each variant of the model on its own"
+            )
         elif risk.guard.guard.kind == "LENGTH_CHECK" and risk.guard.guard.source.endswith("._modules)"):
             shown = logged(risk.guard.guard.source)
             what = (

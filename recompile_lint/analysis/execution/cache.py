@@ -15,7 +15,7 @@ import functools
 import re
 from dataclasses import dataclass, field, replace
 
-from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Trace, Tracer, _is_enum_member, container_length, free_variables
+from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Trace, Tracer, _is_enum_member, container_length, free_variables, module_class
 from recompile_lint.analysis.execution.frames import Frame, OutOfBudget
 from recompile_lint.analysis.execution.interpreter import NOT_CACHED, Observer
 from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
@@ -215,6 +215,8 @@ def current(interpreter, guard: GuardRead, function: Function, bound: dict[str, 
     value = _walk(interpreter, source, function, bound, where)
     if value is _MISSING:
         return _MISSING
+    if guard.kind == "TYPE_MATCH":
+        return module_class(value) if isinstance(value, Instance) else TOP
     if isinstance(value, TensorValue):
         return TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, value.parameter)
     if isinstance(value, Const) or (isinstance(value, Sym) and value.origin == "iteration"):
@@ -884,7 +886,7 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         return measured_count  # type: ignore[return-value]
     if dynamic is None:
         dynamic = option(region, observed, "dynamic")
-    if guard.kind in ("ID_MATCH", "LENGTH_CHECK"):
+    if guard.kind in ("ID_MATCH", "LENGTH_CHECK", "TYPE_MATCH"):
         return count
     if guard.kind == "TENSOR_MATCH":
         change = _tensor_change(observed)

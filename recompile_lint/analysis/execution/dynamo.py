@@ -124,7 +124,7 @@ class GuardRead:
             return self.value.kind
         if self.kind == "ID_MATCH" and isinstance(self.value, Instance):
             return "enum"
-        return {"ID_MATCH": "function", "TENSOR_MATCH": "tensor", "LENGTH_CHECK": "length"}.get(self.kind, "")
+        return {"ID_MATCH": "function", "TENSOR_MATCH": "tensor", "LENGTH_CHECK": "length", "TYPE_MATCH": "class"}.get(self.kind, "")
 
 
 def _is_enum_member(interpreter, value: Instance) -> bool:
@@ -525,6 +525,11 @@ class Tracer:
             names = nn_containers.keys(interpreter, value)
             if names is not None:
                 guard = GuardRead(f"len({source}._modules)", "LENGTH_CHECK", Const(len(names)), read, module_rooted)
+        elif isinstance(value, Instance) and "._modules[" in source and interpreter.is_nn_module(value.cls):
+            # A submodule compiled code uses: Dynamo checks its class
+            # (``___check_type_id(self._modules['head'], ...)``; measured on torch 2.13: a head
+            # swapped between a Linear and a Sequential at each call, 2 graphs).
+            guard = GuardRead(source, "TYPE_MATCH", module_class(value), read, module_rooted)
         if guard is not None and guard.source not in trace.guards:
             trace.guards[guard.source] = replace(guard, function=frame.qualname)
 
@@ -882,6 +887,11 @@ class Tracer:
         found = (keys, tests, subscripts, lengths)
         self._roles[key] = found
         return found
+
+
+def module_class(value: Instance) -> Const:
+    """What a ``TYPE_MATCH`` on a module compares: its class (file and qualname)."""
+    return Const(("class", value.cls.path, value.cls.qualname))
 
 
 def free_variables(interpreter, function: Function) -> list[str]:
