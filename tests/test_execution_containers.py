@@ -358,3 +358,42 @@ def test_a_submodule_swapped_for_one_of_another_class_fails_its_type_guard(tmp_p
         return
     [finding] = findings
     assert (finding.severity, finding.bounded, finding.guard.kind, finding.guard.source) == ("warning", "bounded", "TYPE_MATCH", "L['self']._modules['head']")
+
+
+def test_two_subclasses_sharing_an_inherited_forward_fail_the_type_guard_on_self(tmp_path):
+    # Measured on torch 2.13: ``___check_type_id(self, ...)`` fails once when a compiled ``A``
+    # and a compiled ``B`` call the ``forward`` they inherit in turn (2 graphs).
+    program = """
+    import torch
+
+
+    class Base(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.act(self.lin(x))
+
+
+    class A(Base):
+        def act(self, x):
+            return x.relu()
+
+
+    class B(Base):
+        def act(self, x):
+            return x.tanh()
+
+
+    def main():
+        models = [torch.compile(A(), backend="eager"), torch.compile(B(), backend="eager")]
+        for i in range(12):
+            models[i % 2](torch.randn(2, 4))
+
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = [f for f in lint(write(tmp_path, {"run.py": program})) if f.severity in ("error", "warning")]
+    assert (finding.severity, finding.bounded, finding.guard.kind, finding.guard.source) == ("warning", "bounded", "TYPE_MATCH", "L['self']")

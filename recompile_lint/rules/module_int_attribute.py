@@ -67,9 +67,12 @@ model = torch.compile(Counter())
 
     def claims(self, risk: Risk) -> bool:
         """An attribute read through an ``nn.Module`` instance (``self.step``,
-        ``self._modules['blocks']._modules['0'].k``, ``self.trainer.current_epoch``), or an
-        attribute of instances of a class compiled one by one."""
+        ``self._modules['blocks']._modules['0'].k``, ``self.trainer.current_epoch``), an
+        attribute of instances of a class compiled one by one, or the class of the compiled
+        module or of a submodule (``TYPE_MATCH``)."""
         storage = risk.guard.storage
+        if risk.guard.guard.kind == "TYPE_MATCH":
+            return True  # the class of the compiled module or of one of its submodules
         return storage.kind == "attribute" and storage.name != "training" and not risk.guard.guard.source.startswith("G[")
 
     def check_risk(self, risk: Risk, ctx: ProjectContext) -> None:
@@ -92,6 +95,13 @@ model = torch.compile(Counter())
                 f"keep the count in a buffer of the hooked module (`module.register_buffer(\"{attr}\", torch.zeros((), "
                 f"dtype=torch.long))`, updated with `module.{attr}.add_(1)`), or count outside the compiled model"
             )
+        elif risk.guard.guard.kind == "TYPE_MATCH" and "._modules[" not in risk.guard.guard.source:
+            shown = logged(risk.guard.guard.source)
+            what = (
+                f"`{shown}` is a module of another class at some calls of {reader(risk, ctx.index)}, "
+                f"{changes(risk)}: the classes share this code and its cache, and Dynamo checks the class"
+            )
+            fix = "expect one graph per class, or give each class its own compiled function (its own `forward`)"
         elif risk.guard.guard.kind == "TYPE_MATCH":
             shown = logged(risk.guard.guard.source)
             what = (

@@ -37,6 +37,7 @@ Nothing here imports torch.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field, replace
 
 from recompile_lint.analysis.execution.values import (
@@ -525,7 +526,7 @@ class Tracer:
             names = nn_containers.keys(interpreter, value)
             if names is not None:
                 guard = GuardRead(f"len({source}._modules)", "LENGTH_CHECK", Const(len(names)), read, module_rooted)
-        elif isinstance(value, Instance) and "._modules[" in source and interpreter.is_nn_module(value.cls):
+        elif isinstance(value, Instance) and ("._modules[" in source or _ROOT_LOCAL.fullmatch(source)) and interpreter.is_nn_module(value.cls):
             # A submodule compiled code uses: Dynamo checks its class
             # (``___check_type_id(self._modules['head'], ...)``; measured on torch 2.13: a head
             # swapped between a Linear and a Sequential at each call, 2 graphs).
@@ -887,6 +888,10 @@ class Tracer:
         found = (keys, tests, subscripts, lengths)
         self._roles[key] = found
         return found
+
+
+# A local of the compiled frame itself (``L['self']``, ``L['model']``).
+_ROOT_LOCAL = re.compile(r"L\['[A-Za-z_][A-Za-z0-9_]*'\]")
 
 
 def module_class(value: Instance) -> Const:
