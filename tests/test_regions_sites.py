@@ -837,3 +837,29 @@ def test_a_call_that_only_shares_a_wrappers_name_is_no_site(tmp_path):
     # ``subprocess.call`` and ``self.main`` (an ``nn.Sequential``) run no project wrapper.
     assert [(s.site.span.line, s.reason) for s in sites] == [(22, "")]
     assert by_line(sites, tmp_path)[("train.py", 22)] == [("module", "train.Generator.forward")]
+
+
+SHADOWED = {
+    "tools.py": """
+        import torch
+
+
+        def compiled(mode):
+            def fn(module):
+                return torch.compile(module, mode=mode)
+            return fn
+
+
+        def record(calls, fn, *args, **kwargs):
+            calls.append(fn.__name__)
+            return fn(*args, **kwargs)
+    """,
+}
+
+
+def test_a_call_through_a_parameter_is_no_call_of_a_wrapper_of_the_same_name(tmp_path):
+    # ``fn`` is a wrapper (a decorator factory's inner function), but ``record``'s ``fn`` is
+    # its own parameter: it calls whatever it is given, and compiles nothing of its own.
+    write(tmp_path, SHADOWED)
+    sites = [(s.site.span.line, s.site.function) for s in resolve(tmp_path)]
+    assert sites == [(6, "compiled.fn")]

@@ -1105,6 +1105,10 @@ class _Collector(ast.NodeVisitor):
                     )
                 )
         form = self.is_compile_callee(node.func)
+        if form == "wrapper" and isinstance(node.func, ast.Name) and any(node.func.id in f[2]["param_names"] for f in self.function_scopes):
+            # ``fn(*args, **kwargs)`` with ``fn`` a parameter of this function or an enclosing
+            # one: a call of whatever the caller passed, not of a wrapper that shares its name.
+            form = ""
         if form == "wrapper" and scope is not None:
             # Every name a wrapper call passes: which of them the wrapper compiles, the
             # regions decide by value (``run(cfg, model)`` compiles its second argument).
