@@ -12,6 +12,7 @@ import ast
 import re
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable
 
 # Calls that build a tensor: a global bound to one is data, not a guarded constant.
@@ -344,6 +345,19 @@ def dotted_name(node: ast.AST) -> str:
     return ""
 
 
+@lru_cache(maxsize=64)
+def _wrapper_names(compile_functions: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str], tuple[str, ...], frozenset[str]]:
+    """What ``_Collector.is_compile_callee`` tests a callee's names against, from the
+    configured and inferred wrappers (once, not per call and wrapper): their dotted names,
+    those without a dot, their suffixes (``.name``) and their last names."""
+    return (
+        frozenset(compile_functions),
+        frozenset(w for w in compile_functions if "." not in w),
+        tuple("." + w for w in compile_functions),
+        frozenset(w.rsplit(".", 1)[-1] for w in compile_functions),
+    )
+
+
 def expression_text(node: ast.AST) -> str:
     """``ast.unparse(node)``, without building an unparser for the commonest cases (a name, a
     dotted name, ``None``/``True``/``False`` or an int): annotations and defaults are mostly
@@ -496,15 +510,19 @@ class _Collector(ast.NodeVisitor):
             return "call"
         if full in ("torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"):
             return "optimize"
+        if not self.compile_functions:
+            return ""
         local = f"{self.module}.{full}" if self.module and full == text else full
         last = full.rsplit(".", 1)[-1]
-        for wrapper in self.compile_functions:
-            if wrapper in (full, local) or (("." not in wrapper) and last == wrapper) or full.endswith("." + wrapper):
-                return "wrapper"
-            # Imported through a re-export (``from pkg.utils import compile_regions``): the
-            # regions confirm by value which function a call of the name runs.
-            if last == wrapper.rsplit(".", 1)[-1] and last not in ("compile", "optimize"):
-                return "wrapper"
+        # A call of a wrapper: its dotted name here or in this module, its bare name, a
+        # dotted name that ends with it, or (imported through a re-export, ``from pkg.utils
+        # import compile_regions``: the regions confirm by value which function a call of the
+        # name runs) its last name.
+        names, undotted, suffixes, lasts = _wrapper_names(self.compile_functions)
+        if full in names or local in names or last in undotted or full.endswith(suffixes):
+            return "wrapper"
+        if last in lasts and last not in ("compile", "optimize"):
+            return "wrapper"
         return ""
 
     def with_alias_options(self, callee: ast.AST, keywords: list[ast.keyword]) -> list[ast.keyword]:
