@@ -88,6 +88,7 @@ class Execution:
         self.traced: set[tuple[str, int]] = set()  # lines compiled code ran in some entry
         self.calls = 0  # compiled calls the runs made (for tests and measures)
         self._table: RegionTable | None = None  # the regions by key, for every run's caches
+        self._generator_nodes: dict[ast.AST, bool] = {}  # shared by the runs (``Interpreter.is_generator``)
 
     def recompile(self, guard: PredictedGuard) -> Recompile | None:
         """The recompile the runs predict on the guard model's guard (same region and source)."""
@@ -219,6 +220,7 @@ class Execution:
         interpreter.traced = self.traced
         interpreter.ran = self.ran
         interpreter.compile_sites = self.compile_sites
+        interpreter.generator_nodes = self._generator_nodes
         if self._table is None:
             self._table = RegionTable(self.regions)
         runs = [RegionCaches(self.regions, self.guards, name, self._table)]
