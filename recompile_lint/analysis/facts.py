@@ -11,9 +11,10 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable
+from typing import Callable, Iterator
 
 # Calls that build a tensor: a global bound to one is data, not a guarded constant.
 TENSOR_FACTORIES = frozenset(
@@ -1614,6 +1615,24 @@ def _compiled_parameter(sites: list[CompileSite], qualname: str, params: list[Pa
     return next((name for name in wrapper_args if name in names), "")
 
 
+# The nodes that hold statements: statements, ``except`` handlers and ``case`` blocks.
+_STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _walk_statements(tree: ast.AST) -> Iterator[ast.AST]:
+    """The nodes ``ast.walk(tree)`` gives that are ``tree`` or hold statements, in its order
+    (breadth first): the statements are all of them, and the expressions, which hold none, are
+    not walked."""
+    pending = deque([tree])
+    while pending:
+        node = pending.popleft()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                pending.extend(item for item in value if isinstance(item, _STATEMENT_HOLDERS))
+        yield node
+
+
 def _compile_aliases(tree: ast.Module, text: str) -> dict[str, tuple[ast.keyword, ...]]:
     """Names and attribute chains assigned ``torch.compile`` (or ``torch.compiler.compile``)
     uncalled, alone, as a branch of a conditional or ``or``/``and``, or bound by
@@ -1622,7 +1641,7 @@ def _compile_aliases(tree: ast.Module, text: str) -> dict[str, tuple[ast.keyword
         return {}
     imports: dict[str, str] = {}
     assigns: list[ast.Assign | ast.AnnAssign] = []
-    for node in ast.walk(tree):
+    for node in _walk_statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 imports[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
