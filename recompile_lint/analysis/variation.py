@@ -354,10 +354,13 @@ class Variation:
             return table
         # A file passes a literal to one only where the text shows it: ``name("...`` or
         # ``partial(name, "...``.
-        literal_call = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(setters)) + r")\s*(?:\(|,)\s*['\"]")
+        # ``\b(?:names)\s*(?:\(|,)\s*['"]``, looked for in the reversed text (a text holds
+        # one exactly when its reverse holds the reversed one): the pattern then starts with
+        # the quote, which the search skips to, not with the names, tried at every position.
+        literal_call = re.compile(r"['\"]\s*(?:\(|,)\s*(?:" + "|".join(re.escape(n[::-1]) for n in sorted(setters)) + r")\b")
         for facts in list(self.index.parsed()):
             text = self.index.text(facts.path) or ""
-            if literal_call.search(text) is None:
+            if literal_call.search(text[::-1]) is None:
                 continue
             try:
                 tree = parse_source(text, facts.path)
