@@ -401,6 +401,22 @@ def value_text(node: ast.AST | None) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+# Bytes of source on one line an assigned value is unparsed lazily within (``_unparses_safely``).
+_SAFE_UNPARSE_BYTES = 200
+
+
+def _unparses_safely(node: ast.AST) -> bool:
+    """Whether ``value_text(node)`` cannot raise, for the value of an assignment statement:
+    its source is on one line, at most ``_SAFE_UNPARSE_BYTES`` long. Every level of nesting
+    takes a character of source at least, so the unparser recurses at most that deep (a few
+    frames a level, far within the recursion limit the facts set: statements nest at most
+    100 deep), and no integer literal there has digits enough to exceed Python's limit on
+    printing one. Others are unparsed where they are met, as any raise must be."""
+    line = getattr(node, "lineno", None)
+    end = getattr(node, "end_col_offset", None)
+    return line is not None and end is not None and getattr(node, "end_lineno", None) == line and end - node.col_offset <= _SAFE_UNPARSE_BYTES  # type: ignore[attr-defined]
+
+
 def char_column(lines: list[str], line: int, byte_offset: int) -> int:
     """ast gives UTF-8 byte offsets; findings use 1-based character columns."""
     if 1 <= line <= len(lines):
@@ -673,11 +689,16 @@ class _Collector(ast.NodeVisitor):
             return "unknown", ""
         return "unknown", ""
 
-    # The value of the assignment being recorded (``Mutation.value``).
-    written: str = ""
+    # The value of the assignment being recorded (``Mutation.value``): its text, or the node
+    # whose text it is, made only when a mutation is recorded (``handle_target``).
+    written: "str | ast.AST" = ""
 
     def add_mutation(self, **kwargs) -> None:
-        kwargs.setdefault("value", self.written)
+        if "value" not in kwargs:
+            written = self.written
+            if not isinstance(written, str):
+                written = self.written = value_text(written)
+            kwargs["value"] = written
         kwargs.setdefault("function", self.enclosing_function_name())
         kwargs.setdefault("path", self.path)
         kwargs.setdefault("loop_lines", tuple(self.loop_lines[-1]))
@@ -721,7 +742,12 @@ class _Collector(ast.NodeVisitor):
     def handle_target(self, target: ast.AST, value: ast.AST | None, op: str, stmt: ast.AST) -> None:
         """Record what an assignment target binds or mutates."""
         previous = self.written
-        self.written = value_text(value) if op in ("assign", "augassign") else ""
+        if op not in ("assign", "augassign"):
+            self.written = ""
+        elif value is not None and isinstance(stmt, ast.stmt) and _unparses_safely(value):
+            self.written = value  # most assignments record no mutation: their text is not needed
+        else:
+            self.written = value_text(value)
         try:
             self._handle_target(target, value, op, stmt)
         finally:
