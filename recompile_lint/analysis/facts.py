@@ -401,20 +401,44 @@ def value_text(node: ast.AST | None) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-# Bytes of source on one line an assigned value is unparsed lazily within (``_unparses_safely``).
+# Bytes of source on one line an assigned value is unparsed lazily within, and levels of
+# nesting of a longer one (``_unparses_safely``).
 _SAFE_UNPARSE_BYTES = 200
+_SAFE_UNPARSE_DEPTH = 200
+# Bits of an integer literal surely printed within Python's limit on digits (640 at least).
+_SAFE_INT_BITS = 2_000
 
 
 def _unparses_safely(node: ast.AST) -> bool:
     """Whether ``value_text(node)`` cannot raise, for the value of an assignment statement:
-    its source is on one line, at most ``_SAFE_UNPARSE_BYTES`` long. Every level of nesting
-    takes a character of source at least, so the unparser recurses at most that deep (a few
-    frames a level, far within the recursion limit the facts set: statements nest at most
-    100 deep), and no integer literal there has digits enough to exceed Python's limit on
-    printing one. Others are unparsed where they are met, as any raise must be."""
+    nothing nests deeper than a few hundred levels (the unparser recurses a few frames a
+    level, far within the recursion limit the facts set: statements nest at most 100 deep),
+    and no integer literal has digits enough to exceed Python's limit on printing one. Its
+    source on one line, at most ``_SAFE_UNPARSE_BYTES`` long, is enough (every level of
+    nesting takes a character at least); a longer one is walked to tell. Others are unparsed
+    where they are met, as any raise must be."""
     line = getattr(node, "lineno", None)
     end = getattr(node, "end_col_offset", None)
-    return line is not None and end is not None and getattr(node, "end_lineno", None) == line and end - node.col_offset <= _SAFE_UNPARSE_BYTES  # type: ignore[attr-defined]
+    if line is not None and end is not None and getattr(node, "end_lineno", None) == line and end - node.col_offset <= _SAFE_UNPARSE_BYTES:  # type: ignore[attr-defined]
+        return True
+    pending: list[tuple[ast.AST, int]] = [(node, 1)]
+    while pending:
+        current, depth = pending.pop()
+        if type(current) is ast.Constant:
+            value = current.value  # type: ignore[attr-defined]
+            if isinstance(value, int) and value.bit_length() > _SAFE_INT_BITS:
+                return False
+            continue
+        if depth > _SAFE_UNPARSE_DEPTH:
+            return False
+        depth += 1
+        for field in current._fields:
+            child = getattr(current, field, None)
+            if isinstance(child, ast.AST):
+                pending.append((child, depth))
+            elif isinstance(child, list):
+                pending.extend((item, depth) for item in child if isinstance(item, ast.AST))
+    return True
 
 
 def char_column(lines: list[str], line: int, byte_offset: int) -> int:
