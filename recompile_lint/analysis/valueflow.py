@@ -1696,19 +1696,22 @@ class ValueFlow:
             # Its facts are needed too: one parse gives both.
             self._trees[path] = self.index.facts_and_tree(path)[1]
             if self._trees[path] is not None:
+                self.index.keep_tree(path, self.index.text(path), self._trees[path])
                 return self._trees[path]
             del self._trees[path]
         if path not in self._trees:
             text = self.index.text(path)
-            kept = self.index.store.compile_site_trees.get(path)
-            if kept is not None and kept[0] is text:
-                # The parse of the facts kept the tree of a file with compile sites.
-                self._trees[path] = kept[1]
-                return kept[1]
+            kept = self.index.kept_tree(path)
+            if kept is not None:
+                # The parse of the facts kept the tree of a file with compile sites, or
+                # another analysis parsed the file.
+                self._trees[path] = kept
+                return kept
             try:
                 self._trees[path] = on_deep_stack(parse_source, text, path) if text is not None else None
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._trees[path] = None
+            self.index.keep_tree(path, text, self._trees[path])
         return self._trees[path]
 
     # ---- plumbing ------------------------------------------------------------------------

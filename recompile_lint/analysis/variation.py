@@ -362,10 +362,12 @@ class Variation:
             text = self.index.text(facts.path) or ""
             if literal_call.search(text[::-1]) is None:
                 continue
-            try:
-                tree = parse_source(text, facts.path)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                continue
+            tree = self.index.kept_tree(facts.path)
+            if tree is None:
+                try:
+                    tree = parse_source(text, facts.path)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue
             for node in ast.walk(tree):
                 if not isinstance(node, ast.Call):
                     continue
@@ -780,10 +782,12 @@ class Variation:
         # A name handed on as an argument is a whole identifier of the text.
         if facts is None or not wanted or not self._wanted_names.any_in(text):
             return found
-        try:
-            tree = parse_source(text, facts.path)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return found
+        tree = self.index.kept_tree(facts.path)
+        if tree is None:
+            try:
+                tree = parse_source(text, facts.path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return found
         for fn, call in _calls_with_functions(tree):
             passed = [(i, _last_name(a)) for i, a in enumerate(call.args) if _last_name(a) in wanted]
             passed_kw = [(kw.arg, _last_name(kw.value)) for kw in call.keywords if kw.arg and _last_name(kw.value) in wanted]

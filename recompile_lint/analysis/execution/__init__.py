@@ -45,12 +45,13 @@ class IndexProject:
     def tree(self, path: str) -> ast.Module | None:
         if path not in self._trees:
             text = self.index.text(path)
-            tree = None
-            if text is not None:
+            tree = self.index.kept_tree(path)  # the value flow's parse of it, if any
+            if tree is None and text is not None:
                 try:
                     tree = parse_text(text, path)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     tree = None
+                self.index.keep_tree(path, text, tree)
             self._trees[path] = tree
         return self._trees[path]
 
