@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable
+from functools import lru_cache
+from typing import Callable, Iterator
 
 # Calls that build a tensor: a global bound to one is data, not a guarded constant.
 TENSOR_FACTORIES = frozenset(
@@ -344,6 +346,19 @@ def dotted_name(node: ast.AST) -> str:
     return ""
 
 
+@lru_cache(maxsize=64)
+def _wrapper_names(compile_functions: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str], tuple[str, ...], frozenset[str]]:
+    """What ``_Collector.is_compile_callee`` tests a callee's names against, from the
+    configured and inferred wrappers (once, not per call and wrapper): their dotted names,
+    those without a dot, their suffixes (``.name``) and their last names."""
+    return (
+        frozenset(compile_functions),
+        frozenset(w for w in compile_functions if "." not in w),
+        tuple("." + w for w in compile_functions),
+        frozenset(w.rsplit(".", 1)[-1] for w in compile_functions),
+    )
+
+
 def expression_text(node: ast.AST) -> str:
     """``ast.unparse(node)``, without building an unparser for the commonest cases (a name, a
     dotted name, ``None``/``True``/``False`` or an int): annotations and defaults are mostly
@@ -384,6 +399,46 @@ def value_text(node: ast.AST | None) -> str:
         return ""
     text = expression_text(node)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+# Bytes of source on one line an assigned value is unparsed lazily within, and levels of
+# nesting of a longer one (``_unparses_safely``).
+_SAFE_UNPARSE_BYTES = 200
+_SAFE_UNPARSE_DEPTH = 200
+# Bits of an integer literal surely printed within Python's limit on digits (640 at least).
+_SAFE_INT_BITS = 2_000
+
+
+def _unparses_safely(node: ast.AST) -> bool:
+    """Whether ``value_text(node)`` cannot raise, for the value of an assignment statement:
+    nothing nests deeper than a few hundred levels (the unparser recurses a few frames a
+    level, far within the recursion limit the facts set: statements nest at most 100 deep),
+    and no integer literal has digits enough to exceed Python's limit on printing one. Its
+    source on one line, at most ``_SAFE_UNPARSE_BYTES`` long, is enough (every level of
+    nesting takes a character at least); a longer one is walked to tell. Others are unparsed
+    where they are met, as any raise must be."""
+    line = getattr(node, "lineno", None)
+    end = getattr(node, "end_col_offset", None)
+    if line is not None and end is not None and getattr(node, "end_lineno", None) == line and end - node.col_offset <= _SAFE_UNPARSE_BYTES:  # type: ignore[attr-defined]
+        return True
+    pending: list[tuple[ast.AST, int]] = [(node, 1)]
+    while pending:
+        current, depth = pending.pop()
+        if type(current) is ast.Constant:
+            value = current.value  # type: ignore[attr-defined]
+            if isinstance(value, int) and value.bit_length() > _SAFE_INT_BITS:
+                return False
+            continue
+        if depth > _SAFE_UNPARSE_DEPTH:
+            return False
+        depth += 1
+        for field in current._fields:
+            child = getattr(current, field, None)
+            if isinstance(child, ast.AST):
+                pending.append((child, depth))
+            elif isinstance(child, list):
+                pending.extend((item, depth) for item in child if isinstance(item, ast.AST))
+    return True
 
 
 def char_column(lines: list[str], line: int, byte_offset: int) -> int:
@@ -496,15 +551,19 @@ class _Collector(ast.NodeVisitor):
             return "call"
         if full in ("torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"):
             return "optimize"
+        if not self.compile_functions:
+            return ""
         local = f"{self.module}.{full}" if self.module and full == text else full
         last = full.rsplit(".", 1)[-1]
-        for wrapper in self.compile_functions:
-            if wrapper in (full, local) or (("." not in wrapper) and last == wrapper) or full.endswith("." + wrapper):
-                return "wrapper"
-            # Imported through a re-export (``from pkg.utils import compile_regions``): the
-            # regions confirm by value which function a call of the name runs.
-            if last == wrapper.rsplit(".", 1)[-1] and last not in ("compile", "optimize"):
-                return "wrapper"
+        # A call of a wrapper: its dotted name here or in this module, its bare name, a
+        # dotted name that ends with it, or (imported through a re-export, ``from pkg.utils
+        # import compile_regions``: the regions confirm by value which function a call of the
+        # name runs) its last name.
+        names, undotted, suffixes, lasts = _wrapper_names(self.compile_functions)
+        if full in names or local in names or last in undotted or full.endswith(suffixes):
+            return "wrapper"
+        if last in lasts and last not in ("compile", "optimize"):
+            return "wrapper"
         return ""
 
     def with_alias_options(self, callee: ast.AST, keywords: list[ast.keyword]) -> list[ast.keyword]:
@@ -654,11 +713,16 @@ class _Collector(ast.NodeVisitor):
             return "unknown", ""
         return "unknown", ""
 
-    # The value of the assignment being recorded (``Mutation.value``).
-    written: str = ""
+    # The value of the assignment being recorded (``Mutation.value``): its text, or the node
+    # whose text it is, made only when a mutation is recorded (``handle_target``).
+    written: "str | ast.AST" = ""
 
     def add_mutation(self, **kwargs) -> None:
-        kwargs.setdefault("value", self.written)
+        if "value" not in kwargs:
+            written = self.written
+            if not isinstance(written, str):
+                written = self.written = value_text(written)
+            kwargs["value"] = written
         kwargs.setdefault("function", self.enclosing_function_name())
         kwargs.setdefault("path", self.path)
         kwargs.setdefault("loop_lines", tuple(self.loop_lines[-1]))
@@ -702,7 +766,12 @@ class _Collector(ast.NodeVisitor):
     def handle_target(self, target: ast.AST, value: ast.AST | None, op: str, stmt: ast.AST) -> None:
         """Record what an assignment target binds or mutates."""
         previous = self.written
-        self.written = value_text(value) if op in ("assign", "augassign") else ""
+        if op not in ("assign", "augassign"):
+            self.written = ""
+        elif value is not None and isinstance(stmt, ast.stmt) and _unparses_safely(value):
+            self.written = value  # most assignments record no mutation: their text is not needed
+        else:
+            self.written = value_text(value)
         try:
             self._handle_target(target, value, op, stmt)
         finally:
@@ -1600,6 +1669,24 @@ def _compiled_parameter(sites: list[CompileSite], qualname: str, params: list[Pa
     return next((name for name in wrapper_args if name in names), "")
 
 
+# The nodes that hold statements: statements, ``except`` handlers and ``case`` blocks.
+_STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _walk_statements(tree: ast.AST) -> Iterator[ast.AST]:
+    """The nodes ``ast.walk(tree)`` gives that are ``tree`` or hold statements, in its order
+    (breadth first): the statements are all of them, and the expressions, which hold none, are
+    not walked."""
+    pending = deque([tree])
+    while pending:
+        node = pending.popleft()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                pending.extend(item for item in value if isinstance(item, _STATEMENT_HOLDERS))
+        yield node
+
+
 def _compile_aliases(tree: ast.Module, text: str) -> dict[str, tuple[ast.keyword, ...]]:
     """Names and attribute chains assigned ``torch.compile`` (or ``torch.compiler.compile``)
     uncalled, alone, as a branch of a conditional or ``or``/``and``, or bound by
@@ -1608,7 +1695,7 @@ def _compile_aliases(tree: ast.Module, text: str) -> dict[str, tuple[ast.keyword
         return {}
     imports: dict[str, str] = {}
     assigns: list[ast.Assign | ast.AnnAssign] = []
-    for node in ast.walk(tree):
+    for node in _walk_statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 imports[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]

@@ -126,6 +126,9 @@ class ProjectIndex:
         self.digests: dict[str, str] = {}
         # Told of each file as its facts are about to be parsed (``parallel.BackgroundSyntaxCheck``).
         self.parse_listeners: list[Callable[[str], None]] = []
+        # ``ast`` trees of whole files that analyses keep for the run anyway (the value flow's,
+        # the execution stage's), by path, with the text parsed: each such file is parsed once.
+        self._whole_trees: dict[str, tuple[str, ast.Module]] = {}
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -174,6 +177,19 @@ class ProjectIndex:
                     self.errors[path] = parse_error(path, exc)
             self._facts[path] = facts
         return self._facts[path]
+
+    def kept_tree(self, path: str) -> ast.Module | None:
+        """The ``ast`` tree of a file's current text that an analysis keeps (``keep_tree``) or
+        the facts' parse kept (a file with compile sites), or None. Trees are shared: callers
+        must not change them."""
+        text = self.text(path)
+        kept = self._whole_trees.get(path) or self.store.compile_site_trees.get(path)
+        return kept[1] if kept is not None and kept[0] is text else None
+
+    def keep_tree(self, path: str, text: str | None, tree: ast.Module | None) -> None:
+        """Offer the tree of ``text`` (the file's text) to other analyses (``kept_tree``)."""
+        if tree is not None and text is not None:
+            self._whole_trees[path] = (text, tree)
 
     def facts_and_tree(self, path: str) -> tuple[ModuleFacts | None, ast.Module | None]:
         """Facts of a file and its ``ast`` tree from one parse when its facts are not known

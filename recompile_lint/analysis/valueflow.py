@@ -260,6 +260,9 @@ class _Ctx:
 EMPTY: frozenset[Value] = frozenset()
 # A name a file calls (``name(``, ``.name(``) or decorates with (``@name``, ``@x.name``).
 CALLED_NAME = re.compile(r"\b(\w+)[ \t]*\(")
+# ``CALLED_NAME`` over the reversed text: it starts with a character, which the search skips
+# to, where ``CALLED_NAME``'s leading word is tried at every position (ten times as slow).
+_CALLED_NAME_REVERSED = re.compile(r"\([ \t]*(\w+)")
 DECORATED_NAME = re.compile(r"@\s*(?:\w+\s*\.\s*)*(\w+)")
 # Exact containers made per display at most (one per combination of its positions' values).
 MAX_COMBINATIONS = 8
@@ -291,6 +294,7 @@ class ValueFlow:
         self._call_index: dict[tuple[str, str], list[ast.Call]] = {}
         self._by_target: dict[tuple[str, str, str], dict[str, list[tuple]]] = {}
         self._called: dict[str, frozenset[str]] = {}
+        self._import_tails: dict[str, tuple[str, str | None]] = {}
         self._dead_ranges: dict[tuple, list[tuple[int, int]]] = {}
         self._reaching_defs: dict[tuple, tuple | None] = {}
         self._bodies: dict[tuple[str, str], list[ast.stmt] | None] = {}
@@ -1638,7 +1642,7 @@ class ValueFlow:
                 out.append(path)
                 continue
             text = self.index.text(path) or ""
-            if (module_name and mentions(text, module_name)) or any(_imports_name(text, word) for word in words if word in text):
+            if (module_name and mentions(text, module_name)) or any(self._imports_name(path, text, word) for word in words if word in text):
                 out.append(path)
         here = os.path.dirname(facts.path)
         out.sort(key=lambda p: (p != facts.path, -len(os.path.commonpath([here, os.path.dirname(p)])), p))
@@ -1651,17 +1655,29 @@ class ValueFlow:
         if known is None:
             known = []
             for path in self.index.paths:
-                text = self.index.text(path)
-                if text is None or name not in text:
-                    continue
                 called = self._called.get(path)
                 if called is None:
+                    # A name it calls is in its text: the text is searched only for files whose
+                    # names are not known yet (a search per name of every file's text was the cost).
+                    text = self.index.text(path)
+                    if text is None or name not in text:
+                        continue
                     # The names a file calls or decorates with, once per file that has a name asked for.
-                    called = self._called[path] = frozenset(CALLED_NAME.findall(text)) | frozenset(DECORATED_NAME.findall(text))
+                    called = self._called[path] = called_names(text) | frozenset(DECORATED_NAME.findall(text))
                 if name in called:
                     known.append(path)
             self._mentions[name] = known
         return known
+
+    def _imports_name(self, path: str, text: str, name: str) -> bool:
+        """``_imports_name(text, name)`` for the text of ``path``: the import statements' text
+        is cut out of the file once, and each name is looked for there only."""
+        if not _WORD.fullmatch(name):
+            return _imports_name(text, name)
+        tails = self._import_tails.get(path)
+        if tails is None or tails[0] is not text:
+            tails = self._import_tails[path] = (text, _import_tails(text))
+        return tails[1] is not None and re.search(rf"\b{re.escape(name)}\b", tails[1]) is not None
 
     def _calls_named(self, path: str, tree: ast.Module, name: str) -> list[ast.Call]:
         """The calls of ``name`` in a file (``_calls_by_name``), looked for only in the
@@ -1680,19 +1696,22 @@ class ValueFlow:
             # Its facts are needed too: one parse gives both.
             self._trees[path] = self.index.facts_and_tree(path)[1]
             if self._trees[path] is not None:
+                self.index.keep_tree(path, self.index.text(path), self._trees[path])
                 return self._trees[path]
             del self._trees[path]
         if path not in self._trees:
             text = self.index.text(path)
-            kept = self.index.store.compile_site_trees.get(path)
-            if kept is not None and kept[0] is text:
-                # The parse of the facts kept the tree of a file with compile sites.
-                self._trees[path] = kept[1]
-                return kept[1]
+            kept = self.index.kept_tree(path)
+            if kept is not None:
+                # The parse of the facts kept the tree of a file with compile sites, or
+                # another analysis parsed the file.
+                self._trees[path] = kept
+                return kept
             try:
                 self._trees[path] = on_deep_stack(parse_source, text, path) if text is not None else None
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._trees[path] = None
+            self.index.keep_tree(path, text, self._trees[path])
         return self._trees[path]
 
     # ---- plumbing ------------------------------------------------------------------------
@@ -1863,6 +1882,38 @@ def _argument(call: ast.Call, params, position: int, name: str, skipped: int) ->
 def _imports_name(text: str, name: str) -> bool:
     """Whether ``text`` imports ``name`` (``from m import a, name``, also parenthesised)."""
     return re.search(rf"\bimport\b[^\n]*\b{re.escape(name)}\b|\bimport\s*\([^)]*\b{re.escape(name)}\b", text) is not None
+
+
+def called_names(text: str) -> frozenset[str]:
+    """``frozenset(CALLED_NAME.findall(text))``: each word (a whole one) that ``(`` follows,
+    spaces or tabs between. Searched for in the reversed text, from each ``(`` back to the
+    word before it (the same words: a match's word is a whole one either way, and no match
+    can hold another's start)."""
+    return frozenset(word[::-1] for word in _CALLED_NAME_REVERSED.findall(text[::-1]))
+
+
+_WORD = re.compile(r"\w+")
+_WORD_CHARACTER = re.compile(r"\w")
+# ``import`` first (what a search skips to fast), the rest looked ahead at: each occurrence
+# is kept, and the word boundary before it is tested apart.
+_IMPORT_LINE = re.compile(r"import\b(?=([^\n]*))")
+_IMPORT_PARENTHESES = re.compile(r"import\s*\((?=([^)]*))")
+
+
+def _import_tails(text: str) -> str | None:
+    """The text ``_imports_name`` looks for a name in (None when there is none): the rest of
+    the line after each ``import`` word, and what the parentheses after an ``import`` hold,
+    joined by line breaks. A whole word (``\\w+``) occurs in this text as a word exactly
+    when one of ``_imports_name``'s patterns matches in ``text``: each piece starts after a
+    character that is not part of a word, ends before one (or at the end), and the joins
+    are none."""
+    pieces = []
+    for pattern in (_IMPORT_LINE, _IMPORT_PARENTHESES):
+        for match in pattern.finditer(text):
+            start = match.start()
+            if start == 0 or not _WORD_CHARACTER.match(text, start - 1):  # ``\\bimport``
+                pieces.append(match.group(1))
+    return "\n".join(pieces) if pieces else None
 
 
 def _last_name(node: ast.AST) -> str:

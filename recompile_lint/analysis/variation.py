@@ -390,15 +390,20 @@ class Variation:
             return table
         # A file passes a literal to one only where the text shows it: ``name("...`` or
         # ``partial(name, "...``.
-        literal_call = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(setters)) + r")\s*(?:\(|,)\s*['\"]")
+        # ``\b(?:names)\s*(?:\(|,)\s*['"]``, looked for in the reversed text (a text holds
+        # one exactly when its reverse holds the reversed one): the pattern then starts with
+        # the quote, which the search skips to, not with the names, tried at every position.
+        literal_call = re.compile(r"['\"]\s*(?:\(|,)\s*(?:" + "|".join(re.escape(n[::-1]) for n in sorted(setters)) + r")\b")
         for facts in list(self.index.parsed()):
             text = self.index.text(facts.path) or ""
-            if literal_call.search(text) is None:
+            if literal_call.search(text[::-1]) is None:
                 continue
-            try:
-                tree = parse_source(text, facts.path)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                continue
+            tree = self.index.kept_tree(facts.path)
+            if tree is None:
+                try:
+                    tree = parse_source(text, facts.path)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue
             for node in ast.walk(tree):
                 if not isinstance(node, ast.Call):
                     continue
@@ -813,10 +818,12 @@ class Variation:
         # A name handed on as an argument is a whole identifier of the text.
         if facts is None or not wanted or not self._wanted_names.any_in(text):
             return found
-        try:
-            tree = parse_source(text, facts.path)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return found
+        tree = self.index.kept_tree(facts.path)
+        if tree is None:
+            try:
+                tree = parse_source(text, facts.path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return found
         for fn, call in _calls_with_functions(tree):
             passed = [(i, _last_name(a)) for i, a in enumerate(call.args) if _last_name(a) in wanted]
             passed_kw = [(kw.arg, _last_name(kw.value)) for kw in call.keywords if kw.arg and _last_name(kw.value) in wanted]

@@ -45,12 +45,13 @@ class IndexProject:
     def tree(self, path: str) -> ast.Module | None:
         if path not in self._trees:
             text = self.index.text(path)
-            tree = None
-            if text is not None:
+            tree = self.index.kept_tree(path)  # the value flow's parse of it, if any
+            if tree is None and text is not None:
                 try:
                     tree = parse_text(text, path)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     tree = None
+                self.index.keep_tree(path, text, tree)
             self._trees[path] = tree
         return self._trees[path]
 
@@ -91,6 +92,7 @@ class Execution:
         self._warm: dict[tuple, int] = {}  # calls of each region that found entries to check
         self._emptied: dict[tuple, int] = {}  # calls that found its cache emptied by a reset
         self._cut_short: set[tuple] = set()  # regions some unfinished run called
+        self._generator_nodes: dict[ast.AST, bool] = {}  # shared by the runs (``Interpreter.is_generator``)
 
     def recompile(self, guard: PredictedGuard) -> Recompile | None:
         """The recompile the runs predict on the guard model's guard (same region and source)."""
@@ -239,6 +241,7 @@ class Execution:
         interpreter.traced = self.traced
         interpreter.ran = self.ran
         interpreter.compile_sites = self.compile_sites
+        interpreter.generator_nodes = self._generator_nodes
         if self._table is None:
             self._table = RegionTable(self.regions)
         runs = [RegionCaches(self.regions, self.guards, name, self._table)]

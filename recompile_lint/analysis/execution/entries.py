@@ -27,6 +27,25 @@ _WORD = re.compile(r"\w+")
 _DOTTED = re.compile(r"[\w.]+")
 IMPORT_HOPS = 2
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b.*|import[ \t]+.*)$", re.MULTILINE)
+_ONE_IMPORT_LINE = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b.*|import[ \t]+.*)")
+
+
+def import_lines(text: str) -> list[str]:
+    """``_IMPORT_LINE.findall(text)``: the lines that are import statements, in order. Only
+    the lines that hold ``import`` can be, and only those are tested (the pattern's ``^`` is
+    otherwise tried at every position of the text)."""
+    found = []
+    at = text.find("import")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        if end == -1:
+            end = len(text)
+        line = text[start:end]
+        if _ONE_IMPORT_LINE.fullmatch(line):
+            found.append(line)
+        at = text.find("import", end)
+    return found
 
 
 class EntryFinder:
@@ -55,7 +74,7 @@ class EntryFinder:
                 self.drivers.add(path)
             if any(marker in text for marker in _SCRIPTS):
                 self.scripts.add(path)
-            lines = self._import_lines[path] = _IMPORT_LINE.findall(text)
+            lines = self._import_lines[path] = import_lines(text)
             for name in {word for line in lines for word in _WORD.findall(line)}:
                 self.naming.setdefault(name, []).append(path)
 
@@ -92,7 +111,7 @@ class EntryFinder:
         parent, _, last = module.rpartition(".")
         lines = self._import_lines.get(path)
         if lines is None:
-            lines = self._import_lines[path] = _IMPORT_LINE.findall(self.index.text(path) or "")
+            lines = self._import_lines[path] = import_lines(self.index.text(path) or "")
         for line in lines:
             words = _DOTTED.findall(line)
             if len(words) < 2:

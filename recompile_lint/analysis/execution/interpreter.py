@@ -181,6 +181,9 @@ class Interpreter:
         self.default_dtype = "torch.float32"  # ``torch.set_default_dtype``; "" when unknown
         self._tensors = 0
         self._generators: dict[CodeRef, bool] = {}
+        # Whether a function's node holds a ``yield`` of its own, by node: a walk of its body,
+        # the same in every run over the same trees (``Execution`` shares it between them).
+        self.generator_nodes: dict[ast.AST, bool] = {}
         self._function_stores: dict[Function, int] = {}
         self._library_classes: dict[str, ClassValue] = {}
         self._yielded: dict[int, tuple[list[object], bool]] = {}  # generator -> (values, all of them)
@@ -971,7 +974,9 @@ class Interpreter:
     def is_generator(self, code: CodeRef, node: ast.AST) -> bool:
         found = self._generators.get(code)
         if found is None:
-            found = not isinstance(node, ast.Lambda) and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node))
+            found = self.generator_nodes.get(node)
+            if found is None:
+                found = self.generator_nodes[node] = not isinstance(node, ast.Lambda) and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node))
             self._generators[code] = found
         return found
 
