@@ -713,6 +713,22 @@ def test_a_field_is_counted_in_the_lab_cell_of_the_object_that_holds_it(tmp_path
     assert (finding.severity.value, finding.guard.source) == ("error", "L['hp'].width.__code__")
 
 
+# A module whose instances each hold their own ``k`` (compiled one by one, they share
+# ``forward``'s cache unless Dynamo is reset between them).
+SCALED = """
+import torch
+
+
+class M(torch.nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        return x * self.k
+"""
+
+
 @pytest.mark.parametrize("reset, found", [
     ("torch._dynamo.reset()", False),
     ("torch.compiler.reset()", False),
@@ -722,51 +738,30 @@ def test_a_reset_before_each_compiled_model_leaves_nothing_to_recompile(tmp_path
     # Measured on torch 2.13: a helper that resets Dynamo and compiles each model it is given
     # compiles 12 instances with 12 different ``k`` without one recompile; without the reset
     # they share ``forward``'s cache and reach the limit.
-    program = f"""
-    import torch
+    program = SCALED + textwrap.dedent(f"""
+
+        def check(mod, x):
+            {reset}
+            return torch.compile(mod)(x)
 
 
-    def check(mod, x):
-        {reset}
-        return torch.compile(mod)(x)
-
-
-    def test_scales():
-        class M(torch.nn.Module):
-            def __init__(self, k):
-                super().__init__()
-                self.k = k
-
-            def forward(self, x):
-                return x * self.k
-
-        for k in range(12):
-            check(M(k), torch.randn(2))
-    """
+        def test_scales():
+            for k in range(12):
+                check(M(k), torch.randn(2))
+    """)
     findings = [f for f in lint(write(tmp_path, {"test_scales.py": program})) if f.severity in ("error", "warning")]
     assert any(f.guard is not None and f.guard.source.endswith("k") for f in findings) is found
 
 
 def test_a_reset_before_the_loop_does_not_reset_the_calls_inside_it(tmp_path):
     # One reset, then the instances compiled one by one share the cache again: the limit.
-    program = """
-    import torch
+    program = SCALED + textwrap.dedent("""
 
-
-    class M(torch.nn.Module):
-        def __init__(self, k):
-            super().__init__()
-            self.k = k
-
-        def forward(self, x):
-            return x * self.k
-
-
-    def test_scales():
-        torch._dynamo.reset()
-        for k in range(12):
-            torch.compile(M(k))(torch.randn(2))
-    """
+        def test_scales():
+            torch._dynamo.reset()
+            for k in range(12):
+                torch.compile(M(k))(torch.randn(2))
+    """)
     findings = [f for f in lint(write(tmp_path, {"test_scales.py": program})) if f.severity == "error"]
     assert [f.guard.source for f in findings if f.guard is not None] == ["L['self'].k"]
 
@@ -775,29 +770,20 @@ def test_a_reset_before_the_loop_does_not_reset_the_calls_inside_it(tmp_path):
 def test_a_wrapper_that_resets_before_it_compiles_shares_no_cache_between_instances(tmp_path, reset, found):
     # The model the helper compiles is what another library makes of it (unknown to a run):
     # only the wrapper's own code says that each instance compiled there starts afresh.
-    program = f"""
-    import torch
-    import converters
+    program = SCALED + textwrap.dedent(f"""
+        import converters
 
 
-    class Suite:
-        def _check(self, mod, x):
-            {reset}
-            mod = converters.convert(mod)
-            return torch.compile(mod)(x)
+        class Suite:
+            def _check(self, mod, x):
+                {reset}
+                mod = converters.convert(mod)
+                return torch.compile(mod)(x)
 
-        def _helper(self):
-            class M(torch.nn.Module):
-                def __init__(self, k):
-                    super().__init__()
-                    self.k = k
-
-                def forward(self, x):
-                    return x * self.k
-
-            for k in range(12):
-                self._check(M(k), torch.randn(2))
-    """
+            def _helper(self):
+                for k in range(12):
+                    self._check(M(k), torch.randn(2))
+    """)
     findings = [f for f in lint(write(tmp_path, {"test_suite.py": program})) if f.severity == "error"]
     assert any(f.guard is not None and f.guard.source.endswith(".k") for f in findings) is found
 
