@@ -199,6 +199,11 @@ class Variation:
         return wrapper_tree is not None and all(_resets_before(wrapper_tree.body, site.span.line) for site in inner)
 
     def _tree_of(self, path: str) -> ast.Module | None:
+        """A file's tree: the one another analysis kept (``kept_tree``), else parsed here and
+        not kept (keeping every tree would cost the run its memory); None where it does not parse."""
+        tree = self.index.kept_tree(path)
+        if tree is not None:
+            return tree
         text = self.index.text(path)
         if text is None:
             return None
@@ -221,9 +226,8 @@ class Variation:
             text = self.index.text(facts.path) or ""
             if pattern.search(text) is None:
                 continue
-            try:
-                tree = parse_source(text, facts.path)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = self._tree_of(facts.path)
+            if tree is None:
                 continue
             try:
                 calls = [(call, loop_names) for call, loop_names in _calls_in_loops(tree, frozenset()) if loop_names and _dotted(call.func).rsplit(".", 1)[-1] == class_name]
@@ -398,12 +402,9 @@ class Variation:
             text = self.index.text(facts.path) or ""
             if literal_call.search(text[::-1]) is None:
                 continue
-            tree = self.index.kept_tree(facts.path)
+            tree = self._tree_of(facts.path)
             if tree is None:
-                try:
-                    tree = parse_source(text, facts.path)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    continue
+                continue
             for node in ast.walk(tree):
                 if not isinstance(node, ast.Call):
                     continue
@@ -818,12 +819,9 @@ class Variation:
         # A name handed on as an argument is a whole identifier of the text.
         if facts is None or not wanted or not self._wanted_names.any_in(text):
             return found
-        tree = self.index.kept_tree(facts.path)
+        tree = self._tree_of(facts.path)
         if tree is None:
-            try:
-                tree = parse_source(text, facts.path)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return found
+            return found
         for fn, call in _calls_with_functions(tree):
             passed = [(i, _last_name(a)) for i, a in enumerate(call.args) if _last_name(a) in wanted]
             passed_kw = [(kw.arg, _last_name(kw.value)) for kw in call.keywords if kw.arg and _last_name(kw.value) in wanted]
@@ -1190,9 +1188,8 @@ class Variation:
         fn = facts.function(qualname)
         if text is None or fn is None:
             return None
-        try:
-            tree = parse_source(text, facts.path)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = self._tree_of(facts.path)
+        if tree is None:
             return None
         name = qualname.rsplit(".", 1)[-1]
         for node in ast.walk(tree):

@@ -106,7 +106,7 @@ model = torch.compile(Counter())
             shown = logged(risk.guard.guard.source)
             what = (
                 f"`{shown}`, a submodule of `{owner}`, is a module of another class at some calls of "
-                f"{reader(risk, ctx.index)} ({changes(risk)}); Dynamo checks the class of each submodule it uses"
+                f"{reader(risk, ctx.index)}, {changes(risk)}; Dynamo checks the class of each submodule it uses"
             )
             fix = (
                 "give every call a submodule of one class (the same layers, configured differently), "

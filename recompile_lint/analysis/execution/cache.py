@@ -884,8 +884,6 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     measured_count = _measured(region, guard, observed, count, dynamic)
     if measured_count != "unmeasured":
         return measured_count  # type: ignore[return-value]
-    if dynamic is None:
-        dynamic = option(region, observed, "dynamic")
     if guard.kind in ("ID_MATCH", "LENGTH_CHECK", "TYPE_MATCH"):
         return count
     if guard.kind == "TENSOR_MATCH":

@@ -275,15 +275,7 @@ class Tracer:
         node = interpreter.codes.get(function.code)
         if node is None or not hasattr(node, "args"):
             return
-        spec = node.args
-        positional = [a.arg for a in spec.posonlyargs + spec.args]
-        defaults, _ = interpreter.defaults_of(function)
-        if defaults:
-            first = len(positional) - len(defaults)
-            for i, default in enumerate(defaults):
-                param = positional[first + i]
-                if first + i >= len(args) and bound.get(param) is default and (frame.locals, param) not in self.sources:
-                    self.sources[(frame.locals, param)] = (f"{held[0]}.__defaults__[{i}]", held[1])
+        self._bind_defaults(interpreter, frame, function, args, bound, f"{held[0]}.__defaults__", held[1])
         free = free_variables(interpreter, function)
         if free:
             self._closure_sources[frame.locals] = {name: (f"{held[0]}.__closure__[{i}].cell_contents", held[1]) for i, name in enumerate(free)}
@@ -313,11 +305,20 @@ class Tracer:
         name = function.code.qualname.rsplit(".", 1)[-1]
         if not defaults or receiver is None or interpreter.class_attribute(args[0].cls, name) != function:
             return
+        self._bind_defaults(interpreter, frame, function, args, bound, f"dict(type({receiver[0]}).__dict__)[{name!r}].__defaults__", receiver[1])
+
+    def _bind_defaults(self, interpreter, frame, function: Function, args: list[object], bound: dict[str, object], prefix: str, rooted: bool) -> None:
+        """Each parameter the call left to its default reads it as ``<prefix>[i]``."""
+        node = interpreter.codes.get(function.code)
+        defaults, _ = interpreter.defaults_of(function)
+        if node is None or not defaults:
+            return
+        positional = [a.arg for a in node.args.posonlyargs + node.args.args]
         first = len(positional) - len(defaults)
         for i, default in enumerate(defaults):
             param = positional[first + i]
             if first + i >= len(args) and bound.get(param) is default and (frame.locals, param) not in self.sources:
-                self.sources[(frame.locals, param)] = (f"dict(type({receiver[0]}).__dict__)[{name!r}].__defaults__[{i}]", receiver[1])
+                self.sources[(frame.locals, param)] = (f"{prefix}[{i}]", rooted)
 
     def _bind_passed(self, interpreter, frame, function: Function, args: list[object], bound: dict[str, object], pending: _Pending, trace: Trace) -> None:
         """The callee's parameters take the sources of what its caller passed."""
@@ -605,16 +606,13 @@ class Tracer:
     @staticmethod
     def _container_value(interpreter, frame, node: ast.expr) -> object:
         """What a plain name or attribute chain holds now (no call is made)."""
-        try:
-            if isinstance(node, ast.Name):
-                value = interpreter.heap.read(frame.locals, node.id, None)
-                return value if value is not None else interpreter.heap.read(frame.globals, node.id, None)
-            if isinstance(node, ast.Attribute):
-                base = Tracer._container_value(interpreter, frame, node.value)
-                if isinstance(base, Instance):
-                    return interpreter.heap.read(base.addr, node.attr, None)
-        except Exception:  # noqa: BLE001 - a value the run cannot read is no source
-            return None
+        if isinstance(node, ast.Name):
+            value = interpreter.heap.read(frame.locals, node.id, None)
+            return value if value is not None else interpreter.heap.read(frame.globals, node.id, None)
+        if isinstance(node, ast.Attribute):
+            base = Tracer._container_value(interpreter, frame, node.value)
+            if isinstance(base, Instance):
+                return interpreter.heap.read(base.addr, node.attr, None)
         return None
 
     def on_test(self, interpreter, frame, test: ast.expr, truth: bool | None) -> None:
