@@ -863,3 +863,80 @@ def test_a_call_through_a_parameter_is_no_call_of_a_wrapper_of_the_same_name(tmp
     write(tmp_path, SHADOWED)
     sites = [(s.site.span.line, s.site.function) for s in resolve(tmp_path)]
     assert sites == [(6, "compiled.fn")]
+
+
+PIPELINE = '''
+from typing import Self
+
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+class Decoder(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class Pipeline:
+    def register(self, **kwargs):
+        for name, module in kwargs.items():
+            setattr(self, name, module)
+
+    @classmethod
+    def from_pretrained(cls, path) -> Self:
+        chosen = _lookup(path)
+        return chosen(**_load(path))
+
+    def to(self, device) -> Self:
+        return _moved(self, device)
+
+
+class EncodePipeline(Pipeline):
+    def __init__(self, encoder: Encoder):
+        self.register(encoder=encoder)
+
+
+class DecodePipeline(Pipeline):
+    def __init__(self, decoder: Decoder):
+        self.register(decoder=decoder)
+
+
+def _lookup(path):
+    return {"enc": EncodePipeline, "dec": DecodePipeline}[path]
+
+
+def main():
+    pipe = EncodePipeline.from_pretrained("enc").to("cpu")
+    pipe.encoder = torch.compile(pipe.encoder)
+'''
+
+
+def test_a_method_typed_to_return_self_gives_its_receiver(tmp_path):
+    """``-> Self`` says what a call returns whatever its body does: an instance of the class
+    a classmethod is called on, the object a method is called on. Following the body instead
+    (a lookup over every pipeline class) attributed the site to whichever class came first."""
+    write(tmp_path, {"m.py": PIPELINE})
+    (site,) = resolve(tmp_path)
+    assert site.resolved
+    assert [r.name for r in site.regions] == ["m.Encoder.forward"]
+
+
+def test_an_attribute_set_per_keyword_by_a_registering_method_is_known(tmp_path):
+    """A method that ``setattr``s each keyword it is given onto ``self`` binds the attribute a
+    call names to the value passed: ``self.register(encoder=encoder)``, not an unbound name;
+    a keyword another subclass passes is not this instance's."""
+    write(tmp_path, {"m.py": PIPELINE + '''
+
+def other():
+    pipe = DecodePipeline(Decoder())
+    return torch.compile(pipe.encoder)
+'''})
+    sites = {s.site.function: s for s in resolve(tmp_path)}
+    assert [r.name for r in sites["main"].regions] == ["m.Encoder.forward"]
+    unbound = sites["other"]
+    assert not unbound.resolved and unbound.reason == "unbound"

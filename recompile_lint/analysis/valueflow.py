@@ -297,7 +297,8 @@ class ValueFlow:
         self._import_tails: dict[str, tuple[str, str | None]] = {}
         self._dead_ranges: dict[tuple, list[tuple[int, int]]] = {}
         self._reaching_defs: dict[tuple, tuple | None] = {}
-        self._bodies: dict[tuple[str, str], list[ast.stmt] | None] = {}
+        self._defs: dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
+        self._setters: dict[tuple[str, str], bool] = {}  # methods that setattr per keyword
 
     # ---- public API ----------------------------------------------------------------------
 
@@ -698,11 +699,33 @@ class ValueFlow:
 
     def _body(self, facts: ModuleFacts, fn: FunctionFacts | None) -> list[ast.stmt] | None:
         """The statements of a function (of the module when ``fn`` is None), found once."""
-        key = (facts.path, fn.qualname if fn is not None else "")
-        if key not in self._bodies:
+        if fn is None:
             tree = self.tree(facts.path)
-            self._bodies[key] = _body_of(tree, fn) if tree is not None else None
-        return self._bodies[key]
+            return tree.body if tree is not None else None
+        node = self._def(facts, fn)
+        return node.body if node is not None else None
+
+    def _def(self, facts: ModuleFacts, fn: FunctionFacts) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The ``def`` statement of a function (None for a lambda), found once."""
+        key = (facts.path, fn.qualname)
+        if key not in self._defs:
+            tree = self.tree(facts.path)
+            self._defs[key] = _def_of(tree, fn) if tree is not None else None
+        return self._defs[key]
+
+    def _returns_self(self, ref: FunctionRef) -> bool:
+        """Whether a method declares that it returns its receiver's type (``-> Self``)."""
+        facts = self.index.facts(ref.path)
+        fn = facts.function(ref.qualname) if facts is not None else None
+        node = self._def(facts, fn) if fn is not None else None
+        annotation = node.returns if node is not None else None
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            text = annotation.value.strip()
+        elif annotation is not None:
+            text = dotted_name(annotation)
+        else:
+            return False
+        return text.rsplit(".", 1)[-1] == "Self"
 
     def _targets(self, facts: ModuleFacts, owner: FunctionFacts | ClassFacts | None) -> dict[str, list[tuple]]:
         """The flows of a scope (a function, a class body, the module) by target, once."""
@@ -1186,13 +1209,18 @@ class ValueFlow:
         out: set[Value] = set()
         target = f"self.{attr}"
         mro = self.index.mro(*found)
+        setters = self._keyword_setters(mro)
         for facts, cls in mro:
             for _, qual in cls.methods:
                 fn = facts.function(qual)
-                if fn is None or target not in self._targets(facts, fn):
+                if fn is None:
                     continue
-                ctx = _Ctx(facts, fn, (("self", frozenset({owner})),), depth)
-                out.update(self._flow_values(ctx, target))
+                if target in self._targets(facts, fn):
+                    ctx = _Ctx(facts, fn, (("self", frozenset({owner})),), depth)
+                    out.update(self._flow_values(ctx, target))
+                for setter in setters:
+                    if f"self.{setter}" in fn.calls:
+                        out.update(self._set_by_keyword(facts, fn, setter, attr, owner, depth))
         # The class level: a method (bound to the instance), a property, a class attribute.
         for facts, cls in mro:
             qual = cls.method(attr)
@@ -1241,6 +1269,65 @@ class ValueFlow:
             else:
                 out.add(unknown("unbound", f"{owner.ref}.{attr}"))
         return self._cap(out)
+
+    def _keyword_setters(self, mro: list[tuple[ModuleFacts, ClassFacts]]) -> tuple[str, ...]:
+        """The methods of a class that set an attribute per keyword argument they are given
+        (``def register(self, **kw): for name, value in kw.items(): setattr(self, name, value)``)."""
+        out: list[str] = []
+        for facts, cls in mro:
+            for _, qual in cls.methods:
+                fn = facts.function(qual)
+                if fn is None or "setattr" not in fn.calls or fn.name in out:
+                    continue
+                key = (facts.path, qual)
+                if key not in self._setters:
+                    self._setters[key] = self._sets_per_keyword(facts, fn)
+                if self._setters[key]:
+                    out.append(fn.name)
+        return tuple(out)
+
+    def _sets_per_keyword(self, facts: ModuleFacts, fn: FunctionFacts) -> bool:
+        kwarg = next((p.name for p in fn.params if p.kind == "kwarg"), None)
+        node = self._def(facts, fn)
+        if kwarg is None or node is None or not fn.params or not _is_method(fn):
+            return False
+        receiver = fn.params[0].name
+        for loop in ast.walk(node):
+            if not (
+                isinstance(loop, ast.For)
+                and isinstance(loop.target, ast.Tuple)
+                and len(loop.target.elts) == 2
+                and all(isinstance(e, ast.Name) for e in loop.target.elts)
+                and isinstance(loop.iter, ast.Call)
+                and dotted_name(loop.iter.func) == f"{kwarg}.items"
+            ):
+                continue
+            name, value = (e.id for e in loop.target.elts)
+            for stmt in loop.body:
+                for call in ast.walk(stmt):
+                    if (
+                        isinstance(call, ast.Call)
+                        and dotted_name(call.func) == "setattr"
+                        and len(call.args) == 3
+                        and [dotted_name(a) for a in call.args] == [receiver, name, value]
+                    ):
+                        return True
+        return False
+
+    def _set_by_keyword(self, facts: ModuleFacts, fn: FunctionFacts, setter: str, attr: str, owner: Value, depth: int) -> frozenset[Value]:
+        """What ``fn``'s calls ``self.<setter>(attr=value)`` set ``attr`` to."""
+        node = self._def(facts, fn)
+        if node is None or not fn.params:
+            return EMPTY
+        receiver = fn.params[0].name
+        ctx = _Ctx(facts, fn, ((receiver, frozenset({owner})),), depth)
+        out: set[Value] = set()
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and dotted_name(call.func) == f"{receiver}.{setter}" and not self._dead(ctx, call.lineno):
+                for kw in call.keywords:
+                    if kw.arg == attr:
+                        out.update(self._eval(kw.value, ctx))
+        return frozenset(out)
 
     # ---- elements ------------------------------------------------------------------------
 
@@ -1376,6 +1463,15 @@ class ValueFlow:
                 return frozenset({unknown("call", callee.ref)})
             if ctx.depth >= self.max_depth:
                 return frozenset({unknown("depth", callee.ref)})
+            if kind == "bound-method" and len(callee.elements) > 1 and self._returns_self(ref):
+                # ``-> Self``: the receiver (a method), or an instance of the receiving class
+                # (``Pipe.from_pretrained(...)`` on a classmethod), whatever the body does.
+                receiver = callee.elements[1]
+                if receiver.kind != "class":
+                    return frozenset({receiver})
+                found = self.class_of(receiver)
+                if found is not None:
+                    return frozenset({self._instance(*found)})
             env = self._bind(ref, callee, call, ctx)
             returned = self._returns(ref, env, ctx.depth + 1)
             if kind == "bound-method" and callee.name.startswith("from_") and len(callee.elements) > 1 and callee.elements[1].kind == "class":
@@ -2000,15 +2096,13 @@ class _GiveUp(Exception):
 
 
 
-def _body_of(tree: ast.Module, scope: FunctionFacts | None) -> list[ast.stmt] | None:
-    """The statements of the function ``scope`` (the module's at module level)."""
-    if scope is None:
-        return tree.body
+def _def_of(tree: ast.Module, scope: FunctionFacts) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The ``def`` statement of the function ``scope`` (None for a lambda)."""
     if scope.is_lambda:
         return None
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == scope.line and node.name == scope.name:
-            return node.body
+            return node
     return None
 
 
