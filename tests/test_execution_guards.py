@@ -313,6 +313,9 @@ def test_guard_values_differ_definitely_or_not_at_all():
     assert differs(iteration("l", 0), iteration("l", 1))
     assert differs(CodeRef("a.py", "f", 1), CodeRef("a.py", "<lambda>", 2))
     assert differs(TensorMeta((2,), "", "", None), Const(None))
+    # A tensor's guard checks its type, a number's its type and value (measured: 2 graphs for
+    # a float at some calls and a 0-d tensor at others, fixtures/programs/contrastive_temperature).
+    assert differs(Const(0.07), TensorMeta((), "", "", None)) and differs(TensorMeta((), "", "", None), Const(2))
     assert tensor_change(TensorMeta((2,), "", "", None), TensorMeta((2, 2), "", "", None)) == "rank"
     assert tensor_change(TensorMeta((2,), "", "", None), TensorMeta((3,), "", "", None)) == "size"
     assert tensor_change(TensorMeta(None, "", "", None), TensorMeta((3,), "", "", None)) == ""  # unknown: no evidence

@@ -30,7 +30,7 @@ from typing import Iterator
 
 from recompile_lint.analysis import measured
 from recompile_lint.analysis.execution import Execution
-from recompile_lint.analysis.execution.cache import SYMBOLIC_SIZE_USES, Recompile, parse_source, region_key, tensor_change_of
+from recompile_lint.analysis.execution.cache import SYMBOLIC_SIZE_USES, Recompile, kind_of_values, parse_source, region_key, tensor_change_of
 from recompile_lint.analysis.guards import FunctionTrees, PredictedGuard, Storage, predict_guards
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
@@ -388,7 +388,10 @@ def from_recompile(found: Recompile, guard: PredictedGuard) -> Risk | None:
     if found.graphs is not None and found.graphs < 2:
         return None
     kind = found.guard.value_kind
-    if found.guard.kind == "TENSOR_MATCH":
+    if kind_of_values(found.values) == "number-or-tensor":
+        # A Python number at some calls, a tensor at others: the type guard fails either way.
+        kind = "number-or-tensor"
+    elif found.guard.kind == "TENSOR_MATCH":
         kind = "tensor"
         change = tensor_change_of(found)
         guard = replace(guard, guard=Guard("TENSOR_MATCH", guard.guard.source, change or guard.guard.detail))

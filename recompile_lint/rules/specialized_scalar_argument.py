@@ -82,7 +82,10 @@ def main(x, names):
         guard = risk.guard
         name = guard.storage.name + "".join(guard.storage.members)
         region = risk.region.name
-        if risk.value_kind == "enum":
+        if risk.value_kind == "number-or-tensor":
+            why = "it is a Python number at some calls and a tensor at others, and the guard of each kind checks the type"
+            fix = "pass the same kind at every call: a 0-d tensor (`torch.as_tensor(value)`) or always a Python number"
+        elif risk.value_kind == "enum":
             why = "an Enum member is guarded by its identity and never becomes symbolic"
             fix = "pass the member's value as an int or a tensor, or compile one function per member and pick it outside"
         elif risk.value_kind == "str":

@@ -654,7 +654,7 @@ def _root_name(source: str) -> str:
 def differs(a: object, b: object) -> bool:
     """Whether a guard that held ``a`` fails on ``b``: two different concrete values, two
     iterations of a loop, two functions' code, tensors whose known metadata differ, or a tensor
-    where ``None`` was (and back)."""
+    where a constant (``None``, a number) was, and back."""
     if isinstance(a, CodeRef) and isinstance(b, CodeRef):
         return a != b
     if isinstance(a, Instance) and isinstance(b, Instance):
@@ -662,8 +662,10 @@ def differs(a: object, b: object) -> bool:
     if isinstance(a, TensorMeta) and isinstance(b, TensorMeta):
         return bool(tensor_change(a, b))
     if isinstance(a, TensorMeta) or isinstance(b, TensorMeta):
+        # A tensor's guard checks its type, a constant's its value and type: a Python number
+        # (or ``None``) where a tensor was, or back, fails either.
         other = b if isinstance(a, TensorMeta) else a
-        return isinstance(other, Const) and other.value is None
+        return isinstance(other, Const)
     return definitely_different(a, b)
 
 
@@ -944,7 +946,16 @@ def split_graphs(observed: Observed, symbolic: bool) -> int | None:
 
 
 def _value_kind(observed: Observed) -> str:
-    kinds = {_kind(v) for v in observed.values} - {""}
+    return kind_of_values(observed.values)
+
+
+def kind_of_values(values) -> str:
+    """The lab's type of a guard's values: one kind, ``float`` for ints and floats,
+    ``none-or-tensor``, ``number-or-tensor`` (a Python number at some calls, a tensor at
+    others), or "" for any other mix."""
+    kinds = {_kind(v) for v in values} - {""}
+    if "tensor" in kinds and kinds - {"tensor"} and kinds - {"tensor"} <= {"int", "float", "bool"}:
+        return "number-or-tensor"
     if kinds == {"int", "float"}:
         return "float"
     if kinds <= {"none", "tensor"} and kinds:
