@@ -856,6 +856,39 @@ def test_a_symbolic_int_recompiles_only_where_the_branch_it_takes_changes(tmp_pa
     assert lint(write(same, {"run.py": SYMBOLIC_BRANCH.format(values="(2, 3)")})) == []
 
 
+SIZED_BRANCH = """
+import torch
+
+def block(h, act=torch.ones(2)):
+    h = torch.relu(h)
+    if act.shape[0] > 3:
+        h = h * 2
+    return h
+
+def main():
+    fast = torch.compile(block, backend="eager", dynamic=True)
+    for n in {sizes}:
+        setattr(block, "__defaults__", (torch.ones(n),))
+        fast(torch.randn(8, 8))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_size_symbolic_from_the_first_call_recompiles_where_a_branch_on_it_flips(tmp_path):
+    # Measured (the lab's cell: a default argument's size that changes every call,
+    # ``dynamic=True``, an ``if`` on it): Dynamo guards the branch taken (``2 <=
+    # act.size()[0] <= 3``), 2 graphs; sizes that all take one branch share one graph.
+    flips, same = tmp_path / "flips", tmp_path / "same"
+    flips.mkdir()
+    same.mkdir()
+    [finding] = lint(write(flips, {"run.py": SIZED_BRANCH.format(sizes="range(2, 14)")}))
+    assert (finding.code, finding.severity.value, finding.guard.source, finding.guard.detail) == ("RCL201", "warning", "L['act']", "size")
+    assert "each branch taken compiles its own graph (bounded: 2 graphs)" in finding.message
+    assert lint(write(same, {"run.py": SIZED_BRANCH.format(sizes="range(4, 16)")})) == []
+
+
 def test_a_value_compiled_code_formats_in_an_f_string_is_guarded_as_a_constant():
     calls = traced(
         """

@@ -55,6 +55,9 @@ class Risk:
     graphs: int | None  # graphs the region ends up with (None: unbounded, it reaches the limit)
     found_by_run: bool = False  # a guard the guard model did not predict, found by the execution stage
     run: bool = False  # the evidence and count come from a run (the execution stage)
+    # The value is symbolic and the count is the branches its tests took (``dynamic=True``,
+    # ``dynamic_sources``): Dynamo guards the branch, not the value.
+    branches: bool = False
 
     @property
     def unbounded(self) -> bool:
@@ -254,6 +257,9 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         if execution.fresh(region):
             continue  # Dynamo is reset before each call that could find an entry: none recompiles
         found = execution.recompile(guard)
+        branched = sized_branch(found)
+        if branched:
+            found = symbolic_branch(found)  # type: ignore[arg-type]
         split = symbolic_split(found) if guard.guard.source in dynamic_sources(region) else None
         split_counted = split is not None
         if split is not None:
@@ -264,9 +270,12 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             if not branch_flips(found):
                 continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input (unless an op needs it concrete)
             found = symbolic_branch(found)  # type: ignore[arg-type]
+            branched = True
         if found is not None:
             seen.add((region_key(region), guard.guard.source))
             risk = from_recompile(found, guard)
+            if risk is not None and branched:
+                risk = replace(risk, branches=True)
             static = variation.evidence(guard) if found.guard.kind == "CONSTANT_MATCH" and variation is not None else None
             known = assess(guard, static) if static is not None else None
             exact = (found.complete or repeated(found)) and risk is not None and not risk.unbounded
@@ -303,6 +312,9 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         key = (region_key(found.region), found.guard.source)
         if key in seen:
             continue
+        branched = sized_branch(found)
+        if branched:
+            found = symbolic_branch(found)
         split = symbolic_split(found) if found.guard.source in dynamic_sources(found.region) else None
         if split is not None:
             found = split
@@ -312,12 +324,13 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             if not branch_flips(found):
                 continue
             found = symbolic_branch(found)
+            branched = True
         if (key[0], found.guard.read.path, found.guard.read.line, found.guard.read.column) in reported:
             continue  # the guard model's own guard on that read, spelled its way (``L['fn'].__self__``)
         seen.add(key)
         risk = from_recompile(found, predicted(index, found))
         if risk is not None:
-            yield replace(risk, found_by_run=True)
+            yield replace(risk, found_by_run=True, branches=branched)
 
 
 # Uses where an int stays a Python number even when ``dynamic_sources`` names it (measured on
@@ -347,6 +360,21 @@ def branch_flips(found: Recompile | None) -> bool:
     by the lab's ``dynamic`` twins), so a new graph comes where the run saw a test's outcome
     change between calls; values that take the same branch share one graph."""
     if found is None or found.guard.value_kind != "int" or not found.guard.branch:
+        return False
+    seen = [o for o in found.outcomes if o is not None]
+    if not seen or len(seen) != len(found.outcomes) or any(None in o for o in seen):
+        return False
+    return len(set(seen)) > 1
+
+
+def sized_branch(found: Recompile | None) -> bool:
+    """Whether a tensor size that ``dynamic=True`` makes symbolic from the first call still
+    recompiles because an ``if`` reads it: Dynamo guards the branch taken (``2 <= act.size()[0]
+    <= 3``, measured: 2 graphs for sizes 2..13 tested against 3), so a graph per set of outcomes
+    the calls made."""
+    if found is None or found.guard.kind != "TENSOR_MATCH" or not found.guard.branch or found.graphs != 1:
+        return False
+    if (found.dynamic or found.region.dynamic) != "True" or tensor_change_of(found) != "size":
         return False
     seen = [o for o in found.outcomes if o is not None]
     if not seen or len(seen) != len(found.outcomes) or any(None in o for o in seen):
