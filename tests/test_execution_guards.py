@@ -319,6 +319,8 @@ def test_guard_values_differ_definitely_or_not_at_all():
     assert tensor_change(TensorMeta((2,), "", "", None), TensorMeta((2, 2), "", "", None)) == "rank"
     assert tensor_change(TensorMeta((2,), "", "", None), TensorMeta((3,), "", "", None)) == "size"
     assert tensor_change(TensorMeta(None, "", "", None), TensorMeta((3,), "", "", None)) == ""  # unknown: no evidence
+    assert tensor_change(TensorMeta((3, 3), "", "", None, layout="contiguous"), TensorMeta((3, 3), "", "", None, layout="transposed")) == "stride"
+    assert tensor_change(TensorMeta((3, 3), "", "", None, layout="contiguous"), TensorMeta((3, 3), "", "", None)) == ""  # unknown strides
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -457,6 +459,46 @@ def test_a_tensor_whose_rank_changes_is_a_shape_recompile(tmp_path):
     )
     [finding] = lint(root)
     assert (finding.code, finding.severity.value, finding.guard.source, finding.guard.detail) == ("RCL201", "warning", "L['x']", "rank")
+
+
+LAYOUTS = """
+import torch
+
+def block(x):
+    return x * 2
+
+def main():
+    fast = torch.compile(block, backend="eager")
+    for i in range(12):
+        x = torch.randn({sizes})
+        fast({other} if i % 2 else x)
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize(
+    "sizes, other, change",
+    [
+        ("4, 4", "x.t()", "stride"),  # a square matrix transposed: same sizes, other strides
+        ("2, 3, 5", "x.permute(0, 2, 1).permute(0, 2, 1).contiguous().transpose(1, 2).transpose(1, 2)", None),
+        ("4, 4", "x.t().contiguous()", None),
+        ("4, 4", "x.t().t()", None),  # transposed back
+        ("4, 1", "x.t().t()", None),
+        ("1, 1, 4", "x.permute(1, 0, 2)", None),  # dims of one element swapped: the same strides
+        ("4, 1, 4", "x.permute(2, 1, 0)", "stride"),
+        ("4, 4", "torch.ones_like(x.t())", "stride"),  # a ``*_like`` tensor takes its model's strides
+        ("4, 4", "x.t() * 2", None),  # what an op does to strides is not known: no evidence
+    ],
+)
+def test_a_transposed_tensor_where_a_contiguous_one_was_is_a_stride_recompile(tmp_path, sizes, other, change):
+    """Dynamo guards a tensor's strides (measured: ``tensor 'images' stride mismatch at index 1``,
+    2 graphs, fixtures/programs/image_layout_mixed). Known only where they are: a new tensor is
+    contiguous, swapping two dims of more than one element is not, ``.contiguous()`` is."""
+    root = write(tmp_path, {"run.py": LAYOUTS.format(sizes=sizes, other=other)})
+    found = [(f.code, f.severity.value, f.guard.source, f.guard.detail) for f in lint(root)]
+    assert found == ([("RCL201", "warning", "L['x']", change)] if change else [])
 
 
 def test_an_int_argument_costs_two_graphs_then_is_an_input_unless_dynamic_false(tmp_path):

@@ -25,12 +25,13 @@ from recompile_lint.rules.base import Rule
 
 
 # What a tensor guard checks, by what changed (``execution.cache.tensor_change``), and the fix.
-TENSOR_CHANGES = {"rank": "rank", "size": "sizes", "dtype": "dtype", "device": "device", "requires_grad": "requires_grad flag"}
+TENSOR_CHANGES = {"rank": "rank", "size": "sizes", "dtype": "dtype", "device": "device", "requires_grad": "requires_grad flag", "stride": "strides"}
 TENSOR_FIXES = {
     "size": "mark the varying dimension dynamic (`torch._dynamo.mark_dynamic(x, 0)`) or keep the size fixed (pad to one size)",
     "dtype": "convert it to one dtype before the call (`x.to(torch.float32)`)",
     "device": "move it to one device before the call",
     "requires_grad": "keep `requires_grad` the same at every call (detach it, or set it once before the first call)",
+    "stride": "pass one layout at every call (`x.contiguous()` before the call)",
 }
 
 

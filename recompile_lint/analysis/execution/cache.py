@@ -15,7 +15,7 @@ import functools
 import re
 from dataclasses import dataclass, field, replace
 
-from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Trace, Tracer, _is_enum_member, container_length, free_variables, module_class
+from recompile_lint.analysis.execution.dynamo import GuardRead, TensorMeta, Trace, Tracer, _is_enum_member, container_length, free_variables, meta_of, module_class
 from recompile_lint.analysis.execution.frames import Frame, OutOfBudget
 from recompile_lint.analysis.execution.interpreter import NOT_CACHED, Observer
 from recompile_lint.analysis.execution.overlays.grad_mode import grad_enabled
@@ -172,7 +172,7 @@ def _replayable(result: object) -> bool:
 
 def _fresh(interpreter, result: object) -> object:
     if isinstance(result, TensorValue):
-        return interpreter.new_tensor(sizes=result.sizes, dtype=result.dtype, device=result.device, requires_grad=result.requires_grad)
+        return interpreter.new_tensor(sizes=result.sizes, dtype=result.dtype, device=result.device, requires_grad=result.requires_grad, layout=result.layout)
     if isinstance(result, TupleValue):
         return TupleValue(tuple(_fresh(interpreter, e) for e in result.elements))
     return result
@@ -218,7 +218,7 @@ def current(interpreter, guard: GuardRead, function: Function, bound: dict[str, 
     if guard.kind == "TYPE_MATCH":
         return module_class(value) if isinstance(value, Instance) else TOP
     if isinstance(value, TensorValue):
-        return TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, value.parameter)
+        return meta_of(value)
     if isinstance(value, Const) or (isinstance(value, Sym) and value.origin == "iteration"):
         return value
     if isinstance(value, Instance) and _is_enum_member(interpreter, value):
@@ -671,7 +671,8 @@ def differs(a: object, b: object) -> bool:
 
 def tensor_change(a: TensorMeta, b: TensorMeta) -> str:
     """What differs definitely between two tensors' metadata: ``rank``, ``dtype``, ``device``,
-    ``requires_grad``, ``size`` (same rank), or ""."""
+    ``requires_grad``, ``size`` (same rank), ``stride`` (a transposed tensor where a
+    contiguous one was), or ""."""
     if a.sizes is not None and b.sizes is not None:
         if len(a.sizes) != len(b.sizes):
             return "rank"
@@ -683,6 +684,8 @@ def tensor_change(a: TensorMeta, b: TensorMeta) -> str:
         return "requires_grad"
     if a.sizes is not None and b.sizes is not None and any(x is not None and y is not None and x != y for x, y in zip(a.sizes, b.sizes)):
         return "size"
+    if a.layout and b.layout and a.layout != b.layout:
+        return "stride"
     return ""
 
 
@@ -966,7 +969,7 @@ def kind_of_values(values) -> str:
 def _tensor_change(observed: Observed) -> str:
     metas = [v for v in observed.values if isinstance(v, TensorMeta)]
     changes = {tensor_change(a, b) for a in metas for b in metas if a is not b} - {""}
-    for change in ("rank", "dtype", "device", "requires_grad", "size"):
+    for change in ("rank", "dtype", "device", "requires_grad", "size", "stride"):
         if change in changes:
             return change
     return ""
@@ -1091,7 +1094,7 @@ def tensor_change_of(found: Recompile) -> str:
     ``requires_grad`` (the guard model's ``TENSOR_MATCH`` detail)."""
     values = [v for v in (found.values) if isinstance(v, TensorMeta)]
     changes = {tensor_change(a, b) for a in values for b in values if a is not b} - {""}
-    for change in ("rank", "dtype", "device", "requires_grad", "size"):
+    for change in ("rank", "dtype", "device", "requires_grad", "size", "stride"):
         if change in changes:
             return change
     return ""

@@ -145,6 +145,12 @@ class TensorMeta:
     # An ``nn.Parameter``: Dynamo keeps its shapes static even under automatic dynamic
     # (``force_parameter_static_shapes``), measured on torch 2.13: one graph per shape.
     parameter: bool = field(default=False, compare=False)
+    layout: str = ""  # ``TensorValue.layout``: the strides are guarded too
+
+
+def meta_of(value: TensorValue, static: bool | None = None) -> TensorMeta:
+    """What a ``TENSOR_MATCH`` on ``value`` checks (``static``: shapes kept static)."""
+    return TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, value.parameter if static is None else static, value.layout)
 
 
 @dataclass
@@ -511,7 +517,7 @@ class Tracer:
                 # shapes static, as a parameter's (measured on torch 2.13: a buffer resized
                 # before each call reaches the limit; a plain tensor attribute, 2 graphs).
                 source, static = f"{source[: -len(node.attr) - 1]}._buffers[{node.attr!r}]", True
-            guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, static), read, branch=branch)
+            guard = GuardRead(source, "TENSOR_MATCH", meta_of(value, static), read, branch=branch)
             if id(node) in lengths:
                 trace.concrete.setdefault(source, "len")  # its first size read as a Python int
             elif id(node) in keys:
@@ -777,7 +783,7 @@ class Tracer:
         read = interpreter.location(frame, node, "read")
         params = [(name, value) for name, value in interpreter.heap.slots(layer.addr).items() if isinstance(name, str) and isinstance(value, TensorValue)]
         for name, value in reversed(params):
-            guard = GuardRead(f"{source[0]}._parameters[{name!r}]", "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, value.parameter), read, source[1])
+            guard = GuardRead(f"{source[0]}._parameters[{name!r}]", "TENSOR_MATCH", meta_of(value), read, source[1])
             trace.guards.setdefault(guard.source, guard)
         for attr, use in LAYER_CONSTANTS.get(layer.cls.qualname, ()):
             value = interpreter.heap.read(layer.addr, attr, None)
@@ -824,7 +830,7 @@ class Tracer:
             # (``___check_obj_id(hp['mode'], ...)``, measured on the lab's proofs).
             guard = GuardRead(source, "ID_MATCH", value, read, rooted, passed=True)
         elif isinstance(value, TensorValue):
-            guard = GuardRead(source, "TENSOR_MATCH", TensorMeta(value.sizes, value.dtype, value.device, value.requires_grad, value.parameter), read, passed=True)
+            guard = GuardRead(source, "TENSOR_MATCH", meta_of(value), read, passed=True)
         elif isinstance(value, TupleValue):
             guard = GuardRead(f"len({source})", "LENGTH_CHECK", Const(len(value.elements)), read, passed=True)
             inner = [(f"{source}[{i}]", element) for i, element in enumerate(value.elements)]

@@ -75,6 +75,9 @@ class TensorValue:
     device: str = ""
     requires_grad: bool | None = None
     parameter: bool = False  # an ``nn.Parameter`` (its shapes stay static under automatic dynamic)
+    # Its strides, where known: ``contiguous`` (a factory's, ``.contiguous()``), ``transposed``
+    # (two dims of a contiguous tensor swapped: ``.t()``, ``.transpose``, ``.permute``).
+    layout: str = ""
 
     @property
     def rank(self) -> int | None:

@@ -194,6 +194,61 @@ def _sized(out_sizes):
     return handler
 
 
+def _swapped(out_sizes, axes_of):
+    """A view that swaps or permutes dims: its sizes, and its strides where they are known.
+    ``axes_of(rank, args)`` is the permutation (None where not known). A contiguous tensor
+    with two dims of more than one element put out of order is not contiguous; a 2-d one
+    transposed back is again; any other reordering leaves its strides unknown."""
+
+    def handler(interp, frame, args, kwargs, node) -> object:
+        t = _tensor(args)
+        if t is None:
+            return TOP
+        out = derived(interp, t, out_sizes(t, args, kwargs) if t.sizes is not None else None)
+        axes = axes_of(len(t.sizes), args) if t.sizes is not None and None not in t.sizes else None
+        layout = ""
+        if axes is not None:
+            large = [a for a in axes if t.sizes[a] > 1]  # type: ignore[index, operator]
+            if axes == sorted(axes):
+                layout = t.layout
+            elif t.layout == "contiguous" and large != sorted(large):
+                layout = "transposed"  # two dims of more than one element out of order
+            elif t.layout == "transposed" and len(axes) == 2:
+                layout = "contiguous"
+        return replace(out, layout=layout) if layout else out
+
+    return handler
+
+
+def _swap_axes(rank: int, args) -> list[int] | None:
+    """``transpose(a, b)``'s permutation."""
+    a, b = (_axis(args[1], rank), _axis(args[2], rank)) if len(args) == 3 else (None, None)
+    if a is None or b is None:
+        return None
+    axes = list(range(rank))
+    axes[a], axes[b] = axes[b], axes[a]
+    return axes
+
+
+def _t_axes(rank: int, args) -> list[int] | None:
+    return [1, 0] if rank == 2 else list(range(rank)) if rank < 2 else None
+
+
+def _permute_axes(rank: int, args) -> list[int] | None:
+    dims = list(args[1:])
+    if len(dims) == 1 and isinstance(dims[0], TupleValue):
+        dims = list(dims[0].elements)
+    axes = [_axis(d, rank) for d in dims]
+    return axes if len(axes) == rank and None not in axes and len(set(axes)) == rank else None  # type: ignore[return-value]
+
+
+def _t(t: TensorValue, args, kwargs):
+    """``x.t()``: a 2-d tensor transposed (a 0-d or 1-d one as it is)."""
+    if len(t.sizes) < 2:  # type: ignore[arg-type]
+        return t.sizes
+    return (t.sizes[1], t.sizes[0]) if len(t.sizes) == 2 else None  # type: ignore[index]
+
+
 def _transpose(t: TensorValue, args, kwargs):
     rank = len(t.sizes)  # type: ignore[arg-type]
     a, b = (_axis(args[1], rank), _axis(args[2], rank)) if len(args) == 3 else (None, None)
@@ -424,10 +479,12 @@ HANDLERS = {
     **{f"tensor.{name}": _elementwise for name in ELEMENTWISE},
     **{f"torch.{name}": _elementwise for name in ELEMENTWISE},
     **{f"torch.nn.functional.{name}": _elementwise for name in ELEMENTWISE},
-    "tensor.transpose": _sized(_transpose),
-    "torch.transpose": _sized(_transpose),
-    "tensor.permute": _sized(_permute),
-    "torch.permute": _sized(_permute),
+    "tensor.transpose": _swapped(_transpose, _swap_axes),
+    "torch.transpose": _swapped(_transpose, _swap_axes),
+    "tensor.t": _swapped(_t, _t_axes),
+    "torch.t": _swapped(_t, _t_axes),
+    "tensor.permute": _swapped(_permute, _permute_axes),
+    "torch.permute": _swapped(_permute, _permute_axes),
     "tensor.unsqueeze": _sized(_unsqueeze),
     "torch.unsqueeze": _sized(_unsqueeze),
     "tensor.squeeze": _sized(_squeeze),

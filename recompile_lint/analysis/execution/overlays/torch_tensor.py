@@ -87,6 +87,8 @@ def _factory(name: str):
             dtype=dtype,
             device=device,
             requires_grad=requires.value if isinstance(requires, Const) and isinstance(requires.value, bool) else None,
+            # A new tensor is contiguous; a ``*_like`` one takes its model's strides.
+            layout=like.layout if like is not None else "contiguous",
         )
 
     return handler
@@ -177,15 +179,16 @@ def _reshaped(interp, frame, args, kwargs, node) -> object:
     return interp.new_tensor(sizes=sizes, dtype=t.dtype, device=t.device, requires_grad=t.requires_grad)
 
 
-def _kept(requires_grad: bool | None = None):
-    """``.detach()`` (no grad), ``.clone()``, ``.contiguous()``: the same sizes, dtype, device."""
+def _kept(requires_grad: bool | None = None, layout: str | None = None):
+    """``.detach()`` (no grad), ``.clone()``, ``.contiguous()``: the same sizes, dtype, device;
+    the same strides, or the ``layout`` given."""
 
     def handler(interp, frame, args, kwargs, node) -> object:
         if not args or not isinstance(args[0], TensorValue):
             return TOP
         t = args[0]
         grad = t.requires_grad if requires_grad is None else requires_grad
-        return interp.new_tensor(sizes=t.sizes, dtype=t.dtype, device=t.device, requires_grad=grad)
+        return interp.new_tensor(sizes=t.sizes, dtype=t.dtype, device=t.device, requires_grad=grad, layout=t.layout if layout is None else layout)
 
     return handler
 
@@ -344,7 +347,7 @@ HANDLERS = {
     "tensor.view": _reshaped,
     "tensor.detach": _kept(requires_grad=False),
     "tensor.clone": _kept(),
-    "tensor.contiguous": _kept(),
+    "tensor.contiguous": _kept(layout="contiguous"),
     "random.random": _random,
     "random.randint": _random,
     "random.choice": _random,
