@@ -927,8 +927,38 @@ def test_a_size_symbolic_from_the_first_call_recompiles_where_a_branch_on_it_fli
     same.mkdir()
     [finding] = lint(write(flips, {"run.py": SIZED_BRANCH.format(sizes="range(2, 14)")}))
     assert (finding.code, finding.severity.value, finding.guard.source, finding.guard.detail) == ("RCL201", "warning", "L['act']", "size")
-    assert "each branch taken compiles its own graph (bounded: 2 graphs)" in finding.message
+    assert "Dynamo guards the branch a test on it takes, so each branch taken compiles its own graph (bounded: 2 graphs)" in finding.message
     assert lint(write(same, {"run.py": SIZED_BRANCH.format(sizes="range(4, 16)")})) == []
+
+
+INT_BRANCH = """
+import torch
+
+def denoise(h, *, head):
+    if head > 5:
+        h = h * 2
+    return h
+
+def main():
+    fast = torch.compile(denoise, backend="eager", dynamic=True)
+    for head in {values}:
+        fast(torch.randn(8, 8), head=head)
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_an_int_symbolic_from_the_first_call_recompiles_where_a_branch_on_it_flips(tmp_path):
+    # Measured (the lab: an int keyword argument under ``dynamic=True`` tested against 5, a
+    # new value per call): ``head <= 5`` is guarded, 2 graphs.
+    flips, same = tmp_path / "flips", tmp_path / "same"
+    flips.mkdir()
+    same.mkdir()
+    [finding] = lint(write(flips, {"run.py": INT_BRANCH.format(values="range(4, 16)")}))
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "warning", "L['head']")
+    assert "compiled code tests it" in finding.message and "(bounded: 2 graphs)" in finding.message
+    assert lint(write(same, {"run.py": INT_BRANCH.format(values="range(6, 18)")})) == []
 
 
 def test_a_value_compiled_code_formats_in_an_f_string_is_guarded_as_a_constant():

@@ -257,8 +257,10 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         if execution.fresh(region):
             continue  # Dynamo is reset before each call that could find an entry: none recompiles
         found = execution.recompile(guard)
+        if branch_holds(found):
+            continue  # symbolic, and every call took one branch: one graph
         branched = sized_branch(found)
-        if branched:
+        if branched and found.graphs == 1:  # type: ignore[union-attr]
             found = symbolic_branch(found)  # type: ignore[arg-type]
         split = symbolic_split(found) if guard.guard.source in dynamic_sources(region) else None
         split_counted = split is not None
@@ -312,8 +314,10 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         key = (region_key(found.region), found.guard.source)
         if key in seen:
             continue
+        if branch_holds(found):
+            continue
         branched = sized_branch(found)
-        if branched:
+        if branched and found.graphs == 1:
             found = symbolic_branch(found)
         split = symbolic_split(found) if found.guard.source in dynamic_sources(found.region) else None
         if split is not None:
@@ -355,31 +359,47 @@ def float_once(found: Recompile | None) -> bool:
 
 
 def branch_flips(found: Recompile | None) -> bool:
-    """Whether an int ``dynamic_sources`` makes symbolic still recompiles because an ``if``
-    reads it: Dynamo guards the branch the symbolic value takes (``self.kind <= 3``, measured
+    """Whether an int, a float or a tensor's size that is symbolic (``dynamic_sources``,
+    ``dynamic=True``) still recompiles because an ``if`` reads it: Dynamo guards the branch the symbolic value takes (``self.kind <= 3``, measured
     by the lab's ``dynamic`` twins), so a new graph comes where the run saw a test's outcome
     change between calls; values that take the same branch share one graph."""
-    if found is None or found.guard.value_kind != "int" or not found.guard.branch:
+    if found is None or not found.guard.branch:
+        return False
+    if found.guard.kind == "TENSOR_MATCH" and tensor_change_of(found) != "size":
+        return False
+    if found.guard.kind != "TENSOR_MATCH" and found.guard.value_kind not in ("int", "float"):
         return False
     seen = [o for o in found.outcomes if o is not None]
     if not seen or len(seen) != len(found.outcomes) or any(None in o for o in seen):
         return False
     return len(set(seen)) > 1
+
+
+def branch_holds(found: Recompile | None) -> bool:
+    """Whether a value ``dynamic=True`` makes symbolic from the first call, read by an ``if``,
+    took the same branch at every call the run saw: the branch guard held, one graph (where a
+    measured cell counts two, its programs' values fell on both sides)."""
+    if found is None or (found.dynamic or found.region.dynamic) != "True" or not found.guard.branch:
+        return False
+    if found.guard.kind == "TENSOR_MATCH" and tensor_change_of(found) != "size":
+        return False
+    if found.guard.kind != "TENSOR_MATCH" and found.guard.value_kind not in ("int", "float"):
+        return False
+    seen = [o for o in found.outcomes if o is not None]
+    if not seen or len(seen) != len(found.outcomes) or any(None in o for o in seen):
+        return False
+    return len(set(seen)) == 1
 
 
 def sized_branch(found: Recompile | None) -> bool:
-    """Whether a tensor size that ``dynamic=True`` makes symbolic from the first call still
-    recompiles because an ``if`` reads it: Dynamo guards the branch taken (``2 <= act.size()[0]
-    <= 3``, measured: 2 graphs for sizes 2..13 tested against 3), so a graph per set of outcomes
-    the calls made."""
-    if found is None or found.guard.kind != "TENSOR_MATCH" or not found.guard.branch or found.graphs != 1:
+    """Whether a value that ``dynamic=True`` makes symbolic from the first call (an int or
+    float argument, cell or field, a tensor's size) still recompiles because an ``if`` reads
+    it: Dynamo guards the branch taken (``head <= 5``, ``2 <= act.size()[0] <= 3``; measured
+    by the lab: 2 graphs for values on both sides of the test), so a graph per set of outcomes
+    the calls made (where no measured cell counted them already)."""
+    if found is None or (found.dynamic or found.region.dynamic) != "True":
         return False
-    if (found.dynamic or found.region.dynamic) != "True" or tensor_change_of(found) != "size":
-        return False
-    seen = [o for o in found.outcomes if o is not None]
-    if not seen or len(seen) != len(found.outcomes) or any(None in o for o in seen):
-        return False
-    return len(set(seen)) > 1
+    return branch_flips(found)
 
 
 def symbolic_split(found: Recompile | None) -> Recompile | None:

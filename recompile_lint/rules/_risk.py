@@ -59,7 +59,7 @@ def cost(risk: Risk) -> str:
         )
     values = risk.evidence.values
     if risk.branches:
-        return f"it is symbolic, but the branch a test on it takes is guarded: each branch taken compiles its own graph (bounded: {risk.graphs} graphs)"
+        return f"Dynamo guards the branch a test on it takes, so each branch taken compiles its own graph (bounded: {risk.graphs} graphs)"
     if risk.graphs == 2 and (values is None or values > 2):
         # More values than graphs: automatic dynamic made it an input after one recompile.
         what = "its size becomes symbolic" if risk.guard.guard.kind == "TENSOR_MATCH" else "the value becomes a graph input"

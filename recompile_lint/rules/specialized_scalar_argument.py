@@ -82,7 +82,10 @@ def main(x, names):
         guard = risk.guard
         name = guard.storage.name + "".join(guard.storage.members)
         region = risk.region.name
-        if risk.value_kind == "number-or-tensor":
+        if risk.branches:
+            why = "it is a symbolic input, but compiled code tests it"
+            fix = "move the test out of the compiled function (pass its outcome as a bool), or compute both sides with tensor ops (`torch.where`)"
+        elif risk.value_kind == "number-or-tensor":
             why = "it is a Python number at some calls and a tensor at others, and the guard of each kind checks the type"
             fix = "pass the same kind at every call: a 0-d tensor (`torch.as_tensor(value)`) or always a Python number"
         elif risk.value_kind == "enum":

@@ -1030,7 +1030,8 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         type_ = _value_kind(observed)
         if type_ not in _USES and type_ != "none-or-tensor":
             return []
-        uses = ("branch",) if guard.branch or type_ == "none-or-tensor" else _USES[type_]
+        # A test on it is seen by the run (``guard.branch``): without one, its use is not a branch.
+        uses = ("branch",) if guard.branch or type_ == "none-or-tensor" else tuple(u for u in _USES[type_] if u != "branch")
     elif guard.kind == "ID_MATCH" and isinstance(guard.value, Instance):
         type_ = "enum"
         # The run knows how the member is used: a dict's key guard is its dict-key use (a
