@@ -524,6 +524,8 @@ class _Writer:
             return f"{self.ref(here, 'C', self.n.enum_class)}.{self.n.enum_members[j]}"
         if t == "none-or-tensor":
             return ("None", "torch.ones(8)")[j]
+        if t == "number-or-tensor":
+            return ("0.5", "torch.tensor(0.5)")[j]
         if t == "function":
             return self.ref(here, "C", f"{self.n.fn_prefix}_{self.n.ops[j]}")
         if t == "lambda":
@@ -538,6 +540,8 @@ class _Writer:
             return f"torch.ones({(2,) * (j + 1)})"
         if t == "tensor-size":
             return f"torch.ones({j + 2})"
+        if t == "tensor-layout":
+            return ("torch.ones(8, 8)", "torch.ones(8, 8).t()")[j]
         if t == "requires-grad":
             return ("torch.ones(8)", "torch.ones(8, requires_grad=True)")[j]
         if t == "dtype":
@@ -636,7 +640,7 @@ class _Writer:
         if use == "under-is-compiling":
             return ["if not torch.compiler.is_compiling():", f"    {self.audit_ref(here)}.append({r})" + c]
         if use == "arithmetic":
-            if t in grid.SCALAR_TYPES:
+            if t in grid.SCALAR_TYPES or t == "number-or-tensor":
                 return [f"{x} = {x} * {r}" + c]
             if t == "enum":
                 return [f"{x} = {x} * {r}.value" + c]

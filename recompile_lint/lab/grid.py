@@ -34,8 +34,9 @@ VALUE_DIMENSIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     )),
     ("type", (
         "int", "float", "bool", "str", "enum", "none-or-tensor",
+        "number-or-tensor",      # a Python float at some calls, a 0-d tensor at others
         "function", "lambda", "bound-method", "partial", "callable-object",
-        "tensor-rank", "tensor-size", "requires-grad", "dtype", "device",
+        "tensor-rank", "tensor-size", "tensor-layout", "requires-grad", "dtype", "device",
         "module-identity", "parameter-shapes", "registered-hooks",
     )),
     ("use", (
@@ -75,11 +76,11 @@ DISTINCT = {"never": 1, "once": 2, "cycle": 3, "every": CALLS}
 
 CALLABLE_TYPES = frozenset({"function", "lambda", "bound-method", "partial", "callable-object"})
 MODULE_TYPES = frozenset({"module-identity", "parameter-shapes", "registered-hooks"})
-TENSOR_TYPES = frozenset({"tensor-rank", "tensor-size", "requires-grad", "dtype", "device"})
+TENSOR_TYPES = frozenset({"tensor-rank", "tensor-size", "tensor-layout", "requires-grad", "dtype", "device"})
 SCALAR_TYPES = frozenset({"int", "float", "bool"})
 # How many distinct values a type has in a generated program (None: as many as needed).
 TYPE_VALUES: dict[str, int | None] = {
-    "bool": 2, "none-or-tensor": 2, "requires-grad": 2, "device": 2, "enum": 4, "dtype": 4,
+    "bool": 2, "none-or-tensor": 2, "number-or-tensor": 2, "tensor-layout": 2, "requires-grad": 2, "device": 2, "enum": 4, "dtype": 4,
 }
 FUNCTION_REACHES = frozenset({
     "decorator", "decorator-options", "compile-fn", "partial-compile", "wrapper-args", "registry",
@@ -115,8 +116,10 @@ TYPE_USES: dict[str, frozenset[str]] = {
     "str": frozenset({"branch", "dict-key", "getattr", "len"}),
     "enum": frozenset({"arithmetic", "branch", "dict-key"}),
     "none-or-tensor": frozenset({"branch"}),
+    "number-or-tensor": frozenset({"arithmetic"}),
     "tensor-rank": frozenset({"arithmetic", "branch", "range-bound", "len"}),
     "tensor-size": frozenset({"arithmetic", "branch", "range-bound", "iteration", "len"}) | INT_OPS,
+    "tensor-layout": frozenset({"arithmetic"}),
     "requires-grad": frozenset({"arithmetic", "branch"}),
     "dtype": frozenset({"arithmetic", "branch", "dict-key"}),
     "device": frozenset({"branch", "dict-key"}),
@@ -163,6 +166,8 @@ def _why_use_reason(type_: str, use: str) -> str:
         return "a str does not enter tensor arithmetic"
     if type_ == "none-or-tensor":
         return "None does not enter arithmetic or lookups: code tests it and then uses the tensor"
+    if type_ == "number-or-tensor":
+        return "a value that is a number or a tensor is computed with (a test on it would read the tensor's data)"
     if type_ == "device":
         return "a tensor on the meta device cannot enter CPU arithmetic (the oracle has one real device)"
     return f"a {type_} value is not written with {use}"
