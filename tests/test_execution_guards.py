@@ -961,6 +961,41 @@ def test_an_int_symbolic_from_the_first_call_recompiles_where_a_branch_on_it_fli
     assert lint(write(same, {"run.py": INT_BRANCH.format(values="range(6, 18)")})) == []
 
 
+def test_a_closure_cell_that_bounds_a_range_is_one_graph_per_value(tmp_path):
+    # The lab's cell (a closure int set through a ``nonlocal`` setter, a range() bound, three
+    # values cycled): 3 graphs on torch. The run found it; no rule owned a closure's range bound.
+    program = """
+    import torch
+
+    def make_attend():
+        tick = 4
+
+        def attend(x):
+            for _ in range(tick):
+                x = x * 0.9
+            return x
+
+        def set_tick(value):
+            nonlocal tick
+            tick = value
+
+        return attend, set_tick
+
+    def main():
+        attend, set_tick = make_attend()
+        fast = torch.compile(attend, backend="eager")
+        for j in range(12):
+            set_tick(4 + j % 3)
+            fast(torch.randn(8, 8))
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = lint(write(tmp_path, {"run.py": program}))
+    assert (finding.code, finding.severity.value, finding.guard.source, finding.line) == ("RCL106", "warning", "L['tick']", 8)
+    assert "closure cell `tick`" in finding.message and "(bounded: 3 graphs)" in finding.message
+
+
 def test_a_value_compiled_code_formats_in_an_f_string_is_guarded_as_a_constant():
     calls = traced(
         """

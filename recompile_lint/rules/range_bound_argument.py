@@ -58,16 +58,20 @@ def report(x):
 
     def claims(self, risk: Risk) -> bool:
         """An argument the compiled code uses as a ``range()`` bound, that its callers vary: the
-        argument itself, its size, or a value it holds (``opts[0]``, ``cfg.steps``)."""
+        argument itself, its size, or a value it holds (``opts[0]``, ``cfg.steps``); or a
+        closure cell of the compiled function a run of the project sees change."""
         guard = risk.guard
         storage = guard.storage
-        return storage.kind == "parameter" and not storage.length and guard.specialized == "a range() bound"
+        owned = storage.kind == "parameter" or (storage.kind == "closure" and risk.run)
+        return owned and not storage.length and guard.specialized == "a range() bound"
 
     def check_risk(self, risk: Risk, ctx: ProjectContext) -> None:
         storage = risk.guard.storage
         name = storage.name + "".join(storage.members)
         region = risk.region.name
-        if not storage.members:
+        if storage.kind == "closure":
+            what = f"closure cell `{name}`"
+        elif not storage.members:
             what = f"argument `{name}`"
         elif storage.members[0].startswith(".shape["):
             what = f"the size `{name}` of argument `{storage.name}`"
@@ -77,7 +81,7 @@ def report(x):
             ctx,
             risk,
             f"{what} of {reader(risk, ctx.index)} is used as {risk.guard.specialized}, so it stays a constant of "
-            f"the graph, and its callers pass {risk.evidence.why}",
+            f"the graph, and {'it holds' if storage.kind == 'closure' else 'its callers pass'} {risk.evidence.why}",
             "loop over a fixed bound and mask, use tensor ops (`x[start:end].sum()`), or keep the bound constant per "
             f"compiled function (`{region}` is compiled once per value)",
         )
