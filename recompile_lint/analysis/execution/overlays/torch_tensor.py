@@ -41,6 +41,18 @@ def _sizes(args: list[object]) -> tuple[int | None, ...] | None:
     return tuple(a.value if isinstance(a, Const) else None for a in args)  # type: ignore[misc]
 
 
+def _arange_sizes(args: list[object]) -> tuple[int | None, ...]:
+    """``arange(n)``, ``arange(start, end[, step])``: one dim, its length where the bounds are
+    known numbers."""
+    if not args or len(args) > 3 or not all(isinstance(a, Const) and type(a.value) in (int, float) for a in args):
+        return (None,)
+    try:
+        start, end, step = (0, args[0].value, 1) if len(args) == 1 else (args[0].value, args[1].value, args[2].value if len(args) == 3 else 1)  # type: ignore[union-attr]
+        return (max(0, math.ceil((end - start) / step)),)  # type: ignore[operator]
+    except (ZeroDivisionError, TypeError, OverflowError, ValueError):
+        return (None,)
+
+
 def dtype_of(value: object) -> str:
     """``torch.float64`` (or ``"float64"``) as the name a ``TensorValue`` keeps; "" if unknown."""
     if isinstance(value, ModuleValue) and value.name.startswith("torch."):
@@ -70,6 +82,14 @@ def _factory(name: str):
             sizes = _sizes([args[0]])
         if name in ("tensor", "as_tensor") and args:
             sizes = _literal_sizes(interp, args[0])
+        if name == "randint":
+            # ``randint(high, size)`` / ``randint(low, high, size)`` / ``size=``: an int tensor.
+            shape = kwargs.get("size", args[-1] if len(args) in (2, 3) else None)
+            sizes = _sizes([shape]) if isinstance(shape, (TupleValue, ListValue)) else None
+            if isinstance(shape, ListValue):
+                sizes = _sizes(list(shape.elements))
+        if name == "arange":
+            sizes = _arange_sizes(args)
         if like is not None:
             sizes = like.sizes
         dtype = dtype_of(kwargs["dtype"]) if "dtype" in kwargs else ""
@@ -80,6 +100,10 @@ def _factory(name: str):
                 dtype = interp.default_dtype
             elif name in ("tensor", "as_tensor") and args:
                 dtype = _literal_dtype(interp, args[0])
+            elif name == "randint":
+                dtype = "torch.int64"
+            elif name == "arange" and args and all(isinstance(a, Const) for a in args):
+                dtype = "torch.int64" if all(type(a.value) is int for a in args) else interp.default_dtype  # type: ignore[union-attr]
         device = device_of(kwargs["device"]) if "device" in kwargs else (like.device if like is not None else "cpu")
         requires = kwargs.get("requires_grad", Const(False))
         return interp.new_tensor(
