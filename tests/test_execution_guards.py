@@ -996,6 +996,37 @@ def test_a_closure_cell_that_bounds_a_range_is_one_graph_per_value(tmp_path):
     assert "closure cell `tick`" in finding.message and "(bounded: 3 graphs)" in finding.message
 
 
+LAST_BATCH = """
+import torch
+
+def block(x):
+    return x * 2
+
+def main():
+    fast = torch.compile(block, backend="eager"{options})
+    for i in range(12):
+        fast(torch.ones({last} if i == 11 else 8, 4))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("options", ["", ", dynamic=True"])
+def test_a_last_batch_of_one_is_specialised_even_where_sizes_are_dynamic(tmp_path, options):
+    # Measured on torch 2.13: sizes 8 then 1 are 2 graphs by default and under dynamic=True
+    # (``2 <= x.size()[0]`` fails: 0/1 specialisation); 8 then 5 is one graph under dynamic=True.
+    [finding] = lint(write(tmp_path, {"run.py": LAST_BATCH.format(options=options, last=1)}))
+    # Spelled as Dynamo prints the failure: the size's range guard once it is symbolic.
+    source = "L['x'].size()[0]" if options else "L['x']"
+    assert (finding.code, finding.severity.value, finding.guard.source, finding.guard.detail) == ("RCL201", "warning", source, "small-size")
+    assert "(bounded: 2 graphs)" in finding.message and "drop_last=True" in finding.fix
+    other = tmp_path / "other"
+    other.mkdir()
+    found = lint(write(other, {"run.py": LAST_BATCH.format(options=options, last=5)}))
+    assert [(f.guard.detail, "2 graphs" in f.message) for f in found] == ([] if options else [("size", True)])
+
+
 def test_a_value_compiled_code_formats_in_an_f_string_is_guarded_as_a_constant():
     calls = traced(
         """

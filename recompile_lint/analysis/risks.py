@@ -30,7 +30,8 @@ from typing import Iterator
 
 from recompile_lint.analysis import measured
 from recompile_lint.analysis.execution import Execution
-from recompile_lint.analysis.execution.cache import SYMBOLIC_SIZE_USES, Recompile, kind_of_values, parse_source, region_key, tensor_change_of
+from recompile_lint.analysis.execution.cache import SYMBOLIC_SIZE_USES, Recompile, kind_of_values, parse_source, region_key, small_size_change, tensor_change_of
+from recompile_lint.analysis.execution.dynamo import TensorMeta
 from recompile_lint.analysis.guards import FunctionTrees, PredictedGuard, Storage, predict_guards
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
@@ -442,7 +443,16 @@ def from_recompile(found: Recompile, guard: PredictedGuard) -> Risk | None:
     elif found.guard.kind == "TENSOR_MATCH":
         kind = "tensor"
         change = tensor_change_of(found)
-        guard = replace(guard, guard=Guard("TENSOR_MATCH", guard.guard.source, change or guard.guard.detail))
+        static = isinstance(found.guard.value, TensorMeta) and found.guard.value.parameter  # a parameter's or buffer's shapes
+        dynamic = found.dynamic or found.region.dynamic
+        dim = small_size_change(found.values) if change == "size" and not static and dynamic != "False" else None
+        source = guard.guard.source
+        if dim is not None:
+            # A last batch of one: specialised even where sizes are dynamic. A size symbolic
+            # from the first call fails its range guard, ``2 <= L['x'].size()[0]``.
+            change = "small-size"
+            source = f"{source}.size()[{dim}]" if dynamic == "True" else source
+        guard = replace(guard, guard=Guard("TENSOR_MATCH", source, change or guard.guard.detail))
     elif kind in ("", "none"):
         kind = value_kind(guard, found.evidence)
     return Risk(guard, found.evidence, kind, found.graphs, run=True)

@@ -25,13 +25,14 @@ from recompile_lint.rules.base import Rule
 
 
 # What a tensor guard checks, by what changed (``execution.cache.tensor_change``), and the fix.
-TENSOR_CHANGES = {"rank": "rank", "size": "sizes", "dtype": "dtype", "device": "device", "requires_grad": "requires_grad flag", "stride": "strides"}
+TENSOR_CHANGES = {"rank": "rank", "size": "sizes", "dtype": "dtype", "device": "device", "requires_grad": "requires_grad flag", "stride": "strides", "small-size": "sizes"}
 TENSOR_FIXES = {
     "size": "mark the varying dimension dynamic (`torch._dynamo.mark_dynamic(x, 0)`) or keep the size fixed (pad to one size)",
     "dtype": "convert it to one dtype before the call (`x.to(torch.float32)`)",
     "device": "move it to one device before the call",
     "requires_grad": "keep `requires_grad` the same at every call (detach it, or set it once before the first call)",
     "stride": "pass one layout at every call (`x.contiguous()` before the call)",
+    "small-size": "drop or pad the short batch (`drop_last=True`, or pad to the batch size), or mark the dim unbacked (`torch._dynamo.decorators.mark_unbacked(x, 0)`), which does not specialise 0 or 1",
 }
 
 
@@ -139,6 +140,19 @@ def run():
     def check_risk(self, risk: Risk, ctx: ProjectContext) -> None:
         name = risk.guard.storage.name
         detail = risk.guard.guard.detail
+        if detail == "small-size":
+            shown = logged(risk.guard.guard.source)
+            tensor, _, dim = shown.partition(".size()")
+            failure = f"`2 <= {shown}`" if dim else f"`tensor '{tensor}' size mismatch`"
+            report(
+                ctx,
+                risk,
+                f"{reader(risk, ctx.index)} reads tensor `{tensor}`, which has a size of 0 or 1 at some calls and larger at "
+                f"others: Dynamo specialises a size of 0 or 1 even where sizes are dynamic ({failure} when it comes); "
+                f"{risk.evidence.why}",
+                TENSOR_FIXES[detail],
+            )
+            return
         if detail in TENSOR_CHANGES and detail != "rank":
             shown = logged(risk.guard.guard.source)
             report(

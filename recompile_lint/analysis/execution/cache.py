@@ -886,6 +886,19 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         split = split_graphs(observed, symbolic=dynamic == "True") if free else None
         if split is not None:
             return split if count is None else min(split, count)
+    # A parameter's or a registered buffer's shapes are static: one graph per shape, whatever
+    # a cell measured for a plain tensor of the same place says.
+    static = guard.kind == "TENSOR_MATCH" and (
+        (isinstance(guard.value, TensorMeta) and guard.value.parameter)
+        or any(getattr(v, "parameter", False) for v in observed.values)
+        or _held_value(guard.source)[1] == "parameter-shapes"
+    )
+    if static and _tensor_change(observed) == "size":
+        return count
+    if guard.kind == "TENSOR_MATCH" and dynamic != "False" and observed.use not in SIZE_PINNING_USES and not static:
+        specialised = _small_size_graphs(observed, symbolic=dynamic == "True")
+        if specialised is not None:
+            return specialised if count is None else min(specialised, count)
     measured_count = _measured(region, guard, observed, count, dynamic)
     if measured_count != "unmeasured":
         return measured_count  # type: ignore[return-value]
@@ -893,9 +906,6 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         return count
     if guard.kind == "TENSOR_MATCH":
         change = _tensor_change(observed)
-        parameter = any(getattr(v, "parameter", False) for v in observed.values)
-        if change == "size" and (parameter or _held_value(guard.source)[1] == "parameter-shapes"):
-            return count  # parameters keep static shapes: one graph per shape
         if change == "size":
             if dynamic == "False" or observed.use in SIZE_PINNING_USES:
                 return count  # specialised: one graph per size
@@ -933,6 +943,40 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     if constant_home or dynamic == "False":
         return count
     return 1 if dynamic == "True" else 2
+
+
+def _small_size_graphs(observed: Observed, symbolic: bool) -> int | None:
+    """Graphs for a tensor whose sizes are 0 or 1 at some calls and larger at others (a last
+    batch of one): Dynamo specialises a size of 0 or 1 even where sizes are symbolic, so each
+    pattern of such dims is a graph of its own (measured on torch 2.13: sizes 8 then 1 are 2
+    graphs under ``dynamic=True`` too); within a pattern, the other sizes are symbolic from
+    the first call under ``dynamic=True``, after one recompile otherwise. None where not every
+    size is known, none is 0 or 1, or the tensor is a parameter (static shapes)."""
+    metas = [v for v in observed.values if isinstance(v, TensorMeta)]
+    if not metas or len(metas) != len(observed.values) or any(m.parameter for m in metas):
+        return None
+    if any(m.sizes is None or None in m.sizes for m in metas):
+        return None
+    if len({len(m.sizes) for m in metas}) != 1:  # type: ignore[arg-type]
+        return None  # a rank change: one graph per rank, counted elsewhere
+    patterns: dict[tuple, set] = {}
+    for m in metas:
+        pattern = tuple(size if size in (0, 1) else -1 for size in m.sizes)  # type: ignore[union-attr]
+        patterns.setdefault(pattern, set()).add(m.sizes)
+    if len(patterns) < 2 or not any(size in (0, 1) for pattern in patterns for size in pattern):
+        return None
+    return sum(1 if symbolic or len(sizes) == 1 else 2 for sizes in patterns.values())
+
+
+def small_size_change(values) -> int | None:
+    """The first dim that tensors of one rank have 0 or 1 in one and larger in another, or None."""
+    metas = [v for v in values if isinstance(v, TensorMeta) and v.sizes is not None]
+    if len({len(m.sizes) for m in metas}) != 1:  # type: ignore[arg-type]
+        return None
+    for i, dim in enumerate(zip(*(m.sizes for m in metas))):  # type: ignore[misc]
+        if any(s in (0, 1) for s in dim) and any(s is not None and s > 1 for s in dim):
+            return i
+    return None
 
 
 def split_graphs(observed: Observed, symbolic: bool) -> int | None:
