@@ -909,28 +909,13 @@ def block(h, act=torch.ones(2)):
 
 def main():
     fast = torch.compile(block, backend="eager", dynamic=True)
-    for n in {sizes}:
+    for n in {values}:
         setattr(block, "__defaults__", (torch.ones(n),))
         fast(torch.randn(8, 8))
 
 if __name__ == "__main__":
     main()
 """
-
-
-def test_a_size_symbolic_from_the_first_call_recompiles_where_a_branch_on_it_flips(tmp_path):
-    # Measured (the lab's cell: a default argument's size that changes every call,
-    # ``dynamic=True``, an ``if`` on it): Dynamo guards the branch taken (``2 <=
-    # act.size()[0] <= 3``), 2 graphs; sizes that all take one branch share one graph.
-    flips, same = tmp_path / "flips", tmp_path / "same"
-    flips.mkdir()
-    same.mkdir()
-    [finding] = lint(write(flips, {"run.py": SIZED_BRANCH.format(sizes="range(2, 14)")}))
-    assert (finding.code, finding.severity.value, finding.guard.source, finding.guard.detail) == ("RCL201", "warning", "L['act']", "size")
-    assert "Dynamo guards the branch a test on it takes, so each branch taken compiles its own graph (bounded: 2 graphs)" in finding.message
-    assert lint(write(same, {"run.py": SIZED_BRANCH.format(sizes="range(4, 16)")})) == []
-
-
 INT_BRANCH = """
 import torch
 
@@ -949,16 +934,26 @@ if __name__ == "__main__":
 """
 
 
-def test_an_int_symbolic_from_the_first_call_recompiles_where_a_branch_on_it_flips(tmp_path):
-    # Measured (the lab: an int keyword argument under ``dynamic=True`` tested against 5, a
-    # new value per call): ``head <= 5`` is guarded, 2 graphs.
-    flips, same = tmp_path / "flips", tmp_path / "same"
+@pytest.mark.parametrize(
+    "program, flipping, same, expected, says",
+    [
+        # The lab's cell: a default argument's size that changes every call, an ``if`` on it.
+        (SIZED_BRANCH, "range(2, 14)", "range(4, 16)", ("RCL201", "L['act']"), "Dynamo guards the branch a test on it takes, so each branch taken compiles its own graph"),
+        # The lab's cell: an int keyword argument tested against 5, a new value per call.
+        (INT_BRANCH, "range(4, 16)", "range(6, 18)", ("RCL108", "L['head']"), "compiled code tests it"),
+    ],
+)
+def test_a_value_symbolic_from_the_first_call_recompiles_where_a_branch_on_it_flips(tmp_path, program, flipping, same, expected, says):
+    # Measured on torch 2.13 under ``dynamic=True``: Dynamo guards the branch taken
+    # (``2 <= act.size()[0] <= 3``, ``head <= 5``), 2 graphs; values that all take one branch
+    # share one graph.
+    flips, kept = tmp_path / "flips", tmp_path / "kept"
     flips.mkdir()
-    same.mkdir()
-    [finding] = lint(write(flips, {"run.py": INT_BRANCH.format(values="range(4, 16)")}))
-    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "warning", "L['head']")
-    assert "compiled code tests it" in finding.message and "(bounded: 2 graphs)" in finding.message
-    assert lint(write(same, {"run.py": INT_BRANCH.format(values="range(6, 18)")})) == []
+    kept.mkdir()
+    [finding] = lint(write(flips, {"run.py": program.format(values=flipping)}))
+    assert (finding.code, finding.guard.source, finding.severity.value) == (*expected, "warning")
+    assert says in finding.message and "(bounded: 2 graphs)" in finding.message
+    assert lint(write(kept, {"run.py": program.format(values=same)})) == []
 
 
 def test_a_closure_cell_that_bounds_a_range_is_one_graph_per_value(tmp_path):

@@ -359,37 +359,37 @@ def float_once(found: Recompile | None) -> bool:
     return found is not None and found.guard.value_kind == "float" and (found.dynamic or found.region.dynamic) != "True"
 
 
-def branch_flips(found: Recompile | None) -> bool:
-    """Whether an int, a float or a tensor's size that is symbolic (``dynamic_sources``,
-    ``dynamic=True``) still recompiles because an ``if`` reads it: Dynamo guards the branch the symbolic value takes (``self.kind <= 3``, measured
-    by the lab's ``dynamic`` twins), so a new graph comes where the run saw a test's outcome
-    change between calls; values that take the same branch share one graph."""
+def branch_outcomes(found: Recompile | None) -> int | None:
+    """How many different sets of outcomes the tests reading a symbolic int, float or tensor
+    size took over the calls (None where no test read it or an outcome is not known)."""
     if found is None or not found.guard.branch:
-        return False
+        return None
     if found.guard.kind == "TENSOR_MATCH" and tensor_change_of(found) != "size":
-        return False
+        return None
     if found.guard.kind != "TENSOR_MATCH" and found.guard.value_kind not in ("int", "float"):
-        return False
+        return None
     seen = [o for o in found.outcomes if o is not None]
     if not seen or len(seen) != len(found.outcomes) or any(None in o for o in seen):
-        return False
-    return len(set(seen)) > 1
+        return None
+    return len(set(seen))
+
+
+def branch_flips(found: Recompile | None) -> bool:
+    """Whether an int, a float or a tensor's size that is symbolic (``dynamic_sources``,
+    ``dynamic=True``) still recompiles because an ``if`` reads it: Dynamo guards the branch
+    the symbolic value takes (``self.kind <= 3``, measured by the lab's ``dynamic`` twins), so
+    a new graph comes where the run saw a test's outcome change between calls; values that
+    take the same branch share one graph."""
+    return (branch_outcomes(found) or 0) > 1
 
 
 def branch_holds(found: Recompile | None) -> bool:
     """Whether a value ``dynamic=True`` makes symbolic from the first call, read by an ``if``,
     took the same branch at every call the run saw: the branch guard held, one graph (where a
     measured cell counts two, its programs' values fell on both sides)."""
-    if found is None or (found.dynamic or found.region.dynamic) != "True" or not found.guard.branch:
+    if found is None or (found.dynamic or found.region.dynamic) != "True":
         return False
-    if found.guard.kind == "TENSOR_MATCH" and tensor_change_of(found) != "size":
-        return False
-    if found.guard.kind != "TENSOR_MATCH" and found.guard.value_kind not in ("int", "float"):
-        return False
-    seen = [o for o in found.outcomes if o is not None]
-    if not seen or len(seen) != len(found.outcomes) or any(None in o for o in seen):
-        return False
-    return len(set(seen)) == 1
+    return branch_outcomes(found) == 1
 
 
 def sized_branch(found: Recompile | None) -> bool:
