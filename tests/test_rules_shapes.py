@@ -6,6 +6,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from helpers import lint_snippet
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
@@ -227,6 +229,60 @@ def run(x, buckets):
     assert [(f.line, f.severity) for f in result.findings] == [(6, Severity.ERROR)]
     subject = result.findings[0].subject
     assert (subject.kind, subject.name) == ("length", "parts")
+
+
+GROWN = """
+import torch
+
+
+@torch.compile
+def total(x, parts):
+    return x * len(parts)
+
+
+def run(x):
+    parts = []
+    for epoch in range(3):
+        {before}
+        for step in range(12):
+            parts.append(step)
+            total(x, parts)
+"""
+
+
+@pytest.mark.parametrize(
+    "before, grows",
+    [
+        ("pass", True),  # one list over every step of every epoch
+        ("parts.clear()", True),  # emptied per epoch, still grown step by step in between
+    ],
+)
+def test_a_list_grown_in_a_loop_is_a_growing_argument(tmp_path, before, grows):
+    result = lint_snippet(tmp_path, GROWN.format(before=before), config=select("RCL202"))
+    assert [(f.line, f.severity) for f in result.findings] == ([(6, Severity.ERROR)] if grows else [])
+
+
+@pytest.mark.parametrize("emptied", ["parts.clear()", "parts = []", "parts = list()"])
+def test_a_list_each_iteration_empties_before_filling_does_not_grow(tmp_path, emptied):
+    # Each call sees one iteration's items: ``len(parts)`` is the same at every call.
+    source = f"""
+import torch
+
+
+@torch.compile
+def total(x, parts):
+    return x * len(parts)
+
+
+def run(x, steps):
+    parts = []
+    for step in range(steps):
+        {emptied}
+        parts.append(step)
+        parts.append(step + 1)
+        total(x, parts)
+"""
+    assert lint_snippet(tmp_path, source, config=select("RCL202", "RCL204")).findings == ()
 
 
 def test_shape_arguments_are_rank_not_length(tmp_path):

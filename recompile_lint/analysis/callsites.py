@@ -355,31 +355,74 @@ TENSOR_FACTORY_NAMES = frozenset({"randn", "rand", "zeros", "ones", "empty", "fu
 
 def grown_in_loops(body: list[ast.stmt]) -> set[str]:
     """Names a function body (not nested defs) grows inside a loop: ``xs.append(x)``,
-    ``xs += [x]``, ``d[k] = v`` with a loop-dependent key."""
+    ``xs += [x]``, ``d[k] = v`` with a loop-dependent key; not a name each iteration of that
+    loop empties first (``xs.clear()``, ``xs = []``): it holds one iteration's items."""
     out: set[str] = set()
 
-    def walk(nodes: list[ast.stmt], in_loop: bool) -> None:
+    def walk(nodes: list[ast.stmt]) -> None:
         for stmt in nodes:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
-            loop = in_loop or isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
-            if loop:
-                for sub in _shallow_walk(stmt):
-                    if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in GROWING_METHODS and isinstance(sub.func.value, ast.Name):
-                        out.add(sub.func.value.id)
-                    elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name) and isinstance(sub.value, (ast.List, ast.Tuple)):
-                        out.add(sub.target.id)
-                    elif isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) and _concatenates(sub.value, sub.targets[0].id):
-                        # ``cache = torch.cat([cache, new], dim=1)``: a tensor that grows per step.
-                        out.add(sub.targets[0].id)
-            else:
-                for field in ("body", "orelse", "finalbody"):
-                    walk(getattr(stmt, field, []) or [], False)
-                for handler in getattr(stmt, "handlers", []) or []:
-                    walk(handler.body, False)
+            if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+                grown, cleared = _loop_level(stmt.body)
+                out.update(grown - cleared)
+                walk(stmt.body)  # nested loops, each judged at its own level
+                walk(stmt.orelse)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                walk(getattr(stmt, field, []) or [])
+            for handler in getattr(stmt, "handlers", []) or []:
+                walk(handler.body)
 
-    walk(body, False)
+    walk(body)
     return out
+
+
+def _loop_level(body: list[ast.stmt]) -> tuple[set[str], set[str]]:
+    """(names grown, names emptied) by the statements of one loop's body, nested loops left
+    out (they are loops of their own); an emptying counts where it is a statement of the body
+    itself, before any growth of the name."""
+    grown: set[str] = set()
+    cleared: set[str] = set()
+    for index, stmt in enumerate(body):
+        emptied = _emptied(stmt)
+        if emptied is not None and emptied not in grown:
+            cleared.add(emptied)
+        for sub in _level_walk(stmt):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in GROWING_METHODS and isinstance(sub.func.value, ast.Name):
+                grown.add(sub.func.value.id)
+            elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name) and isinstance(sub.value, (ast.List, ast.Tuple)):
+                grown.add(sub.target.id)
+            elif isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) and _concatenates(sub.value, sub.targets[0].id):
+                # ``cache = torch.cat([cache, new], dim=1)``: a tensor that grows per step.
+                grown.add(sub.targets[0].id)
+    return grown, cleared
+
+
+def _emptied(stmt: ast.stmt) -> str | None:
+    """The name a statement empties: ``xs.clear()``, ``xs = []`` / ``{}`` / ``list()`` / ``dict()``."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and not stmt.value.args:
+        func = stmt.value.func
+        if isinstance(func, ast.Attribute) and func.attr == "clear" and isinstance(func.value, ast.Name):
+            return func.value.id
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        value = stmt.value
+        empty_display = isinstance(value, (ast.List, ast.Dict, ast.Set)) and not (value.keys if isinstance(value, ast.Dict) else value.elts)
+        empty_call = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "dict", "set", "deque") and not value.args and not value.keywords
+        if empty_display or empty_call:
+            return stmt.targets[0].id
+    return None
+
+
+def _level_walk(node: ast.AST):
+    """The nodes of a statement of one loop level: not into nested loops or definitions."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
 
 
 def _concatenates(value: ast.AST, name: str) -> bool:
@@ -391,17 +434,6 @@ def _concatenates(value: ast.AST, name: str) -> bool:
     return callee in ("cat", "concat", "concatenate", "hstack", "vstack") and isinstance(first, (ast.List, ast.Tuple)) and any(
         isinstance(e, ast.Name) and e.id == name for e in first.elts
     )
-
-
-def _shallow_walk(node: ast.AST):
-    """``ast.walk`` that does not enter nested function or class definitions."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in ast.iter_child_nodes(current):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.append(child)
 
 
 def _factory_shape(node: ast.AST, facts: ModuleFacts) -> tuple[str, ...]:
