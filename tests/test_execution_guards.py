@@ -956,6 +956,33 @@ def test_a_value_symbolic_from_the_first_call_recompiles_where_a_branch_on_it_fl
     assert lint(write(kept, {"run.py": program.format(values=same)})) == []
 
 
+def test_a_global_int_stays_a_constant_under_dynamic_true_whatever_branch_it_takes(tmp_path):
+    # The lab's cell (a global int tested against 3, set to 2 then 3, ``dynamic=True``): torch
+    # guards ``G['HOPS'] == 2``, 2 graphs, though both values take the same branch.
+    program = """
+    import torch
+
+    HOPS = 2
+
+    def block(h):
+        if HOPS > 3:
+            h = h * 2
+        return h
+
+    def main():
+        global HOPS
+        fast = torch.compile(block, backend="eager", dynamic=True)
+        for i in range(12):
+            HOPS = 2 if i < 6 else 3
+            fast(torch.randn(8, 8))
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = lint(write(tmp_path, {"run.py": program}))
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL101", "warning", "G['HOPS']")
+
+
 def test_a_closure_cell_that_bounds_a_range_is_one_graph_per_value(tmp_path):
     # The lab's cell (a closure int set through a ``nonlocal`` setter, a range() bound, three
     # values cycled): 3 graphs on torch. The run found it; no rule owned a closure's range bound.

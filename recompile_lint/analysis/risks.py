@@ -368,6 +368,8 @@ def branch_outcomes(found: Recompile | None) -> int | None:
         return None
     if found.guard.kind != "TENSOR_MATCH" and found.guard.value_kind not in ("int", "float"):
         return None
+    if found.guard.value_kind == "int" and (found.guard.source.startswith("G[") or found.guard.module_rooted):
+        return None  # a global's or a module attribute's int stays a constant: its value is guarded
     seen = [o for o in found.outcomes if o is not None]
     if not seen or len(seen) != len(found.outcomes) or any(None in o for o in seen):
         return None
