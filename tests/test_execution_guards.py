@@ -983,6 +983,36 @@ def test_a_global_int_stays_a_constant_under_dynamic_true_whatever_branch_it_tak
     assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL101", "warning", "G['HOPS']")
 
 
+def test_a_number_the_run_saw_index_no_dict_is_counted_as_arithmetic(tmp_path):
+    # The lab's cell (a callable object's int field, a new value per call, read in arithmetic):
+    # 2 graphs on torch. A measured dict-key cell (one graph per value, the limit) is not a
+    # candidate for a read the run saw used in arithmetic only.
+    program = """
+    import torch
+
+    class Rescale:
+        def __init__(self, k):
+            self.k = k
+
+        def __call__(self, t):
+            return t * self.k
+
+    def infer(x, scale):
+        return x + scale(x)
+
+    def main():
+        fast = torch.compile(infer, backend="eager")
+        for i in range(12):
+            fast(torch.randn(8, 8), Rescale(i + 2))
+
+    if __name__ == "__main__":
+        main()
+    """
+    [finding] = [f for f in lint(write(tmp_path, {"run.py": program})) if f.code == "RCL108"]
+    assert (finding.severity.value, finding.guard.source) == ("warning", "L['scale'].k")
+    assert "(bounded: 2 graphs)" in finding.message
+
+
 def test_a_closure_cell_that_bounds_a_range_is_one_graph_per_value(tmp_path):
     # The lab's cell (a closure int set through a ``nonlocal`` setter, a range() bound, three
     # values cycled): 3 graphs on torch. The run found it; no rule owned a closure's range bound.

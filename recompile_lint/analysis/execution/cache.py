@@ -1074,8 +1074,10 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
         type_ = _value_kind(observed)
         if type_ not in _USES and type_ != "none-or-tensor":
             return []
-        # A test on it is seen by the run (``guard.branch``): without one, its use is not a branch.
-        uses = ("branch",) if guard.branch or type_ == "none-or-tensor" else tuple(u for u in _USES[type_] if u != "branch")
+        # The run sees a test on it (``guard.branch``) and a number indexing a dict it knows
+        # (``observed.use``): without either, a number's use is arithmetic.
+        numeric = type_ in ("int", "float", "bool")
+        uses = ("branch",) if guard.branch or type_ == "none-or-tensor" else tuple(u for u in _USES[type_] if u != "branch" and not (numeric and u == "dict-key"))
     elif guard.kind == "ID_MATCH" and isinstance(guard.value, Instance):
         type_ = "enum"
         # The run knows how the member is used: a dict's key guard is its dict-key use (a
