@@ -368,8 +368,6 @@ def branch_outcomes(found: Recompile | None) -> int | None:
         return None
     if found.guard.kind != "TENSOR_MATCH" and found.guard.value_kind not in ("int", "float"):
         return None
-    if found.guard.value_kind == "int" and (found.guard.source.startswith("G[") or found.guard.module_rooted):
-        return None  # a global's or a module attribute's int stays a constant: its value is guarded
     seen = [o for o in found.outcomes if o is not None]
     if not seen or len(seen) != len(found.outcomes) or any(None in o for o in seen):
         return None
@@ -389,9 +387,15 @@ def branch_holds(found: Recompile | None) -> bool:
     """Whether a value ``dynamic=True`` makes symbolic from the first call, read by an ``if``,
     took the same branch at every call the run saw: the branch guard held, one graph (where a
     measured cell counts two, its programs' values fell on both sides)."""
-    if found is None or (found.dynamic or found.region.dynamic) != "True":
+    if found is None or (found.dynamic or found.region.dynamic) != "True" or constant_int(found):
         return False
     return branch_outcomes(found) == 1
+
+
+def constant_int(found: Recompile) -> bool:
+    """Whether ``dynamic=True`` leaves the value a constant of the graph: a global's or an
+    ``nn.Module`` attribute's int (``G['HOPS'] == 2``), guarded by value whatever branch it takes."""
+    return found.guard.value_kind == "int" and (found.guard.source.startswith("G[") or found.guard.module_rooted)
 
 
 def sized_branch(found: Recompile | None) -> bool:
@@ -400,7 +404,7 @@ def sized_branch(found: Recompile | None) -> bool:
     it: Dynamo guards the branch taken (``head <= 5``, ``2 <= act.size()[0] <= 3``; measured
     by the lab: 2 graphs for values on both sides of the test), so a graph per set of outcomes
     the calls made (where no measured cell counted them already)."""
-    if found is None or (found.dynamic or found.region.dynamic) != "True":
+    if found is None or (found.dynamic or found.region.dynamic) != "True" or constant_int(found):
         return False
     return branch_flips(found)
 
