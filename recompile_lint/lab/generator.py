@@ -542,6 +542,8 @@ class _Writer:
             return f"torch.ones({j + 2})"
         if t == "tensor-layout":
             return ("torch.ones(8, 8)", "torch.ones(8, 8).t()")[j]
+        if t == "batch-of-one":
+            return ("torch.ones(8, 8)", "torch.ones(1, 8)")[j]
         if t == "requires-grad":
             return ("torch.ones(8)", "torch.ones(8, requires_grad=True)")[j]
         if t == "dtype":

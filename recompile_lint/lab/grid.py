@@ -36,7 +36,7 @@ VALUE_DIMENSIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "int", "float", "bool", "str", "enum", "none-or-tensor",
         "number-or-tensor",      # a Python float at some calls, a 0-d tensor at others
         "function", "lambda", "bound-method", "partial", "callable-object",
-        "tensor-rank", "tensor-size", "tensor-layout", "requires-grad", "dtype", "device",
+        "tensor-rank", "tensor-size", "tensor-layout", "batch-of-one", "requires-grad", "dtype", "device",
         "module-identity", "parameter-shapes", "registered-hooks",
     )),
     ("use", (
@@ -76,11 +76,11 @@ DISTINCT = {"never": 1, "once": 2, "cycle": 3, "every": CALLS}
 
 CALLABLE_TYPES = frozenset({"function", "lambda", "bound-method", "partial", "callable-object"})
 MODULE_TYPES = frozenset({"module-identity", "parameter-shapes", "registered-hooks"})
-TENSOR_TYPES = frozenset({"tensor-rank", "tensor-size", "tensor-layout", "requires-grad", "dtype", "device"})
+TENSOR_TYPES = frozenset({"tensor-rank", "tensor-size", "tensor-layout", "batch-of-one", "requires-grad", "dtype", "device"})
 SCALAR_TYPES = frozenset({"int", "float", "bool"})
 # How many distinct values a type has in a generated program (None: as many as needed).
 TYPE_VALUES: dict[str, int | None] = {
-    "bool": 2, "none-or-tensor": 2, "number-or-tensor": 2, "tensor-layout": 2, "requires-grad": 2, "device": 2, "enum": 4, "dtype": 4,
+    "bool": 2, "none-or-tensor": 2, "number-or-tensor": 2, "tensor-layout": 2, "batch-of-one": 2, "requires-grad": 2, "device": 2, "enum": 4, "dtype": 4,
 }
 FUNCTION_REACHES = frozenset({
     "decorator", "decorator-options", "compile-fn", "partial-compile", "wrapper-args", "registry",
@@ -120,6 +120,7 @@ TYPE_USES: dict[str, frozenset[str]] = {
     "tensor-rank": frozenset({"arithmetic", "branch", "range-bound", "len"}),
     "tensor-size": frozenset({"arithmetic", "branch", "range-bound", "iteration", "len"}) | INT_OPS,
     "tensor-layout": frozenset({"arithmetic"}),
+    "batch-of-one": frozenset({"arithmetic"}),
     "requires-grad": frozenset({"arithmetic", "branch"}),
     "dtype": frozenset({"arithmetic", "branch", "dict-key"}),
     "device": frozenset({"branch", "dict-key"}),
