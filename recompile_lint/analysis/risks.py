@@ -30,8 +30,7 @@ from typing import Iterator
 
 from recompile_lint.analysis import measured
 from recompile_lint.analysis.execution import Execution
-from recompile_lint.analysis.execution.cache import SYMBOLIC_SIZE_USES, Recompile, kind_of_values, parse_source, region_key, small_size_change, tensor_change_of
-from recompile_lint.analysis.execution.dynamo import TensorMeta
+from recompile_lint.analysis.execution.cache import SYMBOLIC_SIZE_USES, Recompile, kind_of_values, parse_source, region_key, small_size_change, static_shapes, tensor_change_of
 from recompile_lint.analysis.guards import FunctionTrees, PredictedGuard, Storage, predict_guards
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
@@ -257,23 +256,10 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             continue  # compiled with ``disable=True`` wherever the runs reach it: a no-op
         if execution.fresh(region):
             continue  # Dynamo is reset before each call that could find an entry: none recompiles
-        found = execution.recompile(guard)
-        if branch_holds(found):
-            continue  # symbolic, and every call took one branch: one graph
-        branched = sized_branch(found)
-        if branched and found.graphs == 1:  # type: ignore[union-attr]
-            found = symbolic_branch(found)  # type: ignore[arg-type]
-        split = symbolic_split(found) if guard.guard.source in dynamic_sources(region) else None
-        split_counted = split is not None
-        if split is not None:
-            found = split
-            if found.graphs is not None and found.graphs < 2:
-                continue  # every call made the same number of chunks: one graph
-        elif guard.guard.source in dynamic_sources(region) and not pinned(found) and not float_once(found):
-            if not branch_flips(found):
-                continue  # ``torch.compiler.config.dynamic_sources`` makes it a symbolic input (unless an op needs it concrete)
-            found = symbolic_branch(found)  # type: ignore[arg-type]
-            branched = True
+        counted = symbolic_count(execution.recompile(guard), guard.guard.source in dynamic_sources(region))
+        if counted is None:
+            continue  # symbolic, and it costs one graph
+        found, branched, split_counted = counted
         if found is not None:
             seen.add((region_key(region), guard.guard.source))
             risk = from_recompile(found, guard)
@@ -315,21 +301,10 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         key = (region_key(found.region), found.guard.source)
         if key in seen:
             continue
-        if branch_holds(found):
+        counted = symbolic_count(found, found.guard.source in dynamic_sources(found.region))
+        if counted is None:
             continue
-        branched = sized_branch(found)
-        if branched and found.graphs == 1:
-            found = symbolic_branch(found)
-        split = symbolic_split(found) if found.guard.source in dynamic_sources(found.region) else None
-        if split is not None:
-            found = split
-            if found.graphs is not None and found.graphs < 2:
-                continue
-        elif found.guard.source in dynamic_sources(found.region) and not pinned(found) and not float_once(found):
-            if not branch_flips(found):
-                continue
-            found = symbolic_branch(found)
-            branched = True
+        found, branched, _ = counted
         if (key[0], found.guard.read.path, found.guard.read.line, found.guard.read.column) in reported:
             continue  # the guard model's own guard on that read, spelled its way (``L['fn'].__self__``)
         seen.add(key)
@@ -357,6 +332,28 @@ def float_once(found: Recompile | None) -> bool:
     ``dynamic`` twins: 2 graphs in arithmetic, one per value in a branch), unless the region
     is compiled with ``dynamic=True`` (at its site or by the run's compile call)."""
     return found is not None and found.guard.value_kind == "float" and (found.dynamic or found.region.dynamic) != "True"
+
+
+def symbolic_count(found: Recompile | None, sourced: bool) -> tuple[Recompile | None, bool, bool] | None:
+    """A run's recompile as counted where the value is symbolic: from the first call
+    (``dynamic=True``) or by ``dynamic_sources`` (``sourced``). None where it costs one graph;
+    else (the recompile, whether its count is the branches its tests took, whether it is the
+    chunk counts a split size made)."""
+    if branch_holds(found):
+        return None  # symbolic, and every call took one branch
+    branched = sized_branch(found)
+    if branched and found.graphs == 1:  # type: ignore[union-attr]
+        found = symbolic_branch(found)  # type: ignore[arg-type]
+    split = symbolic_split(found) if sourced else None
+    if split is not None:
+        if split.graphs is not None and split.graphs < 2:
+            return None  # every call made the same number of chunks
+        return split, branched, True
+    if sourced and not pinned(found) and not float_once(found):
+        if not branch_flips(found):
+            return None  # ``dynamic_sources`` makes it a symbolic input (unless an op needs it concrete)
+        return symbolic_branch(found), True, False  # type: ignore[arg-type]
+    return found, branched, False
 
 
 def branch_outcomes(found: Recompile | None) -> int | None:
@@ -387,9 +384,13 @@ def branch_holds(found: Recompile | None) -> bool:
     """Whether a value ``dynamic=True`` makes symbolic from the first call, read by an ``if``,
     took the same branch at every call the run saw: the branch guard held, one graph (where a
     measured cell counts two, its programs' values fell on both sides)."""
-    if found is None or (found.dynamic or found.region.dynamic) != "True" or constant_int(found):
-        return False
-    return branch_outcomes(found) == 1
+    return symbolic_from_start(found) and branch_outcomes(found) == 1
+
+
+def symbolic_from_start(found: Recompile | None) -> bool:
+    """Whether ``dynamic=True`` makes the value symbolic from the first call (not a global's or
+    a module attribute's int, which stays a constant)."""
+    return found is not None and (found.dynamic or found.region.dynamic) == "True" and not constant_int(found)
 
 
 def constant_int(found: Recompile) -> bool:
@@ -404,9 +405,7 @@ def sized_branch(found: Recompile | None) -> bool:
     it: Dynamo guards the branch taken (``head <= 5``, ``2 <= act.size()[0] <= 3``; measured
     by the lab: 2 graphs for values on both sides of the test), so a graph per set of outcomes
     the calls made (where no measured cell counted them already)."""
-    if found is None or (found.dynamic or found.region.dynamic) != "True" or constant_int(found):
-        return False
-    return branch_flips(found)
+    return symbolic_from_start(found) and branch_flips(found)
 
 
 def symbolic_split(found: Recompile | None) -> Recompile | None:
@@ -449,9 +448,9 @@ def from_recompile(found: Recompile, guard: PredictedGuard) -> Risk | None:
     elif found.guard.kind == "TENSOR_MATCH":
         kind = "tensor"
         change = tensor_change_of(found)
-        static = isinstance(found.guard.value, TensorMeta) and found.guard.value.parameter  # a parameter's or buffer's shapes
         dynamic = found.dynamic or found.region.dynamic
-        dim = small_size_change(found.values) if change == "size" and not static and dynamic != "False" else None
+        sized = change == "size" and not static_shapes(found.guard, found.values) and dynamic != "False"
+        dim = small_size_change(found.values) if sized else None
         source = guard.guard.source
         if dim is not None:
             # A last batch of one: specialised even where sizes are dynamic. A size symbolic

@@ -888,11 +888,7 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
             return split if count is None else min(split, count)
     # A parameter's or a registered buffer's shapes are static: one graph per shape, whatever
     # a cell measured for a plain tensor of the same place says.
-    static = guard.kind == "TENSOR_MATCH" and (
-        (isinstance(guard.value, TensorMeta) and guard.value.parameter)
-        or any(getattr(v, "parameter", False) for v in observed.values)
-        or _held_value(guard.source)[1] == "parameter-shapes"
-    )
+    static = static_shapes(guard, observed.values)
     if static and _tensor_change(observed) == "size":
         return count
     if guard.kind == "TENSOR_MATCH" and dynamic != "False" and observed.use not in SIZE_PINNING_USES and not static:
@@ -945,15 +941,25 @@ def graphs_of(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     return 1 if dynamic == "True" else 2
 
 
+def static_shapes(guard: GuardRead, values) -> bool:
+    """Whether a tensor guard's shapes stay static (an ``nn.Parameter``, a registered buffer, a
+    layer's parameter): one graph per shape under any ``dynamic`` setting."""
+    return guard.kind == "TENSOR_MATCH" and (
+        (isinstance(guard.value, TensorMeta) and guard.value.parameter)
+        or any(getattr(v, "parameter", False) for v in values)
+        or _held_value(guard.source)[1] == "parameter-shapes"
+    )
+
+
 def _small_size_graphs(observed: Observed, symbolic: bool) -> int | None:
     """Graphs for a tensor whose sizes are 0 or 1 at some calls and larger at others (a last
     batch of one): Dynamo specialises a size of 0 or 1 even where sizes are symbolic, so each
     pattern of such dims is a graph of its own (measured on torch 2.13: sizes 8 then 1 are 2
     graphs under ``dynamic=True`` too); within a pattern, the other sizes are symbolic from
     the first call under ``dynamic=True``, after one recompile otherwise. None where not every
-    size is known, none is 0 or 1, or the tensor is a parameter (static shapes)."""
+    size is known or none is 0 or 1 (a parameter's static shapes are the caller's to rule out)."""
     metas = [v for v in observed.values if isinstance(v, TensorMeta)]
-    if not metas or len(metas) != len(observed.values) or any(m.parameter for m in metas):
+    if not metas or len(metas) != len(observed.values):
         return None
     if any(m.sizes is None or None in m.sizes for m in metas):
         return None
@@ -1011,7 +1017,13 @@ def kind_of_values(values) -> str:
 
 
 def _tensor_change(observed: Observed) -> str:
-    metas = [v for v in observed.values if isinstance(v, TensorMeta)]
+    return first_tensor_change(observed.values)
+
+
+def first_tensor_change(values) -> str:
+    """What differs between the tensors among ``values``, the first of ``rank``, ``dtype``,
+    ``device``, ``requires_grad``, ``size``, ``stride`` that any two show (or "")."""
+    metas = [v for v in values if isinstance(v, TensorMeta)]
     changes = {tensor_change(a, b) for a in metas for b in metas if a is not b} - {""}
     for change in ("rank", "dtype", "device", "requires_grad", "size", "stride"):
         if change in changes:
@@ -1138,10 +1150,5 @@ def _measured(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
 
 def tensor_change_of(found: Recompile) -> str:
     """What made a tensor guard fail in a recompile: ``rank``, ``size``, ``dtype``, ``device``,
-    ``requires_grad`` (the guard model's ``TENSOR_MATCH`` detail)."""
-    values = [v for v in (found.values) if isinstance(v, TensorMeta)]
-    changes = {tensor_change(a, b) for a in values for b in values if a is not b} - {""}
-    for change in ("rank", "dtype", "device", "requires_grad", "size", "stride"):
-        if change in changes:
-            return change
-    return ""
+    ``requires_grad``, ``stride`` (the guard model's ``TENSOR_MATCH`` detail)."""
+    return first_tensor_change(found.values)
