@@ -361,6 +361,58 @@ def test_wrappers_of_wrappers_inferred_as_a_fixpoint(tmp_path):
     assert {(os.path.relpath(s.site_path, tmp_path), s.site.span.line) for s in sites if s.wrapper_body} >= {("deep/regional.py", 6), ("deep/regional.py", 7), ("deep/level2.py", 5), ("deep/level3.py", 5), ("deep/engine.py", 6)}
 
 
+def test_a_project_wrapper_named_compile_makes_its_callers_sites(tmp_path):
+    # A module-level ``compile`` gated by a flag, imported by files parsed before the wrapper
+    # was known: as a call, a decorator and a method's decorator, and in its own module.
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/utils.py": """
+            import os
+            import torch
+            enabled = os.environ.get("COMPILE", "0") == "1"
+
+            def compile(function, *args, **kwargs):
+                if enabled:
+                    return torch.compile(function, *args, **kwargs)
+                return function
+
+            def double(x):
+                return x * 2
+            double = compile(double)
+        """,
+        "pkg/blocks.py": """
+            from torch import nn
+            from .utils import compile
+
+            def rms(x):
+                return x * 2
+            rms = compile(rms)
+
+            class Attention(nn.Module):
+                @compile
+                def forward(self, x):
+                    return x * 3
+        """,
+        "pkg/only.py": """
+            from pkg.utils import compile
+
+            @compile
+            def step(x):
+                return x - 1
+        """,
+        "pkg/builtin.py": """
+            code = compile("x = 1", "<text>", "exec")
+        """,
+    })
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("pkg/blocks.py", 6)] == [("function", "pkg.blocks.rms")]
+    assert found[("pkg/blocks.py", 9)] == [("decorated", "pkg.blocks.Attention.forward")]
+    assert found[("pkg/only.py", 3)] == [("decorated", "pkg.only.step")]
+    assert found[("pkg/utils.py", 12)] == [("function", "pkg.utils.double")]
+    # Python's own compile() in a file that imports no wrapper is no site.
+    assert not any(path == "pkg/builtin.py" for path, _ in found)
+
+
 # A conversion helper that returns its argument, or a new norm layer when the argument is one.
 CONVERSION = {
     "norm.py": """

@@ -46,6 +46,22 @@ def _short_names(names: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted({name.rsplit(".", 1)[-1] for name in names} - {"compile", "optimize"}))
 
 
+def _names_torch_like_wrapper(facts: ModuleFacts | None, new: set[str]) -> bool:
+    """Whether a file parsed before the wrappers ``new`` were known calls one named like
+    torch's own (``compile``, ``optimize``: words too common to test the text for): a
+    module-level wrapper its module defines, or one it imports (``from .utils import
+    compile``). Its calls are compile sites only once the facts know the wrapper."""
+    if facts is None:
+        return False
+    for name in new:
+        module, _, last = name.rpartition(".")
+        if last not in ("compile", "optimize") or not module:
+            continue
+        if module == facts.module or facts.import_target(last) == name:
+            return True
+    return False
+
+
 class Loader:
     """Reads the files each stage of one run needs (see the module docstring)."""
 
@@ -105,6 +121,8 @@ class Loader:
                 missing_of[known] = _short_names(sorted(final - set(known)))
             missing = missing_of[known]
             if missing and any(name in (index.text(path) or "") for name in missing):
+                again.append(path)
+            elif _names_torch_like_wrapper(index.facts(path), final - set(known)):
                 again.append(path)
         if again:
             index.reparse(again)
