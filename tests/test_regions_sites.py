@@ -905,13 +905,23 @@ SHADOWED = {
         def record(calls, fn, *args, **kwargs):
             calls.append(fn.__name__)
             return fn(*args, **kwargs)
+
+
+        def hook(module, name, *args, **kwargs):
+            fn = getattr(module, name)
+            return fn(*args, **kwargs)
+
+
+        def fit(module, *args):
+            return hook(module, "fit", *args)
     """,
 }
 
 
 def test_a_call_through_a_parameter_is_no_call_of_a_wrapper_of_the_same_name(tmp_path):
     # ``fn`` is a wrapper (a decorator factory's inner function), but ``record``'s ``fn`` is
-    # its own parameter: it calls whatever it is given, and compiles nothing of its own.
+    # its own parameter and ``hook``'s a local it assigned: each calls whatever it holds, and
+    # compiles nothing of its own (nor does ``fit``, which passes its arguments to ``hook``).
     write(tmp_path, SHADOWED)
     sites = [(s.site.span.line, s.site.function) for s in resolve(tmp_path)]
     assert sites == [(6, "compiled.fn")]

@@ -566,6 +566,17 @@ class _Collector(ast.NodeVisitor):
             return "wrapper"
         return ""
 
+    def bound_to_a_value(self, name: str) -> bool:
+        """Whether a bare ``name`` read here is, as Python scopes it, a parameter or an
+        assigned local of the innermost function that binds it (bound so far), rather than a
+        ``def`` of that name or a module-level or imported one."""
+        for _, _, data in reversed(self.function_scopes):
+            if name in data["param_names"]:
+                return True
+            if name in data["locals"]:
+                return name not in data["defs"]
+        return False
+
     def with_alias_options(self, callee: ast.AST, keywords: list[ast.keyword]) -> list[ast.keyword]:
         """``keywords`` of a compile call, then those of the ``functools.partial`` the callee
         names (``compiler = partial(torch.compile, dynamic=True)``) that the call does not
@@ -1174,9 +1185,10 @@ class _Collector(ast.NodeVisitor):
                     )
                 )
         form = self.is_compile_callee(node.func)
-        if form == "wrapper" and isinstance(node.func, ast.Name) and any(node.func.id in f[2]["param_names"] for f in self.function_scopes):
-            # ``fn(*args, **kwargs)`` with ``fn`` a parameter of this function or an enclosing
-            # one: a call of whatever the caller passed, not of a wrapper that shares its name.
+        if form == "wrapper" and isinstance(node.func, ast.Name) and self.bound_to_a_value(node.func.id):
+            # ``fn(*args, **kwargs)`` with ``fn`` a parameter or an assigned local of this
+            # function or an enclosing one (``fn = getattr(module, name)``): a call of whatever
+            # it holds, not of a wrapper that shares its name.
             form = ""
         if form == "wrapper" and scope is not None:
             # Every name a wrapper call passes: which of them the wrapper compiles, the
