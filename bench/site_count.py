@@ -21,7 +21,9 @@ The counting rule (bench/README.md explains it with examples), per file, then pe
    keyword; a ``*`` spread or ``**`` keywords fill any), or calls ``P.compile(...)`` on one
    (rule 3); a nested function doing so makes the function
    that returns it a decorator factory. A call names a wrapper when its name is defined in
-   the same file, or imported by name from the file that defines it, as a wrapper;
+   the same file, or imported by name from the file that defines it, as a wrapper, or
+   imported through a re-export when every definition of the name is a wrapper (a bare name
+   neither defined in the file nor imported is a local or a parameter: no wrapper);
    ``self.name(...)`` in a class that defines ``name``, that method; another method's or
    nested function's name (``x.name(...)``) when every definition of that name in the
    project is a wrapper, unless ``x`` starts at a module imported from another library
@@ -235,6 +237,10 @@ def count_sites(paths: list[str]) -> set[tuple[str, int]]:
             defined = [fn for g, fn in found if g is other]
             if defined:
                 return defined, True
+            if not target:
+                # A bare name neither defined in the file nor imported is a local or a
+                # parameter (``fn(*args)``): it names no wrapper.
+                return [], True
         return [fn for _, fn in found], False
 
     def is_wrapper(f: _File, func: ast.AST, kinds) -> bool:

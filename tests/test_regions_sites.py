@@ -20,7 +20,7 @@ from recompile_lint.frontends.cli import main
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
-from site_count import count_sites  # noqa: E402
+from site_count import count_sites, relative  # noqa: E402
 
 MODELS = '''
 import torch
@@ -925,6 +925,26 @@ def test_a_call_through_a_parameter_is_no_call_of_a_wrapper_of_the_same_name(tmp
     write(tmp_path, SHADOWED)
     sites = [(s.site.span.line, s.site.function) for s in resolve(tmp_path)]
     assert sites == [(6, "compiled.fn")]
+
+
+def test_count_takes_no_bare_call_of_a_local_for_a_wrapper_defined_elsewhere(tmp_path):
+    # The independent count: ``fn`` is a wrapper in tools.py; another file's ``fn(...)``,
+    # neither defined there nor imported, calls a local or a parameter.
+    write(tmp_path, {
+        "tools.py": SHADOWED["tools.py"],
+        "hooks.py": """
+            def hook(module, name, *args):
+                fn = getattr(module, name)
+                return fn(*args)
+
+
+            def each(fn, items):
+                return [fn(item) for item in items]
+        """,
+    })
+    counted = relative(count_sites([str(p) for p in sorted(tmp_path.rglob("*.py"))]), str(tmp_path))
+    assert ("tools.py", 6) in counted
+    assert not any(path == "hooks.py" for path, _ in counted)
 
 
 PIPELINE = '''
