@@ -1022,3 +1022,36 @@ def other():
     assert [r.name for r in sites["main"].regions] == ["m.Encoder.forward"]
     unbound = sites["other"]
     assert not unbound.resolved and unbound.reason == "unbound"
+
+
+def test_a_module_imported_by_a_call_is_another_library_not_a_model(tmp_path):
+    # ``pytest.importorskip`` and ``importlib.import_module`` import the module they name and
+    # return it: its ``compile`` is that library's, as after ``import mlx.core as mx``.
+    write(tmp_path, {
+        "test_parity.py": """
+            import importlib
+
+            import pytest
+            import torch
+
+            mx = pytest.importorskip("mlx.core")
+
+
+            def gelu(x):
+                return x * 2
+
+
+            def test_parity():
+                fast = mx.compile(gelu)
+                graph = importlib.import_module("jax.experimental")
+                graph.compile(*[gelu])
+                model = torch.nn.Linear(2, 2)
+                model.compile()
+                return fast, model
+        """,
+    })
+    sites = resolve(tmp_path)
+    reasons = {s.site.span.line: (s.reason, s.detail) for s in sites if not s.resolved}
+    assert reasons == {14: ("not-torch", "mx"), 16: ("not-torch", "graph")}
+    # The model's own ``compile()`` is still a site, resolved to torch's module.
+    assert [s.site.span.line for s in sites if s.resolved] == [18]

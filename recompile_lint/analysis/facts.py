@@ -346,6 +346,10 @@ def dotted_name(node: ast.AST) -> str:
     return ""
 
 
+# Calls that import the module their literal argument names and return it.
+IMPORTING_CALLS = frozenset({"importlib.import_module", "pytest.importorskip"})
+
+
 @lru_cache(maxsize=64)
 def _wrapper_names(compile_functions: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str], tuple[str, ...], frozenset[str]]:
     """What ``_Collector.is_compile_callee`` tests a callee's names against, from the
@@ -565,6 +569,16 @@ class _Collector(ast.NodeVisitor):
         if last in lasts and last not in ("compile", "optimize"):
             return "wrapper"
         return ""
+
+    def imported_by_call(self, value: ast.AST) -> str:
+        """The module a call imports and returns (``importlib.import_module("x.y")``,
+        ``pytest.importorskip("x.y")``, with the name a literal), else ""."""
+        if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Constant) and isinstance(value.args[0].value, str)):
+            return ""
+        if self.resolve(dotted_name(value.func)) not in IMPORTING_CALLS:
+            return ""
+        name = value.args[0].value
+        return name if name and all(part.isidentifier() for part in name.split(".")) else ""
 
     def bound_to_a_value(self, name: str) -> bool:
         """Whether a bare ``name`` read here is, as Python scopes it, a parameter or an
@@ -1004,6 +1018,12 @@ class _Collector(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
+        imported = self.imported_by_call(node.value)
+        if imported and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            # ``mx = pytest.importorskip("mlx.core")``: an ``import mlx.core as mx``.
+            self.imports[node.targets[0].id] = imported
+            if self.scope[0] == "module":
+                self.record_binding(node.targets[0].id, "module", node)
         for target in node.targets:
             self.add_flows(target, node.value, "=")
             self.handle_target(target, node.value, "assign", node)

@@ -517,9 +517,12 @@ class RegionFinder:
         return not (target == "torch" or target.startswith("torch.")) and self.index.module_path(target.split(".")[0], facts.path) is None and self.index.module_path(target, facts.path) is None
 
     def _imports_module(self, facts: ModuleFacts, target: str, name: str) -> bool:
-        """Whether the file has ``import target as name`` (not ``from ... import``)."""
+        """Whether the file has ``import target as name`` (not ``from ... import``), or binds
+        ``name`` to a call that imports ``target`` (``name = importlib.import_module("target")``)."""
         text = self.index.text(facts.path) or ""
-        return re.search(rf"^\s*import\s+{re.escape(target)}\s+as\s+{re.escape(name)}\b", text, re.MULTILINE) is not None
+        if re.search(rf"^\s*import\s+{re.escape(target)}\s+as\s+{re.escape(name)}\b", text, re.MULTILINE):
+            return True
+        return re.search(rf"^\s*{re.escape(name)}\s*=\s*[\w.]*\b(?:import_module|importorskip)\(\s*[\"']{re.escape(target)}[\"']", text, re.MULTILINE) is not None
 
     def _is_wrapper_body(self, facts: ModuleFacts, site: CompileSite, scope: FunctionFacts | None) -> bool:
         """A wrapper's ``torch.compile(param)``, where calls of the wrapper are sites too."""
