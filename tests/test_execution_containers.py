@@ -320,6 +320,50 @@ def test_a_module_list_iterated_at_every_call_with_the_same_modules_is_one_graph
     assert [f for f in findings if f.severity in ("error", "warning")] == []
 
 
+PARAMETERS = """
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = torch.nn.ParameterList([torch.nn.Parameter(torch.ones(4))])
+
+    def forward(self, x):
+        for scale in self.scales:
+            x = x * scale
+        return x
+
+
+def main():
+    net = Net()
+    model = torch.compile(net)
+    for i in range(12):
+        model(torch.randn(2, 4))
+        {grow}
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_parameter_list_that_grows_between_calls_fails_its_size_guard_every_time(tmp_path):
+    # Measured on torch 2.13: a parameter appended after each call fails
+    # ``self._modules['scales']._size == 1`` (then 2, ...) and reaches the limit.
+    findings = lint(write(tmp_path, {"run.py": PARAMETERS.format(grow="net.scales.append(torch.nn.Parameter(torch.ones(4)))")}))
+    [finding] = [f for f in findings if f.severity in ("error", "warning")]
+    assert (finding.severity, finding.line, finding.guard.source) == ("error", 11, "L['self']._modules['scales']._size")
+    assert "parameter list" in finding.message
+    assert any(loc.role == "write" and loc.line == 21 for loc in finding.evidence)
+
+
+@pytest.mark.parametrize("grow", ["pass", "net.scales[0] = torch.nn.Parameter(torch.zeros(4))"])
+def test_a_parameter_list_of_a_fixed_length_is_one_graph(tmp_path, grow):
+    findings = lint(write(tmp_path, {"run.py": PARAMETERS.format(grow=grow)}))
+    assert [f for f in findings if f.severity in ("error", "warning")] == []
+
+
 SWAPPED_HEAD = """
 import torch
 

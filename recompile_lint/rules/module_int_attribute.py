@@ -122,6 +122,18 @@ model = torch.compile(Counter())
                 "build every module before compiling and keep their number fixed (skip the unused ones with a flag), "
                 "or compile each module on its own (`module.compile()`) rather than the model that loops over them"
             )
+        elif risk.guard.guard.kind == "CONSTANT_MATCH" and "._modules[" in risk.guard.guard.source and attr == "_size":
+            # ``nn.ParameterList`` keeps its length in ``_size``, read when it is iterated.
+            shown = logged(risk.guard.guard.source)
+            what = (
+                f"`{shown}`, the number of parameters in a parameter list of `{owner}`, is read in {reader(risk, ctx.index)} "
+                f"and {changes(risk)}; Dynamo unrolls the loop over the list and treats its length, an integer "
+                f"attribute of an nn.Module, as static"
+            )
+            fix = (
+                "create every parameter before compiling and keep their number fixed (mask the unused ones), "
+                "or stack them in one parameter and index it"
+            )
         elif risk.guard.guard.kind == "CONSTANT_MATCH" and "._modules[" in risk.guard.guard.source and attr == "p":
             # A dropout layer's probability, read by the layer's own forward.
             shown = logged(risk.guard.guard.source)

@@ -531,7 +531,12 @@ class Tracer:
             # Dynamo guards how many there are (measured on torch 2.13: a layer appended
             # between calls fails ``len(self._modules['layers']._modules)`` every time).
             names = nn_containers.keys(interpreter, value)
-            if names is not None:
+            if names is not None and nn_containers.holds_parameters(value):
+                # An ``nn.ParameterList`` iterates ``range(len(self))``: Dynamo guards its int
+                # ``_size`` (measured on torch 2.13: one appended between calls fails
+                # ``self._modules['ws']._size == 1`` every time, as a module's int attribute).
+                guard = GuardRead(f"{source}._size", "CONSTANT_MATCH", Const(len(names)), read, module_rooted)
+            elif names is not None:
                 guard = GuardRead(f"len({source}._modules)", "LENGTH_CHECK", Const(len(names)), read, module_rooted)
         elif isinstance(value, Instance) and ("._modules[" in source or _ROOT_LOCAL.fullmatch(source)) and interpreter.is_nn_module(value.cls):
             # A submodule compiled code uses: Dynamo checks its class

@@ -1,4 +1,5 @@
-"""``nn.ModuleList``, ``nn.Sequential`` and ``nn.ModuleDict``: modules that hold modules.
+"""``nn.ModuleList``, ``nn.Sequential`` and ``nn.ModuleDict``: modules that hold modules;
+``nn.ParameterList``, a module that holds parameters.
 
 A container is an instance of a library ``nn.Module`` class whose submodules are its own
 attributes under their ``_modules`` keys (``"0"``, ``"1"``, ... for a list or a
@@ -7,7 +8,9 @@ guard source such as ``L['self']._modules['blocks']._modules['0'].k`` (Dynamo's 
 item however it is reached: an index, a key, iteration, ``values()``) all see them. The keys, in
 order, are kept under ``KEYS``; a container built from items the run does not know has none,
 and its iteration, length and items are unknown. Calling a ``Sequential`` calls each module in
-turn on the previous one's result.
+turn on the previous one's result. A ``ParameterList`` is a list of this kind whose items are
+parameters; it also keeps their number in ``_size``, the int attribute Dynamo guards when
+compiled code iterates it (``self._modules['ws']._size == 2``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from __future__ import annotations
 from recompile_lint.analysis.execution.values import TOP, Const, DictValue, Instance, ModuleValue, TupleValue
 
 KEYS = "__keys__"
-LISTS = ("torch.nn.ModuleList", "torch.nn.Sequential")
+PARAMETER_LISTS = ("torch.nn.ParameterList",)
+LISTS = ("torch.nn.ModuleList", "torch.nn.Sequential") + PARAMETER_LISTS
 DICTS = ("torch.nn.ModuleDict",)
 
 
@@ -28,6 +32,11 @@ def kind(interp, value: object) -> str:
     if value.cls.qualname in DICTS:
         return "dict"
     return ""
+
+
+def holds_parameters(value: object) -> bool:
+    """Whether ``value`` is an ``nn.ParameterList``."""
+    return isinstance(value, Instance) and not value.cls.path and value.cls.qualname in PARAMETER_LISTS
 
 
 def keys(interp, container: Instance) -> list[str] | None:
@@ -88,17 +97,28 @@ def _put(interp, container: Instance, names: list[str], name: str, value: object
     interp.heap.write(container.addr, name, value, where)
     if name not in names:
         names = names + [name]
+    _write_keys(interp, container, names, where)
+
+
+def _write_keys(interp, container: Instance, names: list[str], where) -> None:
     interp.heap.write(container.addr, KEYS, TupleValue(tuple(Const(n) for n in names)), where)
+    if holds_parameters(container):
+        interp.heap.write(container.addr, "_size", Const(len(names)), where)
 
 
 def _forget(interp, container: Instance, where) -> None:
     """Its contents are no longer known: iteration and length are unknown from here."""
     interp.heap.write(container.addr, KEYS, TOP, where)
+    if holds_parameters(container):
+        interp.heap.write(container.addr, "_size", TOP, where)
 
 
 def _new(interp, name: str) -> Instance:
     cls = interp.library_class(name, (ModuleValue("torch.nn.Module"),))
-    return Instance(cls, interp.heap.new("object", {"training": Const(True), KEYS: TupleValue(())}))
+    slots = {"training": Const(True), KEYS: TupleValue(())}
+    if name in PARAMETER_LISTS:
+        slots["_size"] = Const(0)
+    return Instance(cls, interp.heap.new("object", slots))
 
 
 def _pairs(interp, value: object) -> list[tuple[str, object]] | None:
@@ -131,7 +151,7 @@ def _fill(interp, container: Instance, pairs: list[tuple[str, object]] | None, w
         interp.heap.write(container.addr, name, module, where)
         if name not in names:
             names.append(name)
-    interp.heap.write(container.addr, KEYS, TupleValue(tuple(Const(n) for n in names)), where)
+    _write_keys(interp, container, names, where)
     return container
 
 
@@ -149,6 +169,14 @@ def _module_list(interp, frame, args, kwargs, node) -> object:
     modules = args[0] if args else kwargs.get("modules")
     if modules is not None and modules != Const(None):
         _extend(interp, container, modules, None)
+    return container
+
+
+def _parameter_list(interp, frame, args, kwargs, node) -> object:
+    container = _new(interp, "torch.nn.ParameterList")
+    values = args[0] if args else kwargs.get("values")
+    if values is not None and values != Const(None):
+        _extend(interp, container, values, None)
     return container
 
 
@@ -251,4 +279,7 @@ HANDLERS = {
     "torch.nn.ModuleDict.values": _dict_view("values"),
     "torch.nn.ModuleDict.items": _dict_view("items"),
     "torch.nn.ModuleDict.update": _update,
+    "torch.nn.ParameterList": _parameter_list,
+    "torch.nn.ParameterList.append": _append,
+    "torch.nn.ParameterList.extend": _extend_method,
 }
