@@ -125,6 +125,29 @@ def run():
     assert result.findings[0].subject.name == "x"
 
 
+def test_dynamic_false_per_parameter_update_names_the_argument_dynamo_reports(tmp_path):
+    # Measured on torch 2.13: ``tensor 'g' size mismatch at index 0`` (``L['g']`` sorts before
+    # ``L['p']``), 8 graphs over the 8 shapes of the model's parameters.
+    source = """
+import torch
+from torch import nn
+
+
+@torch.compile(dynamic=False)
+def update(p, g, lr):
+    p.add_(g, alpha=-lr)
+
+
+def run(model):
+    for p in model.parameters():
+        update(p, p.grad, 0.1)
+"""
+    result = lint_snippet(tmp_path, source, config=select("RCL204"))
+    [finding] = result.findings
+    assert finding.severity == Severity.ERROR
+    assert "tensor 'g' size mismatch" in finding.message and "mark_dynamic(g, 0)" in finding.message
+
+
 # ---- RCL206 ----------------------------------------------------------------------------------
 
 

@@ -151,10 +151,13 @@ def run(x):
             if not unbounded and not bounded:
                 continue
             varying_param = first_checked(varying)
+            # Dynamo's words for the first argument whose guard fails (``tensor 'p' size
+            # mismatch at index 0``); a position it cannot spell keeps a placeholder.
+            spelled = varying_param if varying_param and not varying_param.startswith("#") else "x"
             evidence = "; ".join(dict.fromkeys(unbounded + bounded))
             if unbounded:
                 cost = (
-                    f"every new size fails the guard `tensor 'x' size mismatch at index 0` and compiles another graph; "
+                    f"every new size fails the guard `tensor '{spelled}' size mismatch at index ...` and compiles another graph; "
                     f"after {RECOMPILE_LIMIT} recompiles `{region.name}` falls back to eager for good (unbounded)"
                 )
                 severity, bound = Severity.ERROR, Boundedness.UNBOUNDED
@@ -169,7 +172,7 @@ def run(x):
                 region.site.span,
                 f"`{region.name}` is compiled with `dynamic=False` but called with varying sizes ({evidence}): {cost}. "
                 f"Fix: drop `dynamic=False` (automatic dynamic costs one recompile), or "
-                f"`torch._dynamo.mark_dynamic(x, 0)` the varying dimension, or pad inputs to a fixed size",
+                f"`torch._dynamo.mark_dynamic({spelled}, 0)` the varying dimension, or pad inputs to a fixed size",
                 severity=severity,
                 bounded=bound,
                 subject=Subject(kind="parameter", module=module_of(ctx, region), name=varying_param, value_kind="tensor"),
