@@ -441,3 +441,44 @@ def test_two_subclasses_sharing_an_inherited_forward_fail_the_type_guard_on_self
     """
     [finding] = [f for f in lint(write(tmp_path, {"run.py": program})) if f.severity in ("error", "warning")]
     assert (finding.severity, finding.bounded, finding.guard.kind, finding.guard.source) == ("warning", "bounded", "TYPE_MATCH", "L['self']")
+
+
+DECORATED_CLASS = """
+import torch
+from torch import nn
+
+
+@torch.compile(backend="eager")
+class Block(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        return x * self.k
+
+
+def main():
+    blocks = [Block(k) for k in {ks}]
+    for _ in range(3):
+        for block in blocks:
+            block(torch.randn(2, 4))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_instances_of_a_compiled_class_share_one_cache(tmp_path):
+    # Measured on torch 2.13: ten instances with their own ``k`` fail ``self.k == 0``, then
+    # ``self.k == 1``, ... and reach the limit; one instance called again is one graph.
+    findings = lint(write(tmp_path, {"run.py": DECORATED_CLASS.format(ks="range(10)")}))
+    [finding] = [f for f in findings if f.severity in ("error", "warning")]
+    assert (finding.code, finding.severity, finding.line, finding.guard.source) == ("RCL104", "error", 13, "L['self'].k")
+    assert any(loc.role == "compile-site" and loc.line == 6 for loc in finding.evidence)
+
+
+def test_one_instance_of_a_compiled_class_called_again_is_one_graph(tmp_path):
+    findings = lint(write(tmp_path, {"run.py": DECORATED_CLASS.format(ks="[4]")}))
+    assert [f for f in findings if f.severity in ("error", "warning")] == []

@@ -1055,3 +1055,52 @@ def test_a_module_imported_by_a_call_is_another_library_not_a_model(tmp_path):
     assert reasons == {14: ("not-torch", "mx"), 16: ("not-torch", "graph")}
     # The model's own ``compile()`` is still a site, resolved to torch's module.
     assert [s.site.span.line for s in sites if s.resolved] == [18]
+
+
+def test_a_class_decorated_with_torch_compile_compiles_its_instances_forward(tmp_path):
+    # torch 2.13 compiles a decorated class's ``__call__``: every instance, of it or of a
+    # subclass, runs the compiled forward (its own, a base's, or a torch module's).
+    write(tmp_path, {
+        "blocks.py": """
+            import torch
+            from torch import nn
+
+
+            class Pad(nn.Module):
+                def forward(self, x):
+                    return x + 1
+
+
+            @torch.compile(dynamic=True)
+            class Block(nn.Module):
+                def forward(self, x):
+                    return x * 2
+
+
+            @torch.compile
+            class ChunkPad(Pad):
+                pass
+
+
+            @torch.compile(mode="max-autotune")
+            class Conv(nn.Conv2d):
+                pass
+
+
+            @torch.compile
+            class Plain(nn.Module):
+                pass
+        """,
+    })
+    sites = resolve(tmp_path)
+    found = by_line(sites, tmp_path)
+    assert found[("blocks.py", 10)] == [("decorated", "blocks.Block.forward")]
+    assert found[("blocks.py", 16)] == [("decorated", "blocks.Pad.forward")]
+    conv = next(s for s in sites if s.site.span.line == 21)
+    assert conv.resolved and [r.model_class for r in conv.library] == ["blocks.Conv"]
+    # A module with no forward anywhere has no code to compile.
+    assert found[("blocks.py", 26)] == [("unresolved", "no-code")]
+    # The region keeps its class, so the runs match its instances' calls.
+    block = next(s for s in sites if s.site.span.line == 10)
+    assert [r.model_class for r in block.regions] == ["blocks.Block"]
+    assert ("dynamic", "True") in block.site.options

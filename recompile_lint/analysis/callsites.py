@@ -78,7 +78,8 @@ def names_of(region: CompiledRegion, index: ProjectIndex) -> set[str]:
     compiled result is assigned to, the compiled model variable."""
     names: set[str] = set()
     site = region.site
-    if site.form == "decorator":
+    if site.form == "decorator" and site.target_kind != "class":
+        # (A decorated class's name is its constructor's: its instances are what is called.)
         names.add(site.decorated.rsplit(".", 1)[-1])
     if site.assigned_to:
         names.add(site.assigned_to.rsplit(".", 1)[-1])

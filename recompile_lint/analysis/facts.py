@@ -1615,6 +1615,25 @@ class _Collector(ast.NodeVisitor):
             self.visit(base)
         bases = tuple(self.resolve(dotted_name(b)) for b in node.bases if dotted_name(b))
         qualname = self.qual(node.name)
+        for deco in node.decorator_list:
+            # ``@torch.compile`` on a class compiles its ``__call__``: every instance's forward.
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            if self.is_compile_callee(target) == "call":
+                keywords = self.with_alias_options(target, deco.keywords if isinstance(deco, ast.Call) else [])
+                self.compile_sites.append(
+                    CompileSite(
+                        span=span_of(deco, self.lines),
+                        form="decorator",
+                        target=node.name,
+                        target_kind="class",
+                        function=self.enclosing_function_name(),
+                        decorated=qualname,
+                        options=tuple((kw.arg, ast.unparse(kw.value)) for kw in keywords if kw.arg),
+                        option_kinds=tuple((kw.arg, self.expression_kind(kw.value)) for kw in keywords if kw.arg),
+                        loop_vars=tuple(v for vs in self.loop_vars for v in vs),
+                        in_loop=bool(self.loop_vars[-1]),
+                    )
+                )
         is_enum = any(b in ENUM_BASES or b.rsplit(".", 1)[-1] in ENUM_BASES for b in bases)
         self.class_names.add(node.name)
         if is_enum:

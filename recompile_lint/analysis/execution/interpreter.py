@@ -24,6 +24,7 @@ classes, the libraries the overlays model); what it does not know is ``TOP``, ne
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 import itertools
 import operator
 from typing import Callable, Protocol
@@ -31,7 +32,7 @@ from typing import Callable, Protocol
 from recompile_lint.analysis.execution.builtins import NAMES as BUILTIN_NAMES
 from recompile_lint.analysis.execution.frames import Break, Continue, Frame, GeneratorFull, OutOfBudget, Raised, Return
 from recompile_lint.analysis.execution.heap import Heap
-from recompile_lint.analysis.execution.overlays import TABLE, nn_containers, nn_module, records, torch_shapes
+from recompile_lint.analysis.execution.overlays import TABLE, nn_containers, nn_module, records, torch_compile, torch_shapes
 from recompile_lint.analysis.execution.overlays.torch_tensor import arithmetic as tensor_arithmetic
 from recompile_lint.analysis.execution.overlays.torch_tensor import attribute as tensor_attribute
 from recompile_lint.analysis.execution.values import (
@@ -791,7 +792,7 @@ class Interpreter:
         value: object = cls
         for decorator in reversed(node.decorator_list):
             applied = self.eval(frame, decorator)
-            if isinstance(applied, Function):
+            if isinstance(applied, Function) or _is_compile(applied):
                 value = self.call(frame, applied, [value], {}, decorator)
             elif isinstance(value, ClassValue):
                 records.class_decorated(self, value, node, applied)  # ``@dataclass``
@@ -1103,6 +1104,10 @@ class Interpreter:
             compiled = self.heap.read(callee.addr, "__compiled__", _MISSING)
             if isinstance(compiled, CompiledValue):
                 return self.call_compiled(frame, compiled, args, kwargs, node)
+            compiled = self.class_attribute(callee.cls, torch_compile.COMPILED_CLASS)
+            if isinstance(compiled, CompiledValue):
+                # An instance of a class decorated with ``@torch.compile``.
+                return self.call_compiled(frame, replace(compiled, target=callee), args, kwargs, node)
             method = self.class_attribute(callee.cls, "__call__")
             if method is _MISSING and self.is_nn_module(callee.cls):
                 return self.call_module(frame, callee, args, kwargs, node)
@@ -1836,3 +1841,8 @@ def _own_nodes(node: ast.AST):
         yield current
         if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             pending.extend(ast.iter_child_nodes(current))
+
+
+def _is_compile(applied: object) -> bool:
+    """``torch.compile`` or ``torch.compile(**options)``, as a class decorator."""
+    return applied == torch_compile.COMPILE or (isinstance(applied, Partial) and applied.function == torch_compile.COMPILE)

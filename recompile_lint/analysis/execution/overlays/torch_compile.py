@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from recompile_lint.analysis.execution.values import TOP, CompiledValue, Const, Instance, ListValue, ModuleValue, Partial, TensorValue, TupleValue
+from recompile_lint.analysis.execution.values import TOP, ClassValue, CompiledValue, Const, Instance, ListValue, ModuleValue, Partial, TensorValue, TupleValue
 
 COMPILE = ModuleValue("torch.compile")
+# The class namespace slot a compiled class keeps its compile site in.
+COMPILED_CLASS = "__compiled_class__"
 EAGER = ModuleValue("execution.eager")
 
 
@@ -38,7 +40,13 @@ def compile_(interp, frame, args, kwargs, node) -> object:
         return Partial(COMPILE, (), tuple(kwargs.items()))  # ``@torch.compile(mode=...)``
     if _sited(interp, frame, node, _disabled(kwargs)):
         return args[0]
-    return CompiledValue(args[0], frame.path, getattr(node, "lineno", 0), _options(kwargs), tuple(interp.call_lines))
+    compiled = CompiledValue(args[0], frame.path, getattr(node, "lineno", 0), _options(kwargs), tuple(interp.call_lines))
+    if isinstance(args[0], ClassValue):
+        # ``@torch.compile`` on a class compiles its ``__call__`` (an nn.Module's call): every
+        # instance, of it or a subclass, runs the compiled forward; the class stays itself.
+        interp.heap.write(args[0].addr, COMPILED_CLASS, compiled, interp.location(frame, node, "compile-site"))
+        return args[0]
+    return compiled
 
 
 def optimize(interp, frame, args, kwargs, node) -> object:
