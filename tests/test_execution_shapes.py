@@ -13,6 +13,8 @@ from recompile_lint.analysis.execution.values import TupleValue
 from test_execution import lint, write
 
 PRELUDE = """
+import os
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -46,6 +48,9 @@ def sizes_of(expr: str):
         ("x[0]", (3, 8, 8)),
         ("x[..., None]", (2, 3, 8, 8, 1)),
         ("x[:, ::2, 1:7]", (2, 2, 6, 8)),
+        # A bound the run does not know (a rank from the environment) keeps the axis.
+        ("s[int(os.environ['RANK']) * 2:]", (None, 5, 16)),
+        ("x[:, :int(os.environ['N']), 0]", (2, None, 8)),
         ("s.transpose(1, 2)", (2, 16, 5)),
         ("x.permute(0, 2, 3, 1)", (2, 8, 8, 3)),
         ("s.unsqueeze(-1)", (2, 5, 16, 1)),

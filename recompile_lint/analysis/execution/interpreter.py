@@ -1460,7 +1460,8 @@ class Interpreter:
             if isinstance(element, ast.Slice):
                 bounds = self.slice_bounds(frame, element)
                 known = all(isinstance(b, Const) and (b.value is None or type(b.value) is int) for b in bounds)
-                part: tuple | None = ("slice",) + tuple(b.value for b in bounds) if known else None  # type: ignore[union-attr]
+                # A slice whose bounds the run does not know keeps its axis, of unknown size.
+                part: tuple | None = ("slice",) + tuple(b.value for b in bounds) if known else ("slice", _UNKNOWN_BOUND, None, None)  # type: ignore[union-attr]
             elif isinstance(element, ast.Constant) and element.value is Ellipsis:
                 part = ("ellipsis",)
             else:
@@ -1841,6 +1842,11 @@ def _own_nodes(node: ast.AST):
         yield current
         if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             pending.extend(ast.iter_child_nodes(current))
+
+
+# A slice bound the run does not know (``t[rank * n:(rank + 1) * n]``): the axis stays, its
+# size is unknown.
+_UNKNOWN_BOUND = "?"
 
 
 def _is_compile(applied: object) -> bool:

@@ -436,8 +436,9 @@ def _pad(interp, frame, args, kwargs, node) -> object:
 
 def index(interp, t: TensorValue, parts: list[tuple] | None) -> TensorValue:
     """``t[0]``, ``t[:, -1:]``, ``t[..., None]``: ``parts`` are ``("int",)``, ``("slice",
-    start, stop, step)`` (ints or None), ``("none",)``, ``("ellipsis",)``; None where an index
-    is not one of these (a tensor, an unknown value)."""
+    start, stop, step)`` (ints or None, or another value for a bound the run does not know),
+    ``("none",)``, ``("ellipsis",)``; None where an index is not one of these (a tensor, an
+    unknown value)."""
     if t.sizes is None or parts is None:
         return derived(interp, t, None)
     used = sum(1 for p in parts if p[0] in ("int", "slice"))
@@ -461,8 +462,9 @@ def index(interp, t: TensorValue, parts: list[tuple] | None) -> TensorValue:
         if part[0] == "int":
             continue
         _, start, stop, step = part
-        if size is None:
-            sizes.append(None if (start, stop, step) != (None, None, None) else None)
+        if size is None or not all(b is None or type(b) is int for b in (start, stop, step)):
+            # (Bounds the run does not know: the axis stays, its size unknown.)
+            sizes.append(None)
             continue
         sizes.append(len(range(*slice(start, stop, step).indices(size))) if step != 0 else None)
     return derived(interp, t, tuple(sizes))
