@@ -1477,6 +1477,23 @@ class _Collector(ast.NodeVisitor):
             params.append(self.param(args.kwarg, "kwarg", None))
         return params
 
+    def record_decorator_site(self, deco: ast.expr, name: str, kind: str, qualname: str, keywords: list[ast.keyword]) -> None:
+        """A compile decorator on the ``def`` or ``class`` (``kind``) ``qualname``."""
+        self.compile_sites.append(
+            CompileSite(
+                span=span_of(deco, self.lines),
+                form="decorator",
+                target=name,
+                target_kind=kind,
+                function=self.enclosing_function_name(),
+                decorated=qualname,
+                options=tuple((kw.arg, ast.unparse(kw.value)) for kw in keywords if kw.arg),
+                option_kinds=tuple((kw.arg, self.expression_kind(kw.value)) for kw in keywords if kw.arg),
+                loop_vars=tuple(v for vs in self.loop_vars for v in vs),
+                in_loop=bool(self.loop_vars[-1]),
+            )
+        )
+
     def param(self, arg: ast.arg, kind: str, default: ast.AST | None) -> Param:
         annotation = expression_text(arg.annotation) if arg.annotation is not None else ""
         return Param(
@@ -1506,20 +1523,7 @@ class _Collector(ast.NodeVisitor):
                 keywords = self.with_alias_options(target, deco.keywords if isinstance(deco, ast.Call) else [])
                 if form == "optimize" and isinstance(deco, ast.Call) and deco.args:
                     keywords = list(keywords) + [ast.keyword(arg="backend", value=deco.args[0])]
-                self.compile_sites.append(
-                    CompileSite(
-                        span=span_of(deco, self.lines),
-                        form="decorator",
-                        target=node.name,
-                        target_kind="function",
-                        function=self.enclosing_function_name(),
-                        decorated=qualname,
-                        options=tuple((kw.arg, ast.unparse(kw.value)) for kw in keywords if kw.arg),
-                        option_kinds=tuple((kw.arg, self.expression_kind(kw.value)) for kw in keywords if kw.arg),
-                        loop_vars=tuple(v for vs in self.loop_vars for v in vs),
-                        in_loop=bool(self.loop_vars[-1]),
-                    )
-                )
+                self.record_decorator_site(deco, node.name, "function", qualname, keywords)
         scope_kind, _, data = self.scope
         if scope_kind == "module":
             self.record_binding(node.name, "function", node)
@@ -1620,20 +1624,7 @@ class _Collector(ast.NodeVisitor):
             target = deco.func if isinstance(deco, ast.Call) else deco
             if self.is_compile_callee(target) == "call":
                 keywords = self.with_alias_options(target, deco.keywords if isinstance(deco, ast.Call) else [])
-                self.compile_sites.append(
-                    CompileSite(
-                        span=span_of(deco, self.lines),
-                        form="decorator",
-                        target=node.name,
-                        target_kind="class",
-                        function=self.enclosing_function_name(),
-                        decorated=qualname,
-                        options=tuple((kw.arg, ast.unparse(kw.value)) for kw in keywords if kw.arg),
-                        option_kinds=tuple((kw.arg, self.expression_kind(kw.value)) for kw in keywords if kw.arg),
-                        loop_vars=tuple(v for vs in self.loop_vars for v in vs),
-                        in_loop=bool(self.loop_vars[-1]),
-                    )
-                )
+                self.record_decorator_site(deco, node.name, "class", qualname, keywords)
         is_enum = any(b in ENUM_BASES or b.rsplit(".", 1)[-1] in ENUM_BASES for b in bases)
         self.class_names.add(node.name)
         if is_enum:

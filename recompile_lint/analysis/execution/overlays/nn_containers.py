@@ -164,20 +164,17 @@ def _extend(interp, container: Instance, modules: object, where) -> None:
     _fill(interp, container, [(str(len(names) + i), m) for i, m in enumerate(found)], where)
 
 
-def _module_list(interp, frame, args, kwargs, node) -> object:
-    container = _new(interp, "torch.nn.ModuleList")
-    modules = args[0] if args else kwargs.get("modules")
-    if modules is not None and modules != Const(None):
-        _extend(interp, container, modules, None)
-    return container
+def _list_of(name: str, keyword: str):
+    """``nn.ModuleList(modules)`` / ``nn.ParameterList(values)``: the items given, in order."""
 
+    def handler(interp, frame, args, kwargs, node) -> object:
+        container = _new(interp, name)
+        items = args[0] if args else kwargs.get(keyword)
+        if items is not None and items != Const(None):
+            _extend(interp, container, items, None)
+        return container
 
-def _parameter_list(interp, frame, args, kwargs, node) -> object:
-    container = _new(interp, "torch.nn.ParameterList")
-    values = args[0] if args else kwargs.get("values")
-    if values is not None and values != Const(None):
-        _extend(interp, container, values, None)
-    return container
+    return handler
 
 
 def _sequential(interp, frame, args, kwargs, node) -> object:
@@ -265,7 +262,7 @@ def _sequential_forward(interp, frame, args, kwargs, node) -> object:
 
 
 HANDLERS = {
-    "torch.nn.ModuleList": _module_list,
+    "torch.nn.ModuleList": _list_of("torch.nn.ModuleList", "modules"),
     "torch.nn.Sequential": _sequential,
     "torch.nn.ModuleDict": _module_dict,
     "torch.nn.ModuleList.append": _append,
@@ -279,7 +276,7 @@ HANDLERS = {
     "torch.nn.ModuleDict.values": _dict_view("values"),
     "torch.nn.ModuleDict.items": _dict_view("items"),
     "torch.nn.ModuleDict.update": _update,
-    "torch.nn.ParameterList": _parameter_list,
+    "torch.nn.ParameterList": _list_of("torch.nn.ParameterList", "values"),
     "torch.nn.ParameterList.append": _append,
     "torch.nn.ParameterList.extend": _extend_method,
 }
