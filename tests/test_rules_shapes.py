@@ -3,12 +3,14 @@ where the evidence comes from, what keeps them silent, and what their findings c
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from helpers import lint_snippet
+from recompile_lint.analysis.facts import collect_facts
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
 from recompile_lint.models import Boundedness, Guard, Severity
@@ -24,6 +26,11 @@ def lint_project(tmp_path: Path, files: dict[str, str], *codes: str):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
     return lint_paths([str(tmp_path)], select(*codes))
+
+
+def _mutations(path: Path):
+    text = path.read_text(encoding="utf-8")
+    return collect_facts(ast.parse(text), str(path), path.stem, False, text).mutations
 
 
 def found(result, code: str) -> list[tuple[str, int]]:
@@ -393,6 +400,54 @@ def test_container_length_across_modules_and_sets(tmp_path):
     assert result.findings[0].subject.module == "state"
 
 
+
+
+@pytest.mark.parametrize("test", ["cache_key not in _cache", "not cache_key in _cache"])
+def test_a_memo_that_gains_a_key_once_is_no_length_change_on_every_call(tmp_path, test):
+    # Measured on torch 2.13: the first call adds the key, the second fails
+    # ``not ___dict_contains('transformers', G['_cache'])`` once, and no call after: 2 graphs,
+    # no length guard. A store that is not under that test still changes the length.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/imports.py": f"""
+            _cache = {{}}
+            _log = {{}}
+
+
+            def require(name, import_name=None):
+                cache_key = import_name or name
+                if {test}:
+                    _cache[cache_key] = True
+                if not _cache[cache_key]:
+                    raise ImportError(name)
+
+
+            def record(name, value):
+                _log[name] = value
+        """,
+        "pkg/ops.py": """
+            from pkg.imports import require
+
+
+            def clone(x):
+                require("transformers")
+                return x.clone()
+        """,
+        "test_ops.py": """
+            import torch
+
+            from pkg.ops import clone
+
+
+            def test_clone():
+                compiled = torch.compile(clone, backend="eager", fullgraph=True)
+                compiled(torch.randn(2))
+        """,
+    }
+    result = lint_project(tmp_path, files, "RCL203")
+    assert found(result, "RCL203") == []
+    facts_of = {m.name: m.op for m in _mutations(tmp_path / "pkg/imports.py") if m.kind == "length"}
+    assert facts_of == {"_log": "assign"}
 # ---- RCL301-RCL303 ---------------------------------------------------------------------------
 
 

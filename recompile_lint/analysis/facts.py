@@ -516,6 +516,9 @@ class _Collector(ast.NodeVisitor):
         self.loop_lines: list[list[int]] = [[]]  # per scope: lines of the loops around the current node
         self.toplevel_loop_calls: dict[tuple[str, tuple[int, ...]], None] = {}
         self.conditional_depth = 0  # module-level if/try nesting
+        # The tests of the ``if`` statements whose body is being visited, with the function
+        # scope each belongs to (``if key not in cache: cache[key] = ...``).
+        self.if_tests: list[tuple[ast.expr, int]] = []
         self.top_stmt: ast.stmt | None = None
         self.class_names: set[str] = set()
         self.enum_classes: set[str] = set()
@@ -1011,6 +1014,8 @@ class _Collector(ast.NodeVisitor):
             if b.name == ref[1]:
                 binding = b
         known_key = binding is not None and key is not None and binding.item_kind(str(key)) != ""
+        if op == "assign" and self.inserts_missing_key(target.value, key_node):
+            return
         if op == "delete" or (op == "assign" and not known_key and (binding is None or binding.kind != "list")):
             self.add_mutation(kind="length", module=ref[0], name=ref[1], key=str(key) if key is not None else "", line=line, column=col, op=op)
 
@@ -1111,9 +1116,36 @@ class _Collector(ast.NodeVisitor):
         is_main = isinstance(node, ast.If) and "__name__" in ast.unparse(node.test) if module_level else False
         if module_level and not is_main:
             self.conditional_depth += 1
-        self.generic_visit(node)
+        if isinstance(node, ast.If):
+            self.visit(node.test)
+            self.if_tests.append((node.test, len(self.function_scopes)))
+            for stmt in node.body:
+                self.visit(stmt)
+            self.if_tests.pop()
+            for stmt in node.orelse:
+                self.visit(stmt)
+        else:
+            self.generic_visit(node)
         if module_level and not is_main:
             self.conditional_depth -= 1
+
+    def inserts_missing_key(self, container: ast.expr, key: ast.expr) -> bool:
+        """Whether a store ``container[key] = ...`` runs only when the key is missing (``if
+        key not in container:``, in this function): a memo that gains each key once, its
+        length changed by a new key, never by the same one again."""
+        wanted, depth = ast.dump(key), len(self.function_scopes)
+        for test, at in reversed(self.if_tests):
+            if at != depth:
+                break
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Compare) and [type(o) for o in test.operand.ops] == [ast.In]:
+                left, right = test.operand.left, test.operand.comparators[0]
+            elif isinstance(test, ast.Compare) and [type(o) for o in test.ops] == [ast.NotIn]:
+                left, right = test.left, test.comparators[0]
+            else:
+                continue
+            if ast.dump(left) == wanted and dotted_name(right) == dotted_name(container) != "":
+                return True
+        return False
 
     visit_If = conditional
     visit_Try = conditional
