@@ -1104,3 +1104,35 @@ def test_a_class_decorated_with_torch_compile_compiles_its_instances_forward(tmp
     block = next(s for s in sites if s.site.span.line == 10)
     assert [r.model_class for r in block.regions] == ["blocks.Block"]
     assert ("dynamic", "True") in block.site.options
+
+
+def test_a_namespace_portion_inside_a_package_is_found_by_its_package_name(tmp_path):
+    # ``pkg/layers/lora/`` has no ``__init__`` but sits in a package: ``import
+    # pkg.layers.lora.linear`` finds it, and a script there still imports its siblings by name.
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/layers/__init__.py": "",
+        "pkg/layers/lora/linear.py": """
+            from torch import nn
+
+
+            class LoRALinear(nn.Module):
+                def forward(self, x):
+                    return x * 2
+        """,
+        "pkg/layers/lora/bench.py": """
+            import torch
+            from linear import LoRALinear
+
+            fast = torch.compile(LoRALinear())
+        """,
+        "pkg/train.py": """
+            import torch
+            from pkg.layers.lora.linear import LoRALinear
+
+            model = torch.compile(LoRALinear())
+        """,
+    })
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("pkg/train.py", 4)] == [("module", "linear.LoRALinear.forward")]
+    assert found[("pkg/layers/lora/bench.py", 4)] == [("module", "linear.LoRALinear.forward")]

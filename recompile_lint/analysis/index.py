@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator
 
 from recompile_lint.analysis.facts import Binding, ClassFacts, FunctionFacts, ModuleFacts, Mutation, collect_facts
 from recompile_lint.analysis import textscan
-from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, on_deep_stack, parse_error, parse_source, raise_recursion_limit, syntax_error
+from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, on_deep_stack, package_name_for, parse_error, parse_source, raise_recursion_limit, syntax_error
 from recompile_lint.analysis.textscan import Guarded, may_mutate
 from recompile_lint.models import FileError
 from recompile_lint.source import DEFAULT_MAX_FILE_BYTES, SourceError, decode_source, read_bytes, too_large
@@ -105,6 +105,9 @@ class ProjectIndex:
             self.module_names[path] = module
             if module:
                 self.by_module.setdefault(module, []).append(path)
+                qualified = package_name_for(module, root)
+                if qualified:
+                    self.by_module.setdefault(qualified, []).append(path)
         self._text: dict[str, str | None] = {}
         self._lines: dict[str, tuple[str, list[str]]] = {}
         self._facts: dict[str, ModuleFacts | None] = {}

@@ -59,6 +59,20 @@ def _packages_around(directory: str) -> tuple[tuple[str, ...], str]:
     return tuple(reversed(parts)), directory
 
 
+def package_name_for(module: str, root: str) -> str:
+    """The name ``module`` is also imported by when its root directory is a namespace portion
+    of a package (``pkg/layers/lora/`` with no ``__init__`` inside ``pkg/layers/``, which
+    has one): ``pkg.layers.lora.linear`` for ``linear``, else "". Its files keep their short
+    name too: a script there imports its siblings by theirs (``from model import Layer``)."""
+    parent, base = os.path.split(root)
+    if not module or not base.isidentifier() or parent == root:
+        return ""
+    if not (os.path.exists(os.path.join(parent, "__init__.py")) or os.path.exists(os.path.join(parent, "__init__.pyi"))):
+        return ""
+    packages, _ = _packages_around(parent)
+    return ".".join((*packages, base, module))
+
+
 def forget_package_layout() -> None:
     """Drop what ``module_name_for`` learnt of the directories (a new run may see new
     ``__init__`` files)."""
