@@ -207,20 +207,18 @@ class RegionFinder:
         return self._resolved(facts, site, entries, library, wrapper_body, reasons)
 
     def _decorated_class(self, facts: ModuleFacts, site: CompileSite) -> SiteResolution:
-        """``@torch.compile`` on a class: the forward (or ``__call__``) each instance runs,
-        its own or a base's; a torch module's forward where it keeps one."""
+        """``@torch.compile`` on a class: its instances, as ``torch.compile(instance)`` would
+        resolve them (the forward or ``__call__`` each runs, its own or a base's, or a torch
+        module's forward where it keeps one)."""
         cls = facts.cls(site.decorated)
         if cls is None:
             return SiteResolution(site, facts.path, reason="no-code", detail=site.decorated)
         model_class = f"{facts.module}.{cls.qualname}" if facts.module else cls.qualname
-        ref = self.index.class_method(facts, cls, "forward") or self.index.class_method(facts, cls, "__call__")
-        if ref is not None:
-            return self._resolved(facts, site, [(ref, "decorated", model_class, "")], [])
-        torch_base = self.flow.torch_base(facts, cls)
-        entry = entry_for(Value("torch-instance", ref=torch_base)) if torch_base and torch_base not in GENERIC_TORCH else None
-        if entry is None:
-            return SiteResolution(site, facts.path, reason="no-code", detail=model_class)
-        return self._resolved(facts, site, [], [LibraryRegion(entry, torch_base, site, facts.path, model_class, "library", "")])
+        entries: list = []
+        library: list = []
+        reasons: list = []
+        self._classify(Value("instance", ref=model_class, path=facts.path), site, facts, "decorated", "", entries, library, reasons, 0)
+        return self._resolved(facts, site, entries, library, reasons=reasons)
 
     def _classify(self, value: Value, site: CompileSite, facts: ModuleFacts, instance_form: str, container: str, entries: list, library: list, reasons: list, depth: int) -> None:
         """Sort one compiled value into an entry, a library region or a reason."""
