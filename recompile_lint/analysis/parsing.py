@@ -50,7 +50,7 @@ def _packages_around(directory: str) -> tuple[tuple[str, ...], str]:
     upwards that hold an ``__init__``. Asked for every file, answered once per directory
     (``forget_package_layout`` starts a run afresh)."""
     parts: list[str] = []
-    while os.path.exists(os.path.join(directory, "__init__.py")) or os.path.exists(os.path.join(directory, "__init__.pyi")):
+    while _has_init(directory):
         parent, base = os.path.split(directory)
         parts.append(base)
         if parent == directory:
@@ -59,24 +59,35 @@ def _packages_around(directory: str) -> tuple[tuple[str, ...], str]:
     return tuple(reversed(parts)), directory
 
 
+def _has_init(directory: str) -> bool:
+    return os.path.exists(os.path.join(directory, "__init__.py")) or os.path.exists(os.path.join(directory, "__init__.pyi"))
+
+
 def package_name_for(module: str, root: str) -> str:
     """The name ``module`` is also imported by when its root directory is a namespace portion
     of a package (``pkg/layers/lora/`` with no ``__init__`` inside ``pkg/layers/``, which
     has one): ``pkg.layers.lora.linear`` for ``linear``, else "". Its files keep their short
     name too: a script there imports its siblings by theirs (``from model import Layer``)."""
+    prefix = _namespace_package(root) if module else ""
+    return f"{prefix}.{module}" if prefix else ""
+
+
+@lru_cache(maxsize=4096)
+def _namespace_package(root: str) -> str:
+    """``pkg.layers.lora`` for a root directory ``pkg/layers/lora`` that is a namespace
+    portion of a package, else "" (once per root directory)."""
     parent, base = os.path.split(root)
-    if not module or not base.isidentifier() or parent == root:
-        return ""
-    if not (os.path.exists(os.path.join(parent, "__init__.py")) or os.path.exists(os.path.join(parent, "__init__.pyi"))):
+    if not base.isidentifier() or parent == root or not _has_init(parent):
         return ""
     packages, _ = _packages_around(parent)
-    return ".".join((*packages, base, module))
+    return ".".join((*packages, base))
 
 
 def forget_package_layout() -> None:
     """Drop what ``module_name_for`` learnt of the directories (a new run may see new
     ``__init__`` files)."""
     _packages_around.cache_clear()
+    _namespace_package.cache_clear()
 
 
 # What parsing raises on bad input: ast rejects some inputs with ValueError (NUL bytes), deep
