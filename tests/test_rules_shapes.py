@@ -315,6 +315,29 @@ def run(x, steps):
     assert lint_snippet(tmp_path, source, config=select("RCL202", "RCL204")).findings == ()
 
 
+def test_an_inner_loop_that_empties_before_filling_does_not_grow_in_the_outer_one(tmp_path):
+    # The outer loop's own statements do not grow ``parts``; the inner loop's fill follows its
+    # emptying (measured on torch 2.13 by the lab: one graph).
+    source = """
+import torch
+
+
+@torch.compile(dynamic=False)
+def total(x, parts):
+    return x * len(parts)
+
+
+def run(x, epochs, steps):
+    parts = {0: 1.0}
+    for epoch in range(epochs):
+        for step in range(steps):
+            parts.clear()
+            parts.update({step: 1.0})
+            total(x, parts)
+"""
+    assert lint_snippet(tmp_path, source, config=select("RCL202", "RCL204")).findings == ()
+
+
 def test_shape_arguments_are_rank_not_length(tmp_path):
     source = """
 import torch

@@ -385,7 +385,9 @@ def _loop_level(body: list[ast.stmt]) -> tuple[set[str], set[str]]:
     itself, before any growth of the name."""
     grown: set[str] = set()
     cleared: set[str] = set()
-    for index, stmt in enumerate(body):
+    for stmt in body:
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            continue  # a nested loop: its own level
         emptied = _emptied(stmt)
         if emptied is not None and emptied not in grown:
             cleared.add(emptied)
