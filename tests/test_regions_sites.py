@@ -1136,3 +1136,44 @@ def test_a_namespace_portion_inside_a_package_is_found_by_its_package_name(tmp_p
     found = by_line(resolve(tmp_path), tmp_path)
     assert found[("pkg/train.py", 4)] == [("module", "linear.LoRALinear.forward")]
     assert found[("pkg/layers/lora/bench.py", 4)] == [("module", "linear.LoRALinear.forward")]
+
+
+def test_a_package_in_a_top_level_namespace_package_is_found_by_its_full_name(tmp_path):
+    # ``src/org/core/`` is a package; ``src/org/`` has no ``__init__`` (a namespace package
+    # imported from ``src/``): ``from org.core.models import Net`` finds it. A module of that
+    # name elsewhere in the project is not shadowed by the namespace name.
+    write(tmp_path, {
+        "src/org/core/__init__.py": "",
+        "src/org/core/models.py": """
+            from torch import nn
+
+
+            class Net(nn.Module):
+                def forward(self, x):
+                    return x * 2
+        """,
+        "tests/test_net.py": """
+            import torch
+            from org.core.models import Net
+
+            fast = torch.compile(Net())
+        """,
+        "lib/org/__init__.py": "",
+        "lib/org/tools.py": """
+            from torch import nn
+
+
+            class Tool(nn.Module):
+                def forward(self, x):
+                    return x + 1
+        """,
+        "scripts/run_tool.py": """
+            import torch
+            from org.tools import Tool
+
+            fast = torch.compile(Tool())
+        """,
+    })
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("tests/test_net.py", 4)] == [("module", "core.models.Net.forward")]
+    assert found[("scripts/run_tool.py", 4)] == [("module", "org.tools.Tool.forward")]

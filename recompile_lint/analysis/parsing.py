@@ -18,6 +18,7 @@ in native code, where no recursion limit applies and the C stack simply overflow
 from __future__ import annotations
 
 import ast
+import keyword
 import os
 import sys
 import symtable
@@ -70,6 +71,20 @@ def package_name_for(module: str, root: str) -> str:
     name too: a script there imports its siblings by theirs (``from model import Layer``)."""
     prefix = _namespace_package(root) if module else ""
     return f"{prefix}.{module}" if prefix else ""
+
+
+def namespace_name_for(module: str, root: str) -> str:
+    """The name ``module`` has when its root directory is a top-level namespace package: a
+    directory with no ``__init__`` whose parent has none either, imported from the parent
+    (``src/fairchem/core/models.py``, root ``src/fairchem``: ``fairchem.core.models``), else
+    "". Any such root may be one (which directory is on ``sys.path`` is not written in the
+    project), so the index gives way to every other module of that name."""
+    if not module:
+        return ""
+    parent, base = os.path.split(root)
+    if parent == root or not base.isidentifier() or keyword.iskeyword(base) or _has_init(parent):
+        return ""
+    return f"{base}.{module}"
 
 
 @lru_cache(maxsize=4096)
