@@ -1186,3 +1186,60 @@ def test_each_python_value_that_changes_at_a_recompile_is_a_cause_of_its_own(tmp
     sources = {f.guard.source for f in findings if f.guard is not None}
     assert {"L['t']", "L['t_prev']", "L['phase']"} <= sources
     assert "L['phase'].value" not in sources  # read off a member that changes: the same cause
+
+
+def test_a_global_enum_key_set_to_the_value_it_already_has_is_no_recompile(tmp_path):
+    # Compiled code looks a global Enum member up in a dict; a method run between calls sets the
+    # global, through its module, to the one member a schedule holds. The run reads the member
+    # through the dict's key guard (``list(dict.keys(G['TABLE']))[0] is G['MODE']``): that is
+    # the member's value at every call, so the write is shown to give the value it had.
+    # torch 2.13: one graph.
+    root = write(
+        tmp_path,
+        {
+            "modes.py": """
+            import enum
+
+            class Mode(enum.Enum):
+                FAST = 1
+                SLOW = 2
+
+            SCHEDULE = (Mode.FAST,)
+            ORDER = (0,) * 12
+            """,
+            "blocks.py": """
+            import modes
+
+            MODE = modes.Mode.FAST
+            TABLE = {modes.Mode.FAST: 1.0, modes.Mode.SLOW: 0.5}
+
+            def block(x):
+                return x * TABLE[MODE]
+            """,
+            "run.py": """
+            import torch
+
+            import blocks
+            import modes
+
+            class Stepper:
+                def update(self, i):
+                    blocks.MODE = modes.SCHEDULE[modes.ORDER[i]]
+
+            def main():
+                fast = torch.compile(blocks.block, backend="eager")
+                stepper = Stepper()
+                for i in range(12):
+                    stepper.update(i)
+                    fast(torch.randn(4))
+
+            if __name__ == "__main__":
+                main()
+            """,
+        },
+    )
+    assert [(f.code, f.severity.value) for f in lint(root)] == []
+    modes = root / "modes.py"
+    modes.write_text(modes.read_text().replace("(Mode.FAST,)", "(Mode.FAST, Mode.SLOW)").replace("(0,) * 12", "(0,) * 6 + (1,) * 6"))
+    [finding] = lint(root)
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL101", "warning", "G['TABLE']")

@@ -460,6 +460,9 @@ def from_recompile(found: Recompile, guard: PredictedGuard) -> Risk | None:
         guard = replace(guard, guard=Guard("TENSOR_MATCH", source, change or guard.guard.detail))
     elif kind in ("", "none"):
         kind = value_kind(guard, found.evidence)
+    if found.guard.key_of and found.guard.source != guard.guard.source:
+        # The member that keys a dict fails the dict's key guard: spelled as Dynamo reports it.
+        guard = replace(guard, guard=Guard(found.guard.kind, found.guard.source, guard.guard.detail))
     return Risk(guard, found.evidence, kind, found.graphs, run=True)
 
 

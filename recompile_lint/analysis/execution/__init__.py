@@ -99,7 +99,13 @@ class Execution:
         if not self.enabled:
             return None
         self.run_entries_of(guard.region)
-        return self._found.get((region_key(guard.region), guard.guard.source))
+        key = region_key(guard.region)
+        found = self._found.get((key, guard.guard.source))
+        if found is None:
+            # A member that keys a dict is guarded through the dict's key guard, spelled on the
+            # dict (``list(dict.keys(G['TABLE']))[0] is G['MODE']``): that recompile is its.
+            found = next((f for (k, _), f in self._found.items() if k == key and f.guard.key_of == guard.guard.source), None)
+        return found
 
     def evidence(self, guard: PredictedGuard) -> Evidence | None:
         found = self.recompile(guard)

@@ -450,6 +450,9 @@ class RegionCaches(Observer):
             self.unguarded[(key, source)] = self.unguarded.get((key, source), 0) + 1
         for source, guard in guards.items():
             self.values.setdefault((key, source), []).append(_same_key(interpreter, guard))
+            if guard.key_of and guard.key_of not in guards:
+                # A dict's key guard checks the member its key is: that member's value too.
+                self.values.setdefault((key, guard.key_of), []).append(_same_key(interpreter, guard))
             if source in trace.chunks:
                 self.chunks.setdefault((key, source), []).append((guard.value, trace.chunks[source]))
             if guard.branch:
