@@ -1243,3 +1243,47 @@ def test_a_global_enum_key_set_to_the_value_it_already_has_is_no_recompile(tmp_p
     modes.write_text(modes.read_text().replace("(Mode.FAST,)", "(Mode.FAST, Mode.SLOW)").replace("(0,) * 12", "(0,) * 6 + (1,) * 6"))
     [finding] = lint(root)
     assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL101", "warning", "G['TABLE']")
+
+
+def test_a_value_a_wrapper_hands_on_through_args_and_kwargs_is_changed_where_its_caller_wrote_it(tmp_path):
+    # The compiled block gets ``level`` through an outer module's ``forward(x, *args, **kwargs)``;
+    # the change between calls is the write to ``state.level``, not the wrapper's forwarding call.
+    root = write(
+        tmp_path,
+        {
+            "run.py": """
+            import types
+
+            import torch
+            from torch import nn
+
+            class Block(nn.Module):
+                def forward(self, x, scale, *, level):
+                    return x * level + scale
+
+            class Outer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.block = Block()
+
+                def forward(self, x, *args, **kwargs):
+                    return self.block(x, *args, **kwargs)
+
+            def main():
+                state = types.SimpleNamespace(level=1, scale=2)
+                net = Outer()
+                net.block.compile(backend="eager")
+                for i in range(12):
+                    state.level = i
+                    state.scale = i * 2
+                    net(torch.randn(4), state.scale, level=state.level)
+
+            if __name__ == "__main__":
+                main()
+            """
+        },
+    )
+    found = {f.guard.source: f for f in lint(root)}
+    writes = {source: [loc.line for loc in f.evidence if loc.role == "write"] for source, f in found.items()}
+    assert writes["L['level']"] == [24]
+    assert writes["L['scale']"] == [25]

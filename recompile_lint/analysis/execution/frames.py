@@ -24,6 +24,20 @@ class Frame:
     yields: list[object] | None = None  # a generator's body being run: the values it yielded so far
 
 
+@dataclass(frozen=True)
+class FrameCall:
+    """The call that made a function's frame, as written: the calling frame and node, the
+    function, how many arguments precede the written ones (a receiver, a partial's), and the
+    values the node passed by position and by name."""
+
+    caller: Frame
+    node: object  # the ``ast.Call``
+    function: object  # the ``Function`` called
+    offset: int
+    values: list[object]
+    keywords: dict[str, object]
+
+
 class Return(Exception):
     def __init__(self, value: object):
         self.value = value

@@ -30,7 +30,7 @@ import operator
 from typing import Callable, Protocol
 
 from recompile_lint.analysis.execution.builtins import NAMES as BUILTIN_NAMES
-from recompile_lint.analysis.execution.frames import Break, Continue, Frame, GeneratorFull, OutOfBudget, Raised, Return
+from recompile_lint.analysis.execution.frames import Break, Continue, Frame, FrameCall, GeneratorFull, OutOfBudget, Raised, Return
 from recompile_lint.analysis.execution.heap import Heap
 from recompile_lint.analysis.execution.overlays import TABLE, nn_containers, nn_module, records, torch_compile, torch_shapes
 from recompile_lint.analysis.execution.overlays.torch_tensor import arithmetic as tensor_arithmetic
@@ -172,6 +172,8 @@ class Interpreter:
         self.returned_from: dict[tuple[int, str], Location] = {}  # (locals, name) -> the return that gave its value
         self.call_writes: dict[str, list[Location]] = {}  # parameter -> writes of what the compiled call passes
         self.call_lines: list[tuple[str, int]] = []  # (file, line) of each call being run, outermost first
+        self._calling: tuple[Frame, ast.AST, list[object], dict[str, object]] | None = None  # the call being made, as written
+        self.frame_calls: dict[int, FrameCall] = {}  # a function frame's locals -> the call that made it
         self.grad_modes: list[object] = []  # the grad-mode and autocast contexts entered
         self.decorated_modes: dict[CodeRef, ContextValue] = {}  # functions a grad-mode context decorates
         self.traced: set[tuple[str, int]] = set()  # (file, line) of expressions compiled code ran
@@ -897,6 +899,10 @@ class Interpreter:
         frame = Frame(function.code.path, function.code.qualname, cells, globals_addr, function.closure, depth)
         if caller is not None:
             frame.loops = list(caller.loops)
+            calling = self._calling
+            if calling is not None and calling[0] is caller and len(args) >= len(calling[2]):
+                # How this frame was called, for what it hands on (``f(x, *args, **kwargs)``).
+                self.frame_calls[cells] = FrameCall(caller, calling[1], function, len(args) - len(calling[2]), calling[2], calling[3])
         if self.compiling and self.observer is not None and not self.probing:
             self.observer.on_frame(self, frame, function, args, bound, caller)
         if isinstance(node, ast.Lambda):
@@ -1029,36 +1035,71 @@ class Interpreter:
     def passed_writes(self, frame: Frame, function: Function, offset: int, node: ast.AST, values: list[object] | None = None, keywords: dict[str, object] | None = None) -> dict[str, list[Location]]:
         """For each parameter a compiled call passes a local name to, the writes that gave that
         local its value: its assignment and, for ``x = helper(...)``, the helper's ``return``;
-        for an attribute of a named object (``state.k``), the write of the slot it reads."""
+        for an attribute of a named object (``state.k``), the write of the slot it reads. What
+        the caller hands on from its own ``*args`` / ``**kwargs`` is followed to the call that
+        passed it (``self.block(x, *args, **kwargs)`` in a wrapper's ``forward``)."""
+        out: dict[str, list[Location]] = {}
+        for parameter, (where, arg, value) in self.passed_arguments(frame, function, offset, node, values, keywords).items():
+            if parameter.startswith("*"):
+                continue
+            if isinstance(arg, ast.Attribute) and value is not _MISSING:
+                write = self.slot_write(where, arg, value)
+                if write is not None:
+                    out[parameter] = [write]
+                continue
+            if not isinstance(arg, ast.Name) or not self.heap.has(where.locals, arg.id):
+                continue
+            writes = [self.heap.origin(where.locals, arg.id), self.returned_from.get((where.locals, arg.id))]
+            found = [w for w in writes if w is not None]
+            if found:
+                out[parameter] = found
+        return out
+
+    def passed_arguments(self, frame: Frame, function: Function, offset: int, node: ast.AST, values: list[object] | None,
+                         keywords: dict[str, object] | None, depth: int = 0) -> dict[str, tuple[Frame, ast.expr, object]]:
+        """Each parameter of ``function`` the call ``node`` (in ``frame``) names, with the
+        frame and expression that give it and the value passed (``_MISSING`` where not known);
+        ``*k`` for the k-th argument past the named positions. An argument the call hands on
+        from its frame's own ``*args`` / ``**kwargs`` is the one the frame's caller wrote."""
         code = self.codes.get(function.code)
         if not isinstance(node, ast.Call) or code is None or not hasattr(code, "args"):
             return {}
         spec = code.args  # type: ignore[attr-defined]
         positional = [a.arg for a in spec.posonlyargs + spec.args]
-        named: list[tuple[str, ast.expr]] = []
-        for index, arg in enumerate(node.args):
-            if isinstance(arg, ast.Starred):
-                break
-            if index + offset < len(positional):
-                named.append((positional[index + offset], arg))
-        named += [(k.arg, k.value) for k in node.keywords if k.arg]
-        out: dict[str, list[Location]] = {}
-        passed: dict[ast.expr, object] = {}
-        if not any(isinstance(a, ast.Starred) for a in node.args):
-            passed = dict(zip(node.args, values or ()))
-        passed.update({k.value: (keywords or {})[k.arg] for k in node.keywords if k.arg in (keywords or {})})
-        for parameter, arg in named:
-            if isinstance(arg, ast.Attribute) and arg in passed:
-                write = self.slot_write(frame, arg, passed[arg])
-                if write is not None:
-                    out[parameter] = [write]
-                continue
-            if not isinstance(arg, ast.Name) or not self.heap.has(frame.locals, arg.id):
-                continue
-            writes = [self.heap.origin(frame.locals, arg.id), self.returned_from.get((frame.locals, arg.id))]
-            found = [w for w in writes if w is not None]
-            if found:
-                out[parameter] = found
+        spread = next((i for i, a in enumerate(node.args) if isinstance(a, ast.Starred)), None)
+        known = values if spread is None and values is not None else []
+        out: dict[str, tuple[Frame, ast.expr, object]] = {}
+        for index, arg in enumerate(node.args[:spread]):
+            name = positional[index + offset] if index + offset < len(positional) else f"*{index + offset - len(positional)}"
+            out[name] = (frame, arg, known[index] if index < len(known) else _MISSING)
+        for keyword in node.keywords:
+            if keyword.arg:
+                out[keyword.arg] = (frame, keyword.value, (keywords or {}).get(keyword.arg, _MISSING))
+        made = self.frame_calls.get(frame.locals) if depth < 4 else None
+        own = getattr(self.codes.get(made.function.code), "args", None) if made is not None else None
+        if made is None or own is None:
+            return out
+        handed: dict[str, tuple[Frame, ast.expr, object]] | None = None
+
+        def outer() -> dict[str, tuple[Frame, ast.expr, object]]:
+            nonlocal handed
+            if handed is None:
+                handed = self.passed_arguments(made.caller, made.function, made.offset, made.node, made.values, made.keywords, depth + 1)
+            return handed
+
+        own_names = {a.arg for a in own.posonlyargs + own.args + own.kwonlyargs}
+        for keyword in node.keywords:
+            if keyword.arg is None and own.kwarg is not None and isinstance(keyword.value, ast.Name) and keyword.value.id == own.kwarg.arg:
+                for name, item in outer().items():
+                    if not name.startswith("*") and name not in own_names:
+                        out.setdefault(name, item)
+        if spread is not None and spread == len(node.args) - 1 and own.vararg is not None:
+            starred = node.args[spread].value  # type: ignore[attr-defined]
+            if isinstance(starred, ast.Name) and starred.id == own.vararg.arg:
+                for k, name in enumerate(positional[spread + offset :]):
+                    item = outer().get(f"*{k}")
+                    if item is not None:
+                        out.setdefault(name, item)
         return out
 
     def slot_write(self, frame: Frame, node: ast.Attribute, value: object) -> Location | None:
@@ -1084,10 +1125,14 @@ class Interpreter:
     def call(self, frame: Frame, callee: object, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         self.tick()
         self.call_lines.append((frame.path, getattr(node, "lineno", 0)))
+        outer = self._calling
+        if outer is None or outer[1] is not node:
+            self._calling = (frame, node, args, kwargs)  # as written: a method's receiver is not in ``args``
         try:
             return self.call_here(frame, callee, args, kwargs, node)
         finally:
             self.call_lines.pop()
+            self._calling = outer
 
     def call_here(self, frame: Frame, callee: object, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         if isinstance(callee, Function):
