@@ -46,8 +46,8 @@ def test_the_same_seed_gives_the_same_programs_byte_for_byte():
 
 # The stored proofs are keyed by program text: the runs they hold must regenerate unchanged.
 # A change here voids bench/lab's proofs of those runs (re-prove them in the same change).
-FROZEN_RUNS = {(0, 900): "fb40fd0b55a5da44", (7, 900): "36760618662c9882", (1, 300): "2214871dc3244c98",
-               (3, 50): "994df6f74da6c067"}
+FROZEN_RUNS = {(0, 900): "779dec108d367392", (7, 900): "735969d15aea9fe3", (1, 300): "b6bcd3a579afbdb2",
+               (3, 50): "5fd9b515b6a17e32"}
 
 
 @pytest.mark.parametrize(("seed", "count"), sorted(FROZEN_RUNS))
@@ -346,10 +346,33 @@ def test_the_generator_page_names_every_value_of_the_grid():
     ({"location": "dict-keys", "type": "str", "use": "arithmetic"}, "read by"),
     ({"location": "namedtuple-field", "writer": "setattr-apply"}, "_replace"),
     ({"writer": "holder-module", "modules": "one"}, "imports no module"),
+    ({"location": "global", "writer": "instances"}, "not one per object"),
+    ({"location": "class-attribute", "writer": "instances"}, "not one per object"),
+    ({"location": "keyword-argument", "writer": "instances"}, "passed at the call"),
 ])
 def test_combinations_that_cannot_be_written_say_why(assignment, says):
     reason = grid.why_invalid(assignment)
     assert reason is not None and says in reason
+
+
+def test_an_instances_program_builds_one_object_per_value_and_writes_nothing_between_calls(seed0):
+    programs = [p for p in seed0 if p.dim("writer") == "instances"]
+    assert {p.dim("location") for p in programs} == set(grid.INSTANCE_LOCATIONS)
+    for program in programs:
+        run = dict(program.files)["run.py"]
+        main = run[run.index("def main():"):]
+        build, _, calls = main.partition("    for slot in range(")[2].partition("\n    for ")
+        assert build, program.key
+        # The change is the value each object is given as it is built, before the calls (a
+        # closure's is its setter's assignment, called there).
+        if program.change is not None and program.dim("location") != "closure" and program.dim("variant") != "rebuilt":
+            path, line = program.change
+            assert path == "run.py" and ("[slot]" in run.splitlines()[line - 1] or "[0]" in run.splitlines()[line - 1]), program.key
+        # Each call takes an object from the list; no line of the calling loop writes a value.
+        pool = build.split(".append(")[0].split()[-1]
+        assert f"= {pool}[" in main, program.key
+    compiled_each = [p for p in programs if p.dim("location") in ("module-attribute", "closure")]
+    assert compiled_each and all("for slot in range(" in dict(p.files)["run.py"] for p in compiled_each)
 
 
 def test_combinations_that_can_be_written_are_not_refused():

@@ -77,6 +77,7 @@ HOLDER_CLASSES = ("Stepper", "Controller", "Coordinator", "Manager", "Updater")
 HOLDER_METHODS = ("advance", "update", "tick", "step_to")
 PROPERTY_CLASSES = ("Knobs", "Dials", "Controls", "Levers")
 BASE_OPS = ("{x} = torch.relu({x})", "{x} = {x} * 0.5", "{x} = torch.tanh({x})", "{x} = {x} + 1")
+POOL_NAMES = ("replicas", "members", "copies", "variants", "shards", "workers", "layers_", "units")
 DTYPES = ("float32", "float64", "float16", "bfloat16")
 
 
@@ -296,6 +297,7 @@ class _Names:
     container_list: bool
     aliased: bool  # compiled code reads the value's object through a local it assigns
     nest: str  # one of NESTS: the module container the compiled module's block sits in
+    pool: str  # the list of objects an ``instances`` program builds, one per value
 
 
 def _draw_names(rng: random.Random, suffix: str) -> _Names:
@@ -343,6 +345,7 @@ def _draw_names(rng: random.Random, suffix: str) -> _Names:
         aliased=rng.random() < 0.3,
         # Drawn after it, for the same reason: a program without a module reach is unchanged.
         nest=_draw_nest(rng),
+        pool=rng.choice(POOL_NAMES),
     )
 
 
@@ -1076,6 +1079,10 @@ class _Writer:
                                  [f"return {n.carrier}._replace({self.name}={value(n.loop)})" + CHANGE]) + [""]
                 return defs, [], lambda i, nested: ([HOIST + f"nonlocal {n.carrier}"] if nested else []) + \
                     [f"{n.carrier} = {helper}({n.carrier}, {i})"]
+            if ref is None and loc in grid.ARGUMENT_LOCATIONS:
+                # The argument's tensor is main()'s local: the helper fills the one it is given.
+                defs = _function(f"def {helper}(target, {n.loop}):", [f"target.fill_({value(n.loop)})" + CHANGE]) + [""]
+                return defs, [], lambda i, nested: [f"{helper}({self.name}, {i})"]
             if ref is None or ref.startswith(("sys.", "m.", "c.")) or self._is_module_object(ref):
                 defs = _function(f"def {helper}({n.loop}):", self.write_via(ref, value(n.loop))) + [""]
                 return defs, [], lambda i, nested: [f"{helper}({i})"]
@@ -1137,6 +1144,45 @@ class _Writer:
         setup.append(f"stepper = {n.holder_class}({made})")
         return defs, setup, lambda i, nested: [f"stepper.{method}({i})"]
 
+    @property
+    def compiled_per_instance(self) -> bool:
+        """Whether each object is compiled on its own (a module holding the value, a closure's
+        function): otherwise the objects are carriers passed to one compiled callee."""
+        return self.loc in ("module-attribute", "closure")
+
+    def instances_code(self, carrier_lines: list[str], ref: str | None, compile_lines: list[str],
+                       callee: str) -> tuple[list[str], list[str], Callable[[str, bool], list[str]]]:
+        """The ``instances`` writer: main() builds one object per value (its own module or
+        function where each is compiled, else a carrier for the one compiled callee), each set to
+        its value once; call ``i`` takes the object the schedule names. No object changes after
+        it is built. (module-level definitions, main()'s setup lines, invoke(i, nested) -> lines)."""
+        n, pool = self.n, self.n.pool
+        assert ref is not None, self.loc
+        names = []
+        if self.compiled_per_instance:
+            names.append(callee.split("[")[0])
+            if self.reach in grid.MODULE_REACHES:
+                names.append("net")
+        else:
+            names.append(n.carrier)
+        names = list(dict.fromkeys(names))
+        held = names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
+        if self.twin == "rebuilt":
+            value = self.value_at("slot")
+        else:
+            home = self.schedule_home()
+            value = f"{self.ref('R', home, n.values)}[{'0' if self.twin == 'fixed' else 'slot'}]"
+        # Each object is set to its value as soon as it exists, before it is compiled.
+        made = compile_lines[:1] if self.compiled_per_instance and self.reach in grid.MODULE_REACHES else []
+        compiled = compile_lines[len(made):] if self.compiled_per_instance else []
+        build = carrier_lines + made + self.write_via(ref, value) + compiled
+        setup = [f"{pool} = []", f"for slot in range({self.k}):"] + _ind(build + [f"{pool}.append({held})"])
+        if self.twin == "rebuilt":
+            pick = f"{pool}[{{i}} % {self.k}]"
+        else:
+            pick = f"{pool}[{self.ref('R', self.schedule_home(), n.order)}[{{i}}]]"
+        return [], setup, lambda i, nested: [f"{', '.join(names)} = {pick.format(i=i)}"]
+
     def _is_module_object(self, ref: str) -> bool:
         return ref in (self.n.model_module, self.n.config_module, "m", "c") or ref.startswith(
             (self.n.model_module + ".", self.n.config_module + "."))
@@ -1146,7 +1192,13 @@ class _Writer:
         n = self.n
         carrier_lines, ref = self.carrier_setup()
         compile_top, compile_lines, callee = self.compile_setup()
-        writer_defs, writer_setup, invoke = self.writer_code(ref)
+        if self.writer == "instances":
+            writer_defs, writer_setup, invoke = self.instances_code(carrier_lines, ref, compile_lines, callee)
+            carrier_lines = []
+            if self.compiled_per_instance:
+                compile_lines = []
+        else:
+            writer_defs, writer_setup, invoke = self.writer_code(ref)
         top = list(compile_top)
         schedule = self.schedule_lines() if self.schedule_home() == "R" else []
         top = schedule + top + writer_defs
@@ -1156,7 +1208,7 @@ class _Writer:
         if self.twin == "dynamic":
             source = self.dynamic_source()
             before.append(f'torch.compiler.config.dynamic_sources = "{source}"')
-        if self.twin == "fixed":
+        if self.twin == "fixed" and self.writer != "instances":
             before += invoke("0", False)
         if self.twin == "outside":
             before.append(f"{n.audit}_outside = []")
@@ -1165,7 +1217,8 @@ class _Writer:
             lines = [f"{x} = torch.randn(8, 8)"] if make_x else []
             if self.options == "mark-dynamic":
                 lines.append(f"torch._dynamo.mark_dynamic({x}, 0)")
-            if self.twin != "fixed" and not (self.writer == "callback" and self.driver == "trainer"):
+            if self.writer == "instances" or (
+                    self.twin != "fixed" and not (self.writer == "callback" and self.driver == "trainer")):
                 lines += invoke(i, nested)
             lines.append(call)
             if self.twin == "outside":

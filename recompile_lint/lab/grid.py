@@ -56,6 +56,8 @@ ORGANISATION_DIMENSIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "holder-module",      # a method of another object that reaches it through a module imported by name
         "holder-container",   # ... through an element of a container it holds
         "holder-factory",     # ... through a factory's return value
+        "instances",          # none: each object holds its own value, and the calls go to several
+                              # objects that share one compiled code object (per-layer indices)
     )),
     ("reach", (
         "decorator", "decorator-options", "compile-fn", "compile-model", "model-compile",
@@ -142,6 +144,8 @@ WRITERS_BY_LOCATION_KIND = {
     "positional-argument": frozenset({"loop", "helper", "callback", "property"}),
     "keyword-argument": frozenset({"loop", "helper", "callback", "property"}),
 }
+# Where each object can hold its own value: a module, a carrier object or container, a closure.
+INSTANCE_LOCATIONS = HELD_OBJECT_LOCATIONS - {"class-attribute"} | {"closure"}
 
 
 def _why_use_reason(type_: str, use: str) -> str:
@@ -243,6 +247,12 @@ def _location_modules(location: str, modules: str) -> str | None:
 
 
 def _location_writer(location: str, writer: str) -> str | None:
+    if writer == "instances":
+        if location in INSTANCE_LOCATIONS:
+            return None
+        if location in MODULE_LEVEL_LOCATIONS:
+            return "a module-level value (a global, a class attribute) is one value, not one per object"
+        return "an argument is passed at the call, not held by an object"
     allowed = WRITERS_BY_LOCATION_KIND.get(location)
     if allowed is not None:
         if writer in allowed:
