@@ -1287,3 +1287,69 @@ def test_a_value_a_wrapper_hands_on_through_args_and_kwargs_is_changed_where_its
     writes = {source: [loc.line for loc in f.evidence if loc.role == "write"] for source, f in found.items()}
     assert writes["L['level']"] == [24]
     assert writes["L['scale']"] == [25]
+
+
+PER_LAYER = """
+import torch
+from torch import nn
+
+seen = []
+
+@torch.compiler.disable
+def note(t):
+    seen.append(t.shape)
+
+class Block(nn.Module):
+    def __init__(self, i):
+        super().__init__()
+        self.idx = i
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.lin(x)
+        note(x)
+        return x * self.idx
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(i) for i in range(n)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+def main():
+    fast = torch.compile(Model(12), backend="eager")
+    for _ in range(3):
+        fast(torch.randn(4, 8))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_block_that_breaks_the_graph_is_a_frame_of_its_own_shared_by_every_block(tmp_path):
+    # Measured on torch 2.13: the disabled call in the inlined block breaks the compiled
+    # model's frame at the block's call, so ``Block.forward`` compiles on its own, one cache for
+    # all twelve blocks: its resume function recompiles on ``self.idx == 0``, ``== 1``, ... and
+    # hits the limit; the block's input gains requires_grad after the first block (2 graphs).
+    root = write(tmp_path, {"run.py": PER_LAYER})
+    found = {f.guard.source: f for f in lint(root)}
+    idx = found["L['self'].idx"]
+    assert (idx.code, idx.severity.value, idx.line, idx.region) == ("RCL104", "error", 20, "run.Block.forward")
+    assert any(loc.role == "write" and loc.line == 14 for loc in idx.evidence)  # ``self.idx = i``
+    site = next(loc for loc in idx.evidence if loc.role == "compile-site")
+    assert "`run.Model.forward` is compiled here; `run.Block.forward` breaks its graph at line 19" in site.note
+    assert "remove the graph break (line 19)" in idx.message
+    x = found["L['x']"]
+    assert (x.code, x.severity.value) == ("RCL201", "warning")
+    # Without the break the model inlines every block: each index is a constant of one graph.
+    (root / "run.py").write_text(textwrap.dedent(PER_LAYER).replace("        note(x)\n        return", "        return"))
+    assert lint(root) == []
+    # A break in the compiled frame itself resumes there; the blocks are still inlined.
+    moved = PER_LAYER.replace("        note(x)\n        return", "        return").replace(
+        "        for block in self.blocks:", "        note(x)\n        for block in self.blocks:")
+    (root / "run.py").write_text(textwrap.dedent(moved))
+    assert lint(root) == []

@@ -47,11 +47,20 @@ class CompiledRegion:
     # For per-block compiles (an instance taken from a container), the container as written
     # (``model.layers``); "" otherwise.
     container: str = ""
+    # For a function the execution stage finds run as a frame of its own (a graph break in it
+    # while the compiled region inlined it): the compiled region's name, and the break's line.
+    frame_of: str = ""
+    break_at: Location | None = None
 
     def site_location(self) -> Location:
         """Where the compiled object is made, as a finding's location."""
         span = self.site.span
-        return Location(self.site_path, span.line, span.column, "compile-site", f"`{self.name}` is compiled here", span.end_line, span.end_column)
+        note = f"`{self.name}` is compiled here"
+        if self.frame_of:
+            where = f" at line {self.break_at.line}" if self.break_at is not None else ""
+            note = (f"`{self.frame_of}` is compiled here; `{self.name}` breaks its graph{where}, so Dynamo "
+                    f"runs each call of it as a frame of its own, with one cache for every caller")
+        return Location(self.site_path, span.line, span.column, "compile-site", note, span.end_line, span.end_column)
 
     @property
     def dynamic(self) -> str | None:

@@ -79,6 +79,12 @@ def report(ctx: "ProjectContext", risk: Risk, message: str, fix: str, at: Locati
         evidence.append(Location(guard.use.path, guard.use.line, guard.use.column, "use", "Dynamo names this line when the guard fails", guard.use.end_line, guard.use.end_column))
     evidence.append(risk.region.site_location())
     unbounded = risk.unbounded
+    region = risk.region
+    if region.frame_of:
+        # A frame of its own only because of a graph break: without it, the compiled region
+        # inlines the function again and reads the value in its own graph.
+        where = f" (line {region.break_at.line})" if region.break_at is not None else ""
+        fix = f"{fix}; or remove the graph break{where}, so that `{region.frame_of}` inlines `{region.name}` again"
     ctx.report(
         primary.path,
         Span(primary.line, primary.column, primary.end_line or primary.line, primary.end_column or primary.column),

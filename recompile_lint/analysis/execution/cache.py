@@ -11,6 +11,7 @@ its evidence is the write (or the call's binding) that gave it the new value.
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from dataclasses import dataclass, field, replace
@@ -41,6 +42,7 @@ from recompile_lint.analysis.execution.values import (
 )
 from recompile_lint.analysis import measured
 from recompile_lint.analysis.guards import PredictedGuard
+from recompile_lint.analysis.index import FunctionRef
 from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.analysis.variation import Evidence
 from recompile_lint.models import Location
@@ -149,6 +151,23 @@ class RegionTable:
         self.by_entry: dict[tuple[str, str], list[tuple[tuple, CompiledRegion]]] = {}
         for key, region in self.keyed.items():
             self.by_entry.setdefault((key[0], key[1]), []).append((key, region))
+        # Functions whose traced body breaks the graph below a compiled frame (a disabled call
+        # in an inlined callee): Dynamo runs each call of them as a frame of its own.
+        self.breaking: dict[CodeRef, Location] = {}  # the function -> where its graph breaks
+
+    def frame_region(self, root_key: tuple, code: CodeRef, name: str) -> tuple:
+        """The region of ``code`` run as a frame of its own under the compile site of the
+        region ``root_key``: one cache per code object and site, whatever instance or caller
+        runs it (made the first time it is asked for)."""
+        key = (code.path, code.qualname, root_key[2], root_key[3])
+        if key not in self.keyed:
+            root = self.keyed[root_key]
+            ref = FunctionRef(code.path, code.qualname)
+            region = replace(root, entry=ref, name=name, reached=((ref, 0, None),), model_class="", container="",
+                             frame_of=root.frame_of or root.name, break_at=self.breaking.get(code))
+            self.keyed[key] = region
+            self.by_entry.setdefault((key[0], key[1]), []).append((key, region))
+        return key
 
 
 @dataclass(frozen=True)
@@ -326,6 +345,49 @@ class RegionCaches(Observer):
         self.warm: dict[tuple, int] = {}
         self.emptied: dict[tuple, int] = {}
         self._reset: set[tuple] = set()  # regions called, then reset, not called since
+
+    def on_break(self, interpreter, frame: Frame, node: ast.AST | None = None) -> None:
+        """A graph break in an inlined callee: Dynamo breaks its caller at the call, and so on up
+        to the compiled frame, so each function between them runs as a frame of its own from
+        then on (measured on torch 2.13: a block's ``forward`` with a disabled call, inlined
+        from a compiled model's loop over its blocks, compiles on its own, with a cache that
+        every block shares, ``self.idx == 0``, ``self.idx == 1``, ...). A break in the compiled
+        frame itself resumes in that frame's own resume function."""
+        if not self.tracer.traces:
+            return
+        chain: list[CodeRef] = []
+        current = frame
+        while current.locals not in self.tracer.compiled_frames:
+            made = interpreter.frame_calls.get(current.locals)
+            if made is None or not isinstance(made.function, Function) or len(chain) >= 8:
+                return  # how this frame was entered is not known: nothing is claimed
+            chain.append(made.function.code)
+            current = made.caller
+        where = interpreter.location(frame, node, "call") if node is not None else None
+        for code in chain:
+            self.table.breaking.setdefault(code, where)  # type: ignore[arg-type]
+
+    def own_frame(self, interpreter, callee: Function) -> CompiledValue | None:
+        if callee.code not in self.table.breaking or not self.tracer.traces:
+            return None
+        trace = self.tracer.traces[-1]
+        if callee.code == trace.function.code or not trace.region_keys:
+            return None
+        root_key = trace.region_keys[0]
+        key = self.table.frame_region(root_key, callee.code, self._display_name(interpreter, callee, self.table.keyed[root_key]))
+        region = self.table.keyed[key]
+        return CompiledValue(callee, key[2], region.site.span.line, self.options.get(root_key, ()))
+
+    @staticmethod
+    def _display_name(interpreter, function: Function, root: CompiledRegion) -> str:
+        """``module.qualname``, as regions are named: the module the root's name gives where
+        they share a file, else the one the function's globals are run as."""
+        qualname = function.code.qualname
+        if function.code.path == root.entry.path and root.name.endswith("." + root.entry.qualname):
+            return root.name[: -len(root.entry.qualname)] + qualname
+        module = interpreter.heap.read(interpreter.globals.get(function.module, -1), "__name__", None) if function.module else None
+        named = isinstance(module, Const) and isinstance(module.value, str) and module.value != "__main__"
+        return f"{module.value}.{qualname}" if named else qualname  # type: ignore[union-attr]
 
     def regions_called(self, compiled: CompiledValue, function: Function) -> list[CompiledRegion]:
         found = []

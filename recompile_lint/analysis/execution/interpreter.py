@@ -139,6 +139,14 @@ class Observer:
     def on_test(self, interpreter: "Interpreter", frame: Frame, test: ast.expr, truth: bool | None) -> None:
         pass
 
+    def on_break(self, interpreter: "Interpreter", frame: Frame, node: ast.AST | None = None) -> None:
+        """Traced code in ``frame`` breaks the graph at ``node`` (it calls a disabled function)."""
+
+    def own_frame(self, interpreter: "Interpreter", callee: Function) -> CompiledValue | None:
+        """What traced code's call of ``callee`` is when Dynamo runs that function as a frame of
+        its own (it breaks the graph: its caller breaks at the call), or None: inlined."""
+        return None
+
     def on_reset(self, interpreter: "Interpreter") -> None:
         """``torch._dynamo.reset()`` ran (outside compiled code): every cache is emptied."""
 
@@ -1007,7 +1015,9 @@ class Interpreter:
         bound = self.bind(function, arguments, kwargs)
         told = bound is not None and self.observer is not None and not self.probing
         self.call_loops = len(frame.loops)
-        self.call_writes = self.passed_writes(frame, function, len(arguments) - len(args), node, args, kwargs) if told else {}
+        # The arguments as the call is written (a method's receiver, or a partial's, is not).
+        written = self._calling[2] if self._calling is not None and self._calling[1] is node else args
+        self.call_writes = self.passed_writes(frame, function, len(arguments) - len(written), node, written, kwargs) if told else {}
         if bound is not None and self.observer is not None:
             where = self.location(frame, node, "call")
             # A probe (a loop's body run to find what it changes) runs a cached graph too,
@@ -1136,6 +1146,10 @@ class Interpreter:
 
     def call_here(self, frame: Frame, callee: object, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         if isinstance(callee, Function):
+            if self.compiling and self.observer is not None:
+                framed = self.observer.own_frame(self, callee)
+                if framed is not None:
+                    return self.call_compiled(frame, framed, args, kwargs, node)
             return self.call_function(callee, args, kwargs, frame)
         if isinstance(callee, BoundMethod):
             return self.call(frame, callee.function, [callee.receiver] + args, kwargs, node)

@@ -76,6 +76,8 @@ def eager(interp, frame, args, kwargs, node) -> object:
     """A call of a disabled function: its body runs outside compiled code."""
     if not args:
         return TOP
+    if interp.compiling and interp.observer is not None and not interp.probing:
+        interp.observer.on_break(interp, frame, node)
     compiling, interp.compiling = interp.compiling, 0
     try:
         return interp.call(frame, args[0], list(args[1:]), kwargs, node)
