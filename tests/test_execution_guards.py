@@ -1353,3 +1353,12 @@ def test_a_block_that_breaks_the_graph_is_a_frame_of_its_own_shared_by_every_blo
         "        for block in self.blocks:", "        note(x)\n        for block in self.blocks:")
     (root / "run.py").write_text(textwrap.dedent(moved))
     assert lint(root) == []
+
+
+@pytest.mark.parametrize("breaks", ["torch._dynamo.graph_break()", "print(x.shape)", "scale = x.sum().item()"])
+def test_any_graph_break_in_an_inlined_block_makes_it_a_frame_of_its_own(tmp_path, breaks):
+    # Measured on torch 2.13 with each of these in place of the disabled call: the same limit
+    # hit on ``self.idx`` in the block's resume function.
+    root = write(tmp_path, {"run.py": PER_LAYER.replace("        note(x)\n", f"        {breaks}\n")})
+    found = {f.guard.source: f for f in lint(root) if f.guard is not None}
+    assert (found["L['self'].idx"].code, found["L['self'].idx"].severity.value) == ("RCL104", "error")

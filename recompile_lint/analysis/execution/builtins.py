@@ -199,6 +199,12 @@ def _none(interp, frame, args, kwargs, node) -> object:
     return Const(None)
 
 
+def _print(interp, frame, args, kwargs, node) -> object:
+    """``print(...)``: in traced code, a graph break (measured on torch 2.13)."""
+    interp.graph_break(frame, node)
+    return Const(None)
+
+
 def _sequence(kind: str) -> Handler:
     def handler(interp, frame, args, kwargs, node) -> object:
         if not args:
@@ -452,7 +458,7 @@ HANDLERS: dict[str, Handler] = {
     "builtins.getattr": _getattr,
     "builtins.setattr": _setattr,
     "builtins.hasattr": _hasattr,
-    "builtins.print": _none,
+    "builtins.print": _print,
     "builtins.list": _sequence("list"),
     "builtins.tuple": _sequence("tuple"),
     "builtins.dict": _dict,

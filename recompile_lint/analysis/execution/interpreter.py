@@ -1132,6 +1132,12 @@ class Interpreter:
 
     # ---- calls -------------------------------------------------------------------------
 
+    def graph_break(self, frame: Frame, node: ast.AST) -> None:
+        """Traced code breaks the graph at ``node`` (a disabled call, ``print``, ``.item()``,
+        ``torch._dynamo.graph_break()``): the observer learns where."""
+        if self.compiling and self.observer is not None and not self.probing:
+            self.observer.on_break(self, frame, node)
+
     def call(self, frame: Frame, callee: object, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         self.tick()
         self.call_lines.append((frame.path, getattr(node, "lineno", 0)))

@@ -76,13 +76,18 @@ def eager(interp, frame, args, kwargs, node) -> object:
     """A call of a disabled function: its body runs outside compiled code."""
     if not args:
         return TOP
-    if interp.compiling and interp.observer is not None and not interp.probing:
-        interp.observer.on_break(interp, frame, node)
+    interp.graph_break(frame, node)
     compiling, interp.compiling = interp.compiling, 0
     try:
         return interp.call(frame, args[0], list(args[1:]), kwargs, node)
     finally:
         interp.compiling = compiling
+
+
+def graph_break(interp, frame, args, kwargs, node) -> object:
+    """``torch._dynamo.graph_break()``: traced code breaks the graph here."""
+    interp.graph_break(frame, node)
+    return Const(None)
 
 
 def mark_dynamic(interp, frame, args, kwargs, node) -> object:
@@ -126,6 +131,7 @@ HANDLERS = {
     "torch.compiler.is_dynamo_compiling": is_compiling,
     "torch.compiler.disable": disable,
     "torch._dynamo.disable": disable,
+    "torch._dynamo.graph_break": graph_break,
     "execution.eager": eager,
     "torch._dynamo.mark_dynamic": mark_dynamic,
     "torch._dynamo.maybe_mark_dynamic": mark_dynamic,

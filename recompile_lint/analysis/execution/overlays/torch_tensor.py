@@ -266,6 +266,9 @@ def _requires_grad_(interp, frame, args, kwargs, node) -> object:
 
 
 def _data(interp, frame, args, kwargs, node) -> object:
+    """``t.item()`` / ``t.tolist()``: data the run does not know; in traced code, a graph break
+    (torch 2.13 does not capture scalar outputs by default)."""
+    interp.graph_break(frame, node)
     return Sym("data", name="item")
 
 
