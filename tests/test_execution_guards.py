@@ -1362,3 +1362,24 @@ def test_any_graph_break_in_an_inlined_block_makes_it_a_frame_of_its_own(tmp_pat
     root = write(tmp_path, {"run.py": PER_LAYER.replace("        note(x)\n", f"        {breaks}\n")})
     found = {f.guard.source: f for f in lint(root) if f.guard is not None}
     assert (found["L['self'].idx"].code, found["L['self'].idx"].severity.value) == ("RCL104", "error")
+
+
+def test_a_compiled_frame_that_breaks_in_a_loop_of_its_own_is_skipped(tmp_path):
+    # Measured on torch 2.13: the model's loop over its blocks breaks (in each block), so Dynamo
+    # skips the model's frame ("graph break in a for/while loop"): its ``self.step``, changed
+    # between calls, is never guarded. Without the loop (two blocks called in turn) the model's
+    # frame compiles, and ``self.step == 0``, ``== 1``, ... reach the limit.
+    looped = PER_LAYER.replace("        return x * self.idx", "        return x * 2").replace(
+        "        for block in self.blocks:", "        x = x * self.step\n        for block in self.blocks:").replace(
+        "        self.blocks = nn.ModuleList([Block(i) for i in range(n)])",
+        "        self.blocks = nn.ModuleList([Block(i) for i in range(n)])\n        self.step = 0").replace(
+        '    fast = torch.compile(Model(12), backend="eager")\n    for _ in range(3):\n        fast(torch.randn(4, 8))',
+        '    model = Model(12)\n    fast = torch.compile(model, backend="eager")\n    for _ in range(12):\n        fast(torch.randn(4, 8))\n        model.step += 1')
+    assert "model.step += 1" in looped
+    root = write(tmp_path, {"run.py": looped})
+    assert [f.guard.source for f in lint(root) if f.guard is not None] == ["L['x']"]
+    unrolled = looped.replace("        for block in self.blocks:\n            x = block(x)\n",
+                              "        x = self.blocks[0](x)\n        x = self.blocks[1](x)\n")
+    (root / "run.py").write_text(textwrap.dedent(unrolled))
+    found = {f.guard.source: f for f in lint(root) if f.guard is not None}
+    assert (found["L['self'].step"].code, found["L['self'].step"].severity.value) == ("RCL104", "error")

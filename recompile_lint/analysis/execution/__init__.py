@@ -132,6 +132,15 @@ class Execution:
         key = (region_key(guard.region), guard.guard.source)
         return key in self._unguarded and key not in self._guarded
 
+    def skipped(self, region: CompiledRegion) -> bool:
+        """Whether a run saw the region's frame break the graph inside a loop of its own
+        (``cache.RegionTable.skipped``): Dynamo skips that frame, so it guards nothing."""
+        if not self.enabled:
+            return False
+        self.run_entries_of(region)
+        table = self._table
+        return table is not None and any(c.path == region.entry.path and c.qualname == region.entry.qualname for c in table.skipped)
+
     def disabled(self, region: CompiledRegion) -> bool:
         """Whether every run that reached the region's compile call made it with
         ``disable=True`` (known): ``torch.compile`` handed the function back, nothing compiles."""

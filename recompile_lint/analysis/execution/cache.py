@@ -154,6 +154,9 @@ class RegionTable:
         # Functions whose traced body breaks the graph below a compiled frame (a disabled call
         # in an inlined callee): Dynamo runs each call of them as a frame of its own.
         self.breaking: dict[CodeRef, Location] = {}  # the function -> where its graph breaks
+        # Compiled frames that break the graph inside a loop of their own: Dynamo skips them
+        # (they run eagerly, nothing of theirs is guarded; what they call is still compiled).
+        self.skipped: set[CodeRef] = set()
 
     def frame_region(self, root_key: tuple, code: CodeRef, name: str) -> tuple:
         """The region of ``code`` run as a frame of its own under the compile site of the
@@ -356,16 +359,21 @@ class RegionCaches(Observer):
         if not self.tracer.traces:
             return
         chain: list[CodeRef] = []
-        current = frame
+        current, at = frame, node
         while current.locals not in self.tracer.compiled_frames:
             made = interpreter.frame_calls.get(current.locals)
             if made is None or not isinstance(made.function, Function) or len(chain) >= 8:
                 return  # how this frame was entered is not known: nothing is claimed
             chain.append(made.function.code)
-            current = made.caller
+            current, at = made.caller, made.node
         where = interpreter.location(frame, node, "call") if node is not None else None
         for code in chain:
             self.table.breaking.setdefault(code, where)  # type: ignore[arg-type]
+        # Where the compiled frame breaks (at the break, or at the call that led to it) sits in
+        # a loop of its own: torch 2.13 skips that frame ("graph break in a for/while loop").
+        code = self.tracer.frame_code(current.locals)
+        if code is not None and at is not None and _in_loop(interpreter.codes.get(code), at):
+            self.table.skipped.add(code)
 
     def own_frame(self, interpreter, callee: Function) -> CompiledValue | None:
         if callee.code not in self.table.breaking or not self.tracer.traces:
@@ -505,6 +513,8 @@ class RegionCaches(Observer):
     def record(self, interpreter, key: tuple, trace: Trace) -> None:
         """One call of the region with the guards it read: a cached entry's guards all pass,
         or it compiles another (a guard whose value differs from every entry's made it)."""
+        if trace.function.code in self.table.skipped:
+            return  # Dynamo skips the frame: it runs eagerly, with no entry to check
         guards = trace.guards
         self.region_calls[key] = self.region_calls.get(key, 0) + 1
         self.holders.update((key, source) for source in trace.holders)
@@ -609,6 +619,8 @@ class RegionCaches(Observer):
         out = []
         for (key, source), observed in self.observed.items():
             region = self.regions[key]
+            if any(code.path == key[0] and code.qualname == key[1] for code in self.table.skipped):
+                continue  # skipped after its first calls: it keeps no graph to recompile
             observed.chunks = self.chunks.get((key, source), [])
             guard = observed.guard
             assert guard is not None
@@ -1217,3 +1229,31 @@ def tensor_change_of(found: Recompile) -> str:
     """What made a tensor guard fail in a recompile: ``rank``, ``size``, ``dtype``, ``device``,
     ``requires_grad``, ``stride`` (the guard model's ``TENSOR_MATCH`` detail)."""
     return first_tensor_change(found.values)
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _in_loop(function: ast.AST | None, target: object) -> bool:
+    """Whether ``target`` (a node of ``function``'s own body) runs in a loop of that body: a
+    ``for`` body or target, a ``while`` test or body; not a loop's ``else``, a ``for``'s
+    iterable, or a nested function or class."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+
+    def parts(node: ast.AST, looped: bool) -> list[tuple[ast.AST, bool]]:
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            return [(node.iter, looped), (node.target, True)] + [(n, True) for n in node.body] + [(n, looped) for n in node.orelse]
+        if isinstance(node, ast.While):
+            return [(node.test, True)] + [(n, True) for n in node.body] + [(n, looped) for n in node.orelse]
+        return [(n, looped) for n in ast.iter_child_nodes(node)]
+
+    stack = [(statement, False) for statement in function.body]
+    while stack:
+        node, looped = stack.pop()
+        if node is target:
+            return looped
+        if isinstance(node, _SCOPES):
+            continue
+        stack.extend(parts(node, looped))
+    return False

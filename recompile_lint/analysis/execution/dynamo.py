@@ -236,6 +236,10 @@ class Tracer:
         self._last_read = None
         self._root = True
 
+    def frame_code(self, locals_addr: int) -> CodeRef | None:
+        """The code of a traced frame, by its locals' address."""
+        return self._frame_code.get(locals_addr)
+
     def end(self) -> Trace | None:
         self._last_read = None
         return self.traces.pop() if self.traces else None
