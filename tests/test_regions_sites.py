@@ -1177,3 +1177,30 @@ def test_a_package_in_a_top_level_namespace_package_is_found_by_its_full_name(tm
     found = by_line(resolve(tmp_path), tmp_path)
     assert found[("tests/test_net.py", 4)] == [("module", "core.models.Net.forward")]
     assert found[("scripts/run_tool.py", 4)] == [("module", "org.tools.Tool.forward")]
+
+
+def test_a_module_registered_by_name_is_the_attribute_of_that_name(tmp_path):
+    write(tmp_path, {
+        "lib.py": """
+            from torch.nn import Module
+
+
+            class Plain(Module):
+                def forward(self, x):
+                    return x
+
+
+            class Decoder(Module):
+                def __init__(self, head: Plain | None = None, tail: Plain | None = None):
+                    super().__init__()
+                    self.add_module("head", head)
+                    self.register_module("tail", tail)
+
+                def compile_parts(self):
+                    self.head.compile()
+                    self.tail.compile()
+        """,
+    })
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("lib.py", 16)] == [("module", "lib.Plain.forward")]
+    assert found[("lib.py", 17)] == [("module", "lib.Plain.forward")]

@@ -1487,6 +1487,9 @@ class _Collector(ast.NodeVisitor):
                 key = node.args[0]
                 literal = key.value if isinstance(key, ast.Constant) and isinstance(key.value, (str, int)) else None
                 flows.append((receiver, f"elem:{literal}" if literal is not None else "elem:", *_position(node.args[1])))
+                if method != "__setitem__" and isinstance(literal, str) and literal.isidentifier():
+                    # ``self.register_module("norm", norm)``: the module's attribute ``norm`` too.
+                    flows.append((f"{receiver}.{literal}", "=", *_position(node.args[1])))
         elif isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) == 3:
             receiver = dotted_name(node.args[0])
             name = node.args[1]
