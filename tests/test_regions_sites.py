@@ -1204,3 +1204,65 @@ def test_a_module_registered_by_name_is_the_attribute_of_that_name(tmp_path):
     found = by_line(resolve(tmp_path), tmp_path)
     assert found[("lib.py", 16)] == [("module", "lib.Plain.forward")]
     assert found[("lib.py", 17)] == [("module", "lib.Plain.forward")]
+
+
+def test_an_abstract_annotation_stands_for_its_concrete_subclasses_and_a_sequence_for_its_elements(tmp_path):
+    # Library code with no caller: the decoder's layers come as ``Sequence[Layer]`` and its
+    # norm is registered with ``register_module``; both classes declare an abstract
+    # ``forward``, so what runs is a concrete subclass's.
+    write(tmp_path, {
+        "lib.py": """
+            from abc import ABC, abstractmethod
+            from collections.abc import Sequence
+
+            from torch.nn import Module, ModuleList
+
+
+            class Layer(Module, ABC):
+                @abstractmethod
+                def forward(self, x):
+                    \"\"\"Apply the layer.\"\"\"
+
+
+            class StdLayer(Layer):
+                def forward(self, x):
+                    return x * 2
+
+
+            class Norm(Module, ABC):
+                @abstractmethod
+                def forward(self, x):
+                    \"\"\"Normalize.\"\"\"
+
+
+            class RMS(Norm):
+                def forward(self, x):
+                    return x
+
+
+            class Plain(Module):
+                def forward(self, x):
+                    return x
+
+
+            class Decoder(Module):
+                def __init__(self, layers: Sequence[Layer], layer_norm: Norm | None = None, head: Plain | None = None):
+                    super().__init__()
+                    self.layers = ModuleList(layers)
+                    self.layer_norm: Norm | None
+                    self.register_module("layer_norm", layer_norm)
+                    self.add_module("head", head)
+
+                def compile_layerwise(self, *args, **kwargs):
+                    for layer in self.layers:
+                        layer.compile(*args, **kwargs)
+                    if self.layer_norm is not None:
+                        self.layer_norm.compile(*args, **kwargs)
+                    self.head.compile()
+        """,
+    })
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("lib.py", 44)] == [("per-block", "lib.StdLayer.forward")]
+    assert found[("lib.py", 46)] == [("module", "lib.RMS.forward")]
+    assert found[("lib.py", 47)] == [("module", "lib.Plain.forward")]
+

@@ -971,12 +971,18 @@ class ValueFlow:
 
     def _annotation(self, ctx: _Ctx, text: str) -> set[Value]:
         """Instances of the classes an annotation names (``Optional``/``|`` unions too);
-        generic bases (``nn.Module``) say nothing."""
+        generic bases (``nn.Module``) say nothing. A sequence of a class (``Sequence[Layer]``,
+        ``list[Layer]``) is a list of its instances; an abstract class (an ``@abstractmethod``
+        ``forward``) stands for its concrete project subclasses, whose code runs."""
         try:
             node = ast.parse(text.strip("'\""), mode="eval").body
         except SyntaxError:
             return set()
+        return self._annotated(ctx, node, 0)
+
+    def _annotated(self, ctx: _Ctx, node: ast.expr, depth: int) -> set[Value]:
         names: list[ast.expr] = []
+        sequences: list[ast.expr] = []
         stack = [node]
         while stack:
             item = stack.pop()
@@ -985,6 +991,10 @@ class ValueFlow:
             elif isinstance(item, ast.Subscript) and dotted_name(item.value).rsplit(".", 1)[-1] in ("Optional", "Union"):
                 inner = item.slice
                 stack.extend(inner.elts if isinstance(inner, ast.Tuple) else [inner])
+            elif isinstance(item, ast.Subscript) and dotted_name(item.value).rsplit(".", 1)[-1] in SEQUENCE_ANNOTATIONS and depth < 2:
+                inner = item.slice
+                elements = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+                sequences.extend(e for e in elements if not (isinstance(e, ast.Constant) and e.value is Ellipsis))
             elif isinstance(item, (ast.Name, ast.Attribute)):
                 names.append(item)
         out: set[Value] = set()
@@ -993,10 +1003,27 @@ class ValueFlow:
                 if value.kind == "class" and value.path:
                     found = self.class_of(value)
                     if found is not None:
-                        out.add(self._instance(*found))
+                        out |= self._concrete_instances(*found)
                 elif value.kind == "class" and value.is_torch() and value.ref not in GENERIC_TORCH:
                     out |= self._construct_torch(value.ref, None, ctx)
+        if sequences:
+            held: set[Value] = set()
+            for element in sequences:
+                held |= self._annotated(ctx, element, depth + 1)
+            if held:
+                out |= self._container("list", [frozenset(held)], None, exact=False)
         return out
+
+    def _concrete_instances(self, facts: ModuleFacts, cls: ClassFacts) -> set[Value]:
+        """An instance of the class, or, where its ``forward`` is abstract, one of each project
+        subclass that defines its own (capped): what an annotation naming it holds at run time."""
+        if not _abstract_forward(facts, cls):
+            return {self._instance(facts, cls)}
+        out: set[Value] = set()
+        for sub_facts, sub in self.index.subclasses(facts, cls)[: self.max_values]:
+            if dict(sub.methods).get("forward") and not _abstract_forward(sub_facts, sub):
+                out.add(self._instance(sub_facts, sub))
+        return out or {self._instance(facts, cls)}
 
     def _caller_varargs(self, ctx: _Ctx, index: int) -> set[Value]:
         """The ``*args`` tuples the function's call sites pass: per call, the positional
@@ -1931,6 +1958,20 @@ def _may_derive(torch_class: str, base: str) -> bool:
         if stem.endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
     return stem in torch_class.rsplit(".", 1)[-1]
+
+
+SEQUENCE_ANNOTATIONS = frozenset({"Sequence", "MutableSequence", "List", "list", "Iterable", "Collection", "Tuple", "tuple"})
+
+
+def _abstract_forward(facts: ModuleFacts, cls: ClassFacts) -> bool:
+    """Whether the class's own ``forward`` is an ``@abstractmethod``."""
+    qualname = dict(cls.methods).get("forward")
+    fn = facts.function(qualname) if qualname else None
+    return fn is not None and _is_abstract(fn)
+
+
+def _is_abstract(fn: FunctionFacts) -> bool:
+    return any(d.rsplit(".", 1)[-1] == "abstractmethod" for d in fn.decorators)
 
 
 def _is_method(fn: FunctionFacts) -> bool:
