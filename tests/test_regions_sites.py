@@ -1266,3 +1266,42 @@ def test_an_abstract_annotation_stands_for_its_concrete_subclasses_and_a_sequenc
     assert found[("lib.py", 46)] == [("module", "lib.RMS.forward")]
     assert found[("lib.py", 47)] == [("module", "lib.Plain.forward")]
 
+
+def test_an_abstract_method_called_on_self_runs_the_subclasses_own_and_generic_bases_count(tmp_path):
+    # A base class builds through an abstract classmethod its subclasses define; the subclasses
+    # derive from the base as a generic (``Config[Opt]``), which is still the base.
+    write(tmp_path, {
+        "optim.py": """
+            from abc import ABC, abstractmethod
+            from typing import Generic, TypeVar
+
+            import torch
+
+            Opt = TypeVar("Opt")
+
+
+            class Config(ABC, Generic[Opt]):
+                @classmethod
+                @abstractmethod
+                def optimizer(cls):
+                    raise NotImplementedError
+
+                def build(self, params):
+                    optim = self.optimizer()(params)
+                    optim.step = torch.compile(optim.step)
+                    return optim
+
+
+            class Fast(torch.optim.Optimizer):
+                def step(self, closure=None):
+                    return None
+
+
+            class FastConfig(Config):
+                @classmethod
+                def optimizer(cls):
+                    return Fast
+        """,
+    })
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("optim.py", 17)] == [("method", "optim.Fast.step")]

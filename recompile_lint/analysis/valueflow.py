@@ -1014,6 +1014,23 @@ class ValueFlow:
                 out |= self._container("list", [frozenset(held)], None, exact=False)
         return out
 
+    def _overrides(self, facts: ModuleFacts, cls: ClassFacts, attr: str, owner: Value) -> set[Value]:
+        """The methods named ``attr`` that the project subclasses of ``cls`` define, bound to an
+        instance of each (or its class, for a classmethod), capped; unknown where none does."""
+        out: set[Value] = set()
+        for sub_facts, sub in self.index.subclasses(facts, cls)[: self.max_values]:
+            qual = dict(sub.methods).get(attr)
+            fn = sub_facts.function(qual) if qual else None
+            if fn is None or _is_abstract(fn):
+                continue
+            value = self._function_value(sub_facts, fn)
+            if "staticmethod" in fn.decorators:
+                out.add(Value("function", ref=value.ref, path=value.path))
+                continue
+            receiver = self._class_value(sub_facts, sub) if "classmethod" in fn.decorators else self._instance(sub_facts, sub, detail="self")
+            out.add(Value("bound-method", ref=value.ref, path=value.path, elements=(value, receiver)))
+        return out or {unknown("call", f"{owner.ref}.{attr}")}
+
     def _concrete_instances(self, facts: ModuleFacts, cls: ClassFacts) -> set[Value]:
         """An instance of the class, or, where its ``forward`` is abstract, one of each project
         subclass that defines its own (capped): what an annotation naming it holds at run time."""
@@ -1263,6 +1280,10 @@ class ValueFlow:
                         out.add(unknown("depth"))
                 elif "staticmethod" in fn.decorators:
                     out.add(Value("function", ref=value.ref, path=value.path))
+                elif owner.detail == "self" and _is_abstract(fn):
+                    # ``self.build()`` in a base whose ``build`` is abstract: ``self`` is an
+                    # instance of a subclass, and the subclass's own ``build`` runs.
+                    out.update(self._overrides(facts, cls, attr, owner))
                 else:
                     receiver = self._class_value(*found) if "classmethod" in fn.decorators else owner
                     out.add(Value("bound-method", ref=value.ref, path=value.path, elements=(value, receiver)))
