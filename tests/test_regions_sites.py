@@ -1297,7 +1297,7 @@ def test_an_abstract_method_called_on_self_runs_the_subclasses_own_and_generic_b
                     return None
 
 
-            class FastConfig(Config):
+            class FastConfig(Config[Fast]):
                 @classmethod
                 def optimizer(cls):
                     return Fast

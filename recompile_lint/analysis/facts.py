@@ -1652,7 +1652,9 @@ class _Collector(ast.NodeVisitor):
             self.visit(deco)
         for base in node.bases:
             self.visit(base)
-        bases = tuple(self.resolve(dotted_name(b)) for b in node.bases if dotted_name(b))
+        # A generic base (``OptimConfig[torch.optim.Adam]``, ``Generic[T]``) is its class.
+        origins = [b.value if isinstance(b, ast.Subscript) else b for b in node.bases]
+        bases = tuple(self.resolve(dotted_name(b)) for b in origins if dotted_name(b))
         qualname = self.qual(node.name)
         for deco in node.decorator_list:
             # ``@torch.compile`` on a class compiles its ``__call__``: every instance's forward.
