@@ -1305,3 +1305,43 @@ def test_an_abstract_method_called_on_self_runs_the_subclasses_own_and_generic_b
     })
     found = by_line(resolve(tmp_path), tmp_path)
     assert found[("optim.py", 17)] == [("method", "optim.Fast.step")]
+
+
+def test_an_abstract_annotation_outside_the_tests_leaves_the_tests_subclasses_out(tmp_path):
+    # A trainer compiles whatever model it is given, annotated by an abstract base; a test
+    # module's subclass is a candidate only where a test hands it over.
+    write(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/base.py": """
+            from abc import ABC, abstractmethod
+
+            import torch
+            from torch.nn import Module
+
+
+            class Model(Module, ABC):
+                @abstractmethod
+                def forward(self, x):
+                    \"\"\"Run.\"\"\"
+
+
+            class Real(Model):
+                def forward(self, x):
+                    return x
+
+
+            def fit(model: Model):
+                return torch.compile(model)
+        """,
+        "tests/__init__.py": "",
+        "tests/test_fit.py": """
+            from lib.base import Model
+
+
+            class Tiny(Model):
+                def forward(self, x):
+                    return x + 1
+        """,
+    })
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("lib/base.py", 19)] == [("module", "lib.base.Real.forward")]

@@ -1003,7 +1003,7 @@ class ValueFlow:
                 if value.kind == "class" and value.path:
                     found = self.class_of(value)
                     if found is not None:
-                        out |= self._concrete_instances(*found)
+                        out |= self._concrete_instances(*found, tests=_test_module(ctx.facts.module))
                 elif value.kind == "class" and value.is_torch() and value.ref not in GENERIC_TORCH:
                     out |= self._construct_torch(value.ref, None, ctx)
         if sequences:
@@ -1031,15 +1031,23 @@ class ValueFlow:
             out.add(Value("bound-method", ref=value.ref, path=value.path, elements=(value, receiver)))
         return out or {unknown("call", f"{owner.ref}.{attr}")}
 
-    def _concrete_instances(self, facts: ModuleFacts, cls: ClassFacts) -> set[Value]:
+    def _concrete_instances(self, facts: ModuleFacts, cls: ClassFacts, tests: bool = False) -> set[Value]:
         """An instance of the class, or, where its ``forward`` is abstract, one of each project
-        subclass that defines its own (capped): what an annotation naming it holds at run time."""
+        subclass that defines its own: what an annotation naming it holds at run time. Outside
+        the tests, the test modules' subclasses (their fixtures' models) are not among them: a
+        test that hands one over is a caller the flow follows. Past ``max_values`` subclasses,
+        the rest is unknown."""
         if not _abstract_forward(facts, cls):
             return {self._instance(facts, cls)}
         out: set[Value] = set()
-        for sub_facts, sub in self.index.subclasses(facts, cls)[: self.max_values]:
+        subclasses = self.index.subclasses(facts, cls)
+        for sub_facts, sub in subclasses[: self.max_values]:
+            if not tests and _test_module(sub_facts.module):
+                continue
             if dict(sub.methods).get("forward") and not _abstract_forward(sub_facts, sub):
                 out.add(self._instance(sub_facts, sub))
+        if len(subclasses) > self.max_values:
+            out.add(unknown("depth", f"{self._qualified(facts, cls.qualname)} subclasses"))
         return out or {self._instance(facts, cls)}
 
     def _caller_varargs(self, ctx: _Ctx, index: int) -> set[Value]:
@@ -1989,6 +1997,14 @@ def _abstract_forward(facts: ModuleFacts, cls: ClassFacts) -> bool:
     qualname = dict(cls.methods).get("forward")
     fn = facts.function(qualname) if qualname else None
     return fn is not None and _is_abstract(fn)
+
+
+def _test_module(module: str) -> bool:
+    """Whether a dotted module name is a test module by pytest's conventions (``test_x``,
+    ``x_test``, ``conftest``) or sits in a ``tests`` / ``test`` package."""
+    parts = module.split(".")
+    last = parts[-1]
+    return last.startswith("test_") or last.endswith("_test") or last == "conftest" or any(p in ("tests", "test") for p in parts[:-1])
 
 
 def _is_abstract(fn: FunctionFacts) -> bool:
