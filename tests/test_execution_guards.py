@@ -1383,3 +1383,40 @@ def test_a_compiled_frame_that_breaks_in_a_loop_of_its_own_is_skipped(tmp_path):
     (root / "run.py").write_text(textwrap.dedent(unrolled))
     found = {f.guard.source: f for f in lint(root) if f.guard is not None}
     assert (found["L['self'].step"].code, found["L['self'].step"].severity.value) == ("RCL104", "error")
+
+
+def test_calls_after_the_first_break_run_the_frames_of_their_own_not_a_replay(tmp_path):
+    # The break is found at the first call, inside the inlined helpers: from then on Dynamo
+    # runs ``with_hops`` and ``late`` as frames of their own, so the change of ``hops`` at the
+    # seventh call recompiles ``with_hops`` (torch 2.13, the lab's proofs: ``G['hops'] == 0.5``,
+    # 2 graphs; ``v == 0.5`` in ``late``'s resume function). A replay of the first call's entry
+    # would have skipped those frames until the change.
+    root = write(tmp_path, {"run.py": """
+        import torch
+
+        hops = 0.5
+
+        def late(t, v):
+            torch._dynamo.graph_break()
+            return t * v
+
+        def with_hops(x):
+            return late(x, hops)
+
+        def propagate(x):
+            x = torch.relu(x)
+            return with_hops(x)
+
+        def main():
+            global hops
+            fast = torch.compile(propagate, backend="eager")
+            for i in range(12):
+                hops = 0.5 if i < 6 else 0.75
+                fast(torch.randn(8, 8))
+
+        if __name__ == "__main__":
+            main()
+    """})
+    found = {f.guard.source: f for f in lint(root) if f.guard is not None}
+    assert (found["G['hops']"].code, found["G['hops']"].severity.value, found["G['hops']"].region) == ("RCL101", "warning", "run.with_hops")
+    assert (found["L['v']"].severity.value, found["L['v']"].region) == ("warning", "run.late")

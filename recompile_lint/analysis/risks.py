@@ -256,6 +256,8 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             continue  # compiled with ``disable=True`` wherever the runs reach it: a no-op
         if execution.skipped(region):
             continue  # a graph break in a loop of its frame: Dynamo runs it eagerly
+        if execution.framed(guard):
+            continue  # read in a function that runs as a frame of its own: its region answers
         if execution.fresh(region):
             continue  # Dynamo is reset before each call that could find an entry: none recompiles
         counted = symbolic_count(execution.recompile(guard), guard.guard.source in dynamic_sources(region))

@@ -132,6 +132,27 @@ class Execution:
         key = (region_key(guard.region), guard.guard.source)
         return key in self._unguarded and key not in self._guarded
 
+    def framed(self, guard: PredictedGuard) -> bool:
+        """Whether the function that reads the guard's value is reached from the region only
+        through a function the runs saw break the graph (``cache.RegionTable.breaking``): Dynamo
+        runs that function as a frame of its own, whose region answers for the read."""
+        if not self.enabled:
+            return False
+        self.run_entries_of(guard.region)
+        table = self._table
+        if table is None or not table.breaking:
+            return False
+        breaking = {(c.path, c.qualname) for c in table.breaking}
+        entry = guard.region.entry
+        callers = {ref: caller for ref, _, caller in guard.region.reached}
+        current, seen = guard.function, set()
+        while current is not None and current not in seen and current != entry:
+            if (current.path, current.qualname) in breaking:
+                return True
+            seen.add(current)
+            current = callers.get(current)
+        return False
+
     def skipped(self, region: CompiledRegion) -> bool:
         """Whether a run saw the region's frame break the graph inside a loop of its own
         (``cache.RegionTable.skipped``): Dynamo skips that frame, so it guards nothing."""

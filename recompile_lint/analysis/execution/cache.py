@@ -367,6 +367,8 @@ class RegionCaches(Observer):
             chain.append(made.function.code)
             current, at = made.caller, made.node
         where = interpreter.location(frame, node, "call") if node is not None else None
+        if chain:
+            self.tracer.traces[-1].broke = True
         for code in chain:
             self.table.breaking.setdefault(code, where)  # type: ignore[arg-type]
         # Where the compiled frame breaks (at the break, or at the call that led to it) sits in
@@ -432,7 +434,7 @@ class RegionCaches(Observer):
         # A body that wrote to an older store, ran another compiled call, or returned what
         # the run cannot hand out twice is run again at every call.
         replay = None
-        if not touched and mark == self.calls and _replayable(result):
+        if not touched and mark == self.calls and _replayable(result) and not trace.broke:
             replay = Replay(trace, result, tuple(interpreter.grad_modes))
         for key in trace.region_keys:
             entries = len(self.entries.get(key, ()))

@@ -185,6 +185,9 @@ class Trace:
     # (``s = self.a if c else self.b``) or a field of an object the trace builds.
     objects: dict[int, tuple[str, bool]] = field(default_factory=dict)
     expanded: set[int] = field(default_factory=set)  # modules whose submodules got their sources
+    # A graph break below the compiled frame happened in this call: the functions between run
+    # as frames of their own from then on, so a later call must run the body, not replay it.
+    broke: bool = False
 
 
 @dataclass
