@@ -703,6 +703,8 @@ class _Writer:
             return [f"{x} = {x} * {self.table_ref(here)}[{key}]" + c]
         if use == "getattr":
             return [f"{x} = getattr(torch, {r})({x})" + c]
+        if use == "after-break":
+            return [f"{x} = {self.ref(here, self.use_home(), self.late_helper)}({x}, {r})" + c]
         if use == "iteration":
             return [f"for row in {r}:" + c, f"    {x} = {x} + row"]
         if use == "len":
@@ -734,6 +736,17 @@ class _Writer:
 
     def audit_lines(self) -> list[str]:
         return [f"{self.n.audit} = []"] if self.use in grid.UNTRACED_USES else []
+
+    @property
+    def late_helper(self) -> str:
+        return f"late_{self.name.strip('_').lower()}"
+
+    def late_helper_lines(self) -> list[str]:
+        """The helper an ``after-break`` use passes the value to: compiled code inlines it, and
+        it breaks the graph before computing with the value."""
+        if self.use != "after-break":
+            return []
+        return [""] + _function(f"def {self.late_helper}(t, v):", ["torch._dynamo.graph_break()", "return t * v"])
 
     def compile_kwargs(self) -> str:
         extra = {"default": "", "mark-dynamic": "", "dynamic-true": ", dynamic=True",
@@ -861,7 +874,7 @@ class _Writer:
         if loc == "class-attribute":
             out += [f"class {n.class_holder}:"] + _ind([f"{name} = {init}"]) + [""]
         if loc == "other-module-global":
-            out += [f"{name} = {init}"] + self.table_lines("C") + self.audit_lines() + [""]
+            out += [f"{name} = {init}"] + self.table_lines("C") + self.audit_lines() + self.late_helper_lines() + [""]
             if self.twin == "outside":
                 body = [f"return {n.x}"]
                 out += _function(f"def {n.helper}({n.x}):", body) + [""]
@@ -890,7 +903,7 @@ class _Writer:
         if self.loc == "global":
             out += [f"{self.name} = {self.choice(0, 'M')}"]
         if self.loc != "other-module-global":
-            out += self.table_lines("M") + self.audit_lines()
+            out += self.table_lines("M") + self.audit_lines() + self.late_helper_lines()
         if out:
             out.append("")
         if self.reach == "wrapper-args":

@@ -44,6 +44,7 @@ VALUE_DIMENSIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "op-dropout-p", "op-interpolate-size", "op-interpolate-scale", "op-view", "op-reshape",
         "op-split", "op-bernoulli", "op-sdpa-dropout",
         "dict-key", "getattr", "iteration", "len", "under-is-compiling", "disabled-helper",
+        "after-break",           # passed to a helper compiled code inlines, which breaks the graph first
     )),
     ("options", ("default", "dynamic-true", "dynamic-false", "mark-dynamic", "fullgraph")),
     ("change", ("never", "once", "cycle", "every")),
@@ -112,9 +113,9 @@ UNTRACED_USES = frozenset({"under-is-compiling", "disabled-helper"})
 # The uses each type can be written with, outside the container-shape locations.
 TYPE_USES: dict[str, frozenset[str]] = {
     # An int scale factor (``scale_factor=2``) is as common as a float one.
-    "int": frozenset({"arithmetic", "branch", "range-bound", "dict-key", "op-interpolate-scale"}) | INT_OPS,
-    "float": frozenset({"arithmetic", "branch"}) | FLOAT_OPS,
-    "bool": frozenset({"arithmetic", "branch", "dict-key"}),
+    "int": frozenset({"arithmetic", "branch", "range-bound", "dict-key", "op-interpolate-scale", "after-break"}) | INT_OPS,
+    "float": frozenset({"arithmetic", "branch", "after-break"}) | FLOAT_OPS,
+    "bool": frozenset({"arithmetic", "branch", "dict-key", "after-break"}),
     "str": frozenset({"branch", "dict-key", "getattr", "len"}),
     "enum": frozenset({"arithmetic", "branch", "dict-key"}),
     "none-or-tensor": frozenset({"branch"}),
@@ -149,6 +150,8 @@ INSTANCE_LOCATIONS = HELD_OBJECT_LOCATIONS - {"class-attribute"} | {"closure"}
 
 
 def _why_use_reason(type_: str, use: str) -> str:
+    if use == "after-break":
+        return "the helper computes with the number it is given: an int, a float or a bool"
     if use == "getattr":
         return "getattr takes an attribute name: only a str"
     if use == "op-interpolate-scale":
@@ -223,6 +226,8 @@ def _type_change(type_: str, change: str) -> str | None:
 def _use_options(use: str, options: str) -> str | None:
     if use == "disabled-helper" and options == "fullgraph":
         return "a disabled helper is a graph break, an error under fullgraph=True before any recompile"
+    if use == "after-break" and options == "fullgraph":
+        return "a graph break is an error under fullgraph=True before any recompile"
     return None
 
 
