@@ -1345,3 +1345,33 @@ def test_an_abstract_annotation_outside_the_tests_leaves_the_tests_subclasses_ou
     })
     found = by_line(resolve(tmp_path), tmp_path)
     assert found[("lib/base.py", 19)] == [("module", "lib.base.Real.forward")]
+
+
+
+def test_namespace_packages_two_levels_deep_are_found_by_their_full_name(tmp_path):
+    # ``app/`` and ``app/train/`` have no ``__init__``: the script imports ``app.train.utils``
+    # from the repository root.
+    write(tmp_path, {
+        "app/train/utils.py": """
+            from torch import nn
+
+
+            class Net(nn.Module):
+                def forward(self, x):
+                    return x
+
+
+            def init_model():
+                return Net()
+        """,
+        "app/train/main.py": """
+            from app.train.utils import init_model
+
+
+            def main():
+                model = init_model()
+                model.compile()
+        """,
+    })
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("app/train/main.py", 6)] == [("module", "utils.Net.forward")]

@@ -73,18 +73,29 @@ def package_name_for(module: str, root: str) -> str:
     return f"{prefix}.{module}" if prefix else ""
 
 
-def namespace_name_for(module: str, root: str) -> str:
-    """The name ``module`` has when its root directory is a top-level namespace package: a
-    directory with no ``__init__`` whose parent has none either, imported from the parent
-    (``src/fairchem/core/models.py``, root ``src/fairchem``: ``fairchem.core.models``), else
-    "". Any such root may be one (which directory is on ``sys.path`` is not written in the
-    project), so the index gives way to every other module of that name."""
+NAMESPACE_LEVELS = 3  # how many directories above a root may be namespace packages
+
+
+def namespace_names_for(module: str, root: str) -> list[str]:
+    """The names ``module`` has when its root directory is a namespace package (a directory
+    with no ``__init__`` whose parent has none either) imported from one of the directories
+    above it: ``src/fairchem/core/models.py``, root ``src/fairchem``: ``fairchem.core.models``;
+    ``app/vjepa/utils.py``, root ``app/vjepa``: ``vjepa.utils``, ``app.vjepa.utils``. Up to
+    ``NAMESPACE_LEVELS`` directories, while each is a name. Any such root may be one (which
+    directory is on ``sys.path`` is not written in the project), so the index gives way to
+    every other module of these names."""
+    names: list[str] = []
     if not module:
-        return ""
-    parent, base = os.path.split(root)
-    if parent == root or not base.isidentifier() or keyword.iskeyword(base) or _has_init(parent):
-        return ""
-    return f"{base}.{module}"
+        return names
+    prefix, directory = module, root
+    for _ in range(NAMESPACE_LEVELS):
+        parent, base = os.path.split(directory)
+        if parent == directory or not base.isidentifier() or keyword.iskeyword(base) or _has_init(parent):
+            break
+        prefix = f"{base}.{prefix}"
+        names.append(prefix)
+        directory = parent
+    return names
 
 
 @lru_cache(maxsize=4096)
