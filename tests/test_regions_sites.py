@@ -1375,3 +1375,52 @@ def test_namespace_packages_two_levels_deep_are_found_by_their_full_name(tmp_pat
     })
     found = by_line(resolve(tmp_path), tmp_path)
     assert found[("app/train/main.py", 6)] == [("module", "utils.Net.forward")]
+
+
+def test_a_modules_dict_looked_up_by_name_is_a_registry_of_its_functions_and_classes(tmp_path):
+    # The factory looks a model up in a module's ``__dict__``, by a name it is given and by a
+    # literal one (the layout is vjepa2's: namespace packages two levels deep).
+    write(tmp_path, {
+        "src/models/vit.py": """
+            from torch import nn
+
+
+            class ViT(nn.Module):
+                def forward(self, x):
+                    return x
+
+
+            class Predictor(nn.Module):
+                def forward(self, x):
+                    return x * 2
+
+
+            def vit_small():
+                return ViT()
+
+
+            def predictor():
+                return Predictor()
+        """,
+        "app/train/utils.py": """
+            import src.models.vit as vit
+
+
+            def init_model(name):
+                encoder = vit.__dict__[name]()
+                head = vit.__dict__["predictor"]()
+                return encoder, head
+        """,
+        "app/train/main.py": """
+            from app.train.utils import init_model
+
+
+            def main(name):
+                encoder, head = init_model(name)
+                encoder.compile()
+                head.compile()
+        """,
+    })
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("app/train/main.py", 6)] == [("module", "vit.Predictor.forward"), ("module", "vit.ViT.forward")]
+    assert found[("app/train/main.py", 7)] == [("module", "vit.Predictor.forward")]

@@ -1211,6 +1211,13 @@ class ValueFlow:
         facts = self.index.facts(owner.path)
         if facts is None:
             return frozenset({unknown("unbound", f"{owner.ref}.{attr}")})
+        if attr == "__dict__":
+            # ``models.__dict__[name](...)``: the module's functions and classes by name (a
+            # registry without a register call); a key the flow does not know is any of them.
+            named = [(fn.qualname, self._function_value(facts, fn)) for fn in facts.functions if "." not in fn.qualname]
+            named += [(cls.qualname, self._class_value(facts, cls)) for cls in facts.classes if "." not in cls.qualname]
+            named = named[: self.max_values]
+            return self._container("dict", [frozenset({v}) for _, v in named], [k for k, _ in named], exact=False)
         values = self._global(facts, attr, depth)
         if all(v.kind == "unknown" and v.detail == "unbound" for v in values):
             sub = f"{owner.ref}.{attr}"
