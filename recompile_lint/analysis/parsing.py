@@ -84,18 +84,23 @@ def namespace_names_for(module: str, root: str) -> list[str]:
     ``NAMESPACE_LEVELS`` directories, while each is a name. Any such root may be one (which
     directory is on ``sys.path`` is not written in the project), so the index gives way to
     every other module of these names."""
-    names: list[str] = []
-    if not module:
-        return names
-    prefix, directory = module, root
+    return [f"{prefix}.{module}" for prefix in _namespace_prefixes(root)] if module else []
+
+
+@lru_cache(maxsize=4096)
+def _namespace_prefixes(root: str) -> tuple[str, ...]:
+    """``("vjepa", "app.vjepa")`` for a root directory ``app/vjepa`` (once per root directory:
+    the directories above it are looked at for every file under it)."""
+    prefixes: list[str] = []
+    prefix, directory = "", root
     for _ in range(NAMESPACE_LEVELS):
         parent, base = os.path.split(directory)
         if parent == directory or not base.isidentifier() or keyword.iskeyword(base) or _has_init(parent):
             break
-        prefix = f"{base}.{prefix}"
-        names.append(prefix)
+        prefix = f"{base}.{prefix}" if prefix else base
+        prefixes.append(prefix)
         directory = parent
-    return names
+    return tuple(prefixes)
 
 
 @lru_cache(maxsize=4096)
@@ -114,6 +119,7 @@ def forget_package_layout() -> None:
     ``__init__`` files)."""
     _packages_around.cache_clear()
     _namespace_package.cache_clear()
+    _namespace_prefixes.cache_clear()
 
 
 # What parsing raises on bad input: ast rejects some inputs with ValueError (NUL bytes), deep
