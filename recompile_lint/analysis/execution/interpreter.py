@@ -914,7 +914,10 @@ class Interpreter:
         if self.compiling and self.observer is not None and not self.probing:
             self.observer.on_frame(self, frame, function, args, bound, caller)
         if isinstance(node, ast.Lambda):
-            return self.eval(frame, node.body)
+            try:
+                return self.eval(frame, node.body)
+            finally:
+                self.frame_calls.pop(cells, None)
         mode = self.decorated_modes.get(function.code)
         if mode is not None:
             self.grad_modes.append(mode)
@@ -927,6 +930,7 @@ class Interpreter:
         finally:
             if mode is not None:
                 self.grad_modes.pop()
+            self.frame_calls.pop(cells, None)  # only frames still running are asked about
         value = frame.returns[0]
         for other in frame.returns[1:]:
             value = join(value, other)
