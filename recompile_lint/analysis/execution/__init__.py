@@ -89,6 +89,7 @@ class Execution:
         self.traced: set[tuple[str, int]] = set()  # lines compiled code ran in some entry
         self.calls = 0  # compiled calls the runs made (for tests and measures)
         self._table: RegionTable | None = None  # the regions by key, for every run's caches
+        self._callers: dict[tuple, dict] = {}  # region key -> each reached function's caller (``framed``)
         self._warm: dict[tuple, int] = {}  # calls of each region that found entries to check
         self._emptied: dict[tuple, int] = {}  # calls that found its cache emptied by a reset
         self._cut_short: set[tuple] = set()  # regions some unfinished run called
@@ -144,7 +145,10 @@ class Execution:
             return False
         breaking = {(c.path, c.qualname) for c in table.breaking}
         entry = guard.region.entry
-        callers = {ref: caller for ref, _, caller in guard.region.reached}
+        key = region_key(guard.region)
+        callers = self._callers.get(key)
+        if callers is None:
+            callers = self._callers[key] = {ref: caller for ref, _, caller in guard.region.reached}
         current, seen = guard.function, set()
         while current is not None and current not in seen and current != entry:
             if (current.path, current.qualname) in breaking:

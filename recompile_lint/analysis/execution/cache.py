@@ -157,6 +157,15 @@ class RegionTable:
         # Compiled frames that break the graph inside a loop of their own: Dynamo skips them
         # (they run eagerly, nothing of theirs is guarded; what they call is still compiled).
         self.skipped: set[CodeRef] = set()
+        self._in_loops: dict[tuple[CodeRef, int], bool] = {}  # (code, node id) -> ``_in_loop``
+
+    def in_loop(self, code: CodeRef, function: ast.AST | None, node: ast.AST) -> bool:
+        """``_in_loop`` once per (function, node): a frame of its own breaks at every call."""
+        key = (code, id(node))
+        found = self._in_loops.get(key)
+        if found is None:
+            found = self._in_loops[key] = _in_loop(function, node)
+        return found
 
     def frame_region(self, root_key: tuple, code: CodeRef, name: str) -> tuple:
         """The region of ``code`` run as a frame of its own under the compile site of the
@@ -374,7 +383,7 @@ class RegionCaches(Observer):
         # Where the compiled frame breaks (at the break, or at the call that led to it) sits in
         # a loop of its own: torch 2.13 skips that frame ("graph break in a for/while loop").
         code = self.tracer.frame_code(current.locals)
-        if code is not None and at is not None and _in_loop(interpreter.codes.get(code), at):
+        if code is not None and at is not None and self.table.in_loop(code, interpreter.codes.get(code), at):
             self.table.skipped.add(code)
 
     def own_frame(self, interpreter, callee: Function) -> CompiledValue | None:
