@@ -1424,3 +1424,29 @@ def test_a_modules_dict_looked_up_by_name_is_a_registry_of_its_functions_and_cla
     found = by_line(resolve(tmp_path), tmp_path)
     assert found[("app/train/main.py", 6)] == [("module", "vit.Predictor.forward"), ("module", "vit.ViT.forward")]
     assert found[("app/train/main.py", 7)] == [("module", "vit.Predictor.forward")]
+
+
+def test_a_conditional_alias_written_over_several_lines(tmp_path):
+    # The alias is a local of the constructor, its conditional parenthesised over several
+    # lines, the other branch a lambda: the call of the alias is a compile site.
+    write(tmp_path, {"wrap.py": '''
+        import torch
+        from packaging import version
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x + 1
+
+
+        class Wrapper(torch.nn.Module):
+            def __init__(self, compile_model: bool = False):
+                super().__init__()
+                compile = (
+                    torch.compile
+                    if version.parse(torch.__version__) >= version.parse("2.0.0") and compile_model
+                    else lambda x: x
+                )
+                self.inner = compile(Net())
+        '''})
+    assert by_line(resolve(tmp_path), tmp_path) == {("wrap.py", 18): [("module", "wrap.Net.forward")]}

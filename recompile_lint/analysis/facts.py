@@ -1766,11 +1766,18 @@ def _walk_statements(tree: ast.AST) -> Iterator[ast.AST]:
         yield node
 
 
+# Text an alias of ``torch.compile`` has: ``= torch.compile`` on one line, or ``compile``
+# uncalled between ``=``, ``(``, ``if``, ``else``, ``or``, ``and`` and the end of an expression, with
+# only space between, line breaks included (``compile = (\n    torch.compile\n    if cfg.compile\n    else ...)``).
+_ALIAS_TEXT = re.compile(r"=[^\n=]*\bcompile\b(?!\s*\()")
+_ALIAS_WRAPPED = re.compile(r"(?:=|\(|\bif|\belse|\bor|\band)\s*(?:\w+\.)*compile\b(?=\s*(?:[)\],;#]|$|if\b|else\b|or\b|and\b))", re.MULTILINE)
+
+
 def _compile_aliases(tree: ast.Module, text: str) -> dict[str, tuple[ast.keyword, ...]]:
     """Names and attribute chains assigned ``torch.compile`` (or ``torch.compiler.compile``)
     uncalled, alone, as a branch of a conditional or ``or``/``and``, or bound by
     ``functools.partial`` (with the keywords the partial binds)."""
-    if re.search(r"=[^\n=]*\bcompile\b(?!\s*\()", text) is None:
+    if _ALIAS_TEXT.search(text) is None and _ALIAS_WRAPPED.search(text) is None:
         return {}
     imports: dict[str, str] = {}
     assigns: list[ast.Assign | ast.AnnAssign] = []
