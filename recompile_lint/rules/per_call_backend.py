@@ -13,6 +13,29 @@ from recompile_lint.rules._identity import PARTIAL_CALLEES, Trees, assignments, 
 from recompile_lint.rules.base import Rule
 
 
+# Calls that empty Dynamo's caches: a compile after one finds no entry whose backend could differ.
+RESETS = frozenset({"torch._dynamo.reset", "torch.compiler.reset", "torch._dynamo.reset_code_caches"})
+
+
+def _resets_before(facts: ModuleFacts, body: ast.AST | None, anchor: ast.AST) -> bool:
+    """Whether ``body`` (the function or loop that runs the compile again) calls a reset of
+    Dynamo's caches before ``anchor``, outside nested definitions: then every run compiles into
+    empty caches (measured: twelve calls of a helper that resets and compiles one function with
+    a new backend each compile once each, where without the reset the ninth hits the limit)."""
+    if body is None:
+        return False
+    where = (anchor.lineno, anchor.col_offset)
+    pending = list(ast.iter_child_nodes(body))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call) and (node.lineno, node.col_offset) < where and facts.resolve(dotted_name(node.func) or "") in RESETS:
+            return True
+        pending.extend(ast.iter_child_nodes(node))
+    return False
+
+
 class PerCallBackend(Rule):
     """``torch.compile(..., backend=...)`` with a backend object created anew each time it runs.
 
@@ -22,6 +45,8 @@ class PerCallBackend(Rule):
     function (or loop) that calls ``torch.compile`` is a different object every time, so every
     call compiles again, and after ``recompile_limit`` (8) the function runs eagerly. A
     module-level backend function or object, or a string backend, is the same every time.
+    A reset of Dynamo's caches (``torch._dynamo.reset()``, ``reset_code_caches()``) before the
+    compile, in the code that runs again, leaves no entry to reject.
     """
 
     code = "RCL403"
@@ -48,6 +73,24 @@ import torch
 
 def step(x: torch.Tensor) -> torch.Tensor:
     return torch.compile(torch.sin, backend="eager")(x)
+""",
+        """
+import torch
+
+
+class CountingBackend:
+    def __call__(self, gm, example_inputs):
+        return gm.forward
+
+
+def count(fn, x: torch.Tensor) -> None:
+    torch._dynamo.reset()  # every run compiles into empty caches
+    torch.compile(fn, backend=CountingBackend())(x)
+
+
+def train(xs: list[torch.Tensor]) -> None:
+    for x in xs:
+        count(torch.sin, x)
 """,
     )
     INVALID = (
@@ -116,6 +159,8 @@ def train(xs: list[torch.Tensor]) -> None:
             repeated = self.variation(ctx).runs_repeatedly(FunctionRef(path, site.function)) if site.function else ""
             if not repeated:
                 return
+        if _resets_before(facts, loops[0] if loops else scope, anchor):
+            return  # each run of it starts from empty caches: nothing cached to reject
         what = self.fresh_object(ctx, facts, backend, scope, loops[0] if loops else scope)
         if not what:
             return
