@@ -182,7 +182,7 @@ class Variation:
         if tree is None:
             return False
         line = region.site.span.line
-        if _resets_before(tree.body, line):
+        if resets_before(tree.body, line):
             return True
         if region.site.form != "wrapper":
             return False
@@ -196,7 +196,7 @@ class Variation:
         wrapper = self.index.facts(ref.path) if ref is not None else None
         inner = [site for site in wrapper.compile_sites if site.function == ref.qualname] if wrapper is not None and ref is not None else []
         wrapper_tree = self._tree_of(ref.path) if inner and ref is not None else None
-        return wrapper_tree is not None and all(_resets_before(wrapper_tree.body, site.span.line) for site in inner)
+        return wrapper_tree is not None and all(resets_before(wrapper_tree.body, site.span.line) for site in inner)
 
     def _tree_of(self, path: str) -> ast.Module | None:
         """A file's tree: the one another analysis kept (``kept_tree``), else parsed here and
@@ -1356,8 +1356,9 @@ def _values_of(node: ast.expr) -> set[str] | None:
     return None
 
 
-# ``torch._dynamo.reset()``, ``torch.compiler.reset()`` (and through ``import torch._dynamo as dynamo``).
-_RESETS = frozenset({("_dynamo", "reset"), ("compiler", "reset"), ("dynamo", "reset")})
+# ``torch._dynamo.reset()``, ``torch.compiler.reset()``, ``torch._dynamo.reset_code_caches()``
+# (and through ``import torch._dynamo as dynamo``): each empties every code object's cache.
+_RESETS = frozenset({("_dynamo", "reset"), ("compiler", "reset"), ("dynamo", "reset"), ("_dynamo", "reset_code_caches"), ("dynamo", "reset_code_caches")})
 
 
 def _is_reset(stmt: ast.stmt) -> bool:
@@ -1367,7 +1368,7 @@ def _is_reset(stmt: ast.stmt) -> bool:
     )
 
 
-def _resets_before(block: list[ast.stmt], line: int) -> bool:
+def resets_before(block: list[ast.stmt], line: int) -> bool:
     """Whether a statement-level reset of Dynamo runs before ``line`` at every run of it: a
     reset earlier in a block that leads to the line, with no loop or function boundary between
     them (a reset before a loop runs once for all its iterations; one outside the function is

@@ -7,33 +7,11 @@ import ast
 from recompile_lint.analysis.context import ProjectContext
 from recompile_lint.analysis.facts import CompileSite, ModuleFacts, dotted_name
 from recompile_lint.analysis.index import FunctionRef
+from recompile_lint.analysis.variation import resets_before
 from recompile_lint.models import Boundedness, Guard, Severity, Subject
 from recompile_lint.rules._common import RECOMPILE_LIMIT
 from recompile_lint.rules._identity import PARTIAL_CALLEES, Trees, assignments, is_module_level
 from recompile_lint.rules.base import Rule
-
-
-# Calls that empty Dynamo's caches: a compile after one finds no entry whose backend could differ.
-RESETS = frozenset({"torch._dynamo.reset", "torch.compiler.reset", "torch._dynamo.reset_code_caches"})
-
-
-def _resets_before(facts: ModuleFacts, body: ast.AST | None, anchor: ast.AST) -> bool:
-    """Whether ``body`` (the function or loop that runs the compile again) calls a reset of
-    Dynamo's caches before ``anchor``, outside nested definitions: then every run compiles into
-    empty caches (measured: twelve calls of a helper that resets and compiles one function with
-    a new backend each compile once each, where without the reset the ninth hits the limit)."""
-    if body is None:
-        return False
-    where = (anchor.lineno, anchor.col_offset)
-    pending = list(ast.iter_child_nodes(body))
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Call) and (node.lineno, node.col_offset) < where and facts.resolve(dotted_name(node.func) or "") in RESETS:
-            return True
-        pending.extend(ast.iter_child_nodes(node))
-    return False
 
 
 class PerCallBackend(Rule):
@@ -159,8 +137,12 @@ def train(xs: list[torch.Tensor]) -> None:
             repeated = self.variation(ctx).runs_repeatedly(FunctionRef(path, site.function)) if site.function else ""
             if not repeated:
                 return
-        if _resets_before(facts, loops[0] if loops else scope, anchor):
-            return  # each run of it starts from empty caches: nothing cached to reject
+        tree = trees.tree(path)
+        if tree is not None and resets_before(tree.body, call.lineno):
+            # Each run of it compiles into empty caches (measured: twelve calls of a helper that
+            # resets and compiles one function with a new backend compile once each, where
+            # without the reset the ninth reaches the limit): nothing cached to reject.
+            return
         what = self.fresh_object(ctx, facts, backend, scope, loops[0] if loops else scope)
         if not what:
             return

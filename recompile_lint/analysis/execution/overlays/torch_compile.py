@@ -143,4 +143,6 @@ HANDLERS = {
     "torch._dynamo.reset": reset,
     "torch.compiler.reset": reset,
     "torch._dynamo.eval_frame.reset": reset,
+    # Drops every compiled code object's cache entries (what counts towards the limit).
+    "torch._dynamo.reset_code_caches": reset,
 }
