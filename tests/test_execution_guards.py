@@ -1420,3 +1420,64 @@ def test_calls_after_the_first_break_run_the_frames_of_their_own_not_a_replay(tm
     found = {f.guard.source: f for f in lint(root) if f.guard is not None}
     assert (found["G['hops']"].code, found["G['hops']"].severity.value, found["G['hops']"].region) == ("RCL101", "warning", "run.with_hops")
     assert (found["L['v']"].severity.value, found["L['v']"].region) == ("warning", "run.late")
+
+
+# ``torch.func`` transforms: the compiled frame is the transform's ``wrapped(*args, **kwargs)``
+# in torch, which inlines the function. Each case as torch 2.13 printed it (``TORCH_LOGS=
+# recompiles``): a global of the script is ``G['__import___main__'].STEP`` (the limit), an
+# argument ``args[1] == 2.0`` and a closure cell ``func.__closure__[0].cell_contents == 0``
+# (one recompile each: a float and an int become symbolic).
+TRANSFORMED = {
+    "global": ("""
+        STEP = 0
+
+
+        def f(x):
+            return x * STEP
+
+
+        g = torch.compile(torch.vmap(f))
+
+
+        def main():
+            global STEP
+            for i in range(10):
+                STEP = i
+                g(torch.randn(3, 4))
+    """, "G['__import___main__'].STEP", "error"),
+    "argument": ("""
+        def make(k):
+            def f(x, s):
+                return x * k * s
+            return f
+
+
+        def main():
+            for i in range(12):
+                g = torch.compile(torch.func.vmap(make(0), (0, None)))
+                g(torch.randn(3, 4), 2.0 + i)
+    """, "L['args'][1]", "warning"),
+    "closure": ("""
+        from torch.func import vmap
+
+
+        def make(k):
+            def f(x):
+                return x * k
+            return f
+
+
+        def main():
+            for i in range(12):
+                g = torch.compile(vmap(make(i)))
+                g(torch.randn(3, 4))
+    """, "L['func'].__closure__[0].cell_contents", "warning"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRANSFORMED))
+def test_a_function_under_a_torch_func_transform_is_guarded_from_torchs_wrapper(tmp_path, case):
+    body, source, severity = TRANSFORMED[case]
+    program = "import torch\n" + textwrap.dedent(body) + '\n\nif __name__ == "__main__":\n    main()\n'
+    findings = lint(write(tmp_path, {"prog.py": program}))
+    assert [(f.severity.value, f.guard.source) for f in findings if f.guard is not None] == [(severity, source)]

@@ -1450,3 +1450,28 @@ def test_a_conditional_alias_written_over_several_lines(tmp_path):
                 self.inner = compile(Net())
         '''})
     assert by_line(resolve(tmp_path), tmp_path) == {("wrap.py", 18): [("module", "wrap.Net.forward")]}
+
+
+def test_a_function_under_a_torch_func_transform(tmp_path):
+    # ``torch.vmap(f)`` (and ``torch.func.grad``, ...) hands back a function that runs ``f``:
+    # compiling it compiles ``f``, inlined from the transform's wrapper.
+    write(tmp_path, {"t.py": '''
+        import torch
+        from torch import func
+
+
+        def per_sample(x, y):
+            return x + y
+
+
+        def loss(w):
+            return (w * 2).sum()
+
+
+        def run(x, y):
+            batched = torch.vmap(per_sample, (1, None))
+            compiled = torch.compile(batched, fullgraph=True)
+            return compiled(x, y), torch.compile(func.grad(loss))(x)
+        '''})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found == {("t.py", 15): [("transform", "t.per_sample")], ("t.py", 16): [("transform", "t.loss")]}

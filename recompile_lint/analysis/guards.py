@@ -260,8 +260,12 @@ class GuardWalker:
                 # traces the decorator's wrapper, whose ``fn`` is the bound method.
                 source = "L['fn'].__self__"
             env[first.name] = Sym(source=source, kind="module" if module else "object", cls=(owner[0].path, owner[1].qualname), module_rooted=module)
-        for param in params:
+        for index, param in enumerate(params):
             env[param.name] = self.parameter_sym(fn, param)
+            if self.region.form == "transform" and param.kind in ("positional", "keyword"):
+                # The compiled frame is the transform's ``wrapped(*args, **kwargs)``.
+                source = f"L['args'][{index}]" if param.kind == "positional" else f"L['kwargs'][{param.name!r}]"
+                env[param.name] = replace(env[param.name], source=source)
         self.call(self.region.entry, facts, fn, env, 0)
         if owner is not None and is_module_class(self.index, *owner):
             self.walk_hooks()
@@ -322,6 +326,12 @@ class GuardWalker:
                 return found
         return facts, cls
 
+    def _script(self, path: str) -> bool:
+        """Whether a file runs as ``__main__`` (it has a ``__main__`` block): its globals are
+        ``G['__import___main__']`` to a frame of another module."""
+        text = self.index.text(path) or ""
+        return "__name__" in text and "__main__" in text
+
     # ---- inlining ------------------------------------------------------------------------
 
     def call(self, ref: FunctionRef, facts: ModuleFacts, fn: FunctionFacts, env: dict[str, Sym], depth: int) -> Sym:
@@ -334,7 +344,10 @@ class GuardWalker:
         if node is None:
             return UNKNOWN
         entry = self.entry_facts
-        base = "G" if entry is not None and entry.path == facts.path else mangled_module(facts.module)
+        # The compiled frame's own module is ``G``; another's, and every module under a
+        # ``torch.func`` transform (the compiled frame is the transform's wrapper in torch), by import.
+        own = entry is not None and entry.path == facts.path
+        base = "G" if own and self.region.form != "transform" else mangled_module("__main__" if own and self._script(facts.path) else facts.module)
         frame = _Frame(ref, facts, fn, env, depth, base)
         self.stack.append(ref)
         try:

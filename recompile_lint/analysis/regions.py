@@ -83,6 +83,7 @@ RESOLUTION_FORMS = {
     "decorated": "a `def` decorated with `@torch.compile` (or `@torch.compile(...)`, `@torch._dynamo.optimize(...)`)",
     "function": "a project function: by name, import, re-export, factory result, `functools.partial`, a parameter's callers",
     "lambda": "a lambda",
+    "transform": "a project function under a `torch.func` transform: `torch.compile(torch.vmap(fn))`; Dynamo inlines `fn` from torch's wrapper",
     "method": "a project method, bound or not: `torch.compile(self._forward)`, `torch.compile(model.forward)`",
     "module": "an instance of a project class: its `forward` (or `__call__`): `torch.compile(model)`, `model.compile()`",
     "per-block": "instances taken from a container: `for layer in model.layers: layer.compile()`, `torch.compile(self.blocks[i])`",
@@ -232,13 +233,13 @@ class RegionFinder:
     def _classify(self, value: Value, site: CompileSite, facts: ModuleFacts, instance_form: str, container: str, entries: list, library: list, reasons: list, depth: int) -> None:
         """Sort one compiled value into an entry, a library region or a reason."""
         kind = value.kind
-        if kind in ("function", "lambda", "method", "bound-method", "partial") and value.path:
+        if kind in ("function", "lambda", "method", "bound-method", "partial", "transform") and value.path:
             ref = self.flow.function_ref(value)
             if ref is None:
                 reasons.append(("unbound", value.ref))
                 return
-            target = value.elements[0] if kind == "partial" and value.elements else value
-            form = {"lambda": "lambda", "method": "method", "bound-method": "method"}.get(target.kind, "function")
+            target = value.elements[0] if kind in ("partial", "transform") and value.elements else value
+            form = "transform" if kind == "transform" else {"lambda": "lambda", "method": "method", "bound-method": "method"}.get(target.kind, "function")
             if site.form == "method":
                 reasons.append(("no-code", value.ref))  # ``fn.compile()``: functions have no compile method
                 return

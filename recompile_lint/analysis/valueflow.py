@@ -106,6 +106,7 @@ KINDS = frozenset(
         "bound-method",  # a method looked up on an instance; ref: the function; elements: (function, receiver)
         "lambda",  # a lambda; ref: ``pkg.mod.<lambda:LINE:COL>`` (its qualname in the facts)
         "partial",  # functools.partial; elements: (target,); detail: its keywords as source text
+        "transform",  # a torch.func transform of a callable (``torch.vmap(f)``); elements: (target,); detail: the transform
         "torch-callable",  # a function of torch; ref: its dotted name
         "torch-instance",  # an instance of a torch class; ref: the class
         "module",  # a module; ref: its dotted name; path: its file when in the project
@@ -234,6 +235,13 @@ CONTAINER_METHODS = frozenset({"children", "modules", "values", "parameters", "i
 ELEMENT_COPIES = frozenset({"list", "tuple", "sorted", "reversed", "set", "frozenset", "iter"})
 # Calls that return (a copy of) their first argument.
 IDENTITY_CALLS = frozenset({"copy.copy", "copy.deepcopy", "typing.cast"})
+# torch.func transforms: each returns a function that runs its argument under the transform;
+# compiled, Dynamo traces the transform's wrapper and inlines the argument.
+FUNCTION_TRANSFORMS = frozenset(
+    f"{module}.{name}"
+    for module in ("torch", "torch.func", "functorch", "torch._functorch.apis", "torch._functorch.eager_transforms")
+    for name in ("vmap", "grad", "grad_and_value", "jacrev", "jacfwd", "hessian")
+)
 
 
 @dataclass(frozen=True)
@@ -351,7 +359,7 @@ class ValueFlow:
     def function_ref(self, value: Value) -> FunctionRef | None:
         """The project code object of a function, method, bound method, lambda or partial
         value; None for anything else."""
-        if value.kind == "partial" and value.elements:
+        if value.kind in ("partial", "transform") and value.elements:
             return self.function_ref(value.elements[0])
         if value.kind not in ("function", "method", "bound-method", "lambda") or not value.path:
             return None
@@ -1545,7 +1553,7 @@ class ValueFlow:
                     if found is not None:
                         return frozenset({self._instance(*found)})
             return returned
-        if kind == "partial" and callee.elements:
+        if kind in ("partial", "transform") and callee.elements:
             return self._call_value(callee.elements[0], None, ctx)
         if kind == "instance":
             found = self.class_of(callee)
@@ -1557,6 +1565,8 @@ class ValueFlow:
         if kind == "unknown":
             if callee.ref in ("functools.partial", "partial") or callee.ref.endswith("functools.partial"):
                 return self._partial(call, ctx)
+            if callee.ref in FUNCTION_TRANSFORMS:
+                return self._transform(callee.ref, call, ctx)
             if callee.ref in IDENTITY_CALLS and call is not None and call.args:
                 return self._eval(call.args[0], ctx)
             if call is not None and call.args and _passes_through(callee.ref):
@@ -1567,6 +1577,14 @@ class ValueFlow:
                 return self._container("tuple", [self._eval(a, ctx) for a in call.args], None)
             return frozenset({unknown(callee.detail if callee.detail in ("external", "parameter", "depth") else "call", f"{callee.ref}()" if callee.ref else "")})
         return frozenset({unknown("call")})
+
+    def _transform(self, ref: str, call: ast.Call | None, ctx: _Ctx) -> frozenset[Value]:
+        """``torch.vmap(f, ...)``: a callable that runs ``f`` (Dynamo inlines it from the
+        transform's own wrapper); the function argument is the first or ``func=``."""
+        target = call.args[0] if call is not None and call.args else (_keyword(call, "func") if call is not None else None)
+        if target is None:
+            return frozenset({unknown("dynamic", f"{ref}()")})
+        return frozenset(Value("transform", ref=v.ref, path=v.path, detail=ref, elements=(v,)) for v in self._eval(target, ctx))
 
     def _partial(self, call: ast.Call | None, ctx: _Ctx) -> frozenset[Value]:
         if call is None or not call.args:
@@ -1612,6 +1630,8 @@ class ValueFlow:
             # ``torch.compile(**options)``: a decorator that compiles what it is applied to.
             return frozenset({Value("torch-callable", ref="torch.compile")})
         module, _, last = ref.rpartition(".")
+        if ref in FUNCTION_TRANSFORMS:
+            return self._transform(ref, call, ctx)
         if last in TORCH_RETURNS_MODULE and call is not None and call.args:
             # Applied to a module in place (or wrapping it): it returns that module.
             return self._eval(call.args[0], ctx)

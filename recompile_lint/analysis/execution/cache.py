@@ -209,6 +209,15 @@ def _fresh(interpreter, result: object) -> object:
     return result
 
 
+def _transformed(interpreter, compiled: CompiledValue, function: Function, bound: dict[str, object]) -> dict[str, object]:
+    """The locals of a ``torch.func`` transform's wrapper, ``wrapped(*args, **kwargs)``, that
+    calls ``function`` with ``bound``: what its guards' sources start from."""
+    node = interpreter.codes.get(function.code)
+    positional = [a.arg for a in node.args.posonlyargs + node.args.args] if node is not None and hasattr(node, "args") else []
+    passed = tuple(bound[name] for name in positional if name in bound)
+    return {"args": TupleValue(passed), "func": getattr(compiled.target, "function", TOP)}
+
+
 def _passes(interpreter, guard: GuardRead, function: Function, bound: dict[str, object], where: Location) -> bool:
     """Whether ``guard`` holds now. A value the run does not know passes, as it does when the
     body runs again (``record`` compares only the guards both calls read with known values):
@@ -485,7 +494,7 @@ class RegionCaches(Observer):
         for index, replay in enumerate(self.replays.get(key, [])):
             if replay is None or replay.modes != tuple(interpreter.grad_modes) or replay.trace.function.code != function.code:
                 continue
-            args = {"fn": compiled.target} if replay.trace.wrapped else bound
+            args = {"fn": compiled.target} if replay.trace.wrapped else (_transformed(interpreter, compiled, function, bound) if replay.trace.transformed else bound)
             if all(_passes(interpreter, guard, function, args, where) for guard in entries[index].values()):
                 return replay
         return None
@@ -897,6 +906,8 @@ def _imported(interpreter, mangled: str) -> object:
     for path, module in interpreter.modules.items():
         if module.name == dotted:
             return module
+        if dotted == "__main__" and interpreter.heap.read(interpreter.globals.get(path, -1), "__name__", None) == Const("__main__"):
+            return module  # the script the run started from
     return TOP
 
 

@@ -174,6 +174,10 @@ class Trace:
     # A bound method whose function a torch decorator wraps (``@torch.no_grad()``), compiled
     # directly: Dynamo compiles ``wrap_inline``'s ``inner(*args, **kwargs)`` around it.
     wrapped: bool = False
+    # The compiled frame is a ``torch.func`` transform's wrapper in torch, which inlines the
+    # function: its arguments are ``L['args'][i]``, what it holds ``L['func']``'s, and every
+    # project global is another module's (``G['__import___main__'].STEP``).
+    transformed: bool = False
     # Sources read with a known value that Dynamo installs no guard on (measured): a local or
     # attribute Enum member that only indexes a dict, ``W[self.mode]``.
     unguarded: set[str] = field(default_factory=set)
@@ -234,7 +238,8 @@ class Tracer:
         wrapped = isinstance(target, BoundMethod) and isinstance(target.function, Function) and target.function.code in interpreter.decorated_modes
         if wrapped:
             bound = {"fn": target}  # ``inner(*args, **kwargs)``: what Dynamo's sources start from
-        self.traces.append(Trace(region_keys, function, bound, where, wrapped=wrapped))
+        transformed = isinstance(target, Partial) and bool(target.transform)
+        self.traces.append(Trace(region_keys, function, bound, where, wrapped=wrapped, transformed=transformed))
         self._pending = None
         self._last_read = None
         self._root = True
@@ -262,6 +267,9 @@ class Tracer:
             self.compiled_frames.add(frame.locals)
             if trace.wrapped:
                 self._wrapped_sources(interpreter, frame, function, args)
+                return
+            if trace.transformed:
+                self._transformed_sources(interpreter, frame, function, args, bound)
                 return
             for name in bound:
                 self.sources[(frame.locals, name)] = (f"L[{name!r}]", False)
@@ -303,6 +311,21 @@ class Tracer:
         positional = [a.arg for a in node.args.posonlyargs + node.args.args]
         for i, name in enumerate(positional[: len(args)]):
             self.sources[(frame.locals, name)] = ("L['fn'].__self__", False) if i == 0 else (f"L['args'][{i - 1}]", False)
+
+    def _transformed_sources(self, interpreter, frame, function: Function, args: list[object], bound: dict[str, object]) -> None:
+        """The function a transform's wrapper ``wrapped(*args, **kwargs)`` calls: what it was
+        passed by position is ``L['args'][i]`` (printed ``args[1] == 2.0``, measured on torch
+        2.13), by keyword ``L['kwargs'][name]``, its closure cells and defaults ``L['func']``'s."""
+        node = interpreter.codes.get(function.code)
+        if node is None or not hasattr(node, "args"):
+            return
+        positional = [a.arg for a in node.args.posonlyargs + node.args.args]
+        for i, name in enumerate(positional[: len(args)]):
+            self.sources[(frame.locals, name)] = (f"L['args'][{i}]", False)
+        for name in bound:
+            if (frame.locals, name) not in self.sources and name not in positional:
+                self.sources[(frame.locals, name)] = (f"L['kwargs'][{name!r}]", False)
+        self._function_held(interpreter, frame, function, args, bound, ("L['func']", False))
 
     def _defaults(self, interpreter, frame, function: Function, args: list[object], bound: dict[str, object]) -> None:
         """An inlined method's parameter that took its default: Dynamo reads it off the class,
@@ -431,18 +454,19 @@ class Tracer:
             for cells in frame.closure:
                 if heap.has(cells, name):
                     # A closure cell of the compiled function is one of its locals to Dynamo.
-                    if frame.locals in self.compiled_frames:
+                    if frame.locals in self.compiled_frames and not self.traces[-1].transformed:
                         return f"L[{name!r}]", False
                     return self._closure_sources.get(frame.locals, {}).get(name)
         if not heap.has(frame.globals, name):
             return None
         trace = self.traces[-1]
-        if frame.path == trace.function.module:
+        if frame.path == trace.function.module and not trace.transformed:
             return f"G[{name!r}]", False
         module = interpreter.modules.get(frame.path)
         if module is None or not module.name:
             return None
-        return f"G['__import_{module.name.replace('.', '_dot_')}'].{name}", False
+        main = interpreter.heap.read(frame.globals, "__name__", None) == Const("__main__")
+        return f"G['__import_{'__main__' if main else module.name.replace('.', '_dot_')}'].{name}", False
 
     def _owner(self, interpreter, node: ast.expr) -> str:
         """``module.Class`` of the object an attribute read is on, the dotted name of a library

@@ -1009,6 +1009,8 @@ class Interpreter:
             return target, args
         if isinstance(target, BoundMethod) and isinstance(target.function, Function):
             return target.function, [target.receiver] + args
+        if isinstance(target, Partial) and target.transform and isinstance(target.function, Function):
+            return target.function, list(target.args) + args
         return None
 
     def call_compiled(self, frame: Frame, compiled: CompiledValue, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:

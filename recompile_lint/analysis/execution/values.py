@@ -132,11 +132,13 @@ class BoundMethod:
 
 @dataclass(frozen=True)
 class Partial:
-    """``functools.partial(func, *args, **keywords)``."""
+    """``functools.partial(func, *args, **keywords)``; also a ``torch.func`` transform of a
+    function (``torch.vmap(f)``: ``transform`` names it), which runs the function as it is."""
 
     function: object
     args: tuple[object, ...] = ()
     keywords: tuple[tuple[str, object], ...] = ()
+    transform: str = ""
 
 
 @dataclass(frozen=True)
