@@ -1475,3 +1475,30 @@ def test_a_function_under_a_torch_func_transform(tmp_path):
         '''})
     found = by_line(resolve(tmp_path), tmp_path)
     assert found == {("t.py", 15): [("transform", "t.per_sample")], ("t.py", 16): [("transform", "t.loss")]}
+
+
+def test_a_project_directory_with_a_stray_init_imports_its_packages_as_top_level(tmp_path):
+    # The repository's own directory holds ``pyproject.toml`` and an ``__init__.py``: its
+    # package ``lstm/`` is installed (and imported by the tests) as ``lstm``, not by the name
+    # the stray ``__init__`` would give it (``<repository>.lstm``).
+    repo = tmp_path / "lstm"
+    write(repo, {
+        "__init__.py": "",
+        "pyproject.toml": "[project]\nname = 'lstm'\n",
+        "lstm/__init__.py": "",
+        "lstm/model.py": """
+            from torch import nn
+
+
+            class Cell(nn.Module):
+                def forward(self, x):
+                    return x * 2
+        """,
+        "tests/test_cell.py": """
+            import torch
+            from lstm.model import Cell
+
+            fast = torch.compile(Cell())
+        """,
+    })
+    assert by_line(resolve(repo), repo) == {("tests/test_cell.py", 4): [("module", "lstm.lstm.model.Cell.forward")]}

@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator
 
 from recompile_lint.analysis.facts import Binding, ClassFacts, FunctionFacts, ModuleFacts, Mutation, collect_facts
 from recompile_lint.analysis import textscan
-from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, namespace_names_for, on_deep_stack, package_name_for, parse_error, parse_source, raise_recursion_limit, syntax_error
+from recompile_lint.analysis.parsing import PARSE_ERRORS, module_name_for, namespace_names_for, on_deep_stack, package_name_for, parse_error, parse_source, project_name_for, raise_recursion_limit, syntax_error
 from recompile_lint.analysis.textscan import Guarded, may_mutate
 from recompile_lint.models import FileError
 from recompile_lint.source import DEFAULT_MAX_FILE_BYTES, SourceError, decode_source, read_bytes, too_large
@@ -111,6 +111,9 @@ class ProjectIndex:
                     self.by_module.setdefault(qualified, []).append(path)
                 for namespaced_name in namespace_names_for(module, root):
                     namespaced.setdefault(namespaced_name, []).append(path)
+                installed = project_name_for(module, root)
+                if installed:
+                    namespaced.setdefault(installed, []).append(path)
         # A name through a top-level namespace package only where no module has it already.
         for name, paths in namespaced.items():
             self.by_module.setdefault(name, paths)

@@ -103,6 +103,30 @@ def _namespace_prefixes(root: str) -> tuple[str, ...]:
     return tuple(prefixes)
 
 
+PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
+def project_name_for(module: str, root: str) -> str:
+    """The name ``module`` is imported by when a package directory above it is a project's
+    own directory (it holds ``pyproject.toml``, ``setup.py`` or ``setup.cfg``) that also holds
+    a stray ``__init__.py``: the project is installed or run from there, so its packages are
+    top-level (``xlstm/xlstm/xlstm_large/model.py`` in a repository ``xlstm/`` with an
+    ``__init__.py`` is ``xlstm.xlstm_large.model``, not ``xlstm.xlstm.xlstm_large.model``);
+    else "". The deepest such directory counts."""
+    parts = module.split(".") if module else []
+    cut, directory = 0, root
+    for level, part in enumerate(parts[:-1], start=1):
+        directory = os.path.join(directory, part)
+        if _is_project_directory(directory):
+            cut = level
+    return ".".join(parts[cut:]) if cut else ""
+
+
+@lru_cache(maxsize=4096)
+def _is_project_directory(directory: str) -> bool:
+    return any(os.path.exists(os.path.join(directory, name)) for name in PROJECT_FILES)
+
+
 @lru_cache(maxsize=4096)
 def _namespace_package(root: str) -> str:
     """``pkg.layers.lora`` for a root directory ``pkg/layers/lora`` that is a namespace
@@ -120,6 +144,7 @@ def forget_package_layout() -> None:
     _packages_around.cache_clear()
     _namespace_package.cache_clear()
     _namespace_prefixes.cache_clear()
+    _is_project_directory.cache_clear()
 
 
 # What parsing raises on bad input: ast rejects some inputs with ValueError (NUL bytes), deep
