@@ -154,7 +154,8 @@ def analyse_index(
     model's risks are asked of (an editor's: those whose findings can be in its open
     documents, ``EditSession``); all of them by default."""
     from recompile_lint.analysis.callsites import prime as prime_call_sites
-    from recompile_lint.analysis.guards import FunctionTrees, predict_guards
+    from recompile_lint.analysis.guards import predict_guards
+    from recompile_lint.analysis.index import FunctionTrees
     from recompile_lint.analysis.variation import variation_of
     from recompile_lint.analysis.loader import Loader, report_scope
     from recompile_lint.analysis.regions import RegionFinder

@@ -161,7 +161,8 @@ def test_a_sequence_of_edits_on_a_synthetic_project_gives_what_a_full_lint_gives
 
 
 def test_a_region_is_asked_when_an_open_document_writes_what_it_guards(crossmodule: Path) -> None:
-    from recompile_lint.analysis.guards import FunctionTrees, predict_guards
+    from recompile_lint.analysis.guards import predict_guards
+    from recompile_lint.analysis.index import FunctionTrees
     from recompile_lint.analysis.index import ProjectIndex
     from recompile_lint.engine import analyse_index, selected_rules
 

@@ -29,8 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, char_column, dotted_name
-from recompile_lint.analysis.index import FunctionRef, ProjectIndex
-from recompile_lint.analysis.parsing import parse_source
+from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
 from recompile_lint.analysis.regions import DISABLE_DECORATORS, CompiledRegion
 from recompile_lint.models import Guard, Location
 
@@ -182,40 +181,6 @@ def local_source(name: str) -> str:
 
 def global_spelling(base: str, name: str) -> str:
     return f"G[{name!r}]" if base == "G" else f"{base}.{name}"
-
-
-class FunctionTrees:
-    """``ast`` nodes of project functions, parsed statement by statement and kept per run."""
-
-    def __init__(self, index: ProjectIndex):
-        self.index = index
-        self._statements: dict[tuple[str, int], ast.Module | None] = {}
-
-    def node(self, path: str, fn: FunctionFacts) -> ast.AST | None:
-        key = (path, fn.stmt_line)
-        if key not in self._statements:
-            self._statements[key] = self._parse(path, fn)
-        module = self._statements[key]
-        if module is None:
-            return None
-        for node in ast.walk(module):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == fn.line and node.name == fn.name:
-                return node
-            if isinstance(node, ast.Lambda) and fn.is_lambda and node.lineno == fn.line:
-                return node
-        return None
-
-    def _parse(self, path: str, fn: FunctionFacts) -> ast.Module | None:
-        text = self.index.text(path)
-        if text is None:
-            return None
-        lines = self.index.lines(path)[fn.stmt_line - 1 : fn.stmt_end_line]
-        try:
-            module = parse_source("\n".join(lines), path)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        ast.increment_lineno(module, fn.stmt_line - 1)
-        return module
 
 
 def is_module_class(index: ProjectIndex, facts: ModuleFacts, cls: ClassFacts) -> bool:

@@ -676,3 +676,37 @@ class ProjectIndex:
 
     def mutations(self, kind: str, path: str, name: str) -> list[Mutation]:
         return self.mutation_table().get((kind, path, name), [])
+
+
+class FunctionTrees:
+    """``ast`` nodes of project functions, parsed statement by statement and kept per run."""
+
+    def __init__(self, index: ProjectIndex):
+        self.index = index
+        self._statements: dict[tuple[str, int], ast.Module | None] = {}
+
+    def node(self, path: str, fn: FunctionFacts) -> ast.AST | None:
+        key = (path, fn.stmt_line)
+        if key not in self._statements:
+            self._statements[key] = self._parse(path, fn)
+        module = self._statements[key]
+        if module is None:
+            return None
+        for node in ast.walk(module):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == fn.line and node.name == fn.name:
+                return node
+            if isinstance(node, ast.Lambda) and fn.is_lambda and node.lineno == fn.line:
+                return node
+        return None
+
+    def _parse(self, path: str, fn: FunctionFacts) -> ast.Module | None:
+        text = self.index.text(path)
+        if text is None:
+            return None
+        lines = self.index.lines(path)[fn.stmt_line - 1 : fn.stmt_end_line]
+        try:
+            module = parse_source("\n".join(lines), path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        ast.increment_lineno(module, fn.stmt_line - 1)
+        return module

@@ -31,8 +31,8 @@ from typing import Iterator
 from recompile_lint.analysis import measured
 from recompile_lint.analysis.execution import Execution
 from recompile_lint.analysis.execution.cache import SYMBOLIC_SIZE_USES, Recompile, kind_of_values, parse_source, region_key, small_size_change, static_shapes, tensor_change_of
-from recompile_lint.analysis.guards import FunctionTrees, PredictedGuard, Storage, predict_guards
-from recompile_lint.analysis.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.guards import PredictedGuard, Storage, predict_guards
+from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.analysis.variation import Evidence, variation_of
 from recompile_lint.models import Guard, Subject

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 from recompile_lint.analysis.callsites import CallSite, call_sites, collect_call_sites, names_of
 from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Mutation
-from recompile_lint.analysis.guards import HOOKED, FunctionTrees, PredictedGuard, Storage, forward_hooks
-from recompile_lint.analysis.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.guards import HOOKED, PredictedGuard, Storage, forward_hooks
+from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
 from recompile_lint.analysis.parsing import parse_source
 from recompile_lint.analysis.regions import CompiledRegion
 from recompile_lint.analysis.textscan import Names
