@@ -18,7 +18,8 @@ programs whose proof says they failed on their own are left out too. The rest ar
 
 ``--floors FILE`` prints the figures below the CI floors and those that could be raised;
 ``--write-floors`` raises the floors in FILE to what was measured (they never go down).
-``--show N`` lists N disagreeing programs with what went wrong, ``--dump DIR`` writes them out.
+``--show N`` lists N disagreeing programs with what went wrong (a tier first, then a guard named by
+no finding), ``--dump DIR`` writes them out.
 Exit status: 0, or 1 when a figure is below its floor, 2 on bad options.
 """
 
@@ -151,8 +152,10 @@ def compare_floors(path: Path, summary: dict[str, Any], write: bool) -> int:
 
 def show(programs, result: measure.Measurement, count: int, dump: Path | None) -> None:
     by_key = {p.key: p for p in programs}
-    wrong = [v for v in result.verdicts if not v.agrees][:count]
-    print(f"\n{len(wrong)} disagreeing program(s):")
+    wrong = [v for v in result.verdicts if not v.agrees]
+    # Then the programs whose tier agrees but a guard they failed on is named by no finding.
+    wrong = (wrong + [v for v in result.verdicts if v.agrees and v.guard_exact is False])[:count]
+    print(f"\n{len(wrong)} disagreeing program(s) (a tier, then guard text):")
     for verdict in wrong:
         program = by_key[verdict.key]
         dims = " ".join(f"{n}={v}" for n, v in program.dims)
