@@ -155,7 +155,7 @@ def analyse_index(
     documents, ``EditSession``); all of them by default."""
     from recompile_lint.analysis.callsites import prime as prime_call_sites
     from recompile_lint.analysis.guards import predict_guards
-    from recompile_lint.analysis.index import FunctionTrees
+    from recompile_lint.analysis.index import function_trees
     from recompile_lint.analysis.variation import variation_of
     from recompile_lint.analysis.loader import Loader, report_scope
     from recompile_lint.analysis.regions import RegionFinder
@@ -195,7 +195,7 @@ def analyse_index(
     if only is not None and related:
         only |= report_scope(index, regions, only)
     loader.modules_read_by(regions, only)
-    trees = FunctionTrees(index)
+    trees = function_trees(index)
     variation_of(index, regions)  # shared by the guard model and the rules that ask about calls
     # What the regions guard decides which other files are read for writes.
     guards = list(predict_guards(index, regions, config.max_depth, trees)) if risk_regions is not None else predict_guards(index, regions, config.max_depth, trees)

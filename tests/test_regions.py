@@ -288,3 +288,61 @@ def test_command_output_file(tmp_path):
     result = run(["--format", "json", "-o", str(target), "fixtures/projects/rebinding"], REPO)
     assert result.exit_code == 0 and result.output == ""
     assert json.loads(target.read_text())["summary"]["resolved"] == 3
+
+
+CONSTANT_BRANCHES = '''
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def loss_fn(self, x):
+        return x.sum().item()
+
+    def regularise(self, x):
+        return x.norm().item()
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = Head()
+
+    def forward(self, x, rollout: bool, targets=None):
+        if targets is not None:
+            self.head.regularise(x)
+        if rollout:
+            return x * 2
+        else:
+            return self.head.loss_fn(x)
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.model = Model()
+
+    def predict(self, x):
+        return self.model(x, rollout=True)
+
+    def both(self, x):
+        return self.model(x, True) + self.model(x, rollout=False, targets=x)
+
+
+policy = Policy()
+fast = torch.compile(policy.predict)
+slow = torch.compile(policy.both)
+'''
+
+
+def test_a_branch_ruled_out_by_constant_arguments_is_not_reached(tmp_path):
+    # Dynamo specializes on the constants every call passes (``rollout=True``, ``targets``
+    # left at its default ``None``) and traces only the branch they take; a second call
+    # with other values makes both branches live.
+    (tmp_path / "policy.py").write_text(CONSTANT_BRANCHES)
+    sites = {s.site.span.line: s for s in resolve(tmp_path)}
+    reached = {line: sorted(ref.qualname for ref, _, _ in site.regions[0].reached) for line, site in sites.items()}
+    assert reached == {
+        41: ["Model.forward", "Policy.predict"],
+        42: ["Head.loss_fn", "Head.regularise", "Model.forward", "Policy.both"],
+    }

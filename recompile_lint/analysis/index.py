@@ -678,6 +678,14 @@ class ProjectIndex:
         return self.mutation_table().get((kind, path, name), [])
 
 
+def function_trees(index: "ProjectIndex") -> "FunctionTrees":
+    """The run's function trees, shared by the region finder and the guard model."""
+    trees = index.memo.get("trees")
+    if trees is None:
+        trees = index.memo["trees"] = FunctionTrees(index)
+    return trees
+
+
 class FunctionTrees:
     """``ast`` nodes of project functions, parsed statement by statement and kept per run."""
 

@@ -14,8 +14,8 @@ import ast
 import re
 from dataclasses import dataclass
 
-from recompile_lint.analysis.facts import CompileSite, FunctionFacts, ModuleFacts
-from recompile_lint.analysis.index import FunctionRef, ProjectIndex
+from recompile_lint.analysis.facts import CompileSite, FunctionFacts, ModuleFacts, dotted_name
+from recompile_lint.analysis.index import FunctionRef, ProjectIndex, function_trees
 from recompile_lint.analysis.library import LibraryRegion, entry_for
 from recompile_lint.analysis.valueflow import GENERIC_TORCH, TORCH_WRAPPERS, Value, ValueFlow, _argument, _is_method, literal_text
 from recompile_lint.models import Location
@@ -156,6 +156,7 @@ class RegionFinder:
         self.max_depth = max_depth
         self.flow = flow if flow is not None else ValueFlow(index)
         index.memo["flow"] = self.flow  # the run's value flow, for the evidence that asks about receivers
+        self.trees = function_trees(index)
 
     # ---- entry points --------------------------------------------------------------------
 
@@ -774,29 +775,59 @@ class RegionFinder:
     # ---- inlining ------------------------------------------------------------------------
 
     def reach(self, entry: FunctionRef) -> list[tuple[FunctionRef, int, FunctionRef | None]]:
-        """The entry and every callee Dynamo would inline, breadth first, up to max_depth."""
+        """The entry and every callee Dynamo would inline, breadth first, up to max_depth.
+
+        A callee's parameters that every call of it in the region passes the same constant
+        (``self.vqbet(batch, rollout=True)``, or a default no call overrides) are constants to
+        Dynamo, which traces only the branch an ``if`` on them takes: the calls in the other
+        branch are not reached (``else: loss = self.head.loss_fn(...)``)."""
         out: list[tuple[FunctionRef, int, FunctionRef | None]] = [(entry, 0, None)]
-        seen = {entry}
-        i = 0
-        while i < len(out):
-            ref, depth, _ = out[i]
-            i += 1
+        depth_of = {entry: 0}
+        constants: dict[FunctionRef, dict[str, object]] = {entry: {}}
+        pending = [entry]
+        while pending:
+            ref = pending.pop(0)
+            depth = depth_of[ref]
             if depth >= self.max_depth:
                 continue
             facts = self.index.facts(ref.path)
             fn = facts.function(ref.qualname) if facts else None
             if facts is None or fn is None:
                 continue
+            live = self._live_calls(facts, fn, constants.get(ref, {}))
             for text in fn.calls:
+                if live is not None and text not in live:
+                    continue  # only in a branch the constants rule out
                 callee = self.callee(text, facts, fn)
-                if callee is None or callee in seen:
+                if callee is None:
                     continue
                 target = self.index.function(callee)
                 if target is None or is_disabled(target):
                     continue
-                seen.add(callee)
-                out.append((callee, depth + 1, ref))
+                passed = _passed_constants(live.get(text, []) if live is not None else None, target, text)
+                if callee not in depth_of:
+                    depth_of[callee] = depth + 1
+                    constants[callee] = passed
+                    out.append((callee, depth + 1, ref))
+                    pending.append(callee)
+                    continue
+                known = constants.get(callee, {})
+                kept = {name: value for name, value in known.items() if name in passed and _same(passed[name], value)}
+                if kept != known:
+                    # Another call passes something else: its branches are live again.
+                    constants[callee] = kept
+                    pending.append(callee)
         return out
+
+    def _live_calls(self, facts: ModuleFacts, fn: FunctionFacts, constants: dict[str, object]) -> dict[str, list[ast.Call]] | None:
+        """The calls of ``fn`` in code an ``if`` on its constant parameters leaves live, by
+        callee text; None where the function's tree cannot be read (every call counts)."""
+        node = self.trees.node(facts.path, fn)
+        if node is None:
+            return None
+        found: dict[str, list[ast.Call]] = {}
+        _collect_live_calls(node.body if isinstance(node.body, list) else [node.body], constants, found)
+        return found
 
     def callee(self, text: str, facts: ModuleFacts, fn: FunctionFacts) -> FunctionRef | None:
         head, _, rest = text.partition(".")
@@ -935,3 +966,115 @@ def _callee_name(func: ast.expr) -> str:
     if isinstance(func, ast.Attribute):
         return func.attr
     return func.id if isinstance(func, ast.Name) else ""
+
+
+_SKIPPED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _collect_live_calls(nodes: list, constants: dict[str, object], found: dict[str, list[ast.Call]]) -> None:
+    """Calls under ``nodes`` outside nested scopes (they are functions of their own), through
+    only the branch of an ``if`` (or conditional expression) whose test the constants decide."""
+    stack = list(reversed(nodes))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SKIPPED_SCOPES):
+            continue
+        if isinstance(node, (ast.If, ast.IfExp)):
+            truth = constant_truth(node.test, constants) if constants else None
+            if truth is not None:
+                stack.append(node.test)
+                branch = node.body if truth else node.orelse
+                stack.extend(reversed(branch if isinstance(branch, list) else [branch]))
+                continue
+        if isinstance(node, ast.Call):
+            text = dotted_name(node.func)
+            if text:
+                found.setdefault(text, []).append(node)
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+_UNKNOWN = object()
+
+
+def constant_truth(test: ast.expr, constants: dict[str, object]) -> bool | None:
+    """Whether ``test`` holds given parameters known to be constants (``flag``, ``not flag``,
+    ``x is None``, ``mode == "eval"``, ``and`` / ``or`` of those); None when it is not known."""
+    value = _constant_value(test, constants)
+    if value is _UNKNOWN:
+        return None
+    try:
+        return bool(value)
+    except Exception:  # noqa: BLE001 - a constant whose truth raises: not known
+        return None
+
+
+def _constant_value(node: ast.expr, constants: dict[str, object]) -> object:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = constant_truth(node.operand, constants)
+        return _UNKNOWN if inner is None else not inner
+    if isinstance(node, ast.BoolOp):
+        truths = [constant_truth(value, constants) for value in node.values]
+        if isinstance(node.op, ast.And):
+            return False if False in truths else (True if all(t is True for t in truths) else _UNKNOWN)
+        return True if True in truths else (False if all(t is False for t in truths) else _UNKNOWN)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left = _constant_value(node.left, constants)
+        right = _constant_value(node.comparators[0], constants)
+        if left is _UNKNOWN or right is _UNKNOWN:
+            return _UNKNOWN
+        op = node.ops[0]
+        if isinstance(op, ast.Is):
+            return left is right
+        if isinstance(op, ast.IsNot):
+            return left is not right
+        if isinstance(op, (ast.Eq, ast.NotEq)) and type(left) is type(right):
+            return (left == right) is isinstance(op, ast.Eq)
+    return _UNKNOWN
+
+
+def _literal(node: ast.expr) -> object:
+    """The value of a constant argument (``True``, ``None``, ``3``, ``"eval"``), else unknown."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, str, type(None))):
+        return node.value
+    return _UNKNOWN
+
+
+def _passed_constants(calls: list[ast.Call] | None, target: FunctionFacts, text: str) -> dict[str, object]:
+    """The parameters of ``target`` that every one of ``calls`` binds to the same constant:
+    a literal argument, or a literal default the call leaves (a call that spreads ``*args`` or
+    ``**kwargs`` may pass anything)."""
+    if not calls:
+        return {}
+    params = list(target.params)
+    if params and params[0].kind == "positional" and target.class_name and "staticmethod" not in target.decorators and "." in text:
+        params = params[1:]  # bound through ``self.method`` / ``obj.method``: the receiver is not an argument
+    out: dict[str, object] | None = None
+    for call in calls:
+        spread = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+        positional = [p for p in params if p.kind == "positional"]
+        bound: dict[str, object] = {}
+        for param, arg in zip(positional, call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            bound[param.name] = _literal(arg)
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                bound[keyword.arg] = _literal(keyword.value)
+        if not spread:
+            for param in params:
+                if param.name not in bound and param.default and param.kind in ("positional", "keyword"):
+                    try:
+                        bound[param.name] = _literal(ast.parse(param.default, mode="eval").body)
+                    except SyntaxError:
+                        bound[param.name] = _UNKNOWN
+        known = {name: value for name, value in bound.items() if value is not _UNKNOWN}
+        out = known if out is None else {name: value for name, value in out.items() if name in known and _same(known[name], value)}
+    return out or {}
+
+
+def _same(a: object, b: object) -> bool:
+    return type(a) is type(b) and a == b
