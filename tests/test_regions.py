@@ -346,3 +346,43 @@ def test_a_branch_ruled_out_by_constant_arguments_is_not_reached(tmp_path):
         41: ["Model.forward", "Policy.predict"],
         42: ["Head.loss_fn", "Head.regularise", "Model.forward", "Policy.both"],
     }
+
+
+def test_a_guard_read_only_in_a_branch_constant_arguments_rule_out_is_no_finding(tmp_path):
+    # ``helper(x, False)``: Dynamo traces only ``return x + 1`` (measured on torch 2.13: no
+    # recompile while ``STEP`` changes); once a call passes ``True``, the read is traced.
+    from recompile_lint.config import Config
+    from recompile_lint.engine import lint_paths
+
+    program = textwrap.dedent('''
+        import torch
+
+        STEP = 0
+
+
+        def helper(x, training, scale=None):
+            if training:
+                return x * STEP
+            if scale is not None:
+                return x * STEP
+            return x + 1
+
+
+        @torch.compile
+        def f(x):
+            return helper(x, CALLED)
+
+
+        class Loop:
+            def fit(self):
+                global STEP
+                for i in range(12):
+                    STEP = i
+                    f(torch.randn(2))
+    ''')
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    found = {}
+    for called in ("False", "True"):
+        (tmp_path / "prog.py").write_text(program.replace("CALLED", called))
+        found[called] = [(f.code, f.line) for f in lint_paths([str(tmp_path)], Config(cache=False)).findings]
+    assert found == {"False": [], "True": [("RCL101", 9)]}

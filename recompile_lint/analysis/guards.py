@@ -30,7 +30,7 @@ from typing import Iterator
 
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, char_column, dotted_name
 from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
-from recompile_lint.analysis.regions import DISABLE_DECORATORS, CompiledRegion
+from recompile_lint.analysis.regions import DISABLE_DECORATORS, NOT_CONSTANT, CompiledRegion, constant_truth, literal_constant
 from recompile_lint.models import Guard, Location
 
 SCALAR_KINDS = frozenset({"int", "str", "float", "bool", "enum", "none", "bytes"})
@@ -152,6 +152,10 @@ class Sym:
     specialized: str = ""
     dotted: str = ""  # resolved dotted name (builtins, torch callables)
     choices: int | None = None
+    # A literal passed to an inlined function or assigned to a local (``rollout=True``, a
+    # default ``None`` no call overrides): a constant to Dynamo, which traces only the branch
+    # an ``if`` on it takes. ``NOT_CONSTANT`` for anything else.
+    constant: object = NOT_CONSTANT
 
 
 UNKNOWN = Sym()
@@ -345,7 +349,8 @@ class GuardWalker:
         for param in params:
             if param.name not in env:
                 if param.default_kind in SCALAR_KINDS and param.default:
-                    env[param.name] = Sym(kind=param.default_kind, initial=param.default)
+                    constant = literal_constant(param.default) if not _spreads(args, keywords) else NOT_CONSTANT
+                    env[param.name] = Sym(kind=param.default_kind, initial=param.default, constant=constant)
                 else:
                     env[param.name] = UNKNOWN
         return self.call(ref, facts, fn, env, frame.depth + 1)
@@ -393,6 +398,13 @@ class GuardWalker:
                 # Dynamo traces only the side it runs on: ``is_compiling()`` is True there.
                 self.statements(frame, stmt.body if compiling else stmt.orelse)
                 return
+            if frame.depth > 0:
+                constants = {name: sym.constant for name, sym in frame.env.items() if sym.constant is not NOT_CONSTANT}
+                truth = constant_truth(stmt.test, constants) if constants else None
+                if truth is not None:
+                    # A test on constants an inlined call passed: only the branch it takes is traced.
+                    self.statements(frame, stmt.body if truth else stmt.orelse)
+                    return
             self.test(frame, stmt.test)
             self.statements(frame, stmt.body)
             self.statements(frame, stmt.orelse)
@@ -515,7 +527,7 @@ class GuardWalker:
             return self.call_expr(frame, node, specializing)
         if isinstance(node, ast.Constant):
             kind = {bool: "bool", int: "int", float: "float", str: "str", type(None): "none", bytes: "bytes"}.get(type(node.value), "unknown")
-            return Sym(kind="literal-" + kind)
+            return Sym(kind="literal-" + kind, constant=node.value if isinstance(node.value, (bool, int, str, type(None))) else NOT_CONSTANT)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             for gen in node.generators:
                 element = self.iterate(frame, gen.iter)
@@ -1186,3 +1198,8 @@ def predict_guards(index: ProjectIndex, regions: list[CompiledRegion], max_depth
     trees = trees or FunctionTrees(index)
     for region in regions:
         yield from GuardWalker(index, trees, region, max_depth).walk()
+
+
+def _spreads(args: list[ast.expr], keywords: list[ast.keyword]) -> bool:
+    """Whether a call passes ``*args`` or ``**kwargs``: any parameter may be given then."""
+    return any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords)

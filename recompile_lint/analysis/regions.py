@@ -996,6 +996,14 @@ def _collect_live_calls(nodes: list, constants: dict[str, object], found: dict[s
 _UNKNOWN = object()
 
 
+class _NotConstant:
+    def __repr__(self) -> str:
+        return "NOT_CONSTANT"
+
+
+NOT_CONSTANT = _NotConstant()  # what ``literal_constant`` gives for anything but a literal
+
+
 def constant_truth(test: ast.expr, constants: dict[str, object]) -> bool | None:
     """Whether ``test`` holds given parameters known to be constants (``flag``, ``not flag``,
     ``x is None``, ``mode == "eval"``, ``and`` / ``or`` of those); None when it is not known."""
@@ -1036,6 +1044,16 @@ def _constant_value(node: ast.expr, constants: dict[str, object]) -> object:
     return _UNKNOWN
 
 
+def literal_constant(text: str) -> object:
+    """The constant a literal's source text denotes (``None``, ``True``, ``3``, ``"eval"``),
+    else ``NOT_CONSTANT``."""
+    try:
+        value = _literal(ast.parse(text, mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return NOT_CONSTANT
+    return NOT_CONSTANT if value is _UNKNOWN else value
+
+
 def _literal(node: ast.expr) -> object:
     """The value of a constant argument (``True``, ``None``, ``3``, ``"eval"``), else unknown."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, str, type(None))):
@@ -1067,10 +1085,8 @@ def _passed_constants(calls: list[ast.Call] | None, target: FunctionFacts, text:
         if not spread:
             for param in params:
                 if param.name not in bound and param.default and param.kind in ("positional", "keyword"):
-                    try:
-                        bound[param.name] = _literal(ast.parse(param.default, mode="eval").body)
-                    except SyntaxError:
-                        bound[param.name] = _UNKNOWN
+                    value = literal_constant(param.default)
+                    bound[param.name] = _UNKNOWN if value is NOT_CONSTANT else value
         known = {name: value for name, value in bound.items() if value is not _UNKNOWN}
         out = known if out is None else {name: value for name, value in out.items() if name in known and _same(known[name], value)}
     return out or {}
