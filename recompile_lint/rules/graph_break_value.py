@@ -83,6 +83,18 @@ def first_dim(x: torch.Tensor) -> torch.Tensor:
     lr = float(0.1)
     return x * n * lr
 """,
+        """
+import torch
+
+
+@torch.compile
+def check(x: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+    if counts.numel() != x.shape[0]:
+        # Only on the way to an error: a call that returns never runs it.
+        raise ValueError(f"expected {x.shape[0]} counts, got {counts.tolist()}")
+    assert x.dim() == 2, f"a matrix, not {x.sum().item()}"
+    return x * 2
+""",
     )
     INVALID = (
         """
@@ -102,8 +114,9 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
     def check_function(self, ctx: FunctionContext) -> None:
         captured = self.captures_scalars(ctx)
         returned = self.returned_directly(ctx.nodes_of(cst.Return, cst.Expr))
+        raising = self.raising(ctx)
         for node in ctx.nodes_of(cst.Call):
-            if id(node) in returned:
+            if id(node) in returned or id(node) in raising:
                 continue
             what, fix = self.classify(ctx, node, captured)
             if not what:
@@ -136,6 +149,18 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
                 f"(bounded: 2 graphs, plus the break on every call). Fix: {fix}",
                 subject=subject,
             )
+
+    @staticmethod
+    def raising(ctx: FunctionContext) -> set[int]:
+        """The nodes that build an exception: a ``raise`` statement's, an ``assert``'s
+        message. They run only on the way to an error, never on a call that returns (an
+        ``.item()`` in ``raise ValueError(f"got {n.tolist()}")`` breaks no graph)."""
+        out: set[int] = set()
+        for stmt in ctx.nodes_of(cst.Raise, cst.Assert):
+            part = stmt.msg if isinstance(stmt, cst.Assert) else stmt
+            if part is not None:
+                out.update(id(node) for node in walk_nodes(part))
+        return out
 
     def needed_concrete(self, ctx: FunctionContext, node: cst.Call) -> str:
         """Where the value of ``x.tolist()`` / ``.item()`` is used as a size or bound that must be
