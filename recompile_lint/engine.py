@@ -212,6 +212,14 @@ def analyse_index(
     per_region = any(getattr(rule, "per_region", False) for rule in function_rules)
     # A function rule reports in the function's own file, and only the given files are
     # reported: functions elsewhere need no rule run (their facts still serve the analysis).
+    # A branch is left out of a function's rule run only where every region that reaches the
+    # function rules it out.
+    dead: dict = {}  # function -> the spans every region reaching it rules out
+    for region in regions:
+        spans = dict(region.dead)
+        for ref, _, _ in region.reached:
+            found = set(spans.get(ref, ()))
+            dead[ref] = dead[ref] & found if ref in dead else found
     for region in regions:
         for ref, depth, _ in region.reached:
             if only is not None and ref.path not in only:
@@ -227,7 +235,7 @@ def analyse_index(
             if found is None:
                 continue
             node, parsed = found
-            ctx = FunctionContext(index, region, ref, facts, fn, node, parsed, depth)
+            ctx = FunctionContext(index, region, ref, facts, fn, node, parsed, depth, tuple(sorted(dead.get(ref, ()))))
             for rule in function_rules:
                 # One rule run per (function, region entry options) is enough: a helper reached
                 # from several regions reports once, naming the first region (sorted).

@@ -386,3 +386,43 @@ def test_a_guard_read_only_in_a_branch_constant_arguments_rule_out_is_no_finding
         (tmp_path / "prog.py").write_text(program.replace("CALLED", called))
         found[called] = [(f.code, f.line) for f in lint_paths([str(tmp_path)], Config(cache=False)).findings]
     assert found == {"False": [], "True": [("RCL101", 9)]}
+
+
+def test_a_function_rule_leaves_out_a_branch_every_region_rules_out(tmp_path):
+    # ``self.model(x, rollout=True)``: the ``.item()`` after the ``if rollout:`` return is
+    # never traced. Compiling the model itself too (``rollout`` a guarded argument of the
+    # compiled frame) makes it live in that region, and the warning is back.
+    from recompile_lint.config import Config
+    from recompile_lint.engine import lint_paths
+
+    program = textwrap.dedent('''
+        import torch
+        from torch import nn
+
+
+        class Model(nn.Module):
+            def forward(self, x, rollout: bool):
+                if rollout:
+                    return x * 2
+                else:
+                    return x * x.sum().item()
+
+
+        class Policy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = Model()
+
+            def predict(self, x):
+                return self.model(x, rollout=True)
+
+
+        policy = Policy()
+        fast = torch.compile(policy.predict)
+    ''')
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    found = {}
+    for extra in ("", "whole = torch.compile(policy.model)\n"):
+        (tmp_path / "policy.py").write_text(program + extra)
+        found[bool(extra)] = [(f.code, f.line) for f in lint_paths([str(tmp_path)], Config(cache=False)).findings]
+    assert found == {False: [], True: [("RCL404", 11)]}

@@ -149,8 +149,11 @@ class CstCache:
 class FunctionContext:
     """One function reached by one region, with helpers for scope and index questions."""
 
-    def __init__(self, index: ProjectIndex, region: CompiledRegion, ref: FunctionRef, facts: ModuleFacts, fn: FunctionFacts, node: FunctionNode, parsed: ParsedStatement, depth: int):
+    def __init__(self, index: ProjectIndex, region: CompiledRegion, ref: FunctionRef, facts: ModuleFacts, fn: FunctionFacts, node: FunctionNode, parsed: ParsedStatement, depth: int, dead: tuple[tuple[int, int, int, int], ...] = ()):
         self.index = index
+        # Spans of branches that constants every call passes rule out, in every region that
+        # reaches the function (``CompiledRegion.dead``): Dynamo traces none of them.
+        self.dead = dead
         self.region = region
         self.ref = ref
         self.module = facts
@@ -180,6 +183,16 @@ class FunctionContext:
         pos: CodeRange = self._parsed.positions[node]
         off = self._parsed.line_offset
         return Span(pos.start.line + off, pos.start.column + 1, pos.end.line + off, pos.end.column + 1)
+
+    def is_dead(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` sits in a branch Dynamo never traces here (``self.dead``)."""
+        if not self.dead:
+            return False
+        pos: CodeRange | None = self._parsed.positions.get(node)
+        if pos is None:
+            return False
+        start = (pos.start.line + self._parsed.line_offset, pos.start.column)
+        return any((line, column) <= start <= (end_line, end_column) for line, column, end_line, end_column in self.dead)
 
     def report(
         self,
@@ -211,7 +224,8 @@ class FunctionContext:
 
     def body_nodes(self) -> tuple[cst.CSTNode, ...]:
         """Every node of the function body in source order, not descending into nested defs
-        or classes (they are separate scopes, checked when a region reaches them)."""
+        or classes (they are separate scopes, checked when a region reaches them), nor into
+        the branches the constants of every region's calls rule out (``dead``)."""
         nodes = self.memo.get("body_nodes")
         if nodes is None:
             nodes = self._walk_body()[0]
@@ -255,6 +269,8 @@ class FunctionContext:
                 parents[id(node)] = parent
             if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
                 continue
+            if self.dead and self.is_dead(node):
+                continue  # a branch Dynamo never traces here: no rule looks at it
             nodes.append(node)
             stack.extend((child, node) for child in reversed(child_nodes(node)))
         self.memo["body_nodes"] = result = tuple(nodes)

@@ -51,6 +51,10 @@ class CompiledRegion:
     # while the compiled region inlined it): the compiled region's name, and the break's line.
     frame_of: str = ""
     break_at: Location | None = None
+    # For each reached function with parameters every call in the region binds to constants,
+    # the (line, column, end line, end column) spans of the branches those constants rule out
+    # (columns from 0): Dynamo never traces them.
+    dead: tuple[tuple[FunctionRef, tuple[tuple[int, int, int, int], ...]], ...] = ()
 
     def site_location(self) -> Location:
         """Where the compiled object is made, as a finding's location."""
@@ -157,6 +161,7 @@ class RegionFinder:
         self.flow = flow if flow is not None else ValueFlow(index)
         index.memo["flow"] = self.flow  # the run's value flow, for the evidence that asks about receivers
         self.trees = function_trees(index)
+        self._dead: dict[FunctionRef, tuple] = {}  # the last ``reach``'s dead branches, by its entry
 
     # ---- entry points --------------------------------------------------------------------
 
@@ -320,6 +325,7 @@ class RegionFinder:
                     site=site,
                     site_path=facts.path,
                     reached=tuple(self.reach(ref)),
+                    dead=self._dead.pop(ref, ()),
                     model_class=model_class,
                     form=form,
                     container=container,
@@ -817,6 +823,14 @@ class RegionFinder:
                     # Another call passes something else: its branches are live again.
                     constants[callee] = kept
                     pending.append(callee)
+        dead = []
+        for ref, _, _ in out:
+            fn = self.index.function(ref) if constants.get(ref) else None
+            node = self.trees.node(ref.path, fn) if fn is not None else None
+            spans = _dead_spans(node, constants[ref]) if node is not None else ()
+            if spans:
+                dead.append((ref, spans))
+        self._dead[entry] = tuple(dead)
         return out
 
     def _live_calls(self, facts: ModuleFacts, fn: FunctionFacts, constants: dict[str, object]) -> dict[str, list[ast.Call]] | None:
@@ -991,6 +1005,28 @@ def _collect_live_calls(nodes: list, constants: dict[str, object], found: dict[s
             if text:
                 found.setdefault(text, []).append(node)
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _dead_spans(function: ast.AST, constants: dict[str, object]) -> tuple[tuple[int, int, int, int], ...]:
+    """The (line, column, end line, end column) spans of each branch of ``function`` that an
+    ``if`` (or conditional expression) on the constants rules out, outside nested scopes."""
+    out: list[tuple[int, int, int, int]] = []
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SKIPPED_SCOPES):
+            continue
+        if isinstance(node, (ast.If, ast.IfExp)):
+            truth = constant_truth(node.test, constants)
+            if truth is not None:
+                live, dead = (node.body, node.orelse) if truth else (node.orelse, node.body)
+                for part in dead if isinstance(dead, list) else [dead]:
+                    out.append((part.lineno, part.col_offset, getattr(part, "end_lineno", None) or part.lineno, getattr(part, "end_col_offset", None) or 0))
+                stack.append(node.test)
+                stack.extend(live if isinstance(live, list) else [live])
+                continue
+        stack.extend(ast.iter_child_nodes(node))
+    return tuple(sorted(out))
 
 
 _UNKNOWN = object()
