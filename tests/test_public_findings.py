@@ -190,3 +190,31 @@ def test_a_scale_rescaled_at_each_window_change_and_read_through_a_chosen_submod
     [finding] = lint_paths([str(tmp_path)], only("RCL")).findings
     assert (finding.code, finding.severity.value, finding.line) == ("RCL104", "warning", 25)
     assert finding.guard.source == "L['self']._modules['rotary'].attn_scale"
+
+
+ERROR_PATH = """\
+import pytest
+import torch
+
+
+class TestScale:
+    def test_scale(self):
+        scale = torch.compile(lambda x, y: x * y)
+        for _ in range(10):
+            scale(torch.ones(2), 1.0)
+        CONTEXT
+            scale(torch.ones(2), 2.0)
+"""
+
+
+def test_a_call_expected_to_raise_is_no_evidence_of_another_value(tmp_path):
+    # The second value is passed only inside ``pytest.raises``: the test expects the call to
+    # fail (a wrapper that rejects varying inputs), and whether it leaves a graph cached is
+    # not known. Outside such a block it is the second graph of a specialized float.
+    found = {}
+    for context in ("with pytest.raises(ValueError):", "if True:"):
+        root = tmp_path / str(len(found))
+        root.mkdir()
+        write(root, {"test_scale.py": ERROR_PATH.replace("CONTEXT", context)})
+        found[context] = [f.code for f in lint_paths([str(root)], only("RCL108")).findings]
+    assert found == {"with pytest.raises(ValueError):": [], "if True:": ["RCL108"]}
