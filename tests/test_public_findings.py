@@ -218,3 +218,16 @@ def test_a_call_expected_to_raise_is_no_evidence_of_another_value(tmp_path):
         write(root, {"test_scale.py": ERROR_PATH.replace("CONTEXT", context)})
         found[context] = [f.code for f in lint_paths([str(root)], only("RCL108")).findings]
     assert found == {"with pytest.raises(ValueError):": [], "if True:": ["RCL108"]}
+
+
+def test_a_call_expected_to_raise_is_not_a_call_the_runs_count(tmp_path):
+    # The same as a module-level test, which the execution stage runs: the call inside
+    # ``pytest.raises`` is not told to the caches.
+    found = {}
+    for context in ("with pytest.raises(ValueError):", "if True:"):
+        root = tmp_path / str(len(found))
+        root.mkdir()
+        text = ERROR_PATH.replace("class TestScale:\n    def test_scale(self):", "def test_scale():").replace("\n        ", "\n    ")
+        write(root, {"test_scale.py": text.replace("CONTEXT", context)})
+        found[context] = [f.code for f in lint_paths([str(root)], only("RCL108")).findings]
+    assert found == {"with pytest.raises(ValueError):": [], "if True:": ["RCL108"]}
