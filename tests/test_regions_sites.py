@@ -1502,3 +1502,57 @@ def test_a_project_directory_with_a_stray_init_imports_its_packages_as_top_level
         """,
     })
     assert by_line(resolve(repo), repo) == {("tests/test_cell.py", 4): [("module", "lstm.lstm.model.Cell.forward")]}
+
+
+def test_an_abstract_method_on_self_outside_the_tests_leaves_the_tests_subclasses_out(tmp_path):
+    # As for an abstract annotation: the base's own subclass is what ``self.optimizer()`` may
+    # run; a test module's subclass (a fixture) is not.
+    write(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/optim.py": """
+            from abc import ABC, abstractmethod
+
+            import torch
+
+
+            class Config(ABC):
+                @classmethod
+                @abstractmethod
+                def optimizer(cls):
+                    raise NotImplementedError
+
+                def build(self, params):
+                    optim = self.optimizer()(params)
+                    optim.step = torch.compile(optim.step)
+                    return optim
+
+
+            class Fast(torch.optim.Optimizer):
+                def step(self, closure=None):
+                    return None
+
+
+            class FastConfig(Config):
+                @classmethod
+                def optimizer(cls):
+                    return Fast
+        """,
+        "tests/__init__.py": "",
+        "tests/test_optim.py": """
+            import torch
+            from lib.optim import Config
+
+
+            class Dummy(torch.optim.Optimizer):
+                def step(self, closure=None):
+                    return 1
+
+
+            class DummyConfig(Config):
+                @classmethod
+                def optimizer(cls):
+                    return Dummy
+        """,
+    })
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("lib/optim.py", 14)] == [("method", "lib.optim.Fast.step")]

@@ -1024,9 +1024,17 @@ class ValueFlow:
 
     def _overrides(self, facts: ModuleFacts, cls: ClassFacts, attr: str, owner: Value) -> set[Value]:
         """The methods named ``attr`` that the project subclasses of ``cls`` define, bound to an
-        instance of each (or its class, for a classmethod), capped; unknown where none does."""
+        instance of each (or its class, for a classmethod); unknown where none does. As for an
+        annotation (``_concrete_instances``), a base outside the tests leaves the test modules'
+        subclasses out, and past ``max_values`` subclasses the rest is unknown."""
         out: set[Value] = set()
-        for sub_facts, sub in self.index.subclasses(facts, cls)[: self.max_values]:
+        tests = _test_module(facts.module)
+        subclasses = self.index.subclasses(facts, cls)
+        if len(subclasses) > self.max_values:
+            out.add(unknown("depth", f"{self._qualified(facts, cls.qualname)} subclasses"))
+        for sub_facts, sub in subclasses[: self.max_values]:
+            if not tests and _test_module(sub_facts.module):
+                continue
             qual = dict(sub.methods).get(attr)
             fn = sub_facts.function(qual) if qual else None
             if fn is None or _is_abstract(fn):
