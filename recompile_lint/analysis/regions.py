@@ -800,9 +800,9 @@ class RegionFinder:
             fn = facts.function(ref.qualname) if facts else None
             if facts is None or fn is None:
                 continue
-            live = self._live_calls(facts, fn, constants.get(ref, {}))
+            live, ruled_out = self._live_calls(facts, fn, constants.get(ref, {}))
             for text in fn.calls:
-                if live is not None and text not in live:
+                if text in ruled_out:
                     continue  # only in a branch the constants rule out
                 callee = self.callee(text, facts, fn)
                 if callee is None:
@@ -833,15 +833,21 @@ class RegionFinder:
         self._dead[entry] = tuple(dead)
         return out
 
-    def _live_calls(self, facts: ModuleFacts, fn: FunctionFacts, constants: dict[str, object]) -> dict[str, list[ast.Call]] | None:
-        """The calls of ``fn`` in code an ``if`` on its constant parameters leaves live, by
-        callee text; None where the function's tree cannot be read (every call counts)."""
+    def _live_calls(self, facts: ModuleFacts, fn: FunctionFacts, constants: dict[str, object]) -> tuple[dict[str, list[ast.Call]] | None, set[str]]:
+        """(the calls of ``fn`` in code an ``if`` on its constant parameters leaves live, by
+        callee text, or None where the function's tree cannot be read; the callee texts that
+        are called only in code they rule out)."""
         node = self.trees.node(facts.path, fn)
         if node is None:
-            return None
+            return None, set()
+        body = node.body if isinstance(node.body, list) else [node.body]
         found: dict[str, list[ast.Call]] = {}
-        _collect_live_calls(node.body if isinstance(node.body, list) else [node.body], constants, found)
-        return found
+        _collect_live_calls(body, constants, found)
+        if not constants:
+            return found, set()
+        every: dict[str, list[ast.Call]] = {}
+        _collect_live_calls(body, {}, every)
+        return found, set(every) - set(found)
 
     def callee(self, text: str, facts: ModuleFacts, fn: FunctionFacts) -> FunctionRef | None:
         head, _, rest = text.partition(".")
