@@ -382,10 +382,14 @@ def test_a_guard_read_only_in_a_branch_constant_arguments_rule_out_is_no_finding
     ''')
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
     found = {}
-    for called in ("False", "True"):
-        (tmp_path / "prog.py").write_text(program.replace("CALLED", called))
+    for called in ("False", "True", "rebound"):
+        text = program.replace("CALLED", "True" if called == "True" else "False")
+        if called == "rebound":
+            # The parameter is rebound before the test: what it holds there is not the literal.
+            text = text.replace("    if training:\n", "    training = training or x.numel() > 1\n    if training:\n")
+        (tmp_path / "prog.py").write_text(text)
         found[called] = [(f.code, f.line) for f in lint_paths([str(tmp_path)], Config(cache=False)).findings]
-    assert found == {"False": [], "True": [("RCL101", 9)]}
+    assert found == {"False": [], "True": [("RCL101", 9)], "rebound": [("RCL101", 10)]}
 
 
 def test_a_function_rule_leaves_out_a_branch_every_region_rules_out(tmp_path):

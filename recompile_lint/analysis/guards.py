@@ -30,7 +30,7 @@ from typing import Iterator
 
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, char_column, dotted_name
 from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
-from recompile_lint.analysis.regions import DISABLE_DECORATORS, NOT_CONSTANT, CompiledRegion, constant_truth, literal_constant
+from recompile_lint.analysis.regions import DISABLE_DECORATORS, NOT_CONSTANT, CompiledRegion, constant_truth, literal_constant, unassigned
 from recompile_lint.models import Guard, Location
 
 SCALAR_KINDS = frozenset({"int", "str", "float", "bool", "enum", "none", "bytes"})
@@ -152,9 +152,9 @@ class Sym:
     specialized: str = ""
     dotted: str = ""  # resolved dotted name (builtins, torch callables)
     choices: int | None = None
-    # A literal passed to an inlined function or assigned to a local (``rollout=True``, a
-    # default ``None`` no call overrides): a constant to Dynamo, which traces only the branch
-    # an ``if`` on it takes. ``NOT_CONSTANT`` for anything else.
+    # A literal (``rollout=True`` passed to an inlined function, a default ``None`` no call
+    # overrides): a constant to Dynamo, which traces only the branch an ``if`` on it takes
+    # (for a parameter the function never rebinds). ``NOT_CONSTANT`` for anything else.
     constant: object = NOT_CONSTANT
 
 
@@ -399,7 +399,12 @@ class GuardWalker:
                 self.statements(frame, stmt.body if compiling else stmt.orelse)
                 return
             if frame.depth > 0:
-                constants = {name: sym.constant for name, sym in frame.env.items() if sym.constant is not NOT_CONSTANT}
+                # Only parameters the call bound to a literal and the function never rebinds
+                # (a local set in a loop may hold something else at the next iteration).
+                constants = {p.name: frame.env[p.name].constant for p in frame.fn.params if p.name in frame.env and frame.env[p.name].constant is not NOT_CONSTANT}
+                if constants:
+                    node = self.trees.node(frame.facts.path, frame.fn)
+                    constants = unassigned(node, constants) if node is not None else {}
                 truth = constant_truth(stmt.test, constants) if constants else None
                 if truth is not None:
                     # A test on constants an inlined call passed: only the branch it takes is traced.

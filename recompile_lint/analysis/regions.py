@@ -827,7 +827,7 @@ class RegionFinder:
         for ref, _, _ in out:
             fn = self.index.function(ref) if constants.get(ref) else None
             node = self.trees.node(ref.path, fn) if fn is not None else None
-            spans = _dead_spans(node, constants[ref]) if node is not None else ()
+            spans = _dead_spans(node, unassigned(node, constants[ref])) if node is not None else ()
             if spans:
                 dead.append((ref, spans))
         self._dead[entry] = tuple(dead)
@@ -840,6 +840,7 @@ class RegionFinder:
         node = self.trees.node(facts.path, fn)
         if node is None:
             return None, set()
+        constants = unassigned(node, constants)
         body = node.body if isinstance(node.body, list) else [node.body]
         found: dict[str, list[ast.Call]] = {}
         _collect_live_calls(body, constants, found)
@@ -989,6 +990,15 @@ def _callee_name(func: ast.expr) -> str:
 
 
 _SKIPPED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def unassigned(function: ast.AST, constants: dict[str, object]) -> dict[str, object]:
+    """The constants whose parameter the function never rebinds (an assignment, a loop
+    target, ``del``, anywhere in it): a rebound one may hold something else at the test."""
+    if not constants:
+        return constants
+    stored = {node.id for node in ast.walk(function) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    return {name: value for name, value in constants.items() if name not in stored}
 
 
 def _collect_live_calls(nodes: list, constants: dict[str, object], found: dict[str, list[ast.Call]]) -> None:
