@@ -429,4 +429,7 @@ def test_a_function_rule_leaves_out_a_branch_every_region_rules_out(tmp_path):
     for extra in ("", "whole = torch.compile(policy.model)\n"):
         (tmp_path / "policy.py").write_text(program + extra)
         found[bool(extra)] = [(f.code, f.line) for f in lint_paths([str(tmp_path)], Config(cache=False)).findings]
-    assert found == {False: [], True: [("RCL404", 11)]}
+    # A parameter the function rebinds before the test holds something else there.
+    (tmp_path / "policy.py").write_text(program.replace("        if rollout:\n", "        rollout = rollout and x.numel() > 4\n        if rollout:\n"))
+    found["rebound"] = [(f.code, f.line) for f in lint_paths([str(tmp_path)], Config(cache=False)).findings]
+    assert found == {False: [], True: [("RCL404", 11)], "rebound": [("RCL404", 12)]}
