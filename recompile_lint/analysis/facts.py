@@ -1770,14 +1770,32 @@ def _walk_statements(tree: ast.AST) -> Iterator[ast.AST]:
 # uncalled between ``=``, ``(``, ``if``, ``else``, ``or``, ``and`` and the end of an expression, with
 # only space between, line breaks included (``compile = (\n    torch.compile\n    if cfg.compile\n    else ...)``).
 _ALIAS_TEXT = re.compile(r"=[^\n=]*\bcompile\b(?!\s*\()")
-_ALIAS_WRAPPED = re.compile(r"(?:=|\(|\bif|\belse|\bor|\band)\s*(?:\w+\.)*compile\b(?=\s*(?:[)\],;#]|$|if\b|else\b|or\b|and\b))", re.MULTILINE)
+_ALIAS_BEFORE = re.compile(r"(?:=|\(|\bif|\belse|\bor|\band)\s*(?:\w+\.)*\Z")
+_ALIAS_AFTER = re.compile(r"\s*(?:[)\],;#]|$|if\b|else\b|or\b|and\b)", re.MULTILINE)
+
+
+def _may_alias(text: str) -> bool:
+    """Whether the text may assign ``torch.compile`` uncalled (``_ALIAS_TEXT``, or a
+    ``compile`` word with what ``_ALIAS_BEFORE`` and ``_ALIAS_AFTER`` allow around it). Each
+    occurrence of the word is looked at, not every position of the text: one pattern
+    searched over the whole text cost 3.7 s on the torch tree."""
+    if _ALIAS_TEXT.search(text) is not None:
+        return True
+    at = text.find("compile")
+    while at != -1:
+        end = at + 7
+        word = (at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_")) and (end >= len(text) or not (text[end].isalnum() or text[end] == "_"))
+        if word and _ALIAS_AFTER.match(text, end) and _ALIAS_BEFORE.search(text, max(0, at - 120), at):
+            return True
+        at = text.find("compile", end)
+    return False
 
 
 def _compile_aliases(tree: ast.Module, text: str) -> dict[str, tuple[ast.keyword, ...]]:
     """Names and attribute chains assigned ``torch.compile`` (or ``torch.compiler.compile``)
     uncalled, alone, as a branch of a conditional or ``or``/``and``, or bound by
     ``functools.partial`` (with the keywords the partial binds)."""
-    if _ALIAS_TEXT.search(text) is None and _ALIAS_WRAPPED.search(text) is None:
+    if not _may_alias(text):
         return {}
     imports: dict[str, str] = {}
     assigns: list[ast.Assign | ast.AnnAssign] = []
