@@ -161,7 +161,6 @@ class RegionFinder:
         self.flow = flow if flow is not None else ValueFlow(index)
         index.memo["flow"] = self.flow  # the run's value flow, for the evidence that asks about receivers
         self.trees = function_trees(index)
-        self._dead: dict[FunctionRef, tuple] = {}  # the last ``reach``'s dead branches, by its entry
 
     # ---- entry points --------------------------------------------------------------------
 
@@ -199,7 +198,7 @@ class RegionFinder:
             # A call of a project function that shares a wrapper's name, or a project class's
             # own ``compile`` method, that compiles none of its parameters: not a compile site.
             return SiteResolution(site, facts.path, reason="not-torch", detail=other, wrapper_body=wrapper_body)
-        if target is _UNKNOWN_CALLEE:
+        if target is NOT_CONSTANT_CALLEE:
             return SiteResolution(site, facts.path, reason="call", detail=f"{ast.unparse(self._site_call(facts, site).func)}()", wrapper_body=wrapper_body)
         if target is None:
             return SiteResolution(site, facts.path, reason="dynamic", wrapper_body=wrapper_body)
@@ -318,14 +317,15 @@ class RegionFinder:
             if is_disabled(fn):
                 disabled.append(display_name(self.index, ref))
                 continue
+            reached, dead = self.reach(ref)
             regions.append(
                 CompiledRegion(
                     entry=ref,
                     name=display_name(self.index, ref),
                     site=site,
                     site_path=facts.path,
-                    reached=tuple(self.reach(ref)),
-                    dead=self._dead.pop(ref, ()),
+                    reached=tuple(reached),
+                    dead=dead,
                     model_class=model_class,
                     form=form,
                     container=container,
@@ -410,7 +410,7 @@ class RegionFinder:
         if name in self._inferred_short():
             # A method or nested wrapper's name called on something the value flow does not
             # know: which function it runs is not known, so neither is what it compiles.
-            return _UNKNOWN_CALLEE, ""
+            return NOT_CONSTANT_CALLEE, ""
         return _first_element(_first_argument(node)), ""
 
     def _foreign(self, facts: ModuleFacts, name: str) -> bool:
@@ -780,8 +780,10 @@ class RegionFinder:
 
     # ---- inlining ------------------------------------------------------------------------
 
-    def reach(self, entry: FunctionRef) -> list[tuple[FunctionRef, int, FunctionRef | None]]:
-        """The entry and every callee Dynamo would inline, breadth first, up to max_depth.
+    def reach(self, entry: FunctionRef) -> tuple[list[tuple[FunctionRef, int, FunctionRef | None]], tuple]:
+        """The entry and every callee Dynamo would inline, breadth first, up to max_depth; and
+        for each of them with constant parameters, the spans of the branches those rule out
+        (``CompiledRegion.dead``).
 
         A callee's parameters that every call of it in the region passes the same constant
         (``self.vqbet(batch, rollout=True)``, or a default no call overrides) are constants to
@@ -790,19 +792,22 @@ class RegionFinder:
         out: list[tuple[FunctionRef, int, FunctionRef | None]] = [(entry, 0, None)]
         depth_of = {entry: 0}
         constants: dict[FunctionRef, dict[str, object]] = {entry: {}}
+        dead: dict[FunctionRef, tuple] = {}  # the last processing's, under the final constants
         pending = [entry]
         while pending:
             ref = pending.pop(0)
             depth = depth_of[ref]
-            if depth >= self.max_depth:
-                continue
             facts = self.index.facts(ref.path)
             fn = facts.function(ref.qualname) if facts else None
-            if facts is None or fn is None:
+            if facts is None or fn is None or (depth >= self.max_depth and not constants[ref]):
                 continue
-            live, ruled_out = self._live_calls(facts, fn, constants.get(ref, {}))
+            node = self.trees.node(facts.path, fn)
+            branches = _branches(node, constants[ref]) if node is not None else None
+            dead[ref] = branches.dead if branches is not None else ()
+            if depth >= self.max_depth:
+                continue
             for text in fn.calls:
-                if text in ruled_out:
+                if branches is not None and text in branches.ruled_out:
                     continue  # only in a branch the constants rule out
                 callee = self.callee(text, facts, fn)
                 if callee is None:
@@ -810,45 +815,20 @@ class RegionFinder:
                 target = self.index.function(callee)
                 if target is None or is_disabled(target):
                     continue
-                passed = _passed_constants(live.get(text, []) if live is not None else None, target, text)
+                passed = _passed_constants(branches.live.get(text, []) if branches is not None else [], target, text)
                 if callee not in depth_of:
                     depth_of[callee] = depth + 1
                     constants[callee] = passed
                     out.append((callee, depth + 1, ref))
                     pending.append(callee)
                     continue
-                known = constants.get(callee, {})
+                known = constants[callee]
                 kept = {name: value for name, value in known.items() if name in passed and _same(passed[name], value)}
                 if kept != known:
                     # Another call passes something else: its branches are live again.
                     constants[callee] = kept
                     pending.append(callee)
-        dead = []
-        for ref, _, _ in out:
-            fn = self.index.function(ref) if constants.get(ref) else None
-            node = self.trees.node(ref.path, fn) if fn is not None else None
-            spans = _dead_spans(node, unassigned(node, constants[ref])) if node is not None else ()
-            if spans:
-                dead.append((ref, spans))
-        self._dead[entry] = tuple(dead)
-        return out
-
-    def _live_calls(self, facts: ModuleFacts, fn: FunctionFacts, constants: dict[str, object]) -> tuple[dict[str, list[ast.Call]] | None, set[str]]:
-        """(the calls of ``fn`` in code an ``if`` on its constant parameters leaves live, by
-        callee text, or None where the function's tree cannot be read; the callee texts that
-        are called only in code they rule out)."""
-        node = self.trees.node(facts.path, fn)
-        if node is None:
-            return None, set()
-        constants = unassigned(node, constants)
-        body = node.body if isinstance(node.body, list) else [node.body]
-        found: dict[str, list[ast.Call]] = {}
-        _collect_live_calls(body, constants, found)
-        if not constants:
-            return found, set()
-        every: dict[str, list[ast.Call]] = {}
-        _collect_live_calls(body, {}, every)
-        return found, set(every) - set(found)
+        return out, tuple((ref, dead[ref]) for ref, _, _ in out if dead.get(ref))
 
     def callee(self, text: str, facts: ModuleFacts, fn: FunctionFacts) -> FunctionRef | None:
         head, _, rest = text.partition(".")
@@ -959,7 +939,7 @@ def _is_type_of(node: ast.expr, name: str) -> bool:
 
 
 # A wrapper call whose callee the value flow does not know (a marker, never compiled).
-_UNKNOWN_CALLEE = ast.Constant(value=None)
+NOT_CONSTANT_CALLEE = ast.Constant(value=None)
 
 
 def _from_configuration(ref: str) -> bool:
@@ -1001,51 +981,47 @@ def unassigned(function: ast.AST, constants: dict[str, object]) -> dict[str, obj
     return {name: value for name, value in constants.items() if name not in stored}
 
 
-def _collect_live_calls(nodes: list, constants: dict[str, object], found: dict[str, list[ast.Call]]) -> None:
-    """Calls under ``nodes`` outside nested scopes (they are functions of their own), through
-    only the branch of an ``if`` (or conditional expression) whose test the constants decide."""
-    stack = list(reversed(nodes))
+@dataclass
+class _Branches:
+    """A function's calls split by the ``if`` tests its constant parameters decide."""
+
+    live: dict[str, list[ast.Call]]  # callee text -> the calls in code the constants leave live
+    ruled_out: set[str]  # callee texts called only in code the constants rule out
+    dead: tuple[tuple[int, int, int, int], ...]  # (line, column, end line, end column) of each ruled-out branch
+
+
+def _branches(function: ast.AST, constants: dict[str, object]) -> _Branches:
+    """One walk of ``function``'s body outside nested scopes (they are functions of their
+    own): each ``if`` (or conditional expression) whose test the constants of parameters it
+    never rebinds decide has its other branch ruled out."""
+    constants = unassigned(function, constants)
+    body = function.body if isinstance(function.body, list) else [function.body]  # type: ignore[attr-defined]
+    live: dict[str, list[ast.Call]] = {}
+    elsewhere: set[str] = set()
+    dead: list[tuple[int, int, int, int]] = []
+    stack: list[tuple[ast.AST, bool]] = [(node, True) for node in reversed(body)]
     while stack:
-        node = stack.pop()
+        node, reached = stack.pop()
         if isinstance(node, _SKIPPED_SCOPES):
             continue
-        if isinstance(node, (ast.If, ast.IfExp)):
-            truth = constant_truth(node.test, constants) if constants else None
+        if reached and constants and isinstance(node, (ast.If, ast.IfExp)):
+            truth = constant_truth(node.test, constants)
             if truth is not None:
-                stack.append(node.test)
-                branch = node.body if truth else node.orelse
-                stack.extend(reversed(branch if isinstance(branch, list) else [branch]))
+                taken, other = (node.body, node.orelse) if truth else (node.orelse, node.body)
+                for part in other if isinstance(other, list) else [other]:
+                    dead.append((part.lineno, part.col_offset, getattr(part, "end_lineno", None) or part.lineno, getattr(part, "end_col_offset", None) or 0))
+                    stack.append((part, False))
+                stack.extend((part, True) for part in reversed(taken if isinstance(taken, list) else [taken]))
+                stack.append((node.test, True))
                 continue
         if isinstance(node, ast.Call):
             text = dotted_name(node.func)
-            if text:
-                found.setdefault(text, []).append(node)
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
-
-
-def _dead_spans(function: ast.AST, constants: dict[str, object]) -> tuple[tuple[int, int, int, int], ...]:
-    """The (line, column, end line, end column) spans of each branch of ``function`` that an
-    ``if`` (or conditional expression) on the constants rules out, outside nested scopes."""
-    out: list[tuple[int, int, int, int]] = []
-    stack = list(ast.iter_child_nodes(function))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, _SKIPPED_SCOPES):
-            continue
-        if isinstance(node, (ast.If, ast.IfExp)):
-            truth = constant_truth(node.test, constants)
-            if truth is not None:
-                live, dead = (node.body, node.orelse) if truth else (node.orelse, node.body)
-                for part in dead if isinstance(dead, list) else [dead]:
-                    out.append((part.lineno, part.col_offset, getattr(part, "end_lineno", None) or part.lineno, getattr(part, "end_col_offset", None) or 0))
-                stack.append(node.test)
-                stack.extend(live if isinstance(live, list) else [live])
-                continue
-        stack.extend(ast.iter_child_nodes(node))
-    return tuple(sorted(out))
-
-
-_UNKNOWN = object()
+            if text and reached:
+                live.setdefault(text, []).append(node)
+            elif text:
+                elsewhere.add(text)
+        stack.extend((child, reached) for child in reversed(list(ast.iter_child_nodes(node))))
+    return _Branches(live, elsewhere - set(live), tuple(sorted(dead)))
 
 
 class _NotConstant:
@@ -1053,14 +1029,14 @@ class _NotConstant:
         return "NOT_CONSTANT"
 
 
-NOT_CONSTANT = _NotConstant()  # what ``literal_constant`` gives for anything but a literal
+NOT_CONSTANT = _NotConstant()  # what a value that is no known literal is
 
 
 def constant_truth(test: ast.expr, constants: dict[str, object]) -> bool | None:
     """Whether ``test`` holds given parameters known to be constants (``flag``, ``not flag``,
     ``x is None``, ``mode == "eval"``, ``and`` / ``or`` of those); None when it is not known."""
     value = _constant_value(test, constants)
-    if value is _UNKNOWN:
+    if value is NOT_CONSTANT:
         return None
     try:
         return bool(value)
@@ -1072,20 +1048,20 @@ def _constant_value(node: ast.expr, constants: dict[str, object]) -> object:
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):
-        return constants.get(node.id, _UNKNOWN)
+        return constants.get(node.id, NOT_CONSTANT)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = constant_truth(node.operand, constants)
-        return _UNKNOWN if inner is None else not inner
+        return NOT_CONSTANT if inner is None else not inner
     if isinstance(node, ast.BoolOp):
         truths = [constant_truth(value, constants) for value in node.values]
         if isinstance(node.op, ast.And):
-            return False if False in truths else (True if all(t is True for t in truths) else _UNKNOWN)
-        return True if True in truths else (False if all(t is False for t in truths) else _UNKNOWN)
+            return False if False in truths else (True if all(t is True for t in truths) else NOT_CONSTANT)
+        return True if True in truths else (False if all(t is False for t in truths) else NOT_CONSTANT)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left = _constant_value(node.left, constants)
         right = _constant_value(node.comparators[0], constants)
-        if left is _UNKNOWN or right is _UNKNOWN:
-            return _UNKNOWN
+        if left is NOT_CONSTANT or right is NOT_CONSTANT:
+            return NOT_CONSTANT
         op = node.ops[0]
         if isinstance(op, ast.Is):
             return left is right
@@ -1093,24 +1069,23 @@ def _constant_value(node: ast.expr, constants: dict[str, object]) -> object:
             return left is not right
         if isinstance(op, (ast.Eq, ast.NotEq)) and type(left) is type(right):
             return (left == right) is isinstance(op, ast.Eq)
-    return _UNKNOWN
+    return NOT_CONSTANT
 
 
 def literal_constant(text: str) -> object:
     """The constant a literal's source text denotes (``None``, ``True``, ``3``, ``"eval"``),
     else ``NOT_CONSTANT``."""
     try:
-        value = _literal(ast.parse(text, mode="eval").body)
+        return _literal(ast.parse(text, mode="eval").body)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return NOT_CONSTANT
-    return NOT_CONSTANT if value is _UNKNOWN else value
 
 
 def _literal(node: ast.expr) -> object:
     """The value of a constant argument (``True``, ``None``, ``3``, ``"eval"``), else unknown."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, str, type(None))):
         return node.value
-    return _UNKNOWN
+    return NOT_CONSTANT
 
 
 def _passed_constants(calls: list[ast.Call] | None, target: FunctionFacts, text: str) -> dict[str, object]:
@@ -1137,9 +1112,8 @@ def _passed_constants(calls: list[ast.Call] | None, target: FunctionFacts, text:
         if not spread:
             for param in params:
                 if param.name not in bound and param.default and param.kind in ("positional", "keyword"):
-                    value = literal_constant(param.default)
-                    bound[param.name] = _UNKNOWN if value is NOT_CONSTANT else value
-        known = {name: value for name, value in bound.items() if value is not _UNKNOWN}
+                    bound[param.name] = literal_constant(param.default)
+        known = {name: value for name, value in bound.items() if value is not NOT_CONSTANT}
         out = known if out is None else {name: value for name, value in out.items() if name in known and _same(known[name], value)}
     return out or {}
 
