@@ -433,3 +433,34 @@ def test_a_function_rule_leaves_out_a_branch_every_region_rules_out(tmp_path):
     (tmp_path / "policy.py").write_text(program.replace("        if rollout:\n", "        rollout = rollout and x.numel() > 4\n        if rollout:\n"))
     found["rebound"] = [(f.code, f.line) for f in lint_paths([str(tmp_path)], Config(cache=False)).findings]
     assert found == {False: [], True: [("RCL404", 11)], "rebound": [("RCL404", 12)]}
+
+
+def test_a_module_called_through_a_local_binds_its_arguments_after_self(tmp_path):
+    # ``block(x, False)`` on a local instance runs ``Block.forward(self, x, rollout)``: the
+    # literal is ``rollout`` (the ``.item()`` branch is taken), not ``x`` with ``rollout``
+    # left at its default ``True``.
+    from recompile_lint.config import Config
+    from recompile_lint.engine import lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "block.py").write_text(textwrap.dedent('''
+        import torch
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def forward(self, x, rollout=True):
+                if rollout:
+                    return x * 2
+                else:
+                    return x * x.sum().item()
+
+
+        def predict(x):
+            block = Block()
+            return block(x, False)
+
+
+        fast = torch.compile(predict)
+    '''))
+    assert [(f.code, f.line) for f in lint_paths([str(tmp_path)], Config(cache=False)).findings] == [("RCL404", 11)]

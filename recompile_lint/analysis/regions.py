@@ -815,7 +815,7 @@ class RegionFinder:
                 target = self.index.function(callee)
                 if target is None or is_disabled(target):
                     continue
-                passed = _passed_constants(branches.live.get(text, []) if branches is not None else [], target, text)
+                passed = _passed_constants(branches.live.get(text, []) if branches is not None else [], target)
                 if callee not in depth_of:
                     depth_of[callee] = depth + 1
                     constants[callee] = passed
@@ -1088,17 +1088,20 @@ def _literal(node: ast.expr) -> object:
     return NOT_CONSTANT
 
 
-def _passed_constants(calls: list[ast.Call] | None, target: FunctionFacts, text: str) -> dict[str, object]:
+def _passed_constants(calls: list[ast.Call], target: FunctionFacts) -> dict[str, object]:
     """The parameters of ``target`` that every one of ``calls`` binds to the same constant:
     a literal argument, or a literal default the call leaves (a call that spreads ``*args`` or
     ``**kwargs`` may pass anything)."""
     if not calls:
         return {}
-    params = list(target.params)
-    if params and params[0].kind == "positional" and target.class_name and "staticmethod" not in target.decorators and "." in text:
-        params = params[1:]  # bound through ``self.method`` / ``obj.method``: the receiver is not an argument
+    bound_method = bool(target.params) and target.params[0].kind == "positional" and bool(target.class_name) and "staticmethod" not in target.decorators
     out: dict[str, object] | None = None
     for call in calls:
+        params = list(target.params)
+        if bound_method and not _explicit_receiver(call):
+            # Reached as a bound method, a module's forward or a classmethod (``self.head(x)``,
+            # ``block(x, False)`` on a local instance): the receiver is no argument of the call.
+            params = params[1:]
         spread = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
         positional = [p for p in params if p.kind == "positional"]
         bound: dict[str, object] = {}
@@ -1116,6 +1119,13 @@ def _passed_constants(calls: list[ast.Call] | None, target: FunctionFacts, text:
         known = {name: value for name, value in bound.items() if value is not NOT_CONSTANT}
         out = known if out is None else {name: value for name, value in out.items() if name in known and _same(known[name], value)}
     return out or {}
+
+
+def _explicit_receiver(call: ast.Call) -> bool:
+    """``Base.forward(self, x)``: a method called through its class with the receiver first."""
+    func, first = call.func, call.args[0] if call.args else None
+    return (isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"))
+            and isinstance(first, ast.Name) and first.id in ("self", "cls"))
 
 
 def _same(a: object, b: object) -> bool:
