@@ -404,7 +404,7 @@ class GuardWalker:
                 constants = {p.name: frame.env[p.name].constant for p in frame.fn.params if p.name in frame.env and frame.env[p.name].constant is not NOT_CONSTANT}
                 if constants:
                     node = self.trees.node(frame.facts.path, frame.fn)
-                    constants = unassigned(node, constants) if node is not None else {}
+                    constants = unassigned(constants, self.trees.rebound(node)) if node is not None else {}
                 truth = constant_truth(stmt.test, constants) if constants else None
                 if truth is not None:
                     # A test on constants an inlined call passed: only the branch it takes is traced.

@@ -692,6 +692,17 @@ class FunctionTrees:
     def __init__(self, index: ProjectIndex):
         self.index = index
         self._statements: dict[tuple[str, int], ast.Module | None] = {}
+        self._rebound: dict[int, frozenset[str]] = {}  # by a kept node's id
+
+    def rebound(self, function: ast.AST) -> frozenset[str]:
+        """The names a function (one of this run's nodes) stores anywhere in it: assignments,
+        loop targets, ``del``. Once per function: the region reach and the guard model ask for
+        each constant parameter's ``if``."""
+        found = self._rebound.get(id(function))
+        if found is None:
+            found = self._rebound[id(function)] = frozenset(
+                node.id for node in ast.walk(function) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load))
+        return found
 
     def node(self, path: str, fn: FunctionFacts) -> ast.AST | None:
         key = (path, fn.stmt_line)

@@ -802,7 +802,7 @@ class RegionFinder:
             if facts is None or fn is None or (depth >= self.max_depth and not constants[ref]):
                 continue
             node = self.trees.node(facts.path, fn)
-            branches = _branches(node, constants[ref]) if node is not None else None
+            branches = _branches(node, constants[ref], self.trees.rebound(node) if constants[ref] else frozenset()) if node is not None else None
             dead[ref] = branches.dead if branches is not None else ()
             if depth >= self.max_depth:
                 continue
@@ -972,13 +972,11 @@ def _callee_name(func: ast.expr) -> str:
 _SKIPPED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def unassigned(function: ast.AST, constants: dict[str, object]) -> dict[str, object]:
-    """The constants whose parameter the function never rebinds (an assignment, a loop
-    target, ``del``, anywhere in it): a rebound one may hold something else at the test."""
-    if not constants:
-        return constants
-    stored = {node.id for node in ast.walk(function) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
-    return {name: value for name, value in constants.items() if name not in stored}
+def unassigned(constants: dict[str, object], rebound: frozenset[str]) -> dict[str, object]:
+    """The constants whose parameter the function never rebinds (``FunctionTrees.rebound``:
+    an assignment, a loop target, ``del``, anywhere in it): a rebound one may hold something
+    else at the test."""
+    return {name: value for name, value in constants.items() if name not in rebound} if constants else constants
 
 
 @dataclass
@@ -990,11 +988,11 @@ class _Branches:
     dead: tuple[tuple[int, int, int, int], ...]  # (line, column, end line, end column) of each ruled-out branch
 
 
-def _branches(function: ast.AST, constants: dict[str, object]) -> _Branches:
+def _branches(function: ast.AST, constants: dict[str, object], rebound: frozenset[str]) -> _Branches:
     """One walk of ``function``'s body outside nested scopes (they are functions of their
     own): each ``if`` (or conditional expression) whose test the constants of parameters it
     never rebinds decide has its other branch ruled out."""
-    constants = unassigned(function, constants)
+    constants = unassigned(constants, rebound)
     body = function.body if isinstance(function.body, list) else [function.body]  # type: ignore[attr-defined]
     live: dict[str, list[ast.Call]] = {}
     elsewhere: set[str] = set()
