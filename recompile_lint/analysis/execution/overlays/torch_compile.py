@@ -1,13 +1,15 @@
 """``torch.compile`` in every form: ``torch.compile(fn)``, ``torch.compile(model, **options)``,
 ``@torch.compile``, ``@torch.compile(**options)``, ``torch._dynamo.optimize(...)(fn)``,
 ``model.compile()``; and ``torch.compiler.is_compiling()``, ``torch.compiler.disable``,
-``torch._dynamo.mark_dynamic``, ``torch._dynamo.reset()``."""
+``torch._dynamo.mark_dynamic``, ``torch._dynamo.reset()``; and the ``torch.func`` transforms
+(``torch.vmap(f)``), by the value flow's list of their names."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from recompile_lint.analysis.execution.values import TOP, ClassValue, CompiledValue, Const, Instance, ListValue, ModuleValue, Partial, TensorValue, TupleValue
+from recompile_lint.analysis.valueflow import FUNCTION_TRANSFORMS
 
 COMPILE = ModuleValue("torch.compile")
 # The class namespace slot a compiled class keeps its compile site in.
@@ -153,7 +155,7 @@ HANDLERS = {
     "torch._dynamo.decorators.maybe_mark_dynamic": mark_dynamic,
     "torch._dynamo.decorators.mark_unbacked": mark_dynamic,
     "torch._dynamo.reset": reset,
-    **{name: transform(name) for name in ("torch.vmap", "torch.func.vmap", "torch.func.grad", "torch.func.grad_and_value", "torch.func.jacrev", "torch.func.jacfwd", "torch.func.hessian", "functorch.vmap", "functorch.grad")},
+    **{name: transform(name) for name in FUNCTION_TRANSFORMS},
     "torch.compiler.reset": reset,
     "torch._dynamo.eval_frame.reset": reset,
     # Drops every compiled code object's cache entries (what counts towards the limit).
