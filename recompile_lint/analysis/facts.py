@@ -346,6 +346,15 @@ def dotted_name(node: ast.AST) -> str:
     return ""
 
 
+# What a ``with`` block expecting an error calls: ``pytest.raises``, ``self.assertRaises``.
+EXPECTED_ERRORS = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
+
+
+def expects_error(callee: str) -> bool:
+    """Whether a ``with`` item calling ``callee`` (dotted) expects its block to raise."""
+    return callee.rpartition(".")[2] in EXPECTED_ERRORS
+
+
 # Calls that import the module their literal argument names and return it.
 IMPORTING_CALLS = frozenset({"importlib.import_module", "pytest.importorskip"})
 

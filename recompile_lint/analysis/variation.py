@@ -27,7 +27,7 @@ from typing import Iterator
 from dataclasses import dataclass, field
 
 from recompile_lint.analysis.callsites import CallSite, call_sites, collect_call_sites, names_of
-from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Mutation
+from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Mutation, expects_error
 from recompile_lint.analysis.guards import HOOKED, PredictedGuard, Storage, forward_hooks
 from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
 from recompile_lint.analysis.parsing import parse_source
@@ -1018,7 +1018,7 @@ class Variation:
         acc = _Arguments()
         position = _param_position(fn, guard.storage.name, method=bool(fn.class_name))
         for site in call_sites(self.index, guard.region):
-            if any(context in EXPECTED_ERRORS for context in site.contexts):
+            if any(expects_error(context) for context in site.contexts):
                 continue  # a call expected to raise: whether it leaves a graph cached is not known
             site_facts = self.index.facts(site.path)
             caller = site_facts.function(site.function) if site_facts is not None and site.function else None
@@ -1356,10 +1356,6 @@ def _values_of(node: ast.expr) -> set[str] | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id[:1].isupper() and node.attr.isupper():
         return {ast.unparse(node)}  # ``Mode.TRAIN``: an enum member or a class constant
     return None
-
-
-# ``with`` blocks whose calls are expected to raise (a test of an error path).
-EXPECTED_ERRORS = frozenset({"pytest.raises", "self.assertRaises", "self.assertRaisesRegex", "unittest.TestCase.assertRaises"})
 
 
 # ``torch._dynamo.reset()``, ``torch.compiler.reset()``, ``torch._dynamo.reset_code_caches()``

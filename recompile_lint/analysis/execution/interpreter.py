@@ -65,6 +65,7 @@ from recompile_lint.analysis.execution.values import (
     iteration,
     join,
 )
+from recompile_lint.analysis.facts import dotted_name, expects_error
 from recompile_lint.models import Location
 
 LOOP_ITERATIONS = 3
@@ -425,7 +426,7 @@ class Interpreter:
                 self.assign(frame, item.optional_vars, value, stmt)
         # ``with pytest.raises(...)``: its calls are expected to fail, and whether a compiled
         # one leaves a graph cached is not known: they run without telling the caches.
-        expected = any(_expects_error(item.context_expr) for item in stmt.items)
+        expected = any(isinstance(item.context_expr, ast.Call) and expects_error(dotted_name(item.context_expr.func)) for item in stmt.items)
         self.probing += expected
         try:
             self.block(frame, stmt.body)
@@ -1928,12 +1929,3 @@ _UNKNOWN_BOUND = "?"
 def _is_compile(applied: object) -> bool:
     """``torch.compile`` or ``torch.compile(**options)``, as a class decorator."""
     return applied == torch_compile.COMPILE or (isinstance(applied, Partial) and applied.function == torch_compile.COMPILE)
-
-
-def _expects_error(node: ast.expr) -> bool:
-    """``pytest.raises(...)``, ``self.assertRaises(...)``, ``self.assertRaisesRegex(...)``."""
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return name in ("raises", "assertRaises", "assertRaisesRegex")
