@@ -62,14 +62,25 @@ class Guard:
     ``detail`` says which), ``GLOBAL_STATE`` (grad mode, autocast, default dtype: ``detail``),
     ``BACKEND_MATCH``. ``source`` is the guarded value in Dynamo's spelling: ``G['step']``,
     ``G['__import_pkg_dot_mod'].X``, ``L['self'].step``, ``len(L['xs'])``, ``L['x']``.
+    ``then``: the guards a later value fails once Dynamo has made this one symbolic (a split's
+    chunk count, ``L['t'].size()[0]``; the sizes a resume function's stack input takes,
+    ``L['___stack0']``), in the order they fail.
     """
 
     kind: str
     source: str
     detail: str = ""
+    then: tuple[tuple[str, str, str], ...] = ()  # (kind, source, detail) of each
 
-    def to_dict(self) -> dict[str, str]:
-        return {"kind": self.kind, "source": self.source, "detail": self.detail}
+    def chain(self) -> tuple["Guard", ...]:
+        """This guard, then each guard that fails after it."""
+        return (self, *(Guard(kind, source, detail) for kind, source, detail in self.then))
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {"kind": self.kind, "source": self.source, "detail": self.detail}
+        if self.then:
+            data["then"] = [guard.to_dict() for guard in self.chain()[1:]]
+        return data
 
 
 # Roles of a finding's locations: where the compiled object is made, where compiled code reads

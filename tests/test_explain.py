@@ -269,6 +269,19 @@ def test_a_hand_built_rank_guard_explains_a_rank_mismatch(tmp_path: Path) -> Non
     assert group.source == "y" and [m.how for m in group.matches] == ["guard"]
 
 
+def test_a_guard_that_fails_after_the_predicted_one_explains_its_resume_function(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("def f(x, o):\n    y = F.interpolate(x, scale_factor=o.s)[0]\n    return y\n")
+    event = RecompileEvent("torch_dynamo_resume_in_f_at_2", str(source), 2, "1/1", (GuardFailure(
+        "tensor '___stack0' size mismatch at index 2. expected 24, actual 32", Family.SHAPE, "1/0"),))
+    plain = _with_guard(make_finding(source, 2, "RCL108", "m.f", Subject("argument", name="o")), Guard("CONSTANT_MATCH", "L['o'].s"))
+    chained = _with_guard(plain, Guard("CONSTANT_MATCH", "L['o'].s", then=(("TENSOR_MATCH", "L['___stack0']", "size"),)))
+    result = explain(Evidence("log", (event,)), [plain], input_name="x", files=[str(source)])
+    assert [m.how for m in result.functions[0].groups[0].matches] != ["guard"]
+    result = explain(Evidence("log", (event,)), [chained], input_name="x", files=[str(source)])
+    assert [m.how for m in result.functions[0].groups[0].matches] == ["guard"]
+
+
 @pytest.mark.parametrize(
     ("guard", "source"),
     [

@@ -30,7 +30,9 @@ from typing import Iterator
 
 from recompile_lint.analysis import measured
 from recompile_lint.analysis.execution import Execution
-from recompile_lint.analysis.execution.cache import SYMBOLIC_SIZE_USES, Recompile, kind_of_values, parse_source, region_key, small_size_change, static_shapes, tensor_change_of
+from recompile_lint.analysis.execution.cache import SYMBOLIC_SIZE_USES, Recompile, differs, kind_of_values, parse_source, region_key, small_size_change, static_shapes, tensor_change_of
+from recompile_lint.analysis.execution.dynamo import TensorMeta
+from recompile_lint.analysis.execution.values import Const
 from recompile_lint.analysis.guards import PredictedGuard, Storage, predict_guards
 from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
@@ -260,7 +262,8 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
             continue  # read in a function that runs as a frame of its own: its region answers
         if execution.fresh(region):
             continue  # Dynamo is reset before each call that could find an entry: none recompiles
-        counted = symbolic_count(execution.recompile(guard), guard.guard.source in dynamic_sources(region))
+        sourced = guard.guard.source in dynamic_sources(region)
+        counted = symbolic_count(execution.recompile(guard), sourced)
         if counted is None:
             continue  # symbolic, and it costs one graph
         found, branched, split_counted = counted
@@ -286,7 +289,7 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
                 risk = known
             if risk is not None:
                 reported.add((region_key(region), found.guard.read.path, found.guard.read.line, found.guard.read.column))
-                yield risk
+                yield chained(risk, found, sourced)
             continue
         if execution.untraced(guard):
             continue  # compiled code ran the function that reads it, never the read
@@ -305,7 +308,8 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         key = (region_key(found.region), found.guard.source)
         if key in seen:
             continue
-        counted = symbolic_count(found, found.guard.source in dynamic_sources(found.region))
+        sourced = found.guard.source in dynamic_sources(found.region)
+        counted = symbolic_count(found, sourced)
         if counted is None:
             continue
         found, branched, _ = counted
@@ -314,7 +318,81 @@ def risks(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6
         seen.add(key)
         risk = from_recompile(found, predicted(index, found))
         if risk is not None:
-            yield replace(risk, found_by_run=True, branches=branched)
+            yield chained(replace(risk, found_by_run=True, branches=branched), found, sourced)
+
+
+def chained(risk: Risk, found: Recompile, sourced: bool) -> Risk:
+    """The risk with the guards a later value fails once its own has made the value symbolic
+    (``Guard.then``), where the run shows one does."""
+    then = then_guards(found, risk.guard.guard.source, sourced)
+    if not then:
+        return risk
+    return replace(risk, guard=replace(risk.guard, guard=replace(risk.guard.guard, then=then)))
+
+
+def then_guards(found: Recompile, source: str, sourced: bool) -> tuple[tuple[str, str, str], ...]:
+    """The guards the run's later values fail after the value went symbolic (measured on torch
+    2.13; ``sourced``: ``dynamic_sources`` names it, symbolic from the first call):
+
+    - a tensor whose size sizes a ``split`` or decides an ``if``: once the size is symbolic
+      Dynamo guards the chunk count it makes or the branch it takes, spelled on the size
+      (``((7 + L['t'].size()[0]) // L['t'].size()[0]) == 3``, ``2 <= L['t'].size()[0] <= 3``):
+      fails where the calls after the first size change make two chunk counts (or take two
+      branches) or more;
+    - an int argument, cell or field that scales an ``interpolate``: once symbolic, the call
+      breaks the graph and the resume function guards the sizes of its result
+      (``tensor '___stack0' size mismatch``): fails where a later call brings a third value
+      (the second under ``dynamic_sources``, which makes it symbolic even under
+      ``dynamic=False``); not a global's or module attribute's int, which stays a constant,
+      nor under ``dynamic=True`` (the resume's input is dynamic too) or ``fullgraph=True``
+      (the break raises)."""
+    dynamic = found.dynamic or found.region.dynamic
+    if dynamic == "False" and not sourced:
+        return ()
+    if found.guard.kind == "TENSOR_MATCH" and dynamic != "False":
+        # What the symbolic size is guarded on at each call: the chunks it splits into, or
+        # the outcomes of the tests that read it.
+        if found.use == "op-split":
+            calls = list(found.chunks)
+        elif found.guard.branch and len(found.outcomes) == len(found.every):
+            calls = list(zip(found.every, found.outcomes))
+        else:
+            return ()
+        dim = _varying_dim(found.values)
+        if not calls or dim is None or any(c is None or (isinstance(c, tuple) and None in c) for _, c in calls):
+            return ()
+        first = calls[0][0]
+        taken = {c for _, c in calls} if dynamic == "True" or sourced else {c for v, c in calls if differs(first, v)}
+        return (("TENSOR_MATCH", f"{source}.size()[{dim}]", "size"),) if len(taken) > 1 else ()
+    if found.use != "op-interpolate-scale" or found.stack is None or found.guard.value_kind != "int":
+        return ()
+    if dynamic == "True" or found.region.site.option("fullgraph") == "True" or (constant_int(found) and not sourced):
+        return ()
+    values = found.every
+    if not values or not all(isinstance(v, Const) for v in values):
+        return ()
+    start = 0 if sourced else next((i for i, v in enumerate(values) if differs(values[0], v)), None)
+    if start is None or not any(differs(values[start], v) for v in values[start + 1 :]):
+        return ()
+    return (("TENSOR_MATCH", f"L['___stack{found.stack}']", "size"),)
+
+
+def _varying_dim(values) -> int | None:
+    """The first dimension whose size differs between a tensor guard's first value and the
+    first later one of the same rank that differs (None where not known)."""
+    metas = [v for v in values if isinstance(v, TensorMeta) and v.sizes is not None]
+    if not metas:
+        return None
+    first = metas[0].sizes
+    for meta in metas[1:]:
+        if len(meta.sizes) != len(first):
+            return None
+        for dim, (a, b) in enumerate(zip(first, meta.sizes)):
+            if a is None or b is None:
+                return None
+            if a != b:
+                return dim
+    return None
 
 
 # Uses where an int stays a Python number even when ``dynamic_sources`` names it (measured on

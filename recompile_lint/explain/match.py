@@ -159,7 +159,7 @@ class _Matcher:
     def match(self, func: FunctionRecompiles, group: GuardGroup, failures: Sequence[GuardFailure]) -> tuple[Match, ...]:
         by_guard = [
             f for f in self.findings
-            if f.guard is not None and sources_match(f.guard.source, f.guard.kind, group.source)
+            if f.guard is not None and any(sources_match(g.source, g.kind, group.source) for g in f.guard.chain())
             and self._compatible(f, func, failures)
         ]
         if by_guard:

@@ -102,13 +102,13 @@ def relative(root: Path, path: str) -> str:
 
 
 def predicts(guard: Guard | None, source: str, kind: str = "", detail: str = "") -> bool:
-    """Whether a finding's ``guard`` names a guard that failed: its unstripped ``source`` in
-    Dynamo's spelling; for a guard without a source, its ``kind`` and (when known) what changed
-    (``grad_mode``)."""
+    """Whether a finding's ``guard`` (or a guard it says fails after it, ``then``) names a guard
+    that failed: its unstripped ``source`` in Dynamo's spelling; for a guard without a source,
+    its ``kind`` and (when known) what changed (``grad_mode``)."""
     if guard is None:
         return False
     if source:
-        return guard.source == source
+        return any(g.source == source for g in guard.chain())
     return guard.kind == kind and (not detail or detail in (guard.detail, guard.source))
 
 

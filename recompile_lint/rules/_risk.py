@@ -49,7 +49,22 @@ def changes(risk: Risk) -> str:
 
 
 def cost(risk: Risk) -> str:
-    """What the changing value costs, as measured on torch 2.13."""
+    """What the changing value costs, as measured on torch 2.13, and the guards later values
+    fail once it is symbolic (``Guard.then``)."""
+    return _cost(risk) + "".join(_then(guard) for guard in risk.guard.guard.chain()[1:])
+
+
+def _then(guard) -> str:
+    if guard.source.startswith("L['___stack"):
+        name = guard.source[3:-2]
+        return (
+            f"; once it is symbolic, the call it scales breaks the graph and the function that resumes "
+            f"after the break guards the sizes of its result (`tensor '{name}' size mismatch`): a new value recompiles that too"
+        )
+    return f"; once its size is symbolic, Dynamo guards what the size decides (`{logged(guard.source)}`): a change there compiles another graph"
+
+
+def _cost(risk: Risk) -> str:
     region = risk.region.name
     source = logged(risk.guard.guard.source) or risk.guard.storage.describe().strip("`")
     if risk.unbounded:

@@ -137,6 +137,10 @@ class Recompile:
     outcomes: tuple[tuple[bool | None, ...] | None, ...] = ()
     # At each call, (the value, the chunks the split it sizes made): ``Observed.chunks``.
     chunks: tuple[tuple[object, int | None], ...] = ()
+    # Its value at each call of its region, and where it scales an ``interpolate`` whose
+    # result a resume function takes, that result's stack slot (``Trace.resumes``).
+    every: tuple[object, ...] = ()
+    stack: int | None = None
 
 
 class RegionTable:
@@ -361,6 +365,7 @@ class RegionCaches(Observer):
         self._marks: list[int] = []  # ``calls`` once each compiled call being run began (counted)
         self.replayed = 0  # calls answered by a cache entry (for tests and measures)
         self.chunks: dict[tuple[tuple, str], list[tuple[object, int | None]]] = {}  # see ``Observed.chunks``
+        self.resumes: dict[tuple[tuple, str], int] = {}  # see ``Trace.resumes``
         # Per region: calls that found entries to check (``warm``), and calls that found none
         # because ``torch._dynamo.reset()`` emptied its cache after an earlier call (``emptied``).
         self.warm: dict[tuple, int] = {}
@@ -547,6 +552,8 @@ class RegionCaches(Observer):
                 self.values.setdefault((key, guard.key_of), []).append(_same_key(interpreter, guard))
             if source in trace.chunks:
                 self.chunks.setdefault((key, source), []).append((guard.value, trace.chunks[source]))
+            if source in trace.resumes:
+                self.resumes.setdefault((key, source), trace.resumes[source])
             if guard.branch:
                 self.outcomes.setdefault((key, source), []).append(tuple(trace.outcomes.get(source, ())) or None)
         entries = self.entries.setdefault(key, [])
@@ -658,6 +665,7 @@ class RegionCaches(Observer):
                 region, guard, self._evidence(region, observed, count, guard), graphs, observed.use, observed.argument,
                 tuple(observed.values), calls=self.region_calls.get(key, 0), complete=complete, dynamic=dynamic,
                 outcomes=tuple(self.outcomes.get((key, source), ())), chunks=tuple(observed.chunks),
+                every=tuple(self.values.get((key, source), ())), stack=self.resumes.get((key, source)),
             ))
         return out
 

@@ -166,6 +166,10 @@ class Trace:
     # Source -> the number of chunks a ``split`` it sizes made (None where the run does not
     # know): Dynamo guards that count once the size is symbolic (``((7 + n) // n) == 2``).
     chunks: dict[str, int | None] = field(default_factory=dict)
+    # Source -> the stack slot (``___stack1``) the result of an ``interpolate`` it scales takes
+    # in the resume function: a symbolic int scale breaks the graph there (measured on torch
+    # 2.13), and the resume function guards that result's sizes.
+    resumes: dict[str, int] = field(default_factory=dict)
     # Sources read holding a partial, a bound method or an ``nn.Module``: Dynamo guards what
     # they hold (``.keywords['k']``, ``.__self__.k``, parameters), never the object as a constant.
     holders: set[str] = field(default_factory=set)
@@ -716,6 +720,7 @@ class Tracer:
                     self._size_elements(interpreter, frame, arg, kwargs.get(keyword) if keyword else (args[index] if index < len(args) else None), this)
                 # The argument and every sourced value it is computed from (``-self.n / tau``).
                 chunks = _chunks(callee, node, args, kwargs, index, keyword) if this == "op-split" else None
+                slot: int | None | bool = False  # not looked for yet
                 for inner in ast.walk(arg):
                     if isinstance(inner, (ast.Name, ast.Attribute, ast.Subscript)):
                         found = self.source_of(interpreter, frame, inner)
@@ -723,6 +728,11 @@ class Tracer:
                             trace.concrete.setdefault(found[0], this)
                             if this == "op-split":
                                 trace.chunks.setdefault(found[0], chunks)
+                            elif this == "op-interpolate-scale":
+                                if slot is False:
+                                    slot = stack_slot(interpreter, frame, node) if frame.locals in self.compiled_frames else None
+                                if slot is not None:
+                                    trace.resumes.setdefault(found[0], slot)  # type: ignore[arg-type]
         starred = [a for a in node.args if isinstance(a, ast.Starred)]
         if len(starred) > 1:
             self._pending = None
@@ -968,6 +978,56 @@ def container_length(interpreter, value: object) -> int | None:
     if slots.get("__unknown__"):
         return None
     return len([k for k in slots if k != "__unknown__"])
+
+
+def stack_slot(interpreter, frame, call: ast.Call) -> int | None:
+    """The slot of the Python stack that ``call``'s result takes when Dynamo breaks the graph
+    at it and hands the stack to a resume function (``___stack<slot>``), counting the values
+    its statement pushed before it (measured on torch 2.13, Python 3.11: ``y = f(x)[0]`` and
+    ``y = f(x).relu()`` 0; ``y = torch.relu(f(x))`` 1, the function; ``y = a + f(x)`` 1;
+    ``y = torch.add(a, other=f(x))`` 2). None where the statement is not an assignment (a
+    ``return`` compiles no resume) or the path to the call holds what this does not count."""
+    stmt = frame.statement
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+        return None
+
+    def holds(tree: ast.AST) -> bool:
+        return any(n is call for n in ast.walk(tree))
+
+    slot, node = 0, stmt.value
+    while node is not call:
+        if isinstance(node, ast.Attribute):
+            node = node.value
+        elif isinstance(node, ast.Subscript) and holds(node.value):
+            node = node.value
+        elif isinstance(node, ast.BinOp):
+            slot += 0 if holds(node.left) else 1
+            node = node.left if holds(node.left) else node.right
+        elif isinstance(node, ast.Call):
+            if holds(node.func):
+                node = node.func
+                continue
+            if not _plain_callee(interpreter, frame, node.func):
+                return None
+            slot += 1  # the function (a module's function or a name: no ``self`` pushed)
+            operands = [*node.args, *(k.value for k in node.keywords)]
+            at = next((i for i, operand in enumerate(operands) if holds(operand)), None)
+            if at is None or any(isinstance(operand, ast.Starred) for operand in operands[: at + 1]):
+                return None
+            slot += at
+            node = operands[at]
+        else:
+            return None
+    return slot
+
+
+def _plain_callee(interpreter, frame, func: ast.expr) -> bool:
+    """Whether calling ``func`` pushes the function alone: a name, or a module's attribute."""
+    if isinstance(func, ast.Name):
+        return True
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and isinstance(interpreter.load_name(frame, func.id), ModuleValue)
 
 
 def _chunks(callee: object, node: ast.Call, args: list[object], kwargs: dict[str, object], index: int, keyword: str | None) -> int | None:

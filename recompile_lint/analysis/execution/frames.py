@@ -22,6 +22,7 @@ class Frame:
     returns: list[object] = field(default_factory=list)
     loops: list[tuple[str, int]] = field(default_factory=list)  # (loop id, iteration) of the symbolic loops around
     yields: list[object] | None = None  # a generator's body being run: the values it yielded so far
+    statement: object = None  # the ``ast.stmt`` running now (a compound one while its header runs)
 
 
 @dataclass(frozen=True)

@@ -278,6 +278,7 @@ class Interpreter:
     def statement(self, frame: Frame, stmt: ast.stmt) -> None:
         self.tick()
         self.ran.add((frame.path, stmt.lineno))
+        frame.statement = stmt
         if isinstance(stmt, ast.Expr):
             self.eval(frame, stmt.value)
         elif isinstance(stmt, ast.Assign):
