@@ -7,7 +7,10 @@ The counting rule (bench/README.md explains it with examples), per file, then pe
 1. torch's compile entry points: ``torch.compile``, ``torch.compiler.compile`` (through
    ``import torch as t``), a name imported from them (``from torch import compile as c``), and a
    name or attribute assigned an expression that mentions one uncalled (``compile =
-   torch.compile if flag else (lambda m: m)``, ``self._compile = torch.compile``).
+   torch.compile if flag else (lambda m: m)``, ``self._compile = torch.compile``), in the
+   file or, for a plain name, in the project file it is imported from (``from pkg.jit import
+   jit_fuser`` where ``pkg/jit.py`` assigns ``jit_fuser = torch.compile``, at its top level or
+   in a function).
 2. A call of an entry point with a positional argument or ``model=`` is a site;
    ``torch.compile(**options)(x)`` and ``torch._dynamo.optimize(...)(x)`` are one site each.
 3. ``X.compile(...)`` with no positional argument other than ``*args`` is a site
@@ -183,6 +186,14 @@ def count_sites(paths: list[str]) -> set[tuple[str, int]]:
         except (OSError, SyntaxError, ValueError):
             continue
     sites: set[tuple[str, int]] = set()
+    modules = {_module_name(f.path): f for f in files}
+    # Rule 1 across files: a name imported from the project file that assigns it an entry point.
+    for f in files:
+        for local, target in list(f.imports.items()):
+            module, _, name = target.rpartition(".")
+            other = modules.get(module) or next((g for m, g in modules.items() if m.endswith("." + module)), None) if module else None
+            if other is not None and other is not f and name in other.aliases:
+                f.aliases.add(local)
     # Rules 1-4.
     for f in files:
         for node in ast.walk(f.tree):
@@ -202,7 +213,6 @@ def count_sites(paths: list[str]) -> set[tuple[str, int]]:
     # Rule 5: wrappers to a fixed point, each call matched to a definition by name: the
     # file's own function, a function imported by name from the file that defines it, or a
     # method or nested function of that name when every definition of the name is a wrapper.
-    modules = {_module_name(f.path): f for f in files}
     definitions: dict[str, list[tuple[_File, ast.AST]]] = {}
     for f in files:
         for fn, _ in _functions(f.tree):

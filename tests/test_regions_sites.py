@@ -1556,3 +1556,66 @@ def test_an_abstract_method_on_self_outside_the_tests_leaves_the_tests_subclasse
     })
     found = by_line(resolve(tmp_path), tmp_path)
     assert found[("lib/optim.py", 14)] == [("method", "lib.optim.Fast.step")]
+
+
+JIT = """
+import torch
+
+jit_fuser = torch.jit.script
+
+
+def enable_jit_fuser():
+    global jit_fuser
+    jit_fuser = torch.compile
+
+
+def local_only():
+    compile_here = torch.compile
+    return compile_here
+
+
+enable_jit_fuser()
+"""
+
+FUSED = """
+import torch
+from pkg.jit import jit_fuser, local_only
+from pkg import jit
+
+
+@jit_fuser
+def bias_gelu(x, bias):
+    return torch.nn.functional.gelu(x + bias)
+
+
+def swiglu(x):
+    return x * torch.sigmoid(x)
+
+
+fused_swiglu = jit_fuser(swiglu)
+by_module = jit.jit_fuser(swiglu)
+compile_here = local_only()
+"""
+
+
+def test_a_compile_alias_imported_from_another_module_makes_its_uses_sites(tmp_path):
+    # ``megatron.core.jit``'s shape: a module global set to torch.compile by a function the
+    # module runs at import (``global jit_fuser``), imported and used as a decorator and a call.
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/jit.py": JIT, "pkg/fused.py": FUSED, "pyproject.toml": "[project]\nname = 'pkg'\n"})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("pkg/fused.py", 6)] == [("decorated", "pkg.fused.bias_gelu")]
+    assert found[("pkg/fused.py", 15)] == [("function", "pkg.fused.swiglu")]
+    assert found[("pkg/fused.py", 16)] == [("function", "pkg.fused.swiglu")]
+    # A function's own local alias is no module global: calling what the function returns
+    # is not a call of an alias by name.
+    assert ("pkg/fused.py", 17) not in found
+    files = [str(p) for p in sorted(tmp_path.rglob("*.py"))]
+    counted = {(os.path.relpath(p, tmp_path), line) for p, line in count_sites(files)}
+    assert {("pkg/fused.py", 6), ("pkg/fused.py", 15)} <= counted
+
+
+def test_a_name_assigned_torch_compile_only_as_a_local_is_not_exported(tmp_path):
+    jit = JIT.replace("    global jit_fuser\n", "")
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/jit.py": jit, "pkg/fused.py": FUSED, "pyproject.toml": "[project]\nname = 'pkg'\n"})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert ("pkg/fused.py", 6) not in found and ("pkg/fused.py", 15) not in found

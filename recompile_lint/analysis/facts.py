@@ -293,6 +293,10 @@ class ModuleFacts:
     # Bindings of the module's top-level code (and of its ``if``/``try``/``with`` blocks), as
     # ``FunctionFacts.flows``.
     flows: tuple[tuple[str, str, int, int, int, int], ...] = ()
+    # Module globals that may hold torch's compile (``jit_fuser = torch.compile``, at the top
+    # level or in a function declaring it ``global``): another module importing one calls it
+    # as it would torch's compile (``_exported_aliases``).
+    compile_aliases: tuple[str, ...] = ()
 
     def _table(self, name: str) -> dict:
         table = self._lookup.get(name)
@@ -1800,10 +1804,11 @@ def _may_alias(text: str) -> bool:
     return False
 
 
-def _compile_aliases(tree: ast.Module, text: str) -> dict[str, tuple[ast.keyword, ...]]:
+def _compile_aliases(tree: ast.Module, text: str, assigned: set[int] | None = None) -> dict[str, tuple[ast.keyword, ...]]:
     """Names and attribute chains assigned ``torch.compile`` (or ``torch.compiler.compile``)
     uncalled, alone, as a branch of a conditional or ``or``/``and``, or bound by
-    ``functools.partial`` (with the keywords the partial binds)."""
+    ``functools.partial`` (with the keywords the partial binds). ``assigned`` gets the ids of
+    those assignment statements."""
     if not _may_alias(text):
         return {}
     imports: dict[str, str] = {}
@@ -1850,11 +1855,53 @@ def _compile_aliases(tree: ast.Module, text: str) -> dict[str, tuple[ast.keyword
     out: dict[str, tuple[ast.keyword, ...]] = {}
     for node in assigns:
         if is_compile(node.value):
+            if assigned is not None:
+                assigned.add(id(node))
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 name = dotted_name(target)
                 if name and name not in ("torch.compile",):
                     out[name] = bound_keywords(node.value)
     return out
+
+
+def _exported_aliases(tree: ast.Module, assigned: set[int]) -> tuple[str, ...]:
+    """The plain names that are module globals where an assignment in ``assigned`` (ids of
+    the statements ``_compile_aliases`` found assigning torch's compile) binds them:
+    at the module's top level (its ``if``/``try``/``with`` blocks too), or in a function that
+    declares the name ``global`` (``def enable(): global jit_fuser; jit_fuser = torch.compile``).
+    A name assigned in a class body or as a function's local is not."""
+    names = {
+        target.id
+        for node in ast.walk(tree)
+        if id(node) in assigned
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])  # type: ignore[attr-defined]
+        if isinstance(target, ast.Name)
+    }
+    out: set[str] = set()
+
+    def visit(body: list, declared: frozenset[str] | None) -> None:
+        # ``declared``: None at the module's top level, else the enclosing function's globals.
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                globals_ = frozenset(n for node in ast.walk(stmt) if isinstance(node, ast.Global) for n in node.names)
+                if globals_ & names:
+                    visit(stmt.body, globals_)
+                continue
+            if isinstance(stmt, ast.ClassDef):
+                continue
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and id(stmt) in assigned:
+                for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                    if isinstance(target, ast.Name) and target.id in names and (declared is None or target.id in declared):
+                        out.add(target.id)
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list):
+                    visit(inner, declared)
+            for item in getattr(stmt, "handlers", None) or getattr(stmt, "cases", None) or ():
+                visit(item.body, declared)
+
+    visit(tree.body, None)
+    return tuple(sorted(out))
 
 
 def collect_facts(tree: ast.Module, path: str, module: str, is_package: bool, text: str, compile_functions: tuple[str, ...] = ()) -> ModuleFacts:
@@ -1863,7 +1910,9 @@ def collect_facts(tree: ast.Module, path: str, module: str, is_package: bool, te
     collector = _Collector(path, module, is_package, lines, compile_functions)
     # Most files declare no globals: skip looking for declarations in every function then.
     collector.has_declarations = "global " in text or "nonlocal " in text
-    collector.compile_aliases = _compile_aliases(tree, text)
+    assigned: set[int] = set()
+    collector.compile_aliases = _compile_aliases(tree, text, assigned)
+    exported = _exported_aliases(tree, assigned) if assigned else ()
     # Classes may be used above their definition (in function bodies): know their names first.
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef):
@@ -1890,4 +1939,5 @@ def collect_facts(tree: ast.Module, path: str, module: str, is_package: bool, te
         flows=tuple(collector.scopes[0][2]["flows"]),
         lines=len(lines),
         toplevel_loop_calls=tuple(collector.toplevel_loop_calls),
+        compile_aliases=exported,
     )

@@ -299,9 +299,13 @@ class ProjectIndex:
         function (``self.compile_model(m)``, a decorator factory's inner ``decorate(fn)``),
         called through an attribute or a closure. Which calls of a bare name really run
         the wrapper, the regions decide by value. ``compile`` and ``optimize`` as method names
-        stay method calls (``nn.Module.compile``), told apart by the receiver's class."""
+        stay method calls (``nn.Module.compile``), told apart by the receiver's class. A
+        module global that may hold torch's compile itself (``ModuleFacts.compile_aliases``)
+        is named too, by its dotted name: a module importing it calls it as torch's compile."""
         out = set()
         for facts in self.parsed():
+            # A module global that may hold torch's compile, imported elsewhere and called there.
+            out.update(f"{facts.module}.{name}" if facts.module else name for name in facts.compile_aliases)
             for fn in facts.functions:
                 if not fn.compiles_param or fn.is_lambda:
                     continue
