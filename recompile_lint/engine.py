@@ -183,8 +183,9 @@ def analyse_index(
     for facts in sorted(index.parsed(), key=lambda f: f.path):
         if facts.compile_sites:
             for resolution in finder.resolve(facts):
-                if not resolution.resolved and resolution.reason != "not-torch" and facts.path in wanted:
-                    not_analysed += 1  # a wrapper's own site too: no caller says what it compiles
+                if not resolution.resolved and resolution.reason not in ("not-torch", "wrapper") and facts.path in wanted:
+                    # A wrapper's own site too, unless its calls are sites (``wrapper``): they are analysed there.
+                    not_analysed += 1
                 if not resolution.wrapper_body:  # else its callers are sites themselves
                     regions.extend(resolution.regions)
     regions.sort(key=lambda r: (r.name, r.site_path, r.site.span.line))

@@ -1619,3 +1619,58 @@ def test_a_name_assigned_torch_compile_only_as_a_local_is_not_exported(tmp_path)
     write(tmp_path, {"pkg/__init__.py": "", "pkg/jit.py": jit, "pkg/fused.py": FUSED, "pyproject.toml": "[project]\nname = 'pkg'\n"})
     found = by_line(resolve(tmp_path), tmp_path)
     assert ("pkg/fused.py", 6) not in found and ("pkg/fused.py", 15) not in found
+
+
+CHECKS = """
+import torch
+from torch import nn
+
+
+class Base(nn.Module):
+    pass
+
+
+def validate_jit(model: Base, inputs=()):
+    compiled = torch.compile(model)
+    return compiled(*inputs)
+
+
+def public_compile(model: Base):
+    return torch.compile(model)
+"""
+
+CHECKED = """
+import torch
+from torch import nn
+
+from pkg import checks
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def test_net():
+    assert checks.validate_jit(Net(), (torch.ones(2),)) is not None
+"""
+
+
+def test_a_wrappers_own_site_is_analysed_at_its_calls(tmp_path):
+    # ``validate_jit``'s parameter is annotated with a base class with no ``forward``; its calls
+    # are sites, each resolved by what it passes: the wrapper's own site says so and is not
+    # counted as not analysed. ``public_compile``, which nothing in the project calls, is.
+    write(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/checks.py": CHECKS, "tests/test_net.py": CHECKED})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("pkg/checks.py", 10)] == [("unresolved", "wrapper")]
+    assert found[("pkg/checks.py", 15)] == [("unresolved", "no-code")]
+    assert found[("tests/test_net.py", 13)] == [("module", "test_net.Net.forward")]
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        text = CliRunner().invoke(main, ["--no-cache", "--format", "concise", "."], catch_exceptions=False).output
+        regions = CliRunner().invoke(main, ["regions", "--no-cache", "pkg/checks.py"], catch_exceptions=False).output
+    finally:
+        os.chdir(cwd)
+    assert text.splitlines()[-1] == "Found 0 findings, 3 files checked, 1 compile site not analysed (run recompile-lint regions)."
+    assert f"-> unresolved (wrapper: validate_jit()); {REASON_ACTIONS['wrapper']}" in regions

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from recompile_lint.analysis.facts import CompileSite, FunctionFacts, ModuleFacts, dotted_name
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex, function_trees
@@ -107,6 +107,7 @@ UNRESOLVED_REASONS = {
     "disabled": "every candidate is decorated with `torch._dynamo.disable` / `torch.compiler.disable`",
     "configuration": "the compiled object is built by a configuration system (hydra's `instantiate`, an mmengine registry): unknown until run",
     "not-torch": "`.compile()` of something that is not an nn.Module (`re`, another library's `compile`, a project class's own `compile` method): not a compile site",
+    "wrapper": "a project wrapper's own compile of its parameter, which the wrapper's calls fill: each call is a compile site of its own, resolved there",
 }
 # What a user can do about each reason, as the reports say it.
 REASON_ACTIONS = {
@@ -119,6 +120,7 @@ REASON_ACTIONS = {
     "no-code": "nothing Dynamo would trace",
     "disabled": "compiled, but every candidate disables Dynamo",
     "configuration": "built from configuration: its class is data, known only when it runs; not resolvable statically",
+    "wrapper": "what the wrapper's callers pass: each call is listed as a site of its own",
 }
 # Values built by a configuration system: their class is named by data, not code.
 CONFIGURATION_BUILDERS = ("hydra.", "omegaconf.", "mmengine.", "mmcv.", "detectron2.config.", "lazy_instantiate", "instantiate(", "build_from_cfg(")
@@ -180,9 +182,33 @@ class RegionFinder:
         out = []
         for site in facts.compile_sites:
             resolution = self.resolve_site(facts, site)
+            if resolution.wrapper_body and resolution.reason in ("no-code", "parameter"):
+                # Not a reason the callers' values gave (``external`` where they pass another
+                # library's model says more, and stays).
+                scope = facts.function(site.function) if site.function else None
+                if scope is not None and (facts.path, scope.qualname) in self._called_wrappers():
+                    # Its calls are sites, each resolved by what it passes: that is where it is analysed.
+                    resolution = replace(resolution, reason="wrapper", detail=f"{scope.qualname}()")
             if not (site.form == "wrapper" and resolution.reason == "not-torch"):
                 out.append(resolution)
         return out
+
+    def _called_wrappers(self) -> frozenset[tuple[str, str]]:
+        """(file, qualname) of each project function that a compile site of the parsed files
+        calls as a wrapper (``validate_jit(model)``, a class's ``self.compile(model)``)."""
+        key = "called-wrappers"
+        if key not in self.index.memo:
+            called: set[tuple[str, str]] = set()
+            for facts in list(self.index.parsed()):  # the flow may parse more files on the way
+                for site in facts.compile_sites:
+                    if site.form not in ("wrapper", "method"):
+                        continue
+                    call = self._site_call(facts, site)
+                    if isinstance(call, ast.Call):
+                        scope = facts.function(site.function) if site.function else None
+                        called.update((ref.path, ref.qualname) for ref in self.flow.callees(call, facts, scope))
+            self.index.memo[key] = frozenset(called)
+        return self.index.memo[key]
 
     def resolve_site(self, facts: ModuleFacts, site: CompileSite) -> SiteResolution:
         if site.form == "decorator" and site.target_kind == "class":
