@@ -464,3 +464,148 @@ def test_a_module_called_through_a_local_binds_its_arguments_after_self(tmp_path
         fast = torch.compile(predict)
     '''))
     assert [(f.code, f.line) for f in lint_paths([str(tmp_path)], Config(cache=False)).findings] == [("RCL404", 11)]
+
+
+def test_a_parameter_set_after_its_own_test_still_decides_it(tmp_path):
+    # ``if dim_size is None: dim_size = int(index.max()) + 1``: the store comes after the test,
+    # so what every call passes decides it. A size (``x.size(0)``) is never None: the ``int()``
+    # of a tensor there is never traced (no graph break). A caller leaving it at its default
+    # makes the branch live again.
+    from recompile_lint.config import Config
+    from recompile_lint.engine import lint_paths
+
+    program = textwrap.dedent('''
+        import torch
+
+
+        def scatter(src: torch.Tensor, index: torch.Tensor, dim_size=None):
+            if dim_size is None:
+                dim_size = int(index.max()) + 1
+            return torch.zeros(dim_size).index_add(0, index, src)
+
+
+        @torch.compile
+        def gather(x, index):
+            return scatter(x, index, CALLED)
+    ''')
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    found = {}
+    for case, called in {"size": ", dim_size=x.size(0)", "shape": ", x.shape[0]", "default": ""}.items():
+        (tmp_path / "prog.py").write_text(program.replace(", CALLED", called))
+        found[case] = [f.code for f in lint_paths([str(tmp_path)], Config(cache=False)).findings]
+    assert found == {"size": [], "shape": [], "default": ["RCL404"]}
+
+
+def test_a_store_before_a_test_or_in_a_loop_around_it_undecides_it():
+    import ast
+
+    from recompile_lint.analysis.index import Stores
+
+    fn = ast.parse(textwrap.dedent('''
+        def f(a, b, c, items):
+            if a is None:
+                a = 1
+            b = b or 2
+            if b is None:
+                pass
+            for item in items:
+                if c is None:
+                    pass
+                c = item
+    ''')).body[0]
+    stores = Stores.of(fn)
+    tests = {n.test.left.id: n for n in ast.walk(fn) if isinstance(n, ast.If)}
+    assert stores.held_at("a", tests["a"])  # stored after its own test
+    assert not stores.held_at("b", tests["b"])  # stored before the test
+    assert not stores.held_at("c", tests["c"])  # stored later in the loop: the next iteration sees it
+    assert stores.held_at("items", tests["c"]) and "items" not in stores
+
+
+def test_a_constant_passed_on_and_a_branch_that_returns_end_the_traced_code(tmp_path):
+    # ``triangulate(x, fast=True)`` hands ``fast`` on to ``_polygons(x, fast=fast)``, whose
+    # ``if fast: return`` ends what Dynamo traces: the ``.item()`` and the global read after it
+    # never run in the graph (no break, no guard on ``STEP``). ``fast=False`` traces them.
+    from recompile_lint.config import Config
+    from recompile_lint.engine import lint_paths
+
+    program = textwrap.dedent('''
+        import torch
+
+        STEP = 0
+
+
+        def _polygons(x: torch.Tensor, fast: bool):
+            y = x * 2
+            if fast:
+                return y
+            scale = x.abs().max().item()
+            return y * scale * STEP
+
+
+        def triangulate(x: torch.Tensor, fast: bool = False):
+            return _polygons(x, fast=fast)
+
+
+        @torch.compile
+        def fan(x):
+            return triangulate(x, fast=FAST)
+
+
+        def main():
+            global STEP
+            for i in range(12):
+                STEP = i
+                fan(torch.randn(4))
+
+
+        if __name__ == "__main__":
+            main()
+    ''')
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    found = {}
+    for fast in ("True", "False"):
+        (tmp_path / "prog.py").write_text(program.replace("FAST", fast))
+        found[fast] = sorted(f.code for f in lint_paths([str(tmp_path)], Config(cache=False)).findings)
+    assert found == {"True": [], "False": ["RCL101", "RCL404"]}
+
+
+def test_the_guard_model_walks_only_the_side_a_size_argument_decides(tmp_path):
+    # ``norm(x, n=x.size(0))``: ``n is None`` is False, so the global read under it is never
+    # traced (no guard on ``EPS``; torch 2.13: one graph while ``EPS`` changes). Left at its
+    # default, the read is traced and each value recompiles.
+    from recompile_lint.config import Config
+    from recompile_lint.engine import lint_paths
+
+    program = textwrap.dedent('''
+        import torch
+
+        EPS = 0
+
+
+        def norm(x: torch.Tensor, n=None):
+            if n is None:
+                n = x.numel() + EPS
+            return x / n
+
+
+        @torch.compile
+        def f(x):
+            return norm(xCALLED)
+
+
+        def main():
+            global EPS
+            for i in range(12):
+                EPS = i
+                f(torch.randn(4))
+
+
+        if __name__ == "__main__":
+            main()
+    ''')
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    found = {}
+    for case, called in {"size": ", n=x.size(0)", "default": ""}.items():
+        (tmp_path / "prog.py").write_text(program.replace("CALLED", called))
+        found[case] = sorted(f.code for f in lint_paths([str(tmp_path)], Config(cache=False)).findings)
+    assert found == {"size": [], "default": ["RCL101"]}

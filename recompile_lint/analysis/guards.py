@@ -30,7 +30,7 @@ from typing import Iterator
 
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, char_column, dotted_name
 from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
-from recompile_lint.analysis.regions import DISABLE_DECORATORS, NOT_CONSTANT, CompiledRegion, constant_truth, literal_constant, unassigned
+from recompile_lint.analysis.regions import DISABLE_DECORATORS, NOT_CONSTANT, NOT_NONE, CompiledRegion, constant_truth, literal_constant, literal_of, unassigned
 from recompile_lint.models import Guard, Location
 
 SCALAR_KINDS = frozenset({"int", "str", "float", "bool", "enum", "none", "bytes"})
@@ -338,12 +338,12 @@ class GuardWalker:
         if receiver is not None and params and "staticmethod" not in fn.decorators:
             env[params.pop(0).name] = receiver
         positional = [p for p in params if p.kind == "positional"]
-        values = [self.expr(frame, a, passthrough=True) if not isinstance(a, ast.Starred) else self.expr(frame, a.value) for a in args]
+        values = [_not_none(a, self.expr(frame, a, passthrough=True)) if not isinstance(a, ast.Starred) else self.expr(frame, a.value) for a in args]
         for param, value in zip(positional, values):
             env[param.name] = value
         by_name = {p.name: p for p in params}
         for kw in keywords:
-            value = self.expr(frame, kw.value, passthrough=True)
+            value = _not_none(kw.value, self.expr(frame, kw.value, passthrough=True))
             if kw.arg and kw.arg in by_name:
                 env[kw.arg] = value
         for param in params:
@@ -359,9 +359,12 @@ class GuardWalker:
 
     def statements(self, frame: _Frame, body: list[ast.stmt]) -> None:
         for stmt in body:
-            self.statement(frame, stmt)
+            if self.statement(frame, stmt):
+                break  # an ``if`` traced on one side only, which returns or raises: nothing after it runs
 
-    def statement(self, frame: _Frame, stmt: ast.stmt) -> None:
+    def statement(self, frame: _Frame, stmt: ast.stmt) -> bool | None:
+        """Walk one statement; True where it is an ``if`` Dynamo traces on one side only and
+        that side ends in a ``return`` or ``raise``."""
         if isinstance(stmt, ast.Assign):
             value = self.expr(frame, stmt.value, passthrough=True)
             for target in stmt.targets:
@@ -396,20 +399,22 @@ class GuardWalker:
             compiling = _is_compiling_test(stmt.test)
             if compiling is not None:
                 # Dynamo traces only the side it runs on: ``is_compiling()`` is True there.
-                self.statements(frame, stmt.body if compiling else stmt.orelse)
-                return
+                side = stmt.body if compiling else stmt.orelse
+                self.statements(frame, side)
+                return _ends(side)
             if frame.depth > 0:
                 # Only parameters the call bound to a literal and the function never rebinds
                 # (a local set in a loop may hold something else at the next iteration).
                 constants = {p.name: frame.env[p.name].constant for p in frame.fn.params if p.name in frame.env and frame.env[p.name].constant is not NOT_CONSTANT}
                 if constants:
                     node = self.trees.node(frame.facts.path, frame.fn)
-                    constants = unassigned(constants, self.trees.rebound(node)) if node is not None else {}
+                    constants = unassigned(constants, self.trees.rebound(node), stmt) if node is not None else {}
                 truth = constant_truth(stmt.test, constants) if constants else None
                 if truth is not None:
                     # A test on constants an inlined call passed: only the branch it takes is traced.
-                    self.statements(frame, stmt.body if truth else stmt.orelse)
-                    return
+                    side = stmt.body if truth else stmt.orelse
+                    self.statements(frame, side)
+                    return _ends(side)
             self.test(frame, stmt.test)
             self.statements(frame, stmt.body)
             self.statements(frame, stmt.orelse)
@@ -1208,3 +1213,16 @@ def predict_guards(index: ProjectIndex, regions: list[CompiledRegion], max_depth
 def _spreads(args: list[ast.expr], keywords: list[ast.keyword]) -> bool:
     """Whether a call passes ``*args`` or ``**kwargs``: any parameter may be given then."""
     return any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords)
+
+
+def _ends(body: list[ast.stmt]) -> bool:
+    """Whether a block ends in a ``return`` or ``raise``: nothing after its ``if`` runs."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def _not_none(arg: ast.expr, value: Sym) -> Sym:
+    """``value`` known not to be None where its expression cannot be (``x.size(0)``, a float):
+    it decides ``p is None`` in the inlined function (``regions.literal_of``)."""
+    if value.constant is NOT_CONSTANT and literal_of(arg) is NOT_NONE:
+        return replace(value, constant=NOT_NONE)
+    return value

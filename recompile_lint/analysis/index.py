@@ -690,22 +690,55 @@ def function_trees(index: "ProjectIndex") -> "FunctionTrees":
     return trees
 
 
+@dataclass(frozen=True)
+class Stores:
+    """The positions (line, column) where a function stores each name, and the spans of its
+    loops: whether a parameter still holds what the call passed at a given node."""
+
+    positions: dict[str, tuple[tuple[int, int], ...]]
+    loops: tuple[tuple[tuple[int, int], tuple[int, int]], ...]
+
+    @staticmethod
+    def of(function: ast.AST) -> "Stores":
+        positions: dict[str, list[tuple[int, int]]] = {}
+        loops = []
+        for node in ast.walk(function):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                positions.setdefault(node.id, []).append((node.lineno, node.col_offset))
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)) and hasattr(node, "lineno"):
+                loops.append(((node.lineno, node.col_offset), (node.end_lineno or node.lineno, node.end_col_offset or 0)))
+        return Stores({name: tuple(found) for name, found in positions.items()}, tuple(loops))
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.positions
+
+    def held_at(self, name: str, node: ast.AST) -> bool:
+        """Whether ``name`` holds at ``node`` the value it had on entry: no store of it comes
+        before ``node``, and none in a loop around ``node`` (the next iteration sees it)."""
+        at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        for store in self.positions.get(name, ()):
+            if store <= at:
+                return False
+            if any(start <= at <= end and start <= store <= end for start, end in self.loops):
+                return False
+        return True
+
+
 class FunctionTrees:
     """``ast`` nodes of project functions, parsed statement by statement and kept per run."""
 
     def __init__(self, index: ProjectIndex):
         self.index = index
         self._statements: dict[tuple[str, int], ast.Module | None] = {}
-        self._rebound: dict[int, frozenset[str]] = {}  # by a kept node's id
+        self._rebound: dict[int, "Stores"] = {}  # by a kept node's id
 
-    def rebound(self, function: ast.AST) -> frozenset[str]:
-        """The names a function (one of this run's nodes) stores anywhere in it: assignments,
-        loop targets, ``del``. Once per function: the region reach and the guard model ask for
-        each constant parameter's ``if``."""
+    def rebound(self, function: ast.AST) -> "Stores":
+        """Where a function (one of this run's nodes) stores each name: assignments, loop
+        targets, ``del``; and its loops. Once per function: the region reach and the guard
+        model ask for each constant parameter's ``if``."""
         found = self._rebound.get(id(function))
         if found is None:
-            found = self._rebound[id(function)] = frozenset(
-                node.id for node in ast.walk(function) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load))
+            found = self._rebound[id(function)] = Stores.of(function)
         return found
 
     def node(self, path: str, fn: FunctionFacts) -> ast.AST | None:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, replace
 
 from recompile_lint.analysis.facts import CompileSite, FunctionFacts, ModuleFacts, dotted_name
-from recompile_lint.analysis.index import FunctionRef, ProjectIndex, function_trees
+from recompile_lint.analysis.index import FunctionRef, ProjectIndex, Stores, function_trees
 from recompile_lint.analysis.library import LibraryRegion, entry_for
 from recompile_lint.analysis.valueflow import GENERIC_TORCH, TORCH_WRAPPERS, Value, ValueFlow, _argument, _is_method, literal_text
 from recompile_lint.models import Location
@@ -828,7 +828,8 @@ class RegionFinder:
             if facts is None or fn is None or (depth >= self.max_depth and not constants[ref]):
                 continue
             node = self.trees.node(facts.path, fn)
-            branches = _branches(node, constants[ref], self.trees.rebound(node) if constants[ref] else frozenset()) if node is not None else None
+            stores = self.trees.rebound(node) if constants[ref] and node is not None else None
+            branches = _branches(node, constants[ref], stores) if node is not None else None
             dead[ref] = branches.dead if branches is not None else ()
             if depth >= self.max_depth:
                 continue
@@ -841,7 +842,7 @@ class RegionFinder:
                 target = self.index.function(callee)
                 if target is None or is_disabled(target):
                     continue
-                passed = _passed_constants(branches.live.get(text, []) if branches is not None else [], target)
+                passed = _passed_constants(branches.live.get(text, []) if branches is not None else [], target, constants[ref], stores)
                 if callee not in depth_of:
                     depth_of[callee] = depth + 1
                     constants[callee] = passed
@@ -998,11 +999,12 @@ def _callee_name(func: ast.expr) -> str:
 _SKIPPED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def unassigned(constants: dict[str, object], rebound: frozenset[str]) -> dict[str, object]:
-    """The constants whose parameter the function never rebinds (``FunctionTrees.rebound``:
-    an assignment, a loop target, ``del``, anywhere in it): a rebound one may hold something
-    else at the test."""
-    return {name: value for name, value in constants.items() if name not in rebound} if constants else constants
+def unassigned(constants: dict[str, object], stores: Stores, at: ast.AST) -> dict[str, object]:
+    """The constants whose parameter still holds what the call passed at ``at`` (a test):
+    the function stores it (``FunctionTrees.rebound``: an assignment, a loop target, ``del``)
+    nowhere before it and nowhere in a loop around it. ``if p is None: p = default`` stores
+    after its own test; ``p = p or default`` before a later one."""
+    return {name: value for name, value in constants.items() if name not in stores or stores.held_at(name, at)} if constants else constants
 
 
 @dataclass
@@ -1014,28 +1016,60 @@ class _Branches:
     dead: tuple[tuple[int, int, int, int], ...]  # (line, column, end line, end column) of each ruled-out branch
 
 
-def _branches(function: ast.AST, constants: dict[str, object], rebound: frozenset[str]) -> _Branches:
+def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | None) -> _Branches:
     """One walk of ``function``'s body outside nested scopes (they are functions of their
-    own): each ``if`` (or conditional expression) whose test the constants of parameters it
-    never rebinds decide has its other branch ruled out."""
-    constants = unassigned(constants, rebound)
+    own): each ``if`` (or conditional expression) whose test the constants of parameters that
+    still hold their values there decide has its other branch ruled out."""
     body = function.body if isinstance(function.body, list) else [function.body]  # type: ignore[attr-defined]
     live: dict[str, list[ast.Call]] = {}
     elsewhere: set[str] = set()
     dead: list[tuple[int, int, int, int]] = []
-    stack: list[tuple[ast.AST, bool]] = [(node, True) for node in reversed(body)]
+
+    def decide(node: ast.If | ast.IfExp) -> bool | None:
+        held = unassigned(constants, stores, node) if stores is not None else {}
+        return constant_truth(node.test, held) if held else None
+
+    def rule_out(part: ast.AST) -> tuple[ast.AST, bool]:
+        dead.append((part.lineno, part.col_offset, getattr(part, "end_lineno", None) or part.lineno, getattr(part, "end_col_offset", None) or 0))  # type: ignore[attr-defined]
+        return part, False
+
+    def block(stmts: list, reached: bool) -> list[tuple[ast.AST, bool]]:
+        # A decided ``if`` whose taken branch returns or raises ends the block there: the
+        # statements after it are never traced (``if assume_convex: return cells``).
+        out: list[tuple[ast.AST, bool]] = []
+        for at, stmt in enumerate(stmts):
+            out.append((stmt, reached))
+            if reached and constants and isinstance(stmt, ast.If):
+                truth = decide(stmt)
+                taken = (stmt.body if truth else stmt.orelse) if truth is not None else []
+                if taken and isinstance(taken[-1], (ast.Return, ast.Raise)):
+                    out.extend(rule_out(rest) for rest in stmts[at + 1 :])
+                    break
+        return out
+
+    def children(node: ast.AST, reached: bool) -> list[tuple[ast.AST, bool]]:
+        out: list[tuple[ast.AST, bool]] = []
+        for _, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                if value and all(isinstance(item, ast.stmt) for item in value):
+                    out.extend(block(value, reached))
+                else:
+                    out.extend((item, reached) for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                out.append((value, reached))
+        return out
+
+    stack: list[tuple[ast.AST, bool]] = list(reversed(block(body, True)))
     while stack:
         node, reached = stack.pop()
         if isinstance(node, _SKIPPED_SCOPES):
             continue
         if reached and constants and isinstance(node, (ast.If, ast.IfExp)):
-            truth = constant_truth(node.test, constants)
+            truth = decide(node)
             if truth is not None:
                 taken, other = (node.body, node.orelse) if truth else (node.orelse, node.body)
-                for part in other if isinstance(other, list) else [other]:
-                    dead.append((part.lineno, part.col_offset, getattr(part, "end_lineno", None) or part.lineno, getattr(part, "end_col_offset", None) or 0))
-                    stack.append((part, False))
-                stack.extend((part, True) for part in reversed(taken if isinstance(taken, list) else [taken]))
+                stack.extend(rule_out(part) for part in (other if isinstance(other, list) else [other]))
+                stack.extend(reversed(block(taken, True) if isinstance(taken, list) else [(taken, True)]))
                 stack.append((node.test, True))
                 continue
         if isinstance(node, ast.Call):
@@ -1044,7 +1078,7 @@ def _branches(function: ast.AST, constants: dict[str, object], rebound: frozense
                 live.setdefault(text, []).append(node)
             elif text:
                 elsewhere.add(text)
-        stack.extend((child, reached) for child in reversed(list(ast.iter_child_nodes(node))))
+        stack.extend(reversed(children(node, reached)))
     return _Branches(live, elsewhere - set(live), tuple(sorted(dead)))
 
 
@@ -1056,11 +1090,21 @@ class _NotConstant:
 NOT_CONSTANT = _NotConstant()  # what a value that is no known literal is
 
 
+class _NotNone:
+    def __repr__(self) -> str:
+        return "NOT_NONE"
+
+
+# A value known only not to be None (``x.size(0)``, ``2.5``, ``[a, b]``, ``n + 1``): it decides
+# ``p is None`` / ``p is not None``, nothing else.
+NOT_NONE = _NotNone()
+
+
 def constant_truth(test: ast.expr, constants: dict[str, object]) -> bool | None:
     """Whether ``test`` holds given parameters known to be constants (``flag``, ``not flag``,
     ``x is None``, ``mode == "eval"``, ``and`` / ``or`` of those); None when it is not known."""
     value = _constant_value(test, constants)
-    if value is NOT_CONSTANT:
+    if value is NOT_CONSTANT or value is NOT_NONE:
         return None
     try:
         return bool(value)
@@ -1087,6 +1131,10 @@ def _constant_value(node: ast.expr, constants: dict[str, object]) -> object:
         if left is NOT_CONSTANT or right is NOT_CONSTANT:
             return NOT_CONSTANT
         op = node.ops[0]
+        if left is NOT_NONE or right is NOT_NONE:
+            if isinstance(op, (ast.Is, ast.IsNot)) and None in (left, right):
+                return isinstance(op, ast.IsNot)  # ``p is None`` of a value that is not None
+            return NOT_CONSTANT
         if isinstance(op, ast.Is):
             return left is right
         if isinstance(op, ast.IsNot):
@@ -1100,24 +1148,50 @@ def literal_constant(text: str) -> object:
     """The constant a literal's source text denotes (``None``, ``True``, ``3``, ``"eval"``),
     else ``NOT_CONSTANT``."""
     try:
-        return _literal(ast.parse(text, mode="eval").body)
+        return literal_of(ast.parse(text, mode="eval").body)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return NOT_CONSTANT
 
 
-def _literal(node: ast.expr) -> object:
-    """The value of a constant argument (``True``, ``None``, ``3``, ``"eval"``), else unknown."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, str, type(None))):
-        return node.value
+# Tensor methods that return a size or a count (an int, never None).
+_SIZE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "element_size"})
+
+
+def literal_of(node: ast.expr) -> object:
+    """The value of a constant argument (``True``, ``None``, ``3``, ``"eval"``); ``NOT_NONE`` for
+    an expression that cannot be None (another literal, a display or comprehension, a lambda,
+    arithmetic, an f-string, ``len()``, a tensor's size: ``x.size(0)``, ``x.shape[1]``); else
+    unknown."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, (bool, int, str, type(None))) else NOT_NONE
+    if isinstance(node, (ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.BinOp)):
+        return NOT_NONE
+    if isinstance(node, ast.UnaryOp):
+        return NOT_NONE if literal_of(node.operand) is not NOT_CONSTANT or isinstance(node.op, ast.Not) else NOT_CONSTANT
+    if isinstance(node, ast.Call) and not node.keywords:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "len" or isinstance(func, ast.Attribute) and func.attr in _SIZE_METHODS:
+            return NOT_NONE
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+        return NOT_NONE
     return NOT_CONSTANT
 
 
-def _passed_constants(calls: list[ast.Call], target: FunctionFacts) -> dict[str, object]:
+def _passed_constants(calls: list[ast.Call], target: FunctionFacts, own: dict[str, object] | None = None, stores: Stores | None = None) -> dict[str, object]:
     """The parameters of ``target`` that every one of ``calls`` binds to the same constant:
-    a literal argument, or a literal default the call leaves (a call that spreads ``*args`` or
-    ``**kwargs`` may pass anything)."""
+    a literal argument, one of the caller's own parameters that holds a constant there
+    (``own``: ``triangulate(..., assume_convex=True)`` passing ``assume_convex=assume_convex``
+    on), or a literal default the call leaves (a call that spreads ``*args`` or ``**kwargs``
+    may pass anything)."""
     if not calls:
         return {}
+
+    def passed_value(arg: ast.expr, call: ast.Call) -> object:
+        found = literal_of(arg)
+        if found is NOT_CONSTANT and own and stores is not None and isinstance(arg, ast.Name) and arg.id in own:
+            return unassigned({arg.id: own[arg.id]}, stores, call).get(arg.id, NOT_CONSTANT)
+        return found
+
     bound_method = bool(target.params) and target.params[0].kind == "positional" and bool(target.class_name) and "staticmethod" not in target.decorators
     out: dict[str, object] | None = None
     for call in calls:
@@ -1132,16 +1206,27 @@ def _passed_constants(calls: list[ast.Call], target: FunctionFacts) -> dict[str,
         for param, arg in zip(positional, call.args):
             if isinstance(arg, ast.Starred):
                 break
-            bound[param.name] = _literal(arg)
+            bound[param.name] = passed_value(arg, call)
         for keyword in call.keywords:
             if keyword.arg is not None:
-                bound[keyword.arg] = _literal(keyword.value)
+                bound[keyword.arg] = passed_value(keyword.value, call)
         if not spread:
             for param in params:
                 if param.name not in bound and param.default and param.kind in ("positional", "keyword"):
                     bound[param.name] = literal_constant(param.default)
         known = {name: value for name, value in bound.items() if value is not NOT_CONSTANT}
-        out = known if out is None else {name: value for name, value in out.items() if name in known and _same(known[name], value)}
+        if out is None:
+            out = known
+            continue
+        merged: dict[str, object] = {}
+        for name, value in out.items():
+            if name not in known:
+                continue
+            if _same(known[name], value):
+                merged[name] = value
+            elif known[name] is not None and value is not None:
+                merged[name] = NOT_NONE  # two values, neither None: still not None
+        out = merged
     return out or {}
 
 
