@@ -754,3 +754,31 @@ def test_dynamic_false_guard_is_the_varying_argument_dynamo_checks_first(tmp_pat
     # A grad that does not follow the parameter (one fixed tensor): only `param` varies.
     [finding] = lint_snippet(tmp_path, PER_PARAMETER.replace("SECOND", "torch.ones(1)"), config=select("RCL204")).findings
     assert finding.guard == Guard("TENSOR_MATCH", "L['param']", "size")
+
+
+def test_a_shape_length_from_a_tensors_own_rank_adds_no_rank_finding(tmp_path):
+    # ``(1,) * (loss.ndim - mask.ndim)``: the ranks are the tensors', which Dynamo already
+    # guards (a rank change fails their ``TENSOR_MATCH``); a length from a Python int
+    # parameter (``nd``) is the value baked into the graph, reported.
+    files = {"m.py": """
+        import torch
+
+
+        def expand(mask: torch.Tensor, loss: torch.Tensor):
+            return mask.reshape(mask.shape + (1,) * (loss.ndim - mask.ndim))
+
+
+        def index_view(splits: torch.Tensor, h: torch.Tensor):
+            return splits.view(-1, 1, *([1] * (h.dim() - 1)))
+
+
+        def pad(w: torch.Tensor, nd: int):
+            return w.reshape(*w.shape, *([1] * (nd - w.ndim)))
+
+
+        @torch.compile
+        def step(mask, loss, splits, h, nd):
+            return expand(mask, loss), index_view(splits, h), pad(mask, nd)
+    """}
+    result = lint_project(tmp_path, files, "RCL201")
+    assert found(result, "RCL201") == [("m.py", 13)]

@@ -239,8 +239,9 @@ def run():
             if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
                 for side, other in ((value.left, value.right), (value.right, value.left)):
                     if isinstance(side, (cst.List, cst.Tuple)):
+                        ranks = _tensor_ranks(other)
                         for sub in walk(other):
-                            if isinstance(sub, cst.Name) and sub.value in params:
+                            if isinstance(sub, cst.Name) and sub.value in params and id(sub) not in ranks:
                                 return sub.value
             if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
                 # ``[1] * nd + [-1]``: look inside the concatenation.
@@ -284,3 +285,16 @@ def run():
             else:
                 return False
         return len(values) == 1
+
+
+def _tensor_ranks(expr: cst.CSTNode) -> set[int]:
+    """The names in ``expr`` read only for a tensor's rank (``loss.ndim``, ``h.dim()``,
+    ``len(x.shape)``): Dynamo already specialises on that rank (a ``TENSOR_MATCH``), so a
+    length computed from it adds no guard of its own."""
+    out: set[int] = set()
+    for node in walk(expr):
+        if isinstance(node, cst.Attribute) and node.attr.value in ("ndim", "shape") and isinstance(node.value, cst.Name):
+            out.add(id(node.value))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("dim", "ndimension") and isinstance(node.func.value, cst.Name):
+            out.add(id(node.func.value))
+    return out
