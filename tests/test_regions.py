@@ -466,14 +466,24 @@ def test_a_module_called_through_a_local_binds_its_arguments_after_self(tmp_path
     assert [(f.code, f.line) for f in lint_paths([str(tmp_path)], Config(cache=False)).findings] == [("RCL404", 11)]
 
 
+def _codes_by_case(tmp_path, program: str, placeholder: str, cases: dict[str, str]) -> dict[str, list[str]]:
+    """The finding codes of ``program`` with ``placeholder`` replaced by each case's text."""
+    from recompile_lint.config import Config
+    from recompile_lint.engine import lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    found = {}
+    for case, text in cases.items():
+        (tmp_path / "prog.py").write_text(program.replace(placeholder, text))
+        found[case] = sorted(f.code for f in lint_paths([str(tmp_path)], Config(cache=False)).findings)
+    return found
+
+
 def test_a_parameter_set_after_its_own_test_still_decides_it(tmp_path):
     # ``if dim_size is None: dim_size = int(index.max()) + 1``: the store comes after the test,
     # so what every call passes decides it. A size (``x.size(0)``) is never None: the ``int()``
     # of a tensor there is never traced (no graph break). A caller leaving it at its default
     # makes the branch live again.
-    from recompile_lint.config import Config
-    from recompile_lint.engine import lint_paths
-
     program = textwrap.dedent('''
         import torch
 
@@ -488,11 +498,7 @@ def test_a_parameter_set_after_its_own_test_still_decides_it(tmp_path):
         def gather(x, index):
             return scatter(x, index, CALLED)
     ''')
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
-    found = {}
-    for case, called in {"size": ", dim_size=x.size(0)", "shape": ", x.shape[0]", "default": ""}.items():
-        (tmp_path / "prog.py").write_text(program.replace(", CALLED", called))
-        found[case] = [f.code for f in lint_paths([str(tmp_path)], Config(cache=False)).findings]
+    found = _codes_by_case(tmp_path, program, ", CALLED", {"size": ", dim_size=x.size(0)", "shape": ", x.shape[0]", "default": ""})
     assert found == {"size": [], "shape": [], "default": ["RCL404"]}
 
 
@@ -525,9 +531,6 @@ def test_a_constant_passed_on_and_a_branch_that_returns_end_the_traced_code(tmp_
     # ``triangulate(x, fast=True)`` hands ``fast`` on to ``_polygons(x, fast=fast)``, whose
     # ``if fast: return`` ends what Dynamo traces: the ``.item()`` and the global read after it
     # never run in the graph (no break, no guard on ``STEP``). ``fast=False`` traces them.
-    from recompile_lint.config import Config
-    from recompile_lint.engine import lint_paths
-
     program = textwrap.dedent('''
         import torch
 
@@ -561,11 +564,7 @@ def test_a_constant_passed_on_and_a_branch_that_returns_end_the_traced_code(tmp_
         if __name__ == "__main__":
             main()
     ''')
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
-    found = {}
-    for fast in ("True", "False"):
-        (tmp_path / "prog.py").write_text(program.replace("FAST", fast))
-        found[fast] = sorted(f.code for f in lint_paths([str(tmp_path)], Config(cache=False)).findings)
+    found = _codes_by_case(tmp_path, program, "FAST", {"True": "True", "False": "False"})
     assert found == {"True": [], "False": ["RCL101", "RCL404"]}
 
 
@@ -573,9 +572,6 @@ def test_the_guard_model_walks_only_the_side_a_size_argument_decides(tmp_path):
     # ``norm(x, n=x.size(0))``: ``n is None`` is False, so the global read under it is never
     # traced (no guard on ``EPS``; torch 2.13: one graph while ``EPS`` changes). Left at its
     # default, the read is traced and each value recompiles.
-    from recompile_lint.config import Config
-    from recompile_lint.engine import lint_paths
-
     program = textwrap.dedent('''
         import torch
 
@@ -603,9 +599,5 @@ def test_the_guard_model_walks_only_the_side_a_size_argument_decides(tmp_path):
         if __name__ == "__main__":
             main()
     ''')
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
-    found = {}
-    for case, called in {"size": ", n=x.size(0)", "default": ""}.items():
-        (tmp_path / "prog.py").write_text(program.replace("CALLED", called))
-        found[case] = sorted(f.code for f in lint_paths([str(tmp_path)], Config(cache=False)).findings)
+    found = _codes_by_case(tmp_path, program, "CALLED", {"size": ", n=x.size(0)", "default": ""})
     assert found == {"size": [], "default": ["RCL101"]}
