@@ -15,6 +15,7 @@ from recompile_lint.rules._shapes import (
     entry_params,
     is_sequence_annotation,
     module_of,
+    rank_receiver,
     site_function,
     sites_of,
     walk,
@@ -289,12 +290,6 @@ def run():
 
 def _tensor_ranks(expr: cst.CSTNode) -> set[int]:
     """The names in ``expr`` read only for a tensor's rank (``loss.ndim``, ``h.dim()``,
-    ``len(x.shape)``): Dynamo already specialises on that rank (a ``TENSOR_MATCH``), so a
-    length computed from it adds no guard of its own."""
-    out: set[int] = set()
-    for node in walk(expr):
-        if isinstance(node, cst.Attribute) and node.attr.value in ("ndim", "shape") and isinstance(node.value, cst.Name):
-            out.add(id(node.value))
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("dim", "ndimension") and isinstance(node.func.value, cst.Name):
-            out.add(id(node.func.value))
-    return out
+    ``len(x.shape)``: ``rank_receiver``): Dynamo already specialises on that rank (a
+    ``TENSOR_MATCH``), so a length computed from it adds no guard of its own."""
+    return {id(name) for node in walk(expr) if (name := rank_receiver(node)) is not None}
