@@ -30,7 +30,7 @@ from typing import Iterator
 
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, char_column, dotted_name
 from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
-from recompile_lint.analysis.regions import DISABLE_DECORATORS, NOT_CONSTANT, NOT_NONE, CompiledRegion, constant_truth, literal_constant, literal_of, unassigned
+from recompile_lint.analysis.regions import DISABLE_DECORATORS, NOT_CONSTANT, NOT_NONE, CompiledRegion, constant_truth, ends_in_exit, literal_constant, literal_of, unassigned
 from recompile_lint.models import Guard, Location
 
 SCALAR_KINDS = frozenset({"int", "str", "float", "bool", "enum", "none", "bytes"})
@@ -401,7 +401,7 @@ class GuardWalker:
                 # Dynamo traces only the side it runs on: ``is_compiling()`` is True there.
                 side = stmt.body if compiling else stmt.orelse
                 self.statements(frame, side)
-                return _ends(side)
+                return ends_in_exit(side)
             if frame.depth > 0:
                 # Only parameters the call bound to a literal and the function never rebinds
                 # (a local set in a loop may hold something else at the next iteration).
@@ -414,7 +414,7 @@ class GuardWalker:
                     # A test on constants an inlined call passed: only the branch it takes is traced.
                     side = stmt.body if truth else stmt.orelse
                     self.statements(frame, side)
-                    return _ends(side)
+                    return ends_in_exit(side)
             self.test(frame, stmt.test)
             self.statements(frame, stmt.body)
             self.statements(frame, stmt.orelse)
@@ -1214,10 +1214,6 @@ def _spreads(args: list[ast.expr], keywords: list[ast.keyword]) -> bool:
     """Whether a call passes ``*args`` or ``**kwargs``: any parameter may be given then."""
     return any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords)
 
-
-def _ends(body: list[ast.stmt]) -> bool:
-    """Whether a block ends in a ``return`` or ``raise``: nothing after its ``if`` runs."""
-    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
 
 def _not_none(arg: ast.expr, value: Sym) -> Sym:

@@ -1016,6 +1016,12 @@ class _Branches:
     dead: tuple[tuple[int, int, int, int], ...]  # (line, column, end line, end column) of each ruled-out branch
 
 
+def ends_in_exit(body: list[ast.stmt]) -> bool:
+    """Whether a block ends in a ``return`` or ``raise``: nothing after the ``if`` whose taken
+    side it is runs in the trace."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
 def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | None) -> _Branches:
     """One walk of ``function``'s body outside nested scopes (they are functions of their
     own): each ``if`` (or conditional expression) whose test the constants of parameters that
@@ -1042,7 +1048,7 @@ def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | 
             if reached and constants and isinstance(stmt, ast.If):
                 truth = decide(stmt)
                 taken = (stmt.body if truth else stmt.orelse) if truth is not None else []
-                if taken and isinstance(taken[-1], (ast.Return, ast.Raise)):
+                if ends_in_exit(taken):
                     out.extend(rule_out(rest) for rest in stmts[at + 1 :])
                     break
         return out
