@@ -84,6 +84,22 @@ def test_deep_code_within_the_bound_is_checked(project):
     assert "deep.py:10:16: RCL101" in done.stdout
 
 
+def test_a_constant_tested_many_times_among_many_loops_and_stores_is_linear(project):
+    """A helper handed a constant and testing it 3,000 times between 3,000 loops, then storing
+    it 3,000 times (270 KB): whether the constant still holds at each test is found once per
+    name, not by pairing every store with every loop at every test (that took minutes)."""
+    lines = ["import torch", "", "", "def helper(x, flag):"]
+    for i in range(3000):
+        lines += [f"    for _{i} in range(1):", "        pass", "    if flag:", "        x = x + 1"]
+    lines += ["    flag = not flag"] * 3000 + ["    return x", "", "", "@torch.compile", "def f(x):", "    return helper(x, True)", ""]
+    (project / "helper.py").write_text("\n".join(lines), encoding="utf-8")
+    started = time.monotonic()
+    done = process(project, "--no-cache", "-j", "1", "helper.py", "good.py", timeout=300)
+    assert time.monotonic() - started < 60
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert good_reported(done.stdout)
+
+
 @pytest.mark.parametrize("chain", ["x" + "[0]" * 2500, " + ".join(["x"] * 2500), "x" + ".a" * 2500])
 def test_a_chain_libcst_would_take_minutes_on_is_refused_quickly(project, chain):
     """A 2,500-link subscript chain is valid Python that libcst's parser would take minutes

@@ -10,7 +10,7 @@ import ast
 import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -692,36 +692,42 @@ def function_trees(index: "ProjectIndex") -> "FunctionTrees":
 
 @dataclass(frozen=True)
 class Stores:
-    """The positions (line, column) where a function stores each name, and the spans of its
-    loops: whether a parameter still holds what the call passed at a given node."""
+    """Where a function first stores each name (an assignment, a loop target, ``del``), and
+    the spans of its loops: whether a parameter still holds what the call passed at a node."""
 
-    positions: dict[str, tuple[tuple[int, int], ...]]
+    first: dict[str, tuple[int, int]]  # name -> (line, column) of its first store
     loops: tuple[tuple[tuple[int, int], tuple[int, int]], ...]
+    _until: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
     def of(function: ast.AST) -> "Stores":
-        positions: dict[str, list[tuple[int, int]]] = {}
+        first: dict[str, tuple[int, int]] = {}
         loops = []
         for node in ast.walk(function):
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                positions.setdefault(node.id, []).append((node.lineno, node.col_offset))
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)) and hasattr(node, "lineno"):
+                at = (node.lineno, node.col_offset)
+                if node.id not in first or at < first[node.id]:
+                    first[node.id] = at
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
                 loops.append(((node.lineno, node.col_offset), (node.end_lineno or node.lineno, node.end_col_offset or 0)))
-        return Stores({name: tuple(found) for name, found in positions.items()}, tuple(loops))
+        return Stores(first, tuple(loops))
 
     def __contains__(self, name: str) -> bool:
-        return name in self.positions
+        return name in self.first
 
     def held_at(self, name: str, node: ast.AST) -> bool:
         """Whether ``name`` holds at ``node`` the value it had on entry: no store of it comes
-        before ``node``, and none in a loop around ``node`` (the next iteration sees it)."""
-        at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-        for store in self.positions.get(name, ()):
-            if store <= at:
-                return False
-            if any(start <= at <= end and start <= store <= end for start, end in self.loops):
-                return False
-        return True
+        before ``node``, and none in a loop around ``node`` (the next iteration sees it). A
+        loop around ``node`` that holds a later store holds the first store too, so ``node``
+        must come before the first store and before every loop around it: one position per
+        name, found once (linear in the loops, whatever the number of tests)."""
+        if name not in self.first:
+            return True
+        until = self._until.get(name)
+        if until is None:
+            store = self.first[name]
+            until = self._until[name] = min([store, *(start for start, end in self.loops if start <= store <= end)])
+        return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) < until
 
 
 class FunctionTrees:

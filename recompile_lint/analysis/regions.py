@@ -1004,7 +1004,7 @@ def unassigned(constants: dict[str, object], stores: Stores, at: ast.AST) -> dic
     the function stores it (``FunctionTrees.rebound``: an assignment, a loop target, ``del``)
     nowhere before it and nowhere in a loop around it. ``if p is None: p = default`` stores
     after its own test; ``p = p or default`` before a later one."""
-    return {name: value for name, value in constants.items() if name not in stores or stores.held_at(name, at)} if constants else constants
+    return {name: value for name, value in constants.items() if stores.held_at(name, at)} if constants else constants
 
 
 @dataclass
