@@ -486,6 +486,30 @@ def span_of(node: ast.AST, lines: list[str]) -> Span:
     )
 
 
+def _environ_keys(call: ast.Call) -> list[str]:
+    """The variables an ``os.environ`` method call changes: the constant keys it names
+    (``pop("K")``, ``setdefault("K", v)``, ``update({"K": v})``, ``update(K=v)``), ``"*"``
+    for ``clear()`` and ``popitem()`` (every one), ``""`` where a key is not known."""
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    if method in ("clear", "popitem"):
+        return ["*"]
+    keys: list[str] = []
+    if method in ("pop", "setdefault"):
+        first = call.args[0] if call.args else None
+        return [first.value] if isinstance(first, ast.Constant) and isinstance(first.value, str) else [""]
+    if method == "update":
+        for arg in call.args:
+            if isinstance(arg, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in arg.keys):
+                keys.extend(k.value for k in arg.keys)  # type: ignore[union-attr]
+            else:
+                return [""]
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                return [""]
+            keys.append(keyword.arg)
+    return keys or [""]
+
+
 def resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
     """Absolute module for ``from .x import y`` inside ``module``."""
     if level == 0:
@@ -1293,7 +1317,8 @@ class _Collector(ast.NodeVisitor):
                     if node.func.attr in ("update", "setdefault", "pop", "popitem", "clear"):
                         self.add_mutation(kind="item", module=ref[0], name=ref[1], key="", line=node.lineno, column=node.col_offset + 1, op="call")
             elif base and self.resolve(base) == "os.environ":
-                self.add_mutation(kind="environ", module="os", name="environ", key="", line=node.lineno, column=node.col_offset + 1, op="call")
+                for key in _environ_keys(node):
+                    self.add_mutation(kind="environ", module="os", name="environ", key=key, line=node.lineno, column=node.col_offset + 1, op="call")
             elif base and base.count(".") == 1:
                 # ``self.items.append(x)``: an instance attribute's container grows.
                 head, attr = base.split(".")

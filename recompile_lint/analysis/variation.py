@@ -273,7 +273,9 @@ class Variation:
         storage = guard.storage
         index = self.index
         if storage.kind == "environ":
-            return [m for m in index.mutations("environ", "", "environ") + self._environ_writes() if m.key in (storage.name, "")]
+            # A write whose variable is not known (``os.environ[k] = v``, ``update(saved)``) is
+            # no evidence that this one changes; ``clear()`` changes every one.
+            return [m for m in index.mutations("environ", "", "environ") + self._environ_writes() if m.key in (storage.name, "*")]
         if storage.length:
             if storage.kind == "global":
                 return index.mutations("length", storage.path, storage.name)
