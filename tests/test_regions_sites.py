@@ -1674,3 +1674,40 @@ def test_a_wrappers_own_site_is_analysed_at_its_calls(tmp_path):
         os.chdir(cwd)
     assert text.splitlines()[-1] == "Found 0 findings, 3 files checked, 1 compile site not analysed (run recompile-lint regions)."
     assert f"-> unresolved (wrapper: validate_jit()); {REASON_ACTIONS['wrapper']}" in regions
+
+
+def test_an_import_is_a_definition_that_reaches_the_site(tmp_path):
+    # The name is first bound to None, then imported under a ``try``: at the site, the import
+    # is what reaches (a torch library entry); a later rebinding does not reach back.
+    write(tmp_path, {"attn.py": '''
+        import torch
+
+        flex_attention = None
+
+        try:
+            from torch.nn.attention.flex_attention import flex_attention
+            if torch.cuda.is_available():
+                flex_attention = torch.compile(flex_attention)
+        except ImportError:
+            pass
+        ''', "local.py": '''
+        import torch
+
+        Net = None
+
+
+        def build():
+            from models import Net
+            return torch.compile(Net())
+        ''', "models.py": '''
+        import torch
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x + 1
+        '''})
+    sites = {(os.path.relpath(s.site_path, tmp_path), s.site.span.line): s for s in resolve(tmp_path)}
+    assert [r.ref for r in sites[("attn.py", 8)].library] == ["torch.nn.attention.flex_attention.flex_attention"]
+    assert [r.name for r in sites[("local.py", 8)].regions] == ["models.Net.forward"]
+

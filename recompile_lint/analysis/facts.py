@@ -258,7 +258,8 @@ class ConfigSetting:
 #   "elem:KEY"  value is stored in target under the literal KEY (``t["k"] = v``, ``add_module``)
 #   "elem:"     value is stored under a key that is not a literal
 #   "elems"     every element of value is added (``extend``, ``update``, ``+=`` a display)
-FLOW_HOWS = ("=", "iter", "with", "elem", "elems")
+#   "import:M"  target is what the function's own import binds it to (module or name M)
+FLOW_HOWS = ("=", "iter", "with", "elem", "elems", "import")
 
 CONFIG_PREFIXES = ("torch._dynamo.config.", "torch.compiler.config.", "torch._inductor.config.")
 
@@ -806,6 +807,10 @@ class _Collector(ast.NodeVisitor):
             for alias in node.names:
                 name = alias.asname or alias.name.split(".")[0]
                 self.record_binding(name, "module", node)
+        elif self.scope[0] == "function":
+            for alias in node.names:
+                name = alias.asname or alias.name.split(".")[0]
+                self.add_import_flow(name, alias.name if alias.asname else name, node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         base = resolve_relative(self.module, self.is_package, node.level or 0, node.module)
@@ -816,6 +821,14 @@ class _Collector(ast.NodeVisitor):
             self.imports[local] = f"{base}.{alias.name}" if base else alias.name
             if self.scope[0] == "module":
                 self.record_binding(local, "imported", node)
+            elif self.scope[0] == "function":
+                self.add_import_flow(local, self.imports[local], node)
+
+    def add_import_flow(self, local: str, target: str, node: ast.stmt) -> None:
+        """A function's own import binds a local name (``how`` is ``import:<module.name>``): the
+        value flow reads it like an assignment, where the module's import table would give the
+        module-level binding of the same name (``def pkg(): import pkg; return pkg``)."""
+        self.scope[2]["flows"].append((local, f"import:{target}", *_position(node)))
 
     # ---- bindings and mutations ------------------------------------------------------------
 

@@ -89,7 +89,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, dotted_name
+from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, dotted_name, resolve_relative
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.parsing import on_deep_stack, parse_source
 from recompile_lint.analysis.textscan import mentions
@@ -693,6 +693,9 @@ class ValueFlow:
         def compute() -> frozenset[Value]:
             out: set[Value] = set()
             for item in defs:
+                if isinstance(item, _ImportDef):
+                    out.update(self._imported(ctx.facts, item, ctx.depth))
+                    continue
                 expr, path = item if isinstance(item, tuple) else (item, ())
                 if self._dead(ctx, getattr(expr, "lineno", 0)):
                     continue  # under an ``isinstance`` test the call's arguments fail
@@ -704,6 +707,13 @@ class ValueFlow:
 
         # In a loop an assignment can reach itself (``xs = xs + [x]``): a cycle like any other.
         return self._memoised(("reach", *key, ctx.env, ctx.depth), compute)
+
+    def _imported(self, facts: ModuleFacts, item: _ImportDef, depth: int) -> frozenset[Value]:
+        """What an import statement binds its name to."""
+        dotted = resolve_relative(facts.module, facts.is_package, item.level, item.module) if item.level else item.module
+        if not dotted or dotted == self._qualified(facts, dotted.rsplit(".", 1)[-1]):
+            return frozenset({unknown("unbound", dotted)})
+        return self._dotted(dotted, facts.path, depth)
 
     def _body(self, facts: ModuleFacts, fn: FunctionFacts | None) -> list[ast.stmt] | None:
         """The statements of a function (of the module when ``fn`` is None), found once."""
@@ -904,8 +914,10 @@ class ValueFlow:
 
     def _flow(self, ctx: _Ctx, flow: tuple) -> frozenset[Value]:
         """The value one flow binds its target to."""
-        values = self._flow_value_expr(ctx, flow)
         how = flow[1]
+        if how.startswith("import:"):
+            return self._dotted(how[len("import:"):], ctx.facts.path, ctx.depth)
+        values = self._flow_value_expr(ctx, flow)
         if how == "=":
             return values
         if how == "with":
@@ -2202,6 +2214,15 @@ def _shift(node: ast.AST, line: int, col: int) -> None:
 ENTRY: ast.expr = ast.Constant(value=None)
 
 
+@dataclass(frozen=True)
+class _ImportDef:
+    """An import statement's binding of the name, as a reaching definition (``from m import
+    f as g`` binds ``g`` to ``m.f``; ``import a.b`` binds ``a``); ``level`` for a relative one."""
+
+    module: str
+    level: int
+
+
 class _GiveUp(Exception):
     """A binding the reaching-definitions walk does not follow (tuple targets, loops over
     the name, ``with ... as`` the name, ``global``)."""
@@ -2314,7 +2335,21 @@ def _transfer(stmt: ast.stmt, name: str, defs: set) -> set:
         if stmt.name == name:
             raise _GiveUp
         return defs
-    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Delete)) or (hasattr(ast, "Match") and isinstance(stmt, ast.Match)):
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        for alias in reversed(stmt.names):  # the last alias binding the name wins
+            local = alias.asname or alias.name.split(".")[0]
+            if name == local:
+                if alias.name == "*":
+                    raise _GiveUp
+                if isinstance(stmt, ast.ImportFrom):
+                    return {_ImportDef(f"{stmt.module}.{alias.name}" if stmt.module else alias.name, stmt.level or 0)}
+                return {_ImportDef(alias.name if alias.asname else local, 0)}
+            if name.startswith(local + "."):
+                return {ENTRY}  # an attribute of the module the import binds
+        if any(alias.name == "*" for alias in stmt.names):
+            raise _GiveUp
+        return defs
+    if isinstance(stmt, (ast.Global, ast.Nonlocal, ast.Delete)) or (hasattr(ast, "Match") and isinstance(stmt, ast.Match)):
         if name.split(".")[0] in {a.asname or a.name.split(".")[0] for a in getattr(stmt, "names", ()) if not isinstance(a, str)} | set(n for n in getattr(stmt, "names", ()) if isinstance(n, str)):
             raise _GiveUp
         if hasattr(ast, "Match") and isinstance(stmt, ast.Match) and name in ast.unparse(stmt):
