@@ -1711,3 +1711,74 @@ def test_an_import_is_a_definition_that_reaches_the_site(tmp_path):
     assert [r.ref for r in sites[("attn.py", 8)].library] == ["torch.nn.attention.flex_attention.flex_attention"]
     assert [r.name for r in sites[("local.py", 8)].regions] == ["models.Net.forward"]
 
+
+def test_a_tests_parameter_is_the_pytest_fixture_of_its_name(tmp_path):
+    # pytest fills a test's parameters with the fixtures of the same names: from the test's
+    # module, its class, or the conftest.py files from its directory up; a fixture that yields
+    # gives what it yields; a fixture named like the package it imports and returns.
+    write(tmp_path, {"pkg/__init__.py": "from pkg.model import Net\n", "pkg/model.py": '''
+        import torch
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x + 1
+
+
+        class Other(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+        ''', "tests/conftest.py": '''
+        import pytest
+
+
+        @pytest.fixture()
+        def pkg():
+            import pkg
+            return pkg
+
+
+        @pytest.fixture
+        def net():
+            from pkg.model import Net
+            yield Net()
+        ''', "tests/unit/test_a.py": '''
+        import pytest
+        import torch
+        from pkg.model import Other
+
+
+        def test_module(pkg):
+            model = torch.compile(pkg.Net())
+
+
+        def test_yielded(net):
+            model = torch.compile(net)
+
+
+        @pytest.fixture
+        def other():
+            return Other()
+
+
+        class TestIt:
+            @pytest.fixture
+            def net(self):
+                return Other()
+
+            def test_own(self, net, other):
+                torch.compile(net)
+                torch.compile(other)
+
+
+        def helper(net):
+            return torch.compile(net)
+        '''})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("tests/unit/test_a.py", 7)] == [("module", "pkg.model.Net.forward")]
+    assert found[("tests/unit/test_a.py", 11)] == [("module", "pkg.model.Net.forward")]
+    # The class's own fixture before the conftest's; the module's own.
+    assert found[("tests/unit/test_a.py", 25)] == [("module", "pkg.model.Other.forward")]
+    assert found[("tests/unit/test_a.py", 26)] == [("module", "pkg.model.Other.forward")]
+    # Not a test: pytest fills nothing, and nothing calls it.
+    assert found[("tests/unit/test_a.py", 30)][0][0] == "unresolved"

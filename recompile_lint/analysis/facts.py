@@ -98,6 +98,8 @@ class FunctionFacts:
     flows: tuple[tuple[str, str, int, int, int, int], ...] = ()
     # Spans of the ``return`` expressions (a lambda: its body), as in ``flows``.
     returns: tuple[tuple[int, int, int, int], ...] = ()
+    # Spans of the ``yield`` expressions' values (a pytest fixture's value is what it yields).
+    yields: tuple[tuple[int, int, int, int], ...] = ()
     # Calls made inside loops of this function: (callee text, lines of the enclosing loops,
     # outermost first). A call and a write that share a loop run in turns.
     loop_calls: tuple[tuple[str, tuple[int, ...]], ...] = ()
@@ -1491,6 +1493,13 @@ class _Collector(ast.NodeVisitor):
                 scope[2]["returns"].append(_position(node.value))
             self.visit(node.value)
 
+    def visit_Yield(self, node: ast.Yield) -> None:
+        if node.value is not None:
+            scope = self.function_scope()
+            if scope is not None and scope is self.scope:
+                scope[2]["yields"].append(_position(node.value))
+            self.visit(node.value)
+
     # ---- value flow ----------------------------------------------------------------------
 
     def add_flows(self, target: ast.AST, value: ast.AST, how: str) -> None:
@@ -1643,6 +1652,7 @@ class _Collector(ast.NodeVisitor):
             "defs": set(),
             "flows": [],
             "returns": [_position(node.body)] if isinstance(node, ast.Lambda) else [],
+            "yields": [],
             "loop_calls": {},
         }
         self.scopes.append(("function", qualname, data))
@@ -1690,6 +1700,7 @@ class _Collector(ast.NodeVisitor):
                 passes=tuple(data["passes"]),
                 flows=tuple(data["flows"]),
                 returns=tuple(data["returns"]),
+                yields=tuple(data["yields"]),
                 loop_calls=tuple(data["loop_calls"]),
             )
         )

@@ -298,6 +298,7 @@ class ValueFlow:
         self._lines: dict[str, list[bytes]] = {}
         self._trees: dict[str, ast.Module | None] = {}
         self._callers: dict[tuple[str, str], list] = {}
+        self._paths: frozenset[str] | None = None  # the project's files, for conftest.py lookups
         self._mentions: dict[str, list[str]] = {}
         self._call_index: dict[tuple[str, str], list[ast.Call]] = {}
         self._by_target: dict[tuple[str, str, str], dict[str, list[tuple]]] = {}
@@ -979,6 +980,8 @@ class ValueFlow:
         if not any(_known(v) for v in out) and ctx.depth < self.max_caller_depth:
             passed = self._caller_arguments(ctx, index)
             out.update(passed)
+        if not any(_known(v) for v in out) and ctx.depth < self.max_caller_depth:
+            out.update(self._fixture(ctx, name))
         known = {v for v in out if v.kind != "unknown"}
         if known:
             return self._cap(known)
@@ -988,6 +991,54 @@ class ValueFlow:
         if why:
             return self._cap(why)
         return frozenset({unknown("parameter", f"{self._qualified(facts, fn.qualname)}.{name}")})
+
+    def _fixture(self, ctx: _Ctx, name: str) -> frozenset[Value]:
+        """What pytest passes a test's (or a fixture's) parameter: the value of the fixture of
+        that name, a function decorated ``pytest.fixture`` in the test's class, its module or a
+        ``conftest.py`` in its directory or one above (the nearest wins), as its ``return`` or
+        ``yield`` gives it. Empty outside the tests or where no fixture has the name."""
+        facts, fn = ctx.facts, ctx.fn
+        assert fn is not None
+        if not _test_module(facts.module) or fn.parent or not (fn.name.startswith("test") or _is_fixture(fn)):
+            return EMPTY
+        for path in self._fixture_files(facts.path):
+            other = facts if path == facts.path else self.index.facts(path)
+            if other is None:
+                continue
+            owners = [fn.class_name, ""] if path == facts.path and fn.class_name else [""]
+            for owner in owners:
+                fixture = other.function(f"{owner}.{name}" if owner else name)
+                if fixture is not None and _is_fixture(fixture) and fixture is not fn:
+                    return self._fixture_value(other, fixture, ctx.depth + 1)
+        return EMPTY
+
+    def _fixture_files(self, path: str) -> list[str]:
+        """The test file, then the ``conftest.py`` files of the project from its directory up."""
+        if self._paths is None:
+            self._paths = frozenset(self.index.paths)
+        out = [path]
+        directory = os.path.dirname(path)
+        while True:
+            conftest = os.path.join(directory, "conftest.py")
+            if conftest in self._paths and conftest != path:
+                out.append(conftest)
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                return out
+            directory = parent
+
+    def _fixture_value(self, facts: ModuleFacts, fixture: FunctionFacts, depth: int) -> frozenset[Value]:
+        key = ("fixture", facts.path, fixture.qualname, depth)
+
+        def compute() -> frozenset[Value]:
+            ctx = _Ctx(facts, fixture, (), depth)
+            out: set[Value] = set()
+            for span in fixture.returns + fixture.yields:
+                node = self.expression_at(facts, span)
+                out.update(self._eval(node, ctx) if node is not None else {unknown("dynamic")})
+            return self._cap(out)
+
+        return self._memoised(key, compute)
 
     def _annotation(self, ctx: _Ctx, text: str) -> set[Value]:
         """Instances of the classes an annotation names (``Optional``/``|`` unions too);
@@ -2052,6 +2103,11 @@ def _test_module(module: str) -> bool:
     parts = module.split(".")
     last = parts[-1]
     return last.startswith("test_") or last.endswith("_test") or last == "conftest" or any(p in ("tests", "test") for p in parts[:-1])
+
+
+def _is_fixture(fn: FunctionFacts) -> bool:
+    """Whether a function is a pytest fixture (``@pytest.fixture``, ``@pytest.fixture(...)``)."""
+    return any(d == "fixture" or d.endswith(".fixture") for d in fn.decorators)
 
 
 def _is_abstract(fn: FunctionFacts) -> bool:
