@@ -506,13 +506,45 @@ class Variation:
         indent = len(line) - len(line.lstrip())
         if indent == 0:
             return False  # no line above is indented less: the walk back would find no test
+        # The enclosing block's test; past it, an outer ``if x is None:`` whose subject is the
+        # written value (or a local read from it) still runs the write once at most: ``cache =
+        # self._cached; if cache is None: ...; if self.cached: self._cached = ...``.
+        first = True
         for number in range(mutation.line - 2, -1, -1):
             above = lines[number]
             stripped = above.strip()
             if not stripped or stripped.startswith("#"):
                 continue
-            if len(above) - len(above.lstrip()) < indent:
-                return _LAZY_TEST.match(stripped) is not None
+            level = len(above) - len(above.lstrip())
+            if level >= indent:
+                continue
+            match = _LAZY_TEST.match(stripped)
+            if match is not None and (first or self._reads_written(match.group(1) or match.group(2), mutation, lines, number)):
+                return True
+            if first and match is None and not stripped.startswith("if "):
+                return False
+            if level == 0 or stripped.startswith(("def ", "async def ", "class ")):
+                return False
+            first = False
+            indent = level
+        return False
+
+    @staticmethod
+    def _reads_written(subject: str, mutation: Mutation, lines: list[str], test_line: int) -> bool:
+        """Whether a lazy test's subject is the attribute ``mutation`` writes, or a local the
+        enclosing function assigned from it before the test."""
+        attr = mutation.name
+        if subject == attr or subject.endswith("." + attr):
+            return True
+        if "." in subject:
+            return False
+        read = re.compile(rf"\s*{re.escape(subject)}\s*=\s*[\w.]*\.{re.escape(attr)}\s*(?:#.*)?$")
+        for number in range(test_line - 1, -1, -1):
+            above = lines[number]
+            if read.match(above):
+                return True
+            if above.lstrip().startswith(("def ", "async def ")):
+                return False
         return False
 
     def runs_between_calls(self, region: CompiledRegion, mutation: Mutation) -> tuple[bool, str] | None:
@@ -1423,7 +1455,7 @@ _TENSOR_VALUE = re.compile(
 )
 
 # ``if x is None:``, ``if self.cache is None:``, ``if not x:`` heading a block.
-_LAZY_TEST = re.compile(r"if\s+(?:not\s+[\w.]+|[\w.]+\s+is\s+None)\s*:\s*(?:#.*)?$")
+_LAZY_TEST = re.compile(r"if\s+(?:not\s+([\w.]+)|([\w.]+)\s+is\s+None)\s*:\s*(?:#.*)?$")
 
 
 def _uses_loop_value(expr: ast.expr, loop_names: frozenset[str]) -> bool:
