@@ -191,3 +191,21 @@ def test_an_entry_that_calls_compiled_code_gets_the_driving_steps(tmp_path):
     for driving, found in ((0, False), (50_000, True)):
         run = Execution(analysis.index, analysis.regions, guards, steps=400, driving_steps=driving).run()
         assert ("L['self'].window" in {source for _, source in run}) is found
+
+
+def test_torch_is_the_modelled_library_even_where_the_project_holds_a_torch_package(tmp_path):
+    # Linting torch's own tree: ``import torch`` in an entry would run the project's
+    # ``torch/__init__.py`` (and what it imports) once per entry, and stand its code in for
+    # the model of torch's API. The interpreter never imports a ``torch`` module from the
+    # project; the project's other modules it does.
+    from recompile_lint.analysis.execution import IndexProject
+
+    files = dict(FILES)
+    files["torch/__init__.py"] = "def compile(fn=None, **kwargs):\n    return fn\n"
+    files["torch/nn/__init__.py"] = ""
+    analysis = analysis_of(tmp_path, files)
+    project = IndexProject(analysis.index)
+    run = str(tmp_path / "run.py")
+    assert project.module_path("torch", run) is None and project.module_path("torch.nn", run) is None
+    assert project.module_path("pkg.model", run) == str(tmp_path / "pkg/model.py")
+    assert analysis.index.module_path("torch", run) == str(tmp_path / "torch/__init__.py")

@@ -56,6 +56,10 @@ class IndexProject:
         return self._trees[path]
 
     def module_path(self, name: str, from_path: str) -> str | None:
+        if name == "torch" or name.startswith("torch."):
+            # torch is the modelled library (``torch.compile``, ``no_grad``, modules' methods),
+            # also where the project is torch's own tree: its code would only stand in for it.
+            return None
         return self.index.module_path(name, from_path)
 
     def module_name(self, path: str) -> tuple[str, bool]:
