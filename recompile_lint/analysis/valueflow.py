@@ -87,6 +87,7 @@ import ast
 import bisect
 import os
 import re
+import zlib
 from dataclasses import dataclass
 
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, dotted_name, resolve_relative
@@ -149,6 +150,17 @@ class Value:
     detail: str = ""
     elements: tuple["Value", ...] = ()
     keys: tuple[str, ...] = ()
+
+    def __hash__(self) -> int:
+        # The same in every process, unlike a hash of its strings (``PYTHONHASHSEED``): sets
+        # of values iterate in the same order whatever the seed, and so the queries a set's
+        # values lead to run in the same order (a cycle is cut at the same place).
+        known = self.__dict__.get("_hash")
+        if known is None:
+            text = "\x00".join((self.kind, self.ref, self.path, self.detail, *self.keys)).encode("utf-8", "surrogatepass")
+            known = hash((zlib.crc32(text), tuple(hash(e) for e in self.elements)))
+            object.__setattr__(self, "_hash", known)
+        return known
 
     @property
     def name(self) -> str:
@@ -1832,7 +1844,33 @@ class ValueFlow:
         key = (ref.path, ref.qualname)
         if key in self._callers:
             return self._callers[key]
-        self._callers[key] = []  # a recursive search finds nothing more
+        # A search that comes back to itself (evaluating a callee asks for this function's
+        # callers again) finds nothing more there, and what the queries in between found is
+        # incomplete: as in ``_memoised``, only the search the cycle started from is kept, so
+        # the answers do not depend on the order of the queries (the hash seed's set order).
+        marker = ("callers", ref.path, ref.qualname)
+        if marker in self._active:
+            start = self._stack.index(marker)
+            if start < len(self._stack) - 1:
+                top = self._stack[-1]
+                self._tainted[top] = min(self._tainted.get(top, start), start)
+            return []
+        self._active.add(marker)
+        self._stack.append(marker)
+        try:
+            found = self._search_callers(ref, depth)
+        finally:
+            self._active.discard(marker)
+            self._stack.pop()
+        start = self._tainted.pop(marker, None)
+        if start is None:
+            self._callers[key] = found
+        elif start < len(self._stack) - 1:
+            parent = self._stack[-1]
+            self._tainted[parent] = min(self._tainted.get(parent, start), start)
+        return found
+
+    def _search_callers(self, ref: FunctionRef, depth: int) -> list[tuple[ModuleFacts, FunctionFacts | None, ast.Call, int]]:
         facts = self.index.facts(ref.path)
         fn = facts.function(ref.qualname) if facts is not None else None
         if facts is None or fn is None:
@@ -1876,7 +1914,6 @@ class ValueFlow:
                         break
             if len(found) >= self.max_callers:
                 break
-        self._callers[key] = found
         return found
 
     def _caller_files(self, facts: ModuleFacts, cls: ClassFacts | None, names: set[str]) -> list[str]:
