@@ -216,21 +216,15 @@ def analyse_index(
     # A branch is left out of a function's rule run only where every region that reaches the
     # function rules it out.
     dead: dict = {}  # function -> the spans every region reaching it rules out
-    certain: set = set()  # functions some region reaches outside every type test
     for region in regions:
         spans = dict(region.dead)
-        typed = set(region.typed)
         for ref, _, _ in region.reached:
             found = set(spans.get(ref, ()))
             dead[ref] = dead[ref] & found if ref in dead else found
-            if ref not in typed:
-                certain.add(ref)
     for region in regions:
         for ref, depth, _ in region.reached:
             if only is not None and ref.path not in only:
                 continue
-            if ref not in certain:
-                continue  # reached only for some kinds of value (``CompiledRegion.typed``)
             if ref in visited and not per_region:
                 continue
             visited.add(ref)

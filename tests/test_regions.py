@@ -435,57 +435,6 @@ def test_a_function_rule_leaves_out_a_branch_every_region_rules_out(tmp_path):
     assert found == {False: [], True: [("RCL404", 11)], "rebound": [("RCL404", 12)]}
 
 
-def test_a_function_reached_only_under_a_type_test_gets_no_function_rule(tmp_path):
-    # ``_sparse_size`` is inlined only when ``edge_index`` is a sparse tensor, a kind of value
-    # the analysis does not know the run passes (``isinstance``, an ``is_*`` predicate, in
-    # ``elif`` chains and ``and``): no graph-break finding there. Called once outside any type
-    # test as well, it is reached for certain, and the warning is back.
-    from recompile_lint.config import Config
-    from recompile_lint.engine import lint_paths
-
-    program = textwrap.dedent('''
-        import torch
-        from torch import nn
-
-
-        def _sparse_size(edge_index: torch.Tensor):
-            size = int(edge_index.max()) + 1
-            return edge_index.new_zeros(size)
-
-
-        def is_sparse(x):
-            return x.layout != torch.strided
-
-
-        class Conv(nn.Module):
-            def forward(self, x, edge_index):
-                if isinstance(edge_index, list):
-                    n = len(edge_index)
-                elif is_sparse(edge_index) and x.dim() == 2:
-                    n = _sparse_size(edge_index)
-                else:
-                    n = x.size(0)
-                if not isinstance(x, torch.Tensor):
-                    n = _sparse_size(x)
-                return x * n
-
-
-        model = torch.compile(Conv())
-    ''')
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
-    found = {}
-    for extra in ("", "def other(e):\n    return _sparse_size(e)\n\n\nfast = torch.compile(other)\n"):
-        (tmp_path / "conv.py").write_text(program + extra)
-        found[bool(extra)] = sorted((f.code, f.line) for f in lint_paths([str(tmp_path)], Config(cache=False)).findings)
-    assert found == {False: [], True: [("RCL404", 7)]}
-    from recompile_lint.analysis.regions import type_test
-
-    tests = ["isinstance(x, T)", "not isinstance(x, T)", "type(x) is T", "torch.is_tensor(x)", "is_sparse(x) and flag", "flag or issubclass(C, T)"]
-    assert [type_test(ast.parse(t, mode="eval").body) for t in tests] == [True] * len(tests)
-    others = ["flag", "x is None", "self.training", "torch.jit.is_scripting()", "x.dim() == 2"]
-    assert [type_test(ast.parse(t, mode="eval").body) for t in others] == [False] * len(others)
-
-
 def test_a_module_called_through_a_local_binds_its_arguments_after_self(tmp_path):
     # ``block(x, False)`` on a local instance runs ``Block.forward(self, x, rollout)``: the
     # literal is ``rollout`` (the ``.item()`` branch is taken), not ``x`` with ``rollout``

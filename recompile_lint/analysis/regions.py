@@ -55,10 +55,6 @@ class CompiledRegion:
     # the (line, column, end line, end column) spans of the branches those constants rule out
     # (columns from 0): Dynamo never traces them.
     dead: tuple[tuple[FunctionRef, tuple[tuple[int, int, int, int], ...]], ...] = ()
-    # Reached functions inlined only through calls under a type test (``isinstance(x, C)``,
-    # ``is_sparse(x)``): Dynamo traces them only for the kind of value the run passes, which
-    # the analysis does not know, so no function rule reports in them.
-    typed: tuple[FunctionRef, ...] = ()
 
     def site_location(self) -> Location:
         """Where the compiled object is made, as a finding's location."""
@@ -347,7 +343,7 @@ class RegionFinder:
             if is_disabled(fn):
                 disabled.append(display_name(self.index, ref))
                 continue
-            reached, dead, typed = self.reach(ref)
+            reached, dead = self.reach(ref)
             regions.append(
                 CompiledRegion(
                     entry=ref,
@@ -356,7 +352,6 @@ class RegionFinder:
                     site_path=facts.path,
                     reached=tuple(reached),
                     dead=dead,
-                    typed=typed,
                     model_class=model_class,
                     form=form,
                     container=container,
@@ -824,7 +819,6 @@ class RegionFinder:
         depth_of = {entry: 0}
         constants: dict[FunctionRef, dict[str, object]] = {entry: {}}
         dead: dict[FunctionRef, tuple] = {}  # the last processing's, under the final constants
-        edges: dict[FunctionRef, list[tuple[FunctionRef, bool]]] = {}  # the last processing's calls: (callee, under a type test)
         pending = [entry]
         while pending:
             ref = pending.pop(0)
@@ -837,7 +831,6 @@ class RegionFinder:
             stores = self.trees.rebound(node) if constants[ref] and node is not None else None
             branches = _branches(node, constants[ref], stores) if node is not None else None
             dead[ref] = branches.dead if branches is not None else ()
-            edges[ref] = []
             if depth >= self.max_depth:
                 continue
             for text in fn.calls:
@@ -850,7 +843,6 @@ class RegionFinder:
                 if target is None or is_disabled(target):
                     continue
                 passed = _passed_constants(branches.live.get(text, []) if branches is not None else [], target, constants[ref], stores)
-                edges[ref].append((callee, branches is not None and text in branches.typed))
                 if callee not in depth_of:
                     depth_of[callee] = depth + 1
                     constants[callee] = passed
@@ -863,16 +855,7 @@ class RegionFinder:
                     # Another call passes something else: its branches are live again.
                     constants[callee] = kept
                     pending.append(callee)
-        # Reached for certain: through calls outside every type test, from the entry.
-        certain = {entry}
-        frontier = [entry]
-        while frontier:
-            for callee, typed in edges.get(frontier.pop(), ()):
-                if not typed and callee not in certain:
-                    certain.add(callee)
-                    frontier.append(callee)
-        typed_only = tuple(ref for ref, _, _ in out if ref not in certain)
-        return out, tuple((ref, dead[ref]) for ref, _, _ in out if dead.get(ref)), typed_only
+        return out, tuple((ref, dead[ref]) for ref, _, _ in out if dead.get(ref))
 
     def callee(self, text: str, facts: ModuleFacts, fn: FunctionFacts) -> FunctionRef | None:
         head, _, rest = text.partition(".")
@@ -1031,7 +1014,6 @@ class _Branches:
     live: dict[str, list[ast.Call]]  # callee text -> the calls in code the constants leave live
     ruled_out: set[str]  # callee texts called only in code the constants rule out
     dead: tuple[tuple[int, int, int, int], ...]  # (line, column, end line, end column) of each ruled-out branch
-    typed: frozenset[str] = frozenset()  # callee texts whose every live call sits under a type test (``type_test``)
 
 
 def ends_in_exit(body: list[ast.stmt]) -> bool:
@@ -1083,50 +1065,27 @@ def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | 
                 out.append((value, reached))
         return out
 
-    untyped: set[str] = set()  # callee texts with a live call outside every type test
-    stack: list[tuple[ast.AST, bool, bool]] = [(n, r, False) for n, r in reversed(block(body, True))]
+    stack: list[tuple[ast.AST, bool]] = list(reversed(block(body, True)))
     while stack:
-        node, reached, typed = stack.pop()
+        node, reached = stack.pop()
         if isinstance(node, _SKIPPED_SCOPES):
             continue
         if reached and constants and isinstance(node, (ast.If, ast.IfExp)):
             truth = decide(node)
             if truth is not None:
                 taken, other = (node.body, node.orelse) if truth else (node.orelse, node.body)
-                stack.extend((*rule_out(part), typed) for part in (other if isinstance(other, list) else [other]))
-                stack.extend((n, r, typed) for n, r in reversed(block(taken, True) if isinstance(taken, list) else [(taken, True)]))
-                stack.append((node.test, True, typed))
+                stack.extend(rule_out(part) for part in (other if isinstance(other, list) else [other]))
+                stack.extend(reversed(block(taken, True) if isinstance(taken, list) else [(taken, True)]))
+                stack.append((node.test, True))
                 continue
         if isinstance(node, ast.Call):
             text = dotted_name(node.func)
             if text and reached:
                 live.setdefault(text, []).append(node)
-                if not typed:
-                    untyped.add(text)
             elif text:
                 elsewhere.add(text)
-        if isinstance(node, (ast.If, ast.IfExp)) and type_test(node.test):
-            stack.extend((n, r, typed or n is not node.test) for n, r in reversed(children(node, reached)))
-            continue
-        stack.extend((n, r, typed) for n, r in reversed(children(node, reached)))
-    return _Branches(live, elsewhere - set(live), tuple(sorted(dead)), frozenset(live) - untyped)
-
-
-def type_test(test: ast.expr) -> bool:
-    """Whether an ``if`` test asks what kind of object a value is: ``isinstance(x, C)``,
-    ``type(x) is C``, a predicate ``is_sparse(x)`` / ``torch.is_tensor(x)`` (a name starting
-    ``is_`` called on a value), alone, negated or in ``and`` / ``or``. Dynamo traces the branch
-    of the type the run passes; which one that is, an unknown value does not say."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return type_test(test.operand)
-    if isinstance(test, ast.BoolOp):
-        return any(type_test(value) for value in test.values)
-    if isinstance(test, ast.Call):
-        name = dotted_name(test.func).rsplit(".", 1)[-1]
-        return name in ("isinstance", "issubclass") or (name.startswith(("is_", "_is_")) and bool(test.args))
-    if isinstance(test, ast.Compare) and isinstance(test.left, ast.Call):
-        return dotted_name(test.left.func) == "type"
-    return False
+        stack.extend(reversed(children(node, reached)))
+    return _Branches(live, elsewhere - set(live), tuple(sorted(dead)))
 
 
 class _NotConstant:
