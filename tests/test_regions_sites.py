@@ -1782,3 +1782,50 @@ def test_a_tests_parameter_is_the_pytest_fixture_of_its_name(tmp_path):
     assert found[("tests/unit/test_a.py", 26)] == [("module", "pkg.model.Other.forward")]
     # Not a test: pytest fills nothing, and nothing calls it.
     assert found[("tests/unit/test_a.py", 30)][0][0] == "unresolved"
+
+
+def test_a_type_test_of_either_class_narrows_and_another_librarys_classes_say_external(tmp_path):
+    # ``m.compile()`` under ``isinstance(m, A) or isinstance(m, B)`` over ``model.modules()``:
+    # the project's classes A and B, or, where the test names only another library's classes,
+    # their model (reason external, naming one), not an unknown call.
+    write(tmp_path, {"blocks.py": '''
+        import torch
+        from torchtune.modules import SelfAttentionLayer, CrossAttentionLayer
+
+
+        class A(torch.nn.Module):
+            def forward(self, x):
+                return x + 1
+
+
+        class B(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+
+        class C(torch.nn.Module):
+            def forward(self, x):
+                return x - 1
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = torch.nn.ModuleList([A(), B(), C()])
+
+
+        def compile_blocks(model: Net):
+            for m in model.layers:
+                if isinstance(m, A) or isinstance(m, B):
+                    m.compile()
+
+
+        def compile_decoder(decoder):
+            for m in reversed(list(decoder.modules())):
+                if isinstance(m, SelfAttentionLayer) or isinstance(m, CrossAttentionLayer):
+                    m.compile()
+        '''})
+    sites = {(os.path.relpath(s.site_path, tmp_path), s.site.span.line): s for s in resolve(tmp_path)}
+    assert sorted(r.name for r in sites[("blocks.py", 29)].regions) == ["blocks.A.forward", "blocks.B.forward"]
+    external = sites[("blocks.py", 35)]
+    assert not external.resolved and external.reason == "external" and external.detail.startswith("torchtune.modules.")

@@ -629,6 +629,7 @@ class RegionFinder:
             return None
         classes: set[Value] = set()
         names: set[str] = set()
+        external: set[Value] = set()  # classes of another library the test names
         for test in tests:
             kind, expr = test
             found = self.flow.values_of(expr, facts, scope)
@@ -638,6 +639,8 @@ class RegionFinder:
                         classes.add(value)
                     elif value.kind == "container":
                         classes.update(e for e in value.elements if e.kind == "class")
+                    elif value.kind == "unknown" and value.detail == "external" and value.ref:
+                        external.add(value)
             else:
                 for value in found:
                     for item in ([value] if value.kind == "literal" else list(value.elements) if value.kind == "container" else []):
@@ -654,7 +657,8 @@ class RegionFinder:
                 for cfacts, cls in self.index.classes_named(name):
                     classes.add(Value("class", ref=f"{cfacts.module}.{cls.qualname}" if cfacts.module else cls.qualname, path=cfacts.path))
         if not classes:
-            return None
+            # Only another library's classes pass the test: what the site compiles is theirs.
+            return frozenset(external) if external and all(v.kind == "unknown" for v in values) else None
         return self._narrow_to(values, classes)
 
     def _narrow_to(self, values: frozenset[Value], classes: set[Value]) -> frozenset[Value]:
@@ -936,6 +940,10 @@ def _class_tests(test: ast.expr, name: str) -> list[tuple[str, ast.expr]]:
         for value in test.values:
             out.extend(_class_tests(value, name))
         return out
+    if isinstance(test, ast.BoolOp):
+        # ``isinstance(m, A) or isinstance(m, B)``: either class, when each side tests one.
+        sides = [_class_tests(value, name) for value in test.values]
+        return [t for side in sides for t in side] if all(sides) else []
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2:
         if isinstance(test.args[0], ast.Name) and test.args[0].id == name:
             out.append(("class", test.args[1]))
