@@ -102,6 +102,7 @@ class Variation:
         self.index = index
         self.regions = regions
         self._callers: dict[FunctionRef, list[tuple[FunctionRef | None, str, tuple[int, ...]]]] | None = None
+        self._by_name: tuple[dict[str, list], dict[str, set[str]]] | None = None  # ``_calls_by_name``
         self._executes: dict[tuple[int, FunctionRef], bool] = {}
         self._names: dict[int, set[str]] = {}
         self._reached: dict[int, set[FunctionRef]] = {}
@@ -996,35 +997,61 @@ class Variation:
 
     def callers(self, ref: FunctionRef) -> list[tuple[FunctionRef | None, str, tuple[int, ...]]]:
         """(caller or None for module level, callee text, loops around the call) for each call
-        of ``ref`` in the parsed project (``apply(fn)`` and ``partial(fn, ...)`` count)."""
+        of ``ref`` in the parsed project (``apply(fn)`` and ``partial(fn, ...)`` count). Only
+        the calls that can name it are resolved: those whose last name is the function's, or
+        an import alias of it (``from m import f as g``)."""
         if self._callers is None:
-            self._build_callers()
-        return self._callers.get(ref, [])  # type: ignore[union-attr]
+            self._callers = {}
+        found = self._callers.get(ref)
+        if found is None:
+            found = self._callers[ref] = self._callers_of(ref)
+        return found
 
-    def _build_callers(self) -> None:
-        table: dict[FunctionRef, list[tuple[FunctionRef | None, str, tuple[int, ...]]]] = {}
-        for facts in list(self.index.parsed()):
-            for fn in facts.functions:
-                caller = FunctionRef(facts.path, fn.qualname)
-                in_loop = {callee: loops for callee, loops in fn.loop_calls}
-                for callee in fn.calls:
-                    target = self.resolve_callee(facts, fn, callee)
-                    if target is not None and target != caller:
-                        table.setdefault(target, []).append((caller, callee, in_loop.get(callee, ())))
-            for callee, loops in facts.toplevel_loop_calls:
-                target = self.resolve_callee(facts, None, callee)
-                if target is not None:
-                    table.setdefault(target, []).append((None, callee, loops))
-            for call in facts.method_calls:
-                if call.method != "apply" or not call.args:
-                    continue
-                text = _function_reference(call.args[0])
-                fn = facts.function(call.function) if call.function else None
-                target = self.resolve_callee(facts, fn, text) if text else None
-                if target is not None:
-                    caller = FunctionRef(facts.path, call.function) if call.function else None
-                    table.setdefault(target, []).append((caller, f"{call.receiver}.apply", call.loop_lines))
-        self._callers = table
+    def _callers_of(self, ref: FunctionRef) -> list[tuple[FunctionRef | None, str, tuple[int, ...]]]:
+        by_name, aliases = self._calls_by_name()
+        name = ref.qualname.rsplit(".", 1)[-1]
+        candidates = [call for alias in sorted({name} | aliases.get(name, set())) for call in by_name.get(alias, ())]
+        candidates.sort(key=lambda call: call[0])  # the project's order, as the calls were met
+        out: list[tuple[FunctionRef | None, str, tuple[int, ...]]] = []
+        for _, facts, fn, callee, loops, text, applied in candidates:
+            caller = FunctionRef(facts.path, fn.qualname) if fn is not None else None
+            target = self.resolve_callee(facts, fn, text)
+            if target == ref and (applied or target != caller):
+                out.append((caller, callee, loops))
+        return out
+
+    def _calls_by_name(self) -> tuple[dict[str, list], dict[str, set[str]]]:
+        """Every call of the parsed project by the last name it calls, with its place in the
+        project's order (facts, function or None at module level, callee text as reported,
+        loops around it, text to resolve, whether it is an ``apply(fn)``); and for each
+        imported name, the other names it is imported as (``from m import f as g``). Built once,
+        with no resolution."""
+        if self._by_name is None:
+            table: dict[str, list] = {}
+            aliases: dict[str, set[str]] = {}
+            order = 0
+            for facts in list(self.index.parsed()):
+                for local, target in facts.imports:
+                    imported = target.rsplit(".", 1)[-1]
+                    if imported != local:
+                        aliases.setdefault(imported, set()).add(local)
+                calls: list[tuple[FunctionFacts | None, str, tuple[int, ...], str, bool]] = []
+                for fn in facts.functions:
+                    in_loop = {callee: loops for callee, loops in fn.loop_calls}
+                    calls.extend((fn, callee, in_loop.get(callee, ()), callee, False) for callee in fn.calls)
+                calls.extend((None, callee, loops, callee, False) for callee, loops in facts.toplevel_loop_calls)
+                for call in facts.method_calls:
+                    if call.method != "apply" or not call.args:
+                        continue
+                    text = _function_reference(call.args[0])
+                    if text:
+                        fn = facts.function(call.function) if call.function else None
+                        calls.append((fn, f"{call.receiver}.apply", call.loop_lines, text, True))
+                for fn, callee, loops, text, applied in calls:
+                    order += 1
+                    table.setdefault(text.rsplit(".", 1)[-1], []).append((order, facts, fn, callee, loops, text, applied))
+            self._by_name = (table, aliases)
+        return self._by_name
 
     def hooks(self) -> set[FunctionRef]:
         """Functions registered as forward hooks: they run inside every call of the module."""
