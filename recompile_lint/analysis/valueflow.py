@@ -1845,30 +1845,8 @@ class ValueFlow:
         if key in self._callers:
             return self._callers[key]
         # A search that comes back to itself (evaluating a callee asks for this function's
-        # callers again) finds nothing more there, and what the queries in between found is
-        # incomplete: as in ``_memoised``, only the search the cycle started from is kept, so
-        # the answers do not depend on the order of the queries (the hash seed's set order).
-        marker = ("callers", ref.path, ref.qualname)
-        if marker in self._active:
-            start = self._stack.index(marker)
-            if start < len(self._stack) - 1:
-                top = self._stack[-1]
-                self._tainted[top] = min(self._tainted.get(top, start), start)
-            return []
-        self._active.add(marker)
-        self._stack.append(marker)
-        try:
-            found = self._search_callers(ref, depth)
-        finally:
-            self._active.discard(marker)
-            self._stack.pop()
-        start = self._tainted.pop(marker, None)
-        if start is None:
-            self._callers[key] = found
-        elif start < len(self._stack) - 1:
-            parent = self._stack[-1]
-            self._tainted[parent] = min(self._tainted.get(parent, start), start)
-        return found
+        # callers again) finds nothing more there, and is cut like a memoised query.
+        return self._guarded(("callers", ref.path, ref.qualname), lambda: self._search_callers(ref, depth), lambda found: self._callers.__setitem__(key, found), [])
 
     def _search_callers(self, ref: FunctionRef, depth: int) -> list[tuple[ModuleFacts, FunctionFacts | None, ast.Call, int]]:
         facts = self.index.facts(ref.path)
@@ -2043,20 +2021,25 @@ class ValueFlow:
         return self._eval(node, _Ctx(ctx.facts, ctx.fn, ctx.env, ctx.depth, ctx.cls, positions=False))
 
     def _memoised(self, key: tuple, compute) -> frozenset[Value]:
-        """``compute()`` once per key. A query that comes back to itself (``model =
-        torch.compile(model)``) is cut with no values there; the answers computed inside the
-        cycle are incomplete, so they are not kept: only the query the cycle started from
-        is, and the answers do not depend on the order of the queries."""
+        """``compute()`` once per key (``_guarded``)."""
         known = self._memo.get(key)
         if known is not None:
             return known
+        return self._guarded(key, compute, lambda value: self._memo.__setitem__(key, value), EMPTY)
+
+    def _guarded(self, key: tuple, compute, keep, cut):
+        """``compute()`` with ``key`` on the stack of queries under way; ``keep(answer)`` where
+        the answer is complete. A query that comes back to itself (``model =
+        torch.compile(model)``) is cut with ``cut`` there; the answers computed inside the
+        cycle are incomplete, so they are not kept: only the query the cycle started from
+        is, and the answers do not depend on the order of the queries."""
         if key in self._active:
             # The queries from that one up to here depend on the cut (marked on the way back).
             start = self._stack.index(key)
             if start < len(self._stack) - 1:
                 top = self._stack[-1]
                 self._tainted[top] = min(self._tainted.get(top, start), start)
-            return EMPTY
+            return cut
         self._active.add(key)
         self._stack.append(key)
         try:
@@ -2066,7 +2049,7 @@ class ValueFlow:
             self._stack.pop()
         start = self._tainted.pop(key, None)
         if start is None:
-            self._memo[key] = value
+            keep(value)
         elif start < len(self._stack) - 1:
             # The enclosing query used this incomplete answer, and is inside the cycle too.
             parent = self._stack[-1]
