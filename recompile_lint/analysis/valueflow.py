@@ -310,7 +310,6 @@ class ValueFlow:
         self._lines: dict[str, list[bytes]] = {}
         self._trees: dict[str, ast.Module | None] = {}
         self._callers: dict[tuple[str, str], list] = {}
-        self._paths: frozenset[str] | None = None  # the project's files, for conftest.py lookups
         self._mentions: dict[str, list[str]] = {}
         self._call_index: dict[tuple[str, str], list[ast.Call]] = {}
         self._by_target: dict[tuple[str, str, str], dict[str, list[tuple]]] = {}
@@ -707,7 +706,8 @@ class ValueFlow:
             out: set[Value] = set()
             for item in defs:
                 if isinstance(item, _ImportDef):
-                    out.update(self._imported(ctx.facts, item, ctx.depth))
+                    dotted = resolve_relative(ctx.facts.module, ctx.facts.is_package, item.level, item.module)
+                    out.update(self._imported(ctx.facts, dotted, ctx.depth))
                     continue
                 expr, path = item if isinstance(item, tuple) else (item, ())
                 if self._dead(ctx, getattr(expr, "lineno", 0)):
@@ -721,9 +721,9 @@ class ValueFlow:
         # In a loop an assignment can reach itself (``xs = xs + [x]``): a cycle like any other.
         return self._memoised(("reach", *key, ctx.env, ctx.depth), compute)
 
-    def _imported(self, facts: ModuleFacts, item: _ImportDef, depth: int) -> frozenset[Value]:
-        """What an import statement binds its name to."""
-        dotted = resolve_relative(facts.module, facts.is_package, item.level, item.module) if item.level else item.module
+    def _imported(self, facts: ModuleFacts, dotted: str, depth: int) -> frozenset[Value]:
+        """What an import binds its name to: the module or name ``dotted`` (absolute); nothing
+        known where a module imports a name of its own."""
         if not dotted or dotted == self._qualified(facts, dotted.rsplit(".", 1)[-1]):
             return frozenset({unknown("unbound", dotted)})
         return self._dotted(dotted, facts.path, depth)
@@ -929,7 +929,7 @@ class ValueFlow:
         """The value one flow binds its target to."""
         how = flow[1]
         if how.startswith("import:"):
-            return self._dotted(how[len("import:"):], ctx.facts.path, ctx.depth)
+            return self._imported(ctx.facts, how[len("import:"):], ctx.depth)
         values = self._flow_value_expr(ctx, flow)
         if how == "=":
             return values
@@ -1026,13 +1026,11 @@ class ValueFlow:
 
     def _fixture_files(self, path: str) -> list[str]:
         """The test file, then the ``conftest.py`` files of the project from its directory up."""
-        if self._paths is None:
-            self._paths = frozenset(self.index.paths)
         out = [path]
         directory = os.path.dirname(path)
         while True:
             conftest = os.path.join(directory, "conftest.py")
-            if conftest in self._paths and conftest != path:
+            if conftest in self.index.module_names and conftest != path:  # one of the project's files
                 out.append(conftest)
             parent = os.path.dirname(directory)
             if parent == directory:
