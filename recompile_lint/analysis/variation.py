@@ -101,7 +101,7 @@ class Variation:
     def __init__(self, index: ProjectIndex, regions: list[CompiledRegion]):
         self.index = index
         self.regions = regions
-        self._callers: dict[FunctionRef, list[tuple[FunctionRef | None, str, tuple[int, ...]]]] | None = None
+        self._callers: dict[FunctionRef, list[tuple[FunctionRef | None, str, tuple[int, ...]]]] = {}
         self._by_name: tuple[dict[str, list], dict[str, set[str]]] | None = None  # ``_calls_by_name``
         self._executes: dict[tuple[int, FunctionRef], bool] = {}
         self._names: dict[int, set[str]] = {}
@@ -1000,8 +1000,6 @@ class Variation:
         of ``ref`` in the parsed project (``apply(fn)`` and ``partial(fn, ...)`` count). Only
         the calls that can name it are resolved: those whose last name is the function's, or
         an import alias of it (``from m import f as g``)."""
-        if self._callers is None:
-            self._callers = {}
         found = self._callers.get(ref)
         if found is None:
             found = self._callers[ref] = self._callers_of(ref)
