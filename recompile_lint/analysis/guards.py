@@ -1215,7 +1215,6 @@ def _spreads(args: list[ast.expr], keywords: list[ast.keyword]) -> bool:
     return any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords)
 
 
-
 def _not_none(arg: ast.expr, value: Sym) -> Sym:
     """``value`` known not to be None where its expression cannot be (``x.size(0)``, a float):
     it decides ``p is None`` in the inlined function (``regions.literal_of``)."""
