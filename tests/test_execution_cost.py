@@ -209,3 +209,26 @@ def test_torch_is_the_modelled_library_even_where_the_project_holds_a_torch_pack
     assert project.module_path("torch", run) is None and project.module_path("torch.nn", run) is None
     assert project.module_path("pkg.model", run) == str(tmp_path / "pkg/model.py")
     assert analysis.index.module_path("torch", run) == str(tmp_path / "torch/__init__.py")
+
+
+def test_a_functions_callers_are_the_calls_of_its_name_or_an_alias_resolved_to_it(tmp_path):
+    # Callers are found per function, resolving only the calls that can name it: by its own
+    # name or a name it is imported as; a namesake elsewhere and the function's own recursive
+    # call are not its callers, an ``apply(fn)`` is.
+    files = {
+        "m.py": "def step():\n    return step()\n",
+        "a.py": "from m import step as tick\n\n\ndef loop():\n    for i in range(3):\n        tick()\n",
+        "b.py": "import m\n\n\ndef run(model):\n    m.step()\n    model.apply(m.step)\n",
+        "c.py": "def step():\n    pass\n\n\ndef other():\n    step()\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    from recompile_lint.analysis.index import FactsStore, FunctionRef, ProjectIndex
+
+    index = ProjectIndex([str(tmp_path / name) for name in files], FactsStore())
+    for name in files:
+        index.facts(str(tmp_path / name))
+    variation = Variation(index, [])
+    found = [(c.qualname if c else None, text, bool(loops)) for c, text, loops in variation.callers(FunctionRef(str(tmp_path / "m.py"), "step"))]
+    assert sorted(found) == [("loop", "tick", True), ("run", "m.step", False), ("run", "model.apply", False)]
+    assert [c.qualname for c, _, _ in variation.callers(FunctionRef(str(tmp_path / "c.py"), "step"))] == ["other"]
