@@ -525,6 +525,37 @@ def test_an_int_argument_costs_two_graphs_then_is_an_input_unless_dynamic_false(
     assert (finding.severity.value, finding.guard.source) == ("error", "L['n']")
 
 
+def test_a_bound_methods_field_given_by_keyword_is_counted_as_an_argument_not_a_default(tmp_path):
+    # The lab measured a bound method's int field read through a default parameter of an
+    # inlined method (``__defaults__``) as never going symbolic; given by the call, the same
+    # field becomes an input after one recompile (torch 2.13: 2 graphs, under fullgraph too).
+    program = """
+    import torch
+
+    class Weighter:
+        def __init__(self, k):
+            self.k = k
+
+        def run(self, t):
+            return t * self.k
+
+    def denoise(h, *, mode{default}):
+        return h + mode(h)
+
+    def main():
+        fast = torch.compile(denoise, backend="eager", fullgraph=True)
+        for i in range(12):
+            fast(torch.randn(4), {passed})
+
+    if __name__ == "__main__":
+        main()
+    """
+    given = program.format(default="", passed="mode=Weighter(i + 2).run")
+    [finding] = lint(write(tmp_path, {"run.py": given}))
+    assert (finding.severity.value, finding.guard.source) == ("warning", "L['mode'].__self__.k")
+    assert "2 graphs" in finding.message
+
+
 def test_the_count_follows_where_the_value_lives_and_how_it_is_used():
     Region = StubRegion
 

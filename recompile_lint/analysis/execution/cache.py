@@ -105,6 +105,9 @@ class Observed:
     guard: GuardRead | None = None  # the guard as compiled code first read it
     use: str = ""  # a use that keeps it a constant of the graph (``range-bound``, ``op-view``)
     argument: bool = False  # ``L['name']``: one of the compiled frame's arguments (not a cell)
+    # How the call that first compiled another graph for it gave that argument: ``positional``,
+    # ``keyword`` or ``default`` ("" where not known): its place as the lab names it.
+    passing: str = ""
     inside: bool = False  # a write that changes it runs in compiled code
     options: tuple[tuple[str, str], ...] = ()  # the options the run's compile call was given
     # Where an attribute's value lives, as the lab names it, when the run knows the object
@@ -445,6 +448,7 @@ class RegionCaches(Observer):
             self.options.setdefault(key, compiled.options)
         self.tracer.begin(keys, function, bound, where, interpreter, compiled)
         self.tracer.traces[-1].passed = dict(interpreter.call_writes)
+        self.tracer.traces[-1].given = interpreter.call_given
         self.tracer.traces[-1].grad_mode = grad_enabled(interpreter.grad_modes)
         self._marks.append(self.calls)
 
@@ -489,7 +493,7 @@ class RegionCaches(Observer):
         self.replayed += 1
         if interpreter.call_loops:
             self.symbolic.update(keys)
-        trace = replace(hit.trace, where=where, passed=dict(interpreter.call_writes))
+        trace = replace(hit.trace, where=where, passed=dict(interpreter.call_writes), given=interpreter.call_given)
         for key in keys:
             self.record(interpreter, key, trace)
         return _fresh(interpreter, hit.result)
@@ -584,6 +588,8 @@ class RegionCaches(Observer):
             if observed is None:
                 observed = Observed(values=[held[0].value], guard=held[0])
                 observed.argument = _root_name(source) in trace.bound and _strip(source).startswith("L[")
+                if observed.argument and trace.given is not None:
+                    observed.passing = trace.given.get(_root_name(source), "")
                 observed.options = self.options.get(key, ())
                 observed.holder = _holder(interpreter, guard.key_of or _strip(source), trace)
                 self.observed[(key, source)] = observed
@@ -1175,7 +1181,12 @@ def lab_cells(region: CompiledRegion, guard: GuardRead, observed: Observed, coun
     elif guard.kind == "LENGTH_CHECK":
         locations = ["list-length", "dict-keys"] if not steps else []
     elif not steps:
-        locations = ["positional-argument", "keyword-argument", "default-argument"] if observed.argument else ["closure"]
+        if not observed.argument:
+            locations = ["closure"]
+        elif observed.passing:
+            locations = [f"{observed.passing}-argument"]
+        else:
+            locations = ["positional-argument", "keyword-argument", "default-argument"]
     elif len(steps) == 1 and steps[0][0] == "attr":
         locations = ["module-attribute"] if guard.module_rooted else [observed.holder] if observed.holder else ["object-attribute", "dataclass-field", "namedtuple-field"]
     elif len(steps) == 1 and isinstance(steps[0][1], str):

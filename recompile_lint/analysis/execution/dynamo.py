@@ -174,6 +174,9 @@ class Trace:
     # they hold (``.keywords['k']``, ``.__self__.k``, parameters), never the object as a constant.
     holders: set[str] = field(default_factory=set)
     passed: dict[str, list[Location]] = field(default_factory=dict)  # parameter -> writes of the local passed
+    # Parameter -> how the call gives it (``positional``, ``keyword``, ``default``); None where
+    # the call's ``*`` / ``**`` arguments hide it.
+    given: dict[str, str] | None = None
     grad_mode: bool | None = None  # grad enabled at the call (None: unknown)
     # A bound method whose function a torch decorator wraps (``@torch.no_grad()``), compiled
     # directly: Dynamo compiles ``wrap_inline``'s ``inner(*args, **kwargs)`` around it.

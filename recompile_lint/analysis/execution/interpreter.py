@@ -180,6 +180,7 @@ class Interpreter:
         self.returned_at: Location | None = None  # the ``return`` statement run last
         self.returned_from: dict[tuple[int, str], Location] = {}  # (locals, name) -> the return that gave its value
         self.call_writes: dict[str, list[Location]] = {}  # parameter -> writes of what the compiled call passes
+        self.call_given: dict[str, str] | None = None  # parameter -> how the compiled call gives it (``given_parameters``)
         self.call_lines: list[tuple[str, int]] = []  # (file, line) of each call being run, outermost first
         self._calling: tuple[Frame, ast.AST, list[object], dict[str, object]] | None = None  # the call being made, as written
         self.frame_calls: dict[int, FrameCall] = {}  # a function frame's locals -> the call that made it
@@ -1031,6 +1032,7 @@ class Interpreter:
         # The arguments as the call is written (a method's receiver, or a partial's, is not).
         written = self._calling[2] if self._calling is not None and self._calling[1] is node else args
         self.call_writes = self.passed_writes(frame, function, len(arguments) - len(written), node, written, kwargs) if told else {}
+        self.call_given = self.given_parameters(function, len(arguments), kwargs, node) if told else None
         if bound is not None and self.observer is not None:
             where = self.location(frame, node, "call")
             # A probe (a loop's body run to find what it changes) runs a cached graph too,
@@ -1054,6 +1056,22 @@ class Interpreter:
             self.compiled_outcome = (result, watch.touched)
             if told:
                 self.observer.on_compiled_end(self)  # type: ignore[union-attr]
+
+    def given_parameters(self, function: Function, positional_count: int, kwargs: dict[str, object], node: ast.AST) -> dict[str, str] | None:
+        """How a call gives each named parameter of ``function``: ``positional``, ``keyword``, or
+        ``default`` (not given: its default). None where the call is not written out (a hook's
+        call) or its ``*`` / ``**`` arguments hide which it gives."""
+        code = self.codes.get(function.code)
+        if not isinstance(node, ast.Call) or code is None or not hasattr(code, "args"):
+            return None
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        spec = code.args  # type: ignore[attr-defined]
+        positional = [a.arg for a in spec.posonlyargs + spec.args]
+        given = {name: "default" for name in positional + [a.arg for a in spec.kwonlyargs]}
+        given.update((name, "positional") for name in positional[:positional_count])
+        given.update((name, "keyword") for name in kwargs if name in given)
+        return given
 
     def passed_writes(self, frame: Frame, function: Function, offset: int, node: ast.AST, values: list[object] | None = None, keywords: dict[str, object] | None = None) -> dict[str, list[Location]]:
         """For each parameter a compiled call passes a local name to, the writes that gave that
