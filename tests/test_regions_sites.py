@@ -891,6 +891,68 @@ def test_a_call_that_only_shares_a_wrappers_name_is_no_site(tmp_path):
     assert by_line(sites, tmp_path)[("train.py", 22)] == [("module", "train.Generator.forward")]
 
 
+TORCH_NAMESAKES = {
+    "pkg/__init__.py": """
+        import torch
+
+
+        def compile(fn, fx=False):
+            return torch.compile(fn) if fx else fn
+
+
+        def cross_entropy(fn, *args):
+            return torch.compile(fn)(*args)
+
+
+        class Recipe:
+            def apply(self, model):
+                return torch.compile(model)
+    """,
+    "train.py": """
+        import torch
+        import torch.nn.functional as F
+
+        import pkg
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x + 1
+
+            def init(self, m):
+                pass
+
+
+        class Square(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * x
+
+
+        def main(x, y):
+            net = Net()
+            net.apply(net.init)
+            loss = F.cross_entropy(x, y) + torch.nn.functional.cross_entropy(x, y)
+            z = Square.apply(x)
+            fast = pkg.compile(net)
+            recipe = pkg.Recipe()
+            return recipe.apply(net), fast, loss, z
+    """,
+}
+
+
+def test_a_call_of_torchs_own_function_is_no_call_of_a_wrapper_of_the_same_name(tmp_path):
+    # ``cross_entropy`` and ``apply`` are project wrappers; ``F.cross_entropy``, an
+    # ``nn.Module``'s ``apply`` and an ``autograd.Function``'s ``apply`` are torch's own and
+    # compile nothing. ``pkg.compile(net)`` calls the project module's wrapper, not
+    # ``nn.Module.compile`` of a module: what it compiles is its argument.
+    write(tmp_path, TORCH_NAMESAKES)
+    sites = [s for s in resolve(tmp_path) if s.site_path.endswith("train.py")]
+    assert [(s.site.span.line, s.reason) for s in sites] == [(26, ""), (28, "")]
+    found = by_line(sites, tmp_path)
+    assert found[("train.py", 26)] == found[("train.py", 28)] == [("module", "train.Net.forward")]
+
+
 SHADOWED = {
     "tools.py": """
         import torch

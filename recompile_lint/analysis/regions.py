@@ -123,6 +123,9 @@ REASON_ACTIONS = {
     "wrapper": "what the wrapper's callers pass: each call is listed as a site of its own",
 }
 # Values built by a configuration system: their class is named by data, not code.
+# torch's callables that compile what they are given (a method ending in ``.compile`` too).
+COMPILING_CALLABLES = frozenset({"torch.compile", "torch.compiler.compile", "torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"})
+
 CONFIGURATION_BUILDERS = ("hydra.", "omegaconf.", "mmengine.", "mmcv.", "detectron2.config.", "lazy_instantiate", "instantiate(", "build_from_cfg(")
 # When candidates disagree, the reason shown is the first of these that applies.
 # An unknown candidate is more likely the real object than a stray one with no code (a
@@ -427,6 +430,12 @@ class RegionFinder:
             # ``mock.call(...)`` after ``from unittest import mock``: another library's function
             # that shares the name of a wrapper the project defines.
             return None, f"{ast.unparse(node.func)}() is another library's function"
+        own = self._torch_function(node.func, facts, scope)
+        if own and not self._configured(facts, node.func):
+            # ``F.cross_entropy(logits, y)``, ``Fn.apply(x)`` of an ``autograd.Function``,
+            # ``self.apply(init)`` of an ``nn.Module``: torch's own function, which shares the
+            # name of a wrapper the project defines and compiles nothing.
+            return None, f"{ast.unparse(node.func)}() is torch's {own}, not a wrapper"
         name = _callee_name(node.func)
         held = self._not_a_function(node.func, facts, scope)
         if held:
@@ -446,6 +455,31 @@ class RegionFinder:
             return False
         module = target.rsplit(".", 1)[0] if "." in target else target
         return all(self.index.module_path(m, facts.path) is None for m in (target, module, module.split(".")[0]))
+
+    def _torch_function(self, func: ast.expr, facts: ModuleFacts, scope: FunctionFacts | None) -> str:
+        """The dotted name of torch's function that calling ``func`` runs, "" where it may be
+        anything else or compiles: a name torch's own by its imports (``F.cross_entropy``
+        after ``import torch.nn.functional as F``), or a method a project class or instance
+        inherits from a torch base (``Fn.apply`` of an ``autograd.Function``, ``net.apply``
+        of an ``nn.Module``), where the value flow knows every receiver. A global that holds
+        a torch function is not taken: a function may rebind it (``global f; f = torch.compile``)."""
+        text = ast.unparse(func)
+        full = facts.resolve(text) if all(part.isidentifier() for part in text.split(".")) else ""
+        if full.startswith("torch.") and facts.import_target(text.split(".")[0]):
+            return "" if full in COMPILING_CALLABLES or full.endswith(".compile") else full
+        if not isinstance(func, ast.Attribute):
+            return ""
+        receivers = self.flow.values_of(func.value, facts, scope)
+        if not receivers or any(v.kind not in ("instance", "class") or not v.path for v in receivers):
+            return ""
+        names = set()
+        for value in self.flow.values_of(func, facts, scope):
+            if value.kind == "bound-method" and not value.path and value.elements and value.elements[0].kind == "torch-callable":
+                value = value.elements[0]
+            if value.kind != "torch-callable" or not value.ref or value.ref in COMPILING_CALLABLES or value.ref.endswith(".compile"):
+                return ""
+            names.add(value.ref)
+        return sorted(names)[0] if names else ""
 
     def _not_a_function(self, func: ast.expr, facts: ModuleFacts, scope: FunctionFacts | None) -> str:
         """What ``func`` holds where the value flow knows every value and none is a function a
@@ -530,8 +564,14 @@ class RegionFinder:
 
     def _own_compile_method(self, receiver: ast.expr, facts: ModuleFacts, scope: FunctionFacts | None) -> FunctionRef | None:
         """A project class's own ``compile`` method that ``receiver.compile(...)`` runs (a test
-        class's ``self.compile(model)`` helper), not ``nn.Module.compile``."""
+        class's ``self.compile(model)`` helper), not ``nn.Module.compile``; or a project
+        module's own ``compile`` function (``import pkg`` then ``pkg.compile(model)``)."""
         for value in self.flow.values_of(receiver, facts, scope):
+            if value.kind == "module" and value.path:
+                ref = self.index.resolve_function(f"{value.ref}.compile", facts.path)
+                if ref is not None:
+                    return ref
+                continue
             if value.kind != "instance":
                 continue
             found = self.flow.class_of(value)
