@@ -25,6 +25,7 @@ before the first call compiles once.
 from __future__ import annotations
 
 import ast
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Iterator
 
@@ -209,6 +210,13 @@ class GuardWalker:
         self.stack: list[FunctionRef] = []
         self.dynamic_false = (region.site.option("dynamic") or "").strip() == "False"
         self.dynamic_true = (region.site.option("dynamic") or "").strip() == "True"
+        # Attributes the trace has assigned, by source, with the depth of branches the write was
+        # in: Dynamo reads them back from its side-effect table, so a later read installs no
+        # guard on the attribute and uses the value assigned (``self.mask = mask`` then ``if
+        # self.mask == ...``: measured on torch 2.13, the guard is on ``mask``). A write in a
+        # branch holds for the rest of that branch only.
+        self.written: dict[str, tuple[Sym, int]] = {}
+        self.conditional = 0  # how many branches, loop bodies or handlers the walk is inside
 
     # ---- entry ---------------------------------------------------------------------------
 
@@ -385,13 +393,15 @@ class GuardWalker:
             self.expr(frame, stmt.value)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             element = self.iterate(frame, stmt.iter)
-            self.bind(frame, stmt.target, element)
-            self.statements(frame, stmt.body)
-            self.statements(frame, stmt.orelse)
+            with self.branch():
+                self.bind(frame, stmt.target, element)
+                self.statements(frame, stmt.body)
+                self.statements(frame, stmt.orelse)
         elif isinstance(stmt, ast.While):
             self.test(frame, stmt.test)
-            self.statements(frame, stmt.body)
-            self.statements(frame, stmt.orelse)
+            with self.branch():
+                self.statements(frame, stmt.body)
+                self.statements(frame, stmt.orelse)
         elif isinstance(stmt, ast.If):
             if _is_type_checking(stmt.test):
                 self.statements(frame, stmt.orelse)
@@ -416,8 +426,9 @@ class GuardWalker:
                     self.statements(frame, side)
                     return ends_in_exit(side)
             self.test(frame, stmt.test)
-            self.statements(frame, stmt.body)
-            self.statements(frame, stmt.orelse)
+            with self.branch():
+                self.statements(frame, stmt.body)
+                self.statements(frame, stmt.orelse)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
                 value = self.expr(frame, item.context_expr)
@@ -425,10 +436,11 @@ class GuardWalker:
                     self.bind(frame, item.optional_vars, UNKNOWN if value.kind != "tensor" else value)
             self.statements(frame, stmt.body)
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            self.statements(frame, stmt.body)  # type: ignore[attr-defined]
-            for handler in stmt.handlers:  # type: ignore[attr-defined]
-                self.statements(frame, handler.body)
-            self.statements(frame, stmt.orelse)  # type: ignore[attr-defined]
+            with self.branch():  # a statement of the body may not run: one before it raised
+                self.statements(frame, stmt.body)  # type: ignore[attr-defined]
+                for handler in stmt.handlers:  # type: ignore[attr-defined]
+                    self.statements(frame, handler.body)
+                self.statements(frame, stmt.orelse)  # type: ignore[attr-defined]
             self.statements(frame, stmt.finalbody)  # type: ignore[attr-defined]
         elif isinstance(stmt, (ast.Raise, ast.Assert)):
             for child in ast.iter_child_nodes(stmt):
@@ -444,8 +456,20 @@ class GuardWalker:
                     frame.env.pop(target.id, None)
         elif isinstance(stmt, ast.Match):
             self.expr(frame, stmt.subject)
-            for case in stmt.cases:
-                self.statements(frame, case.body)
+            with self.branch():
+                for case in stmt.cases:
+                    self.statements(frame, case.body)
+
+    @contextmanager
+    def branch(self) -> Iterator[None]:
+        """Walk a part that may not run (a branch, a loop body, a handler): the attribute
+        writes made inside it are forgotten at its end."""
+        self.conditional += 1
+        try:
+            yield
+        finally:
+            self.conditional -= 1
+            self.written = {source: entry for source, entry in self.written.items() if entry[1] <= self.conditional}
 
     def test(self, frame: _Frame, node: ast.expr) -> None:
         """A branch condition: a container tested for truth guards its length."""
@@ -475,9 +499,11 @@ class GuardWalker:
                 self.bind(frame, elt.value if isinstance(elt, ast.Starred) else elt, UNKNOWN)
         elif isinstance(target, (ast.Attribute, ast.Subscript)):
             # A write inside compiled code: its receiver is read (``variation`` sees the write).
-            self.expr(frame, target.value, passthrough=True)
+            receiver = self.expr(frame, target.value, passthrough=True)
             if isinstance(target, ast.Subscript):
                 self.expr(frame, target.slice)
+            elif receiver.source:
+                self.written[f"{receiver.source}.{target.attr}"] = (value, self.conditional)
 
     def iterate(self, frame: _Frame, node: ast.expr) -> Sym:
         """The element a ``for`` binds: a module of a container (unrolled: its first element),
@@ -664,6 +690,9 @@ class GuardWalker:
         return len([name for name, init in found[1].attrs if init.class_level]) or None
 
     def attribute(self, frame: _Frame, base: Sym, attr: str) -> Sym:
+        assigned = self.written.get(f"{base.source}.{attr}") if base.source else None
+        if assigned is not None:
+            return assigned[0]  # the value this trace assigned: no guard on the attribute
         if base.kind == "hooked":
             # An attribute of a module a hook is registered on (its path from the compiled
             # module is not known: no source).

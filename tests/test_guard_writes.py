@@ -1,0 +1,72 @@
+"""An attribute the compiled call assigns before it reads it is read back from Dynamo's
+side-effect table: no guard on the attribute (measured on torch 2.13: ``self.mode = mode``
+then ``if self.mode == "causal":`` guards ``mode``, never ``self.mode``). A write that may not
+run (in a branch, a loop body, a handler) leaves later reads guarded."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from recompile_lint.config import Config
+from recompile_lint.engine import lint_paths
+
+PROGRAM = """
+import torch
+
+
+class Soft(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mode = "none"
+
+    def forward(self, x, mode, flag):
+{write}
+        if self.mode == "causal":
+            return x + 1
+        return x - 1
+
+
+class Outer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.soft = Soft()
+
+    def forward(self, x, mode, flag):
+        return self.soft(x, mode, flag)
+
+
+def check(model, args):
+    fast = torch.compile(model, fullgraph=True)
+    return fast(*args)
+
+
+def test_outer(monkeypatch):
+    check(Outer(), (torch.randn(4), "causal", True))
+"""
+
+
+def lint(root: Path, write: str) -> list:
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (root / "run.py").write_text(PROGRAM.format(write=textwrap.indent(textwrap.dedent(write).strip("\n"), " " * 8)))
+    return [f for f in lint_paths([str(root)], Config(select=("RCL",), cache=False)).findings if f.code == "RCL104"]
+
+
+def test_an_attribute_assigned_before_it_is_read_is_not_guarded(tmp_path):
+    assert lint(tmp_path, "self.mode = mode") == []
+
+
+def test_an_attribute_assigned_in_a_branch_is_still_guarded_after_it(tmp_path):
+    [finding] = lint(tmp_path, """
+        if flag:
+            self.mode = mode
+    """)
+    assert finding.guard is not None and finding.guard.source.endswith("._modules['soft'].mode")
+
+
+def test_an_attribute_read_before_it_is_assigned_is_guarded(tmp_path):
+    [finding] = lint(tmp_path, """
+        previous = self.mode
+        self.mode = mode if previous else mode
+    """)
+    assert finding.guard is not None and finding.guard.source.endswith("._modules['soft'].mode")
