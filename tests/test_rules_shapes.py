@@ -261,6 +261,44 @@ def run(x, buckets):
     assert (subject.kind, subject.name) == ("length", "parts")
 
 
+def test_a_loop_item_passed_whole_is_no_evidence_for_a_container_it_holds(tmp_path):
+    # Each configuration the loop takes holds ``slopes=None``: the length of that field is never
+    # guarded, whatever else differs between them (their ``dim`` is: 2 values, bounded).
+    source = """
+from dataclasses import dataclass
+from typing import List, Union
+
+import torch
+
+
+@dataclass
+class Params:
+    dim: int = 64
+    slopes: Union[torch.Size, List, None] = None
+
+
+def pick(p):
+    slopes = p.slopes
+    if slopes is not None:
+        if len(slopes) == 1:
+            return 1
+    return 2 if p.dim > 64 else 3
+
+
+def fn(x, p):
+    return x + pick(p)
+
+
+def test_it(monkeypatch):
+    compiled = torch.compile(fn, fullgraph=True)
+    compiled(torch.zeros(8), Params())
+    for changed in (Params(dim=128), Params(dim=64)):
+        compiled(torch.zeros(8), changed)
+"""
+    result = lint_project(tmp_path, {"run.py": source, "pyproject.toml": "[project]\nname = 'p'\n"}, "RCL202", "RCL108")
+    assert [(f.code, f.severity) for f in result.findings] == [("RCL108", Severity.WARNING)]
+
+
 GROWN = """
 import torch
 

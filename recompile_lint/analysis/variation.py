@@ -1103,7 +1103,10 @@ class Variation:
             # A display's items are counted (``[1.0 - step / 12, step / 12]`` has two, whatever
             # the loop variable they are computed from).
             counted = kind == "list" and argument.length is not None
-            if argument.grown or (argument.loop_names and kind in ("subscript", "call", "list", "name") and not counted):
+            # A loop's item passed whole says nothing of a container it holds (``len(p.shape)``
+            # of each ``p`` a loop takes from a tuple of configurations): that needs its value.
+            item = kind == "name" and bool(storage.members)
+            if argument.grown or (argument.loop_names and kind in ("subscript", "call", "list", "name") and not counted and not item):
                 acc.add_unbounded(replace_note(here, "passes a container that grows between calls"), "a container that grows between calls")
             elif argument.length is not None:
                 acc.add_value(_container_shape(argument.text, argument.length), kind, replace_note(here, f"passes {argument.length} item(s)"))
