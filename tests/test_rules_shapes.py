@@ -461,6 +461,44 @@ def test_container_length_across_modules_and_sets(tmp_path):
     assert result.findings[0].subject.module == "state"
 
 
+STACK = """
+import torch
+
+_ranges = []
+
+
+def push(name):
+    _ranges.append(name)
+
+
+def pop():
+    if not _ranges:
+        raise RuntimeError("empty")
+    return _ranges.pop()
+
+
+@torch.compile
+def step(x):
+    push("step")
+    y = x * 2
+    pop()
+    return y
+{outside}"""
+
+
+@pytest.mark.parametrize(
+    "outside, expected",
+    [
+        ("", []),  # pushed and popped in every call: its length between calls is not known to differ
+        # Also pushed between calls, never popped there: it grows.
+        ("\n\ndef train(batches):\n    for x in batches:\n        push('x')\n        step(x)\n", [("snippet.py", 7), ("snippet.py", 11)]),
+    ],
+)
+def test_a_container_compiled_code_both_fills_and_empties_is_no_length_evidence(tmp_path, outside, expected):
+    result = lint_snippet(tmp_path, STACK.format(outside=outside), config=select("RCL203"))
+    assert found(result, "RCL203") == expected
+
+
 
 
 @pytest.mark.parametrize("test", ["cache_key not in _cache", "not cache_key in _cache"])

@@ -199,7 +199,7 @@ class Mutation:
     # Lines of the loops around it in its function (or at module level), outermost first.
     loop_lines: tuple[int, ...] = ()
     # The source of the value written (short; "" when not a plain assignment): a literal, a
-    # loop variable, an expression.
+    # loop variable, an expression; for a length changed by a method call, the method.
     value: str = ""
 
 
@@ -1328,7 +1328,7 @@ class _Collector(ast.NodeVisitor):
             if base and "." not in base:
                 ref = self.global_ref(base)
                 if ref is not None and (base in self.bound_once or base in self.imports):
-                    self.add_mutation(kind="length", module=ref[0], name=ref[1], line=node.lineno, column=node.col_offset + 1, op="call")
+                    self.add_mutation(kind="length", module=ref[0], name=ref[1], line=node.lineno, column=node.col_offset + 1, op="call", value=node.func.attr)
                     if node.func.attr in ("update", "setdefault", "pop", "popitem", "clear"):
                         self.add_mutation(kind="item", module=ref[0], name=ref[1], key="", line=node.lineno, column=node.col_offset + 1, op="call")
             elif base and self.resolve(base) == "os.environ":
@@ -1339,7 +1339,7 @@ class _Collector(ast.NodeVisitor):
                 head, attr = base.split(".")
                 cls = self.class_scope()
                 owner = (f"{self.module}.{cls[1]}" if self.module else cls[1]) if head == "self" and cls is not None else self.receiver_owner(head)
-                self.add_mutation(kind="length", module=self.module, name=attr, owner=owner, key="instance", line=node.lineno, column=node.col_offset + 1, op="call")
+                self.add_mutation(kind="length", module=self.module, name=attr, owner=owner, key="instance", line=node.lineno, column=node.col_offset + 1, op="call", value=node.func.attr)
         if func_text and self.resolve(func_text) in ("os.putenv", "os.unsetenv"):
             key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else ""
             self.add_mutation(kind="environ", module="os", name="environ", key=str(key), line=node.lineno, column=node.col_offset + 1, op="call")

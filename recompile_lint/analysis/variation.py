@@ -457,13 +457,18 @@ class Variation:
     def judge_writes(self, guard: PredictedGuard, mutations: list[Mutation]) -> Evidence | None:
         region = guard.region
         acc = _Writes()
+        judged = []
         for mutation in mutations:
             if self.lazy_init(mutation):
                 continue
             when = self.runs_between_calls(region, mutation)
-            if when is None:
-                continue
-            inside, why = when
+            if when is not None:
+                judged.append((mutation, when))
+        if guard.storage.length and _grows_and_shrinks(m for m, (inside, _) in judged if inside):
+            # The compiled code both adds to the container and takes from it (a stack pushed
+            # and popped in one call): how its length differs between calls is not known.
+            judged = [(m, when) for m, when in judged if not when[0]]
+        for mutation, (inside, why) in judged:
             count = self.values_written(mutation)
             acc.locations.append(
                 Location(mutation.path, mutation.line, mutation.column, "write", f"{_verb(mutation)} {guard.storage.describe()} {why}")
@@ -1401,6 +1406,22 @@ def replace_note(location: Location, note: str) -> Location:
 
 def _words(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+
+
+# Methods that add to a container, and those (with ``del c[k]``) that take from it.
+_GROWING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "extendleft", "setdefault", "update"})
+_SHRINKING_METHODS = frozenset({"pop", "popitem", "popleft", "remove", "discard", "clear"})
+
+
+def _grows_and_shrinks(mutations) -> bool:
+    """Whether the length changes among ``mutations`` both add to a container and take from it."""
+    grows = shrinks = False
+    for mutation in mutations:
+        if mutation.op == "delete" or mutation.value in _SHRINKING_METHODS:
+            shrinks = True
+        elif mutation.op == "augassign" or mutation.value in _GROWING_METHODS:
+            grows = True
+    return grows and shrinks
 
 
 def _values_of(node: ast.expr) -> set[str] | None:
