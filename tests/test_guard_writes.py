@@ -70,3 +70,50 @@ def test_an_attribute_read_before_it_is_assigned_is_guarded(tmp_path):
         self.mode = mode if previous else mode
     """)
     assert finding.guard is not None and finding.guard.source.endswith("._modules['soft'].mode")
+
+
+HELD = """
+import torch
+
+
+class Sub(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mode = "a"
+
+    def forward(self, x):
+        return x + 1 if self.mode == "a" else x - 1
+
+
+class Top(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sub = Sub()
+        self.mode = "a"
+
+    def forward(self, x):
+        if self.mode == "a":
+            x = x * 2
+        y = self.sub(x)
+        self.sub.mode = {value}
+        return y
+
+
+def check(model, x):
+    return torch.compile(model)(x)
+
+
+def test_top(monkeypatch):
+    check(Top(), torch.randn(2))
+"""
+
+
+def held_findings(root: Path, value: str) -> list[str]:
+    (root / "pyproject.toml").write_text("[project]\\nname = 'p'\\n")
+    (root / "run.py").write_text(HELD.format(value=value))
+    return sorted(f.guard.source for f in lint_paths([str(root)], Config(select=("RCL104",), cache=False)).findings)
+
+
+def test_a_write_through_a_held_object_changes_that_objects_class_only(tmp_path):
+    # ``self.sub.mode = "b"`` changes the ``Sub``'s mode (once: "a", then "b"), never ``Top``'s.
+    assert held_findings(tmp_path, '"b"') == ["L['self']._modules['sub'].mode"]

@@ -190,6 +190,8 @@ class Mutation:
     name: str
     line: int
     column: int
+    # For an item, its key; for an instance attribute written through ``self.<held>.name``,
+    # ``of:<held>``; through ``setattr(obj, param, v)``, ``param:<param>``.
     key: str = ""
     owner: str = ""  # resolved dotted class for instance attributes ("" when unknown)
     value_kind: str = ""
@@ -1037,8 +1039,11 @@ class _Collector(ast.NodeVisitor):
                 # ``pkg.ops.STEP = v`` through ``import pkg.ops``: the index keeps it only when
                 # ``pkg.ops`` names a project module.
                 self.add_mutation(kind="global", module=resolved, name=attr, line=line, column=col, value_kind=value_kind, op=op)
-        # Deeper receivers (``self.teacher.updates += 1``): match by attribute name only.
-        self.add_mutation(kind="instance-attribute", module=self.module, name=attr, owner="", line=line, column=col, value_kind=value_kind, op=op)
+        # Deeper receivers (``self.teacher.updates += 1``): matched by attribute name, or, for
+        # ``self.<held>.attr`` in a method, by the class of what the instance holds there
+        # (``key`` names it: ``of:teacher``), where the index knows it.
+        held = f"of:{base.attr}" if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self" and self.class_scope() is not None else ""
+        self.add_mutation(kind="instance-attribute", module=self.module, name=attr, owner="", key=held, line=line, column=col, value_kind=value_kind, op=op)
 
     def handle_subscript_target(self, target: ast.Subscript, value_kind: str, op: str) -> None:
         base = dotted_name(target.value)

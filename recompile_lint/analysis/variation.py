@@ -346,6 +346,14 @@ class Variation:
                 if sub is not None and any(f"{f.module}.{c.qualname}" == owner for f, c in index.mro(*sub)):
                     out.append(mutation)
                 continue
+            held = self.held_class(mutation)
+            if held is not None:
+                # ``self.<held>.attr`` where the writer's class holds a known class there: the
+                # storage's only where that class is the storage's class or a subclass of it.
+                held_names = {f"{f.module}.{c.qualname}" for f, c in index.mro(*held)}
+                if (f"{found[0].module}.{found[1].qualname}" if found is not None else storage.owner) in held_names:
+                    out.append(mutation)
+                continue
             if self.unknown_receiver_may_be(mutation, class_module):
                 out.append(mutation)
         if storage.name == "training":
@@ -425,6 +433,19 @@ class Variation:
                     )
                 )
         return table
+
+    def held_class(self, mutation: Mutation):
+        """The class of the object a write through ``self.<held>.attr`` changes (``key``
+        ``of:<held>``): what the writing method's class (or a base) assigns to ``<held>``,
+        where the index knows it; else None."""
+        if not mutation.key.startswith("of:") or not mutation.function:
+            return None
+        facts = self.index.facts(mutation.path)
+        fn = facts.function(mutation.function) if facts is not None else None
+        cls = facts.cls(fn.class_name) if fn is not None and fn.class_name else None
+        if cls is None:
+            return None
+        return self.index.class_submodule(facts, cls, mutation.key[3:])
 
     def unknown_receiver_may_be(self, mutation: Mutation, class_module: str) -> bool:
         """A write to ``<something>.attr`` whose receiver's class is unknown: it may be the
