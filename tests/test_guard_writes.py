@@ -117,3 +117,10 @@ def held_findings(root: Path, value: str) -> list[str]:
 def test_a_write_through_a_held_object_changes_that_objects_class_only(tmp_path):
     # ``self.sub.mode = "b"`` changes the ``Sub``'s mode (once: "a", then "b"), never ``Top``'s.
     assert held_findings(tmp_path, '"b"') == ["L['self']._modules['sub'].mode"]
+
+
+def test_a_copy_of_another_attribute_is_no_value_of_its_own(tmp_path):
+    # ``self.sub.mode = self.mode`` inside the compiled call: ``Sub``'s mode holds whatever
+    # ``Top``'s holds, and nothing changes ``Top``'s: no evidence (a literal written is).
+    assert held_findings(tmp_path, "self.mode") == []
+    assert held_findings(tmp_path, "self.mode + '!'") == ["L['self']._modules['sub'].mode"]

@@ -670,6 +670,10 @@ class Variation:
             node = ast.parse(mutation.value, mode="eval").body
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return UNBOUNDED
+        if mutation.op == "assign" and _dotted(node).startswith("self.") and mutation.function:
+            # A copy of another attribute of the object (``self.sub.kind = self.kind``): it
+            # holds what that attribute holds, whose own writes say whether that changes.
+            return set()
         return _values_of(node)
 
     # ---- call graph ----------------------------------------------------------------------
