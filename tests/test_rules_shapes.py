@@ -622,6 +622,33 @@ def test_same_name_in_another_file_is_not_a_call_site(tmp_path):
     assert found(result, "RCL301") == [("d.py", 8)]
 
 
+def test_a_local_of_the_same_name_holding_another_compiled_function_is_not_a_call_site(tmp_path):
+    # Two tests of one file each compile their own ``fn`` into a local ``compiled``: the
+    # second's calls (a loop of values) are not calls of the first's region.
+    source = """
+import torch
+
+
+def test_first():
+    def fn(x, k):
+        return x * k
+
+    compiled = torch.compile(fn)
+    compiled(torch.randn(2), 2)
+
+
+def test_second():
+    def fn(x, k):
+        return x + k
+
+    compiled = torch.compile(fn)
+    for k in (1, 2, 3, 4):
+        compiled(torch.randn(2), k)
+"""
+    result = lint_project(tmp_path, {"test_two.py": source}, "RCL108")
+    assert [(f.code, f.line, f.region) for f in result.findings] == [("RCL108", 14, "test_two.test_second.fn")]
+
+
 def test_default_dtype_once_at_start_is_silent_a_switch_is_not(tmp_path):
     once = """
 import torch

@@ -913,6 +913,8 @@ class Variation:
         object: the same module as the compile site, or a module that imports it or its module
         (call sites are found by name; a same-named function elsewhere is not this region)."""
         site_facts = self.index.facts(region.site_path)
+        if "." not in callee and self.callee_is_other(region, facts, fn, callee):
+            return False
         if site_facts is None or facts.path == region.site_path:
             return True
         entry_facts = self.index.facts(region.entry.path)
@@ -928,6 +930,37 @@ class Variation:
         if not ("." in callee and any(t == m or t.startswith(m + ".") or m.startswith(t + ".") for _, t in facts.imports for m in modules)):
             return False
         return not self.receiver_is_other(region, facts, fn, callee)
+
+    def callee_is_other(self, region: CompiledRegion, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> bool:
+        """Whether a bare ``callee`` holds, by the value flow, only project functions or
+        instances other than what the region compiles (``compiled = torch.compile(other)``
+        in another test of the same file)."""
+        flow = self.index.memo.get("flow")
+        if flow is None or fn is None:
+            return False
+        try:
+            values = flow.values_of(callee, facts, fn)
+        except (RecursionError, ValueError):
+            return False
+        if not values:
+            return False
+        entry = self.index.function(region.entry)
+        entry_facts = self.index.facts(region.entry.path)
+        if entry is None or entry_facts is None:
+            return False
+        owner = f"{entry_facts.module}.{entry.class_name}" if entry.class_name else ""
+        for value in values:
+            if value.kind in ("function", "lambda") and value.path:
+                if value.path == region.entry.path and (value.ref == entry.qualname or value.ref.endswith("." + entry.qualname)):
+                    return False
+                continue
+            if value.kind == "instance" and value.path and owner:
+                found = self.index.resolve_class(value.ref, value.path)
+                if found is None or any(f"{f.module}.{c.qualname}" == owner for f, c in self.index.mro(*found)):
+                    return False
+                continue
+            return False  # unknown, a parameter, a torch object...: it may be the region
+        return True
 
     def receiver_is_other(self, region: CompiledRegion, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> bool:
         """Whether ``callee`` (``obj.method``) calls the method on an object the value flow
