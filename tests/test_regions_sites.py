@@ -953,6 +953,37 @@ def test_a_call_of_torchs_own_function_is_no_call_of_a_wrapper_of_the_same_name(
     assert found[("train.py", 26)] == found[("train.py", 28)] == [("module", "train.Net.forward")]
 
 
+def test_a_project_modules_compile_that_returns_torchs_is_a_decorator(tmp_path):
+    # ``compiler.compile()`` returns ``torch.compile`` (or a no-op where torch has none):
+    # ``@compiler.compile()`` compiles the function under it.
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/compiler.py": """
+            import torch
+
+
+            def noop(fn):
+                return fn
+
+
+            def compile():
+                if hasattr(torch, "compile"):
+                    return torch.compile
+                return noop
+        """,
+        "pkg/ops.py": """
+            from pkg import compiler
+
+
+            @compiler.compile()
+            def scale(x, k: int):
+                return x * k
+        """,
+    })
+    found = by_line([s for s in resolve(tmp_path) if s.site_path.endswith("ops.py")], tmp_path)
+    assert found == {("pkg/ops.py", 4): [("decorated", "pkg.ops.scale")]}
+
+
 SHADOWED = {
     "tools.py": """
         import torch

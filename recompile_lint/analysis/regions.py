@@ -219,6 +219,11 @@ class RegionFinder:
         if site.form == "decorator":
             return self._resolved(facts, site, [(FunctionRef(facts.path, site.decorated), "decorated", "", "")], [])
         scope = facts.function(site.function) if site.function else None
+        if site.form == "method":
+            decorated = self._compiling_decorator(facts, site, scope)
+            if decorated is not None:
+                # ``@compiler.compile()`` where that call returns ``torch.compile``.
+                return self._resolved(facts, site, [(FunctionRef(facts.path, decorated.qualname), "decorated", "", "")], [])
         wrapper_body = self._is_wrapper_body(facts, site, scope)
         if site.target_kind == "lambda" and site.lambda_qualname:
             return self._resolved(facts, site, [(FunctionRef(facts.path, site.lambda_qualname), "lambda", "", "")], [], wrapper_body)
@@ -562,14 +567,30 @@ class RegionFinder:
         memo[key] = found
         return found
 
+    def _compiling_decorator(self, facts: ModuleFacts, site: CompileSite, scope: FunctionFacts | None) -> FunctionFacts | None:
+        """The function a ``.compile(...)`` call decorates where the call returns torch's
+        compile (a project's ``def compile(): return torch.compile``, applied as
+        ``@compiler.compile()``); None otherwise."""
+        line = site.span.line
+        decorated = next((fn for fn in facts.functions if not fn.is_lambda and fn.first_line <= line < fn.line and fn.parent == (scope.qualname if scope else "")), None)
+        if decorated is None:
+            return None
+        node = self._site_call(facts, site)
+        if not isinstance(node, ast.Call):
+            return None
+        values = self.flow.values_of(node, facts, scope)
+        return decorated if any(v.kind == "torch-callable" and v.ref in COMPILING_CALLABLES for v in values) else None
+
     def _own_compile_method(self, receiver: ast.expr, facts: ModuleFacts, scope: FunctionFacts | None) -> FunctionRef | None:
         """A project class's own ``compile`` method that ``receiver.compile(...)`` runs (a test
         class's ``self.compile(model)`` helper), not ``nn.Module.compile``; or a project
         module's own ``compile`` function (``import pkg`` then ``pkg.compile(model)``)."""
         for value in self.flow.values_of(receiver, facts, scope):
             if value.kind == "module" and value.path:
+                # Only a wrapper of its argument: ``compiler.compile()`` that returns
+                # ``torch.compile`` (a decorator factory) is not one.
                 ref = self.index.resolve_function(f"{value.ref}.compile", facts.path)
-                if ref is not None:
+                if ref is not None and self.compiled_parameter(ref):
                     return ref
                 continue
             if value.kind != "instance":
