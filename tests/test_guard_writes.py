@@ -8,6 +8,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from recompile_lint.analysis.guards import predict_guards
+from recompile_lint.analysis.index import FactsStore, ProjectIndex
+from recompile_lint.analysis.loader import find_sites
 from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
 
@@ -62,6 +65,22 @@ def test_an_attribute_assigned_in_a_branch_is_still_guarded_after_it(tmp_path):
             self.mode = mode
     """)
     assert finding.guard is not None and finding.guard.source.endswith("._modules['soft'].mode")
+
+
+def test_a_write_on_one_side_of_an_if_is_not_made_on_the_other(tmp_path):
+    # The guard model's own answer: the attribute is guarded where the other side reads it.
+    lint(tmp_path, """
+        if flag:
+            self.mode = mode
+        else:
+            x = x * (self.mode == "a")
+    """)
+    files = [str(p) for p in sorted(tmp_path.glob("*.py"))]
+    index = ProjectIndex(files, FactsStore())
+    regions = [r for site in find_sites(index) for r in site.regions]
+    reads = {g.read.line for g in predict_guards(index, regions) if g.guard.source.endswith("._modules['soft'].mode")}
+    text = (tmp_path / "run.py").read_text().splitlines()
+    assert [text[line - 1].strip() for line in reads] == ['x = x * (self.mode == "a")']
 
 
 def test_an_attribute_read_before_it_is_assigned_is_guarded(tmp_path):

@@ -396,11 +396,13 @@ class GuardWalker:
             with self.branch():
                 self.bind(frame, stmt.target, element)
                 self.statements(frame, stmt.body)
+            with self.branch():
                 self.statements(frame, stmt.orelse)
         elif isinstance(stmt, ast.While):
             self.test(frame, stmt.test)
             with self.branch():
                 self.statements(frame, stmt.body)
+            with self.branch():
                 self.statements(frame, stmt.orelse)
         elif isinstance(stmt, ast.If):
             if _is_type_checking(stmt.test):
@@ -426,8 +428,9 @@ class GuardWalker:
                     self.statements(frame, side)
                     return ends_in_exit(side)
             self.test(frame, stmt.test)
-            with self.branch():
+            with self.branch():  # each side on its own: a write on one is not made on the other
                 self.statements(frame, stmt.body)
+            with self.branch():
                 self.statements(frame, stmt.orelse)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
@@ -438,9 +441,10 @@ class GuardWalker:
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             with self.branch():  # a statement of the body may not run: one before it raised
                 self.statements(frame, stmt.body)  # type: ignore[attr-defined]
-                for handler in stmt.handlers:  # type: ignore[attr-defined]
-                    self.statements(frame, handler.body)
                 self.statements(frame, stmt.orelse)  # type: ignore[attr-defined]
+            for handler in stmt.handlers:  # type: ignore[attr-defined]
+                with self.branch():
+                    self.statements(frame, handler.body)
             self.statements(frame, stmt.finalbody)  # type: ignore[attr-defined]
         elif isinstance(stmt, (ast.Raise, ast.Assert)):
             for child in ast.iter_child_nodes(stmt):
@@ -456,8 +460,8 @@ class GuardWalker:
                     frame.env.pop(target.id, None)
         elif isinstance(stmt, ast.Match):
             self.expr(frame, stmt.subject)
-            with self.branch():
-                for case in stmt.cases:
+            for case in stmt.cases:
+                with self.branch():
                     self.statements(frame, case.body)
 
     @contextmanager
