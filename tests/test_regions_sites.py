@@ -953,6 +953,32 @@ def test_a_call_of_torchs_own_function_is_no_call_of_a_wrapper_of_the_same_name(
     assert found[("train.py", 26)] == found[("train.py", 28)] == [("module", "train.Net.forward")]
 
 
+def test_a_decorator_of_another_library_is_no_call_of_a_wrapper_of_its_name(tmp_path):
+    # ``main`` is a project wrapper; ``@hydra.main(...)`` is hydra's, and decorates a script.
+    write(tmp_path, {
+        "tools.py": """
+            import torch
+
+
+            def main(model):
+                return torch.compile(model)
+        """,
+        "train.py": """
+            import hydra
+            import torch
+
+            from tools import main
+
+
+            @hydra.main(config_path="conf", config_name="config")
+            def run(cfg):
+                return main(torch.nn.Linear(2, 2))
+        """,
+    })
+    sites = [(os.path.basename(s.site_path), s.site.span.line, s.site.form) for s in resolve(tmp_path)]
+    assert sites == [("tools.py", 5, "call"), ("train.py", 9, "wrapper")]
+
+
 def test_a_project_modules_compile_that_returns_torchs_is_a_decorator(tmp_path):
     # ``compiler.compile()`` returns ``torch.compile`` (or a no-op where torch has none):
     # ``@compiler.compile()`` compiles the function under it.

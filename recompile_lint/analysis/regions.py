@@ -192,7 +192,7 @@ class RegionFinder:
                 if scope is not None and (facts.path, scope.qualname) in self._called_wrappers():
                     # Its calls are sites, each resolved by what it passes: that is where it is analysed.
                     resolution = replace(resolution, reason="wrapper", detail=f"{scope.qualname}()")
-            if not (site.form == "wrapper" and resolution.reason == "not-torch"):
+            if not (site.form in ("wrapper", "decorator") and resolution.reason == "not-torch"):
                 out.append(resolution)
         return out
 
@@ -217,6 +217,10 @@ class RegionFinder:
         if site.form == "decorator" and site.target_kind == "class":
             return self._decorated_class(facts, site)
         if site.form == "decorator":
+            other = self._other_decorator(facts, site)
+            if other:
+                # ``@hydra.main(...)`` beside a project wrapper named ``main``.
+                return SiteResolution(site, facts.path, reason="not-torch", detail=other)
             return self._resolved(facts, site, [(FunctionRef(facts.path, site.decorated), "decorated", "", "")], [])
         scope = facts.function(site.function) if site.function else None
         if site.form == "method":
@@ -566,6 +570,27 @@ class RegionFinder:
                     break
         memo[key] = found
         return found
+
+    def _other_decorator(self, facts: ModuleFacts, site: CompileSite) -> str:
+        """What a decorator site runs instead of a compile, where its callee only shares a
+        project wrapper's name: another library's function (``@hydra.main(...)``,
+        ``@app.command()`` of an imported module) or torch's own; "" otherwise (torch's
+        compile, an alias of it, a project wrapper, or one ``compile-functions`` names)."""
+        node = self._site_call(facts, site)
+        func = node.func if isinstance(node, ast.Call) else node
+        if not isinstance(func, (ast.Name, ast.Attribute)):
+            return ""
+        text = ast.unparse(func)
+        resolved = facts.resolve(text)
+        if resolved in COMPILING_CALLABLES or text in facts.compile_aliases or self._configured(facts, func):
+            return ""
+        head = func
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if isinstance(head, ast.Name) and self._foreign(facts, head.id):
+            return f"{text}() is another library's function"
+        own = self._torch_function(func, facts, facts.function(site.function) if site.function else None)
+        return f"{text}() is torch's {own}, not a wrapper" if own else ""
 
     def _compiling_decorator(self, facts: ModuleFacts, site: CompileSite, scope: FunctionFacts | None) -> FunctionFacts | None:
         """The function a ``.compile(...)`` call decorates where the call returns torch's
