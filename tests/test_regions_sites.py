@@ -953,6 +953,34 @@ def test_a_call_of_torchs_own_function_is_no_call_of_a_wrapper_of_the_same_name(
     assert found[("train.py", 26)] == found[("train.py", 28)] == [("module", "train.Net.forward")]
 
 
+def test_in_torchs_own_tree_its_wrappers_are_project_code(tmp_path):
+    # Linting torch itself: ``torch._hops.compile_and_call`` is the project's wrapper, not a
+    # function of the modelled library.
+    write(tmp_path, {
+        "torch/__init__.py": "",
+        "torch/_hops.py": """
+            import torch
+
+
+            def compile_and_call(fn, *args):
+                return torch.compile(fn)(*args)
+        """,
+        "torch/ops.py": """
+            from torch._hops import compile_and_call
+
+
+            def body(x):
+                return x + 1
+
+
+            def run(x):
+                return compile_and_call(body, x)
+        """,
+    })
+    found = by_line([s for s in resolve(tmp_path) if os.path.basename(s.site_path) == "ops.py"], tmp_path)
+    assert found == {("torch/ops.py", 9): [("function", "torch.ops.body")]}
+
+
 def test_a_decorator_of_another_library_is_no_call_of_a_wrapper_of_its_name(tmp_path):
     # ``main`` is a project wrapper; ``@hydra.main(...)`` is hydra's, and decorates a script.
     write(tmp_path, {

@@ -475,7 +475,9 @@ class RegionFinder:
         text = ast.unparse(func)
         full = facts.resolve(text) if all(part.isidentifier() for part in text.split(".")) else ""
         if full.startswith("torch.") and facts.import_target(text.split(".")[0]):
-            return "" if full in COMPILING_CALLABLES or full.endswith(".compile") else full
+            # Torch's own unless the project is torch (its tree linted: its functions are code).
+            own = not (full in COMPILING_CALLABLES or full.endswith(".compile") or self._in_project(full, facts))
+            return full if own else ""
         if not isinstance(func, ast.Attribute):
             return ""
         receivers = self.flow.values_of(func.value, facts, scope)
@@ -485,10 +487,16 @@ class RegionFinder:
         for value in self.flow.values_of(func, facts, scope):
             if value.kind == "bound-method" and not value.path and value.elements and value.elements[0].kind == "torch-callable":
                 value = value.elements[0]
-            if value.kind != "torch-callable" or not value.ref or value.ref in COMPILING_CALLABLES or value.ref.endswith(".compile"):
+            if value.kind != "torch-callable" or not value.ref or value.ref in COMPILING_CALLABLES or value.ref.endswith(".compile") or (value.ref.startswith("torch.") and self._in_project(value.ref, facts)):
                 return ""
             names.add(value.ref)
         return sorted(names)[0] if names else ""
+
+    def _in_project(self, dotted: str, facts: ModuleFacts) -> bool:
+        """Whether a dotted name of torch's is code the project holds (torch's own tree): a
+        module of the project is a prefix of it."""
+        parts = dotted.split(".")
+        return any(self.index.module_path(".".join(parts[:n]), facts.path) is not None for n in range(len(parts), 0, -1))
 
     def _not_a_function(self, func: ast.expr, facts: ModuleFacts, scope: FunctionFacts | None) -> str:
         """What ``func`` holds where the value flow knows every value and none is a function a
