@@ -935,31 +935,18 @@ class Variation:
         """Whether a bare ``callee`` holds, by the value flow, only project functions or
         instances other than what the region compiles (``compiled = torch.compile(other)``
         in another test of the same file)."""
-        flow = self.index.memo.get("flow")
-        if flow is None or fn is None:
-            return False
-        try:
-            values = flow.values_of(callee, facts, fn)
-        except (RecursionError, ValueError):
-            return False
-        if not values:
-            return False
         entry = self.index.function(region.entry)
         entry_facts = self.index.facts(region.entry.path)
-        if entry is None or entry_facts is None:
+        values = self._flow_values(callee, facts, fn) if fn is not None else frozenset()
+        if entry is None or entry_facts is None or not values:
             return False
         owner = f"{entry_facts.module}.{entry.class_name}" if entry.class_name else ""
         for value in values:
             if value.kind in ("function", "lambda") and value.path:
                 if value.path == region.entry.path and (value.ref == entry.qualname or value.ref.endswith("." + entry.qualname)):
                     return False
-                continue
-            if value.kind == "instance" and value.path and owner:
-                found = self.index.resolve_class(value.ref, value.path)
-                if found is None or any(f"{f.module}.{c.qualname}" == owner for f, c in self.index.mro(*found)):
-                    return False
-                continue
-            return False  # unknown, a parameter, a torch object...: it may be the region
+            elif not (value.kind == "instance" and value.path and owner and self._of_other_class(value, owner)):
+                return False  # unknown, a parameter, a torch object, the class's instance: it may be the region
         return True
 
     def receiver_is_other(self, region: CompiledRegion, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> bool:
@@ -971,22 +958,24 @@ class Variation:
         if entry is None or entry_facts is None or not entry.class_name or method != entry.name or receiver in ("self", "cls"):
             return False
         owner = f"{entry_facts.module}.{entry.class_name}"
+        values = self._flow_values(receiver, facts, fn)
+        # Unknown, a parameter, a torch object...: it may be one.
+        return bool(values) and all(value.kind == "instance" and self._of_other_class(value, owner) for value in values)
+
+    def _flow_values(self, text: str, facts: ModuleFacts, fn: FunctionFacts | None) -> frozenset:
+        """What the value flow says ``text`` holds in ``fn``; empty where it cannot tell."""
         flow = self.index.memo.get("flow")
         if flow is None:
-            return False
+            return frozenset()
         try:
-            values = flow.values_of(receiver, facts, fn)
+            return flow.values_of(text, facts, fn)
         except (RecursionError, ValueError):
-            return False
-        if not values:
-            return False
-        for value in values:
-            if value.kind != "instance":
-                return False  # unknown, a parameter, a torch object...: it may be one
-            found = self.index.resolve_class(value.ref, value.path or None)
-            if found is None or any(f"{f.module}.{c.qualname}" == owner for f, c in self.index.mro(*found)):
-                return False
-        return True
+            return frozenset()
+
+    def _of_other_class(self, value, owner: str) -> bool:
+        """Whether an instance value's class is known and is not ``owner`` or a subclass of it."""
+        found = self.index.resolve_class(value.ref, value.path or None)
+        return found is not None and not any(f"{f.module}.{c.qualname}" == owner for f, c in self.index.mro(*found))
 
     def resolve_callee(self, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> FunctionRef | None:
         """The project function ``callee`` (as written in ``fn``) calls, where it can be told
