@@ -122,10 +122,9 @@ REASON_ACTIONS = {
     "configuration": "built from configuration: its class is data, known only when it runs; not resolvable statically",
     "wrapper": "what the wrapper's callers pass: each call is listed as a site of its own",
 }
-# Values built by a configuration system: their class is named by data, not code.
 # torch's callables that compile what they are given (a method ending in ``.compile`` too).
 COMPILING_CALLABLES = frozenset({"torch.compile", "torch.compiler.compile", "torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"})
-
+# Values built by a configuration system: their class is named by data, not code.
 CONFIGURATION_BUILDERS = ("hydra.", "omegaconf.", "mmengine.", "mmcv.", "detectron2.config.", "lazy_instantiate", "instantiate(", "build_from_cfg(")
 # When candidates disagree, the reason shown is the first of these that applies.
 # An unknown candidate is more likely the real object than a stray one with no code (a
@@ -430,21 +429,9 @@ class RegionFinder:
                 return found
         if refs:
             return None, f"{display_name(self.index, refs[0])}() compiles none of its parameters"
-        head = node.func
-        while isinstance(head, ast.Attribute):
-            head = head.value
-        foreign = isinstance(node.func, ast.Attribute) and self._not_torch(facts, node.func.value)
-        if (foreign or (isinstance(head, ast.Name) and self._foreign(facts, head.id))) and not self._configured(facts, node.func):
-            # ``pytest.main([...])``, ``call(cmd)`` after ``from subprocess import call``,
-            # ``mock.call(...)`` after ``from unittest import mock``: another library's function
-            # that shares the name of a wrapper the project defines.
-            return None, f"{ast.unparse(node.func)}() is another library's function"
-        own = self._torch_function(node.func, facts, scope)
-        if own and not self._configured(facts, node.func):
-            # ``F.cross_entropy(logits, y)``, ``Fn.apply(x)`` of an ``autograd.Function``,
-            # ``self.apply(init)`` of an ``nn.Module``: torch's own function, which shares the
-            # name of a wrapper the project defines and compiles nothing.
-            return None, f"{ast.unparse(node.func)}() is torch's {own}, not a wrapper"
+        other = self._namesake(node.func, facts, scope)
+        if other:
+            return None, other
         name = _callee_name(node.func)
         held = self._not_a_function(node.func, facts, scope)
         if held:
@@ -456,6 +443,24 @@ class RegionFinder:
             # know: which function it runs is not known, so neither is what it compiles.
             return NOT_CONSTANT_CALLEE, ""
         return _first_element(_first_argument(node)), ""
+
+    def _namesake(self, func: ast.expr, facts: ModuleFacts, scope: FunctionFacts | None) -> str:
+        """What a call of ``func``, which shares the name of a wrapper the project defines, runs
+        instead of a compile: another library's function (``pytest.main([...])``, ``call(cmd)``
+        after ``from subprocess import call``, ``mock.call(...)``, ``@hydra.main(...)``) or
+        torch's own (``F.cross_entropy(logits, y)``, ``Fn.apply(x)`` of an
+        ``autograd.Function``, ``self.apply(init)`` of an ``nn.Module``); "" where it may be a
+        wrapper, or ``compile-functions`` names it."""
+        if self._configured(facts, func):
+            return ""
+        head = func
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        foreign = isinstance(func, ast.Attribute) and self._not_torch(facts, func.value)
+        if foreign or (isinstance(head, ast.Name) and self._foreign(facts, head.id)):
+            return f"{ast.unparse(func)}() is another library's function"
+        own = self._torch_function(func, facts, scope)
+        return f"{ast.unparse(func)}() is torch's {own}, not a wrapper" if own else ""
 
     def _foreign(self, facts: ModuleFacts, name: str) -> bool:
         """Whether ``name`` is imported from a module that is neither torch nor the project's."""
@@ -581,24 +586,15 @@ class RegionFinder:
 
     def _other_decorator(self, facts: ModuleFacts, site: CompileSite) -> str:
         """What a decorator site runs instead of a compile, where its callee only shares a
-        project wrapper's name: another library's function (``@hydra.main(...)``,
-        ``@app.command()`` of an imported module) or torch's own; "" otherwise (torch's
-        compile, an alias of it, a project wrapper, or one ``compile-functions`` names)."""
+        project wrapper's name (``_namesake``); "" for torch's compile or an alias of it."""
         node = self._site_call(facts, site)
         func = node.func if isinstance(node, ast.Call) else node
         if not isinstance(func, (ast.Name, ast.Attribute)):
             return ""
         text = ast.unparse(func)
-        resolved = facts.resolve(text)
-        if resolved in COMPILING_CALLABLES or text in facts.compile_aliases or self._configured(facts, func):
+        if facts.resolve(text) in COMPILING_CALLABLES or text in facts.compile_aliases:
             return ""
-        head = func
-        while isinstance(head, ast.Attribute):
-            head = head.value
-        if isinstance(head, ast.Name) and self._foreign(facts, head.id):
-            return f"{text}() is another library's function"
-        own = self._torch_function(func, facts, facts.function(site.function) if site.function else None)
-        return f"{text}() is torch's {own}, not a wrapper" if own else ""
+        return self._namesake(func, facts, facts.function(site.function) if site.function else None)
 
     def _compiling_decorator(self, facts: ModuleFacts, site: CompileSite, scope: FunctionFacts | None) -> FunctionFacts | None:
         """The function a ``.compile(...)`` call decorates where the call returns torch's
