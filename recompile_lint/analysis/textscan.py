@@ -391,6 +391,27 @@ def _head_shape(head: str) -> tuple[bool, bool]:
 ENVIRON_WRITE = re.compile(r"environ\s*(?:\[|\.\s*(?:" + "|".join(sorted(LENGTH_METHODS)) + r")\b)")
 
 
+_ONE_IMPORT_LINE = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b.*|import[ \t]+.*)")
+
+
+def import_lines(text: str) -> list[str]:
+    """The lines of ``text`` that are import statements, in order. Only the lines that hold
+    ``import`` can be, and only those are tested (a multi-line pattern's ``^`` would be tried
+    at every position of the text)."""
+    found = []
+    at = text.find("import")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        if end == -1:
+            end = len(text)
+        line = text[start:end]
+        if _ONE_IMPORT_LINE.fullmatch(line):
+            found.append(line)
+        at = text.find("import", end)
+    return found
+
+
 def mentions(text: str, word: str) -> bool:
     """Whether ``word`` occurs in ``text`` as a whole identifier (a substring search first:
     much faster than a regular expression over the whole text)."""

@@ -21,9 +21,10 @@ variable or a value read from data is unbounded; literals count one value each.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import textwrap
-from typing import Iterator
+from typing import Callable, Iterator
 from dataclasses import dataclass, field
 
 from recompile_lint.analysis.callsites import CallSite, call_sites, collect_call_sites, names_of
@@ -32,7 +33,7 @@ from recompile_lint.analysis.guards import HOOKED, PredictedGuard, Storage, forw
 from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
 from recompile_lint.analysis.parsing import parse_source
 from recompile_lint.analysis.regions import CompiledRegion
-from recompile_lint.analysis.textscan import Names
+from recompile_lint.analysis.textscan import Names, import_lines
 from recompile_lint.models import Location
 
 # Methods a framework calls again and again (Lightning, Keras-style trainers, PyTorch's own
@@ -129,6 +130,7 @@ class Variation:
         self._importing: dict[str, set[str]] = {}
         self._import_indexed: set[str] = set()
         self._import_known = -1  # ``index.known_count()`` when the table was last brought up to date
+        self._import_words: set[str] | None = None  # every word of every import line (``program_of``)
 
     # ---- entry ---------------------------------------------------------------------------
 
@@ -1126,7 +1128,7 @@ class Variation:
         fn = self.index.function(guard.region.entry)
         if fn is None:
             return None
-        acc = _Arguments()
+        acc = _Arguments(program=self.program_of)
         position = _param_position(fn, guard.storage.name, method=bool(fn.class_name))
         for site in call_sites(self.index, guard.region):
             if any(expects_error(context) for context in site.contexts):
@@ -1142,9 +1144,29 @@ class Variation:
             return None
         if acc.unbounded:
             return Evidence(tuple(dict.fromkeys(acc.locations)), UNBOUNDED, acc.why or "different values", kinds=frozenset(acc.kinds))
-        if len(acc.values) <= 1:
+        count = acc.distinct()
+        if count <= 1:
             return None
-        return Evidence(tuple(dict.fromkeys(acc.locations)), len(acc.values), acc.why or f"{len(acc.values)} different values at its call sites", kinds=frozenset(acc.kinds))
+        return Evidence(tuple(dict.fromkeys(acc.locations)), count, acc.why or f"{count} different values at its call sites", kinds=frozenset(acc.kinds))
+
+    def program_of(self, path: str) -> str | None:
+        """The program a call in file ``path`` runs in, where only one can run it: the file
+        itself when no project file imports it (no import line of the project names its
+        module) and it is no test module (pytest runs every test module in one process).
+        Such a file runs only as ``__main__``, its own process: values its calls pass meet no
+        other script's in any cache. None where any program importing it may run it."""
+        name = os.path.basename(path)
+        if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
+            return None
+        if self._import_words is None:
+            words: set[str] = set()
+            for other in self.index.paths:
+                text = self.index.text(other)
+                if text and "import" in text:
+                    words.update(word for line in import_lines(text) for word in _WORD.findall(line))
+            self._import_words = words
+        module = self.index.module_names.get(path, "") or name[: -len(".py")]
+        return None if module.rsplit(".", 1)[-1] in self._import_words else path
 
     def argument_values(self, site: CallSite, argument, storage: Storage, acc: "_Arguments", depth: int) -> None:
         """Add what ``argument`` (at ``site``) can pass for ``storage`` to ``acc``."""
@@ -1380,11 +1402,25 @@ class Variation:
 
 @dataclass
 class _Arguments:
+    """The values a region's call sites pass for one argument, with the program each is
+    passed in (``program``: a call site's file -> the one script that runs it, or None)."""
+
+    program: Callable[[str], str | None] = lambda path: None
     locations: list[Location] = field(default_factory=list)
     values: set[str] = field(default_factory=set)
     unbounded: bool = False
     kinds: set[str] = field(default_factory=set)
     why: str = ""
+    programs: dict[str, set[str | None]] = field(default_factory=dict)  # value -> its programs
+
+    def distinct(self) -> int:
+        """How many different values one process can pass: the values of one script, with
+        those any program may pass (two scripts, each calling once with its own value, each
+        compile one graph)."""
+        scripts = {program for programs in self.programs.values() for program in programs} - {None}
+        if not scripts:
+            return len(self.values)
+        return max(sum(1 for programs in self.programs.values() if None in programs or script in programs) for script in scripts)
 
     def add_unbounded(self, location: Location, why: str) -> None:
         self.unbounded = True
@@ -1392,15 +1428,24 @@ class _Arguments:
         self.why = self.why or why
 
     def add_value(self, value: str, kind: str, location: Location) -> None:
-        self.values.add(value)
+        self._add(value, location)
         self.kinds.add(kind)
         self.locations.append(location)
 
     def add_count(self, count: int, kind: str, location: Location, why: str) -> None:
-        self.values.update(f"<{location.path}:{location.line}:{i}>" for i in range(count))
+        for i in range(count):
+            self._add(f"<{location.path}:{location.line}:{i}>", location)
         self.kinds.add(kind)
         self.locations.append(location)
         self.why = self.why or why
+
+    def _add(self, value: str, location: Location) -> None:
+        self.values.add(value)
+        self.programs.setdefault(value, set()).add(self.program(location.path))
+
+
+# A word of an import line (``program_of``).
+_WORD = re.compile(r"\w+")
 
 
 # What a loop over a model's parameters looks like: ``model.parameters()``,

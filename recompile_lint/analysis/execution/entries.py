@@ -17,6 +17,7 @@ import re
 
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
+from recompile_lint.analysis.textscan import import_lines
 
 
 # Text a driver has: a ``__main__`` block, a test, a loop.
@@ -26,28 +27,6 @@ _SCRIPTS = ("__main__", "def test_")
 _WORD = re.compile(r"\w+")
 _DOTTED = re.compile(r"[\w.]+")
 IMPORT_HOPS = 2
-_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b.*|import[ \t]+.*)$", re.MULTILINE)
-_ONE_IMPORT_LINE = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b.*|import[ \t]+.*)")
-
-
-def import_lines(text: str) -> list[str]:
-    """``_IMPORT_LINE.findall(text)``: the lines that are import statements, in order. Only
-    the lines that hold ``import`` can be, and only those are tested (the pattern's ``^`` is
-    otherwise tried at every position of the text)."""
-    found = []
-    at = text.find("import")
-    while at != -1:
-        start = text.rfind("\n", 0, at) + 1
-        end = text.find("\n", at)
-        if end == -1:
-            end = len(text)
-        line = text[start:end]
-        if _ONE_IMPORT_LINE.fullmatch(line):
-            found.append(line)
-        at = text.find("import", end)
-    return found
-
-
 class EntryFinder:
     """The entry files of each region: the files that compile it or hold its code, and the
     files whose imports name its module and that drive something. One pass over the project's text finds
