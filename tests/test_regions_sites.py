@@ -1976,3 +1976,40 @@ def test_a_type_test_of_either_class_narrows_and_another_librarys_classes_say_ex
     assert sorted(r.name for r in sites[("blocks.py", 29)].regions) == ["blocks.A.forward", "blocks.B.forward"]
     external = sites[("blocks.py", 35)]
     assert not external.resolved and external.reason == "external" and external.detail.startswith("torchtune.modules.")
+
+
+def test_a_wrapper_factory_call_without_its_function_is_no_site_of_its_own(tmp_path):
+    # ``@try_compile(dynamic=False)`` calls the wrapper without ``func`` (None): that call
+    # returns the decorator and compiles nothing; the decorated function is the one site.
+    write(tmp_path, {"ops.py": """
+        import torch
+
+
+        def try_compile(func=None, **kwargs):
+            def decorator(fn):
+                return torch.compile(fn, **kwargs)
+
+            if func is None:
+                return decorator
+            return decorator(func)
+
+
+        @try_compile(dynamic=False)
+        def scale(x, k: int):
+            return x * k
+
+
+        @try_compile
+        def shift(x):
+            return x + 1
+
+
+        double = try_compile(lambda x: x * 2, dynamic=True)
+    """})
+    assert by_line(resolve(tmp_path), tmp_path) == {
+        ("ops.py", 6): [("function", "ops.scale"), ("function", "ops.shift"), ("lambda", "ops.<lambda:23:21>")],
+        ("ops.py", 10): [("function", "ops.shift"), ("lambda", "ops.<lambda:23:21>")],
+        ("ops.py", 13): [("decorated", "ops.scale")],
+        ("ops.py", 18): [("decorated", "ops.shift")],
+        ("ops.py", 23): [("lambda", "ops.<lambda:23:21>")],
+    }

@@ -546,6 +546,10 @@ class RegionFinder:
             return None, ""
         index = next((i for i, p in enumerate(positional) if p.name == param), -1)
         arg = _argument(node, fn.params, index - skip if index >= 0 else -1, param, skip)
+        if arg is None and _leaves_default(node, fn, param, index - skip):
+            # ``@_try_compile(dynamic=False)``: the factory call of a wrapper that compiles
+            # ``func=None`` only when given it; the function it decorates is the site's.
+            return None, f"{display_name(self.index, ref)}() is not given `{param}` here (its default is None): it compiles nothing of this call's"
         if arg is None or isinstance(arg, ast.Starred):
             return None, ""
         return arg, ""
@@ -1086,6 +1090,19 @@ def _first_element(node: ast.expr | None) -> ast.expr | None:
     if isinstance(node, ast.Starred):
         return ast.copy_location(ast.Subscript(value=node.value, slice=ast.copy_location(ast.Constant(0), node), ctx=ast.Load()), node)
     return node
+
+
+def _leaves_default(call: ast.Call, fn: FunctionFacts, param: str, position: int) -> bool:
+    """Whether ``call`` certainly leaves parameter ``param`` of ``fn`` (at ``position`` among
+    the positional arguments it can be given, -1 if keyword-only) to its default of None: no
+    keyword names it, no ``*args`` or ``**kwargs`` may fill it, and fewer positional arguments
+    than its position are passed."""
+    declared = next((p for p in fn.params if p.name == param), None)
+    if declared is None or declared.default != "None":
+        return False
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None or k.arg == param for k in call.keywords):
+        return False
+    return position < 0 or position >= len(call.args)
 
 
 def _callee_name(func: ast.expr) -> str:
