@@ -2013,3 +2013,79 @@ def test_a_wrapper_factory_call_without_its_function_is_no_site_of_its_own(tmp_p
         ("ops.py", 18): [("decorated", "ops.shift")],
         ("ops.py", 23): [("lambda", "ops.<lambda:23:21>")],
     }
+
+
+def test_a_tests_parameter_takes_the_values_pytest_parametrizes_it_with(tmp_path):
+    write(tmp_path, {
+        "layers.py": """
+            import torch
+
+
+            class Plain(torch.nn.Module):
+                def forward(self, x):
+                    return x + 1
+
+
+            class Fused(torch.nn.Module):
+                def forward(self, x):
+                    return x * 2
+
+
+            class Other(torch.nn.Module):
+                def forward(self, x):
+                    return x - 1
+        """,
+        "tests/test_layers.py": """
+            import pytest
+            import torch
+
+            from layers import Fused, Other, Plain
+
+            CONFIGS = [
+                (Plain, {}, "plain"),
+                (Fused, {"k": 2}, "fused"),
+            ]
+
+
+            @pytest.mark.parametrize("cls,kwargs,name", CONFIGS)
+            class TestCompile:
+                def test_compile(self, cls, kwargs, name):
+                    torch.compile(cls())(torch.randn(2))
+
+
+            @pytest.mark.parametrize("cls", [Plain, pytest.param(Other, id="other")])
+            def test_each(cls):
+                torch.compile(cls())(torch.randn(2))
+
+
+            @pytest.mark.parametrize(("cls", "scale"), [(Fused, 1), pytest.param(Other, 2, id="o")])
+            def test_pairs(cls, scale):
+                torch.compile(cls())(torch.randn(2))
+
+
+            @pytest.fixture(params=[Plain, pytest.param(Fused, id="fused")])
+            def layer_class(request):
+                return request.param
+
+
+            def test_fixture(layer_class):
+                torch.compile(layer_class())(torch.randn(2))
+
+
+            @pytest.fixture
+            def made(request):
+                return request.param()
+
+
+            @pytest.mark.parametrize("made", [Plain], indirect=True)
+            def test_indirect(made):
+                torch.compile(made)(torch.randn(2))
+        """,
+    })
+    sites = by_line(resolve(tmp_path), tmp_path)
+    test = os.path.join("tests", "test_layers.py")
+    assert sites[(test, 15)] == [("module", "layers.Fused.forward"), ("module", "layers.Plain.forward")]
+    assert sites[(test, 20)] == [("module", "layers.Other.forward"), ("module", "layers.Plain.forward")]
+    assert sites[(test, 25)] == [("module", "layers.Fused.forward"), ("module", "layers.Other.forward")]
+    assert sites[(test, 34)] == [("module", "layers.Fused.forward"), ("module", "layers.Plain.forward")]
+    assert sites[(test, 44)] == [("unresolved", "parameter")]

@@ -309,6 +309,7 @@ class ValueFlow:
         self._snippets: dict[tuple[str, int, int, int, int], ast.expr | None] = {}
         self._lines: dict[str, list[bytes]] = {}
         self._trees: dict[str, ast.Module | None] = {}
+        self._decorators: dict[str, dict[int, list[ast.expr]]] = {}  # ``_test_decorators``
         self._callers: dict[tuple[str, str], list] = {}
         self._mentions: dict[str, list[str]] = {}
         self._call_index: dict[tuple[str, str], list[ast.Call]] = {}
@@ -994,6 +995,8 @@ class ValueFlow:
             out.update(passed)
         if not any(_known(v) for v in out) and ctx.depth < self.max_caller_depth:
             out.update(self._fixture(ctx, name))
+        if not any(_known(v) for v in out) and ctx.depth < self.max_caller_depth:
+            out.update(self._parametrized(ctx, name))
         known = {v for v in out if v.kind != "unknown"}
         if known:
             return self._cap(known)
@@ -1024,6 +1027,45 @@ class ValueFlow:
                     return self._fixture_value(other, fixture, ctx.depth + 1)
         return EMPTY
 
+    def _parametrized(self, ctx: _Ctx, name: str) -> frozenset[Value]:
+        """What ``@pytest.mark.parametrize`` on a test (or on its class) passes its parameter:
+        the value at the parameter's position in each of the argument values (``"cls,kw"``
+        over ``[(A, {}), (B, {})]``, ``pytest.param(A, id="a")``), a literal list or a name the
+        flow evaluates. Empty outside the tests, where no decorator names the parameter, or
+        where ``indirect`` hands the values to a fixture."""
+        facts, fn = ctx.facts, ctx.fn
+        assert fn is not None
+        if not _test_module(facts.module) or fn.parent:
+            return EMPTY
+        decorators = self._test_decorators(facts.path).get(fn.line, [])
+        module = _Ctx(facts, None, (), ctx.depth + 1)
+        out: set[Value] = set()
+        for deco in decorators:
+            if not isinstance(deco, ast.Call) or not facts.resolve(dotted_name(deco.func)).endswith("mark.parametrize"):
+                continue
+            if any(k.arg == "indirect" for k in deco.keywords):
+                continue
+            names_node = deco.args[0] if deco.args else _keyword(deco, "argnames")
+            values_node = deco.args[1] if len(deco.args) > 1 else _keyword(deco, "argvalues")
+            names = _parameter_names(names_node)
+            if name not in names or values_node is None:
+                continue
+            position = names.index(name)
+            if isinstance(values_node, (ast.List, ast.Tuple)):
+                for item in values_node.elts:
+                    item = _pytest_param(item, len(names))
+                    if len(names) == 1:
+                        out.update(self._eval(item, module))
+                    elif isinstance(item, (ast.List, ast.Tuple)) and len(item.elts) == len(names):
+                        out.update(self._eval(item.elts[position], module))
+                    else:
+                        out.update(self._union(self._elements(v, position, ctx.depth) for v in self._eval(item, module)))
+            else:
+                for table in self._eval(values_node, module):
+                    for item in self._elements(table, None, ctx.depth):
+                        out.update({item} if len(names) == 1 else self._elements(item, position, ctx.depth))
+        return frozenset(out)
+
     def _fixture_files(self, path: str) -> list[str]:
         """The test file, then the ``conftest.py`` files of the project from its directory up."""
         out = [path]
@@ -1045,10 +1087,46 @@ class ValueFlow:
             out: set[Value] = set()
             for span in fixture.returns + fixture.yields:
                 node = self.expression_at(facts, span)
+                if isinstance(node, ast.Attribute) and node.attr == "param" and isinstance(node.value, ast.Name) and node.value.id == "request":
+                    # ``@pytest.fixture(params=[A, B])`` returning ``request.param``: each of them.
+                    params = self._fixture_params(facts, fixture, depth)
+                    if params:
+                        out.update(params)
+                        continue
                 out.update(self._eval(node, ctx) if node is not None else {unknown("dynamic")})
             return self._cap(out)
 
         return self._memoised(key, compute)
+
+    def _test_decorators(self, path: str) -> dict[int, list[ast.expr]]:
+        """Each function's ``def`` line -> its decorators and, for a method, its class's
+        (``@pytest.mark.parametrize`` on a class applies to each test in it): one walk of the
+        file."""
+        found = self._decorators.get(path)
+        if found is None:
+            found = self._decorators[path] = {}
+            tree = self.tree(path)
+            for node in ast.walk(tree) if tree is not None else ():
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found.setdefault(node.lineno, []).extend(node.decorator_list)
+                elif isinstance(node, ast.ClassDef) and node.decorator_list:
+                    for item in node.body:
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                            found.setdefault(item.lineno, []).extend(node.decorator_list)
+        return found
+
+    def _fixture_params(self, facts: ModuleFacts, fixture: FunctionFacts, depth: int) -> set[Value]:
+        """The values of a fixture's ``params=[...]`` (``pytest.param(A, id="a")`` gives A)."""
+        module = _Ctx(facts, None, (), depth + 1)
+        out: set[Value] = set()
+        for deco in self._test_decorators(facts.path).get(fixture.line, []):
+            params = _keyword(deco, "params") if isinstance(deco, ast.Call) and facts.resolve(dotted_name(deco.func)).endswith("fixture") else None
+            if isinstance(params, (ast.List, ast.Tuple)):
+                for item in params.elts:
+                    out.update(self._eval(_pytest_param(item, 1), module))
+            elif params is not None:
+                out.update(self._union(self._elements(v, None, depth) for v in self._eval(params, module)))
+        return out
 
     def _annotation(self, ctx: _Ctx, text: str) -> set[Value]:
         """Instances of the classes an annotation names (``Optional``/``|`` unions too);
@@ -2121,6 +2199,23 @@ def _test_module(module: str) -> bool:
     parts = module.split(".")
     last = parts[-1]
     return last.startswith("test_") or last.endswith("_test") or last == "conftest" or any(p in ("tests", "test") for p in parts[:-1])
+
+
+def _parameter_names(node: ast.expr | None) -> list[str]:
+    """The names ``@pytest.mark.parametrize`` gives values to: ``"a,b"``, ``("a", "b")``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [part.strip() for part in node.value.split(",") if part.strip()]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [e.value.strip() for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def _pytest_param(node: ast.expr, count: int) -> ast.expr:
+    """The values of a ``pytest.param(a, b, id=...)`` item (its one value for one name), or
+    the item itself."""
+    if isinstance(node, ast.Call) and dotted_name(node.func).rsplit(".", 1)[-1] == "param" and node.args and not any(isinstance(a, ast.Starred) for a in node.args):
+        return node.args[0] if count == 1 else ast.Tuple(elts=list(node.args), ctx=ast.Load())
+    return node
 
 
 def _is_fixture(fn: FunctionFacts) -> bool:
