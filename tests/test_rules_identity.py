@@ -438,6 +438,62 @@ def test_rcl404_capture_scalar_outputs_in_the_running_script_silences_item_not_t
     assert [(f.line, f.code) for f in result.findings] == [(7, "RCL404")]
 
 
+def test_rcl404_in_code_only_the_first_call_runs_is_no_finding(tmp_path):
+    # Measured on torch 2.13: the body of ``if "k" not in TABLE: TABLE["k"] = make()`` (or
+    # ``if self.cache is None: self.cache = make()``) is traced at the first call only; the
+    # fill fails the test's guard once, and no later graph traces the body or its break.
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+
+        TABLE = {}
+
+
+        def make():
+            return torch.tensor(torch.linspace(0.1, 1, 3).tolist())
+
+
+        def build(n):
+            return torch.tensor(torch.linspace(0.1, 1, n).tolist())
+
+
+        def cached():
+            return torch.tensor(torch.linspace(0.2, 1, 3).tolist())
+
+
+        class Holder:
+            def __init__(self):
+                self.cache = None
+
+            def get(self, x):
+                if self.cache is None:
+                    self.cache = cached()
+                return x + self.cache.sum()
+
+
+        HOLDER = Holder()
+
+
+        @torch.compile
+        def once(x):
+            if "dynamic" not in TABLE:
+                TABLE["dynamic"] = make()
+            return x * TABLE["dynamic"].sum() + HOLDER.get(x)
+
+
+        @torch.compile
+        def each(x, n: int):
+            if n not in TABLE:
+                TABLE[n] = build(n)
+            return x * TABLE[n].sum()
+        """,
+        config=only("RCL404"),
+    )
+    # Only ``each`` reaches a break at every new key.
+    assert [(f.line, f.region.rsplit(".", 1)[-1]) for f in result.findings] == [(11, "each")]
+
+
 # ---- RCL901 recompile-limit-raised ---------------------------------------------------------
 
 

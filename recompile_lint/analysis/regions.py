@@ -1180,10 +1180,20 @@ def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | 
                 out.append((value, reached))
         return out
 
+    declared = {name for node in ast.walk(function) if isinstance(node, ast.Global) for name in node.names}
+    arguments = function.args if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else None
+    params = {a.arg for a in (arguments.posonlyargs + arguments.args + arguments.kwonlyargs + [x for x in (arguments.vararg, arguments.kwarg) if x])} if arguments is not None else set()
+    local = ({n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | params) - declared
     stack: list[tuple[ast.AST, bool]] = list(reversed(block(body, True)))
     while stack:
         node, reached = stack.pop()
         if isinstance(node, _SKIPPED_SCOPES):
+            continue
+        if reached and isinstance(node, ast.If) and fills_once(node, local):
+            # ``if "dynamic" not in table: table["dynamic"] = make()``: the first call fills
+            # what the test reads, and every later graph leaves the body out. Its calls are
+            # traced once, never again (what they read or break costs that first call only).
+            stack.extend(reversed([(node.test, True), *[(stmt, False) for stmt in node.body], *block(node.orelse, True)]))
             continue
         if reached and constants and isinstance(node, (ast.If, ast.IfExp)):
             truth = decide(node)
@@ -1201,6 +1211,42 @@ def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | 
                 elsewhere.add(text)
         stack.extend(reversed(children(node, reached)))
     return _Branches(live, elsewhere - set(live), tuple(sorted(dead)))
+
+
+def fills_once(node: ast.If, local: set[str]) -> bool:
+    """Whether an ``if`` runs its body at the first call only: its test asks whether a store
+    that outlives the call is still empty and its body fills it, unconditionally, with the
+    same key. ``if "k" not in d:`` (a literal key) and ``d["k"] = ...``; ``if x is None:`` and
+    ``x = ...``; ``if not hasattr(self, "a"):`` and ``self.a = ...``, where the store is an
+    attribute or a module-level name (``local``: the names the function binds, a ``global``
+    one excepted). A local name refilled per call, or a key that varies, is not."""
+    test = node.test
+    filled = {_target_text(t) for stmt in node.body if isinstance(stmt, (ast.Assign, ast.AnnAssign)) for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])}
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn):
+        key, store = test.left, test.comparators[0]
+        return isinstance(key, ast.Constant) and isinstance(key.value, (str, int)) and _outlives(store, local) and f"{ast.unparse(store)}[{key.value!r}]" in filled
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is):
+        value = test.comparators[0]
+        return isinstance(value, ast.Constant) and value.value is None and _outlives(test.left, local) and ast.unparse(test.left) in filled
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Call):
+        call = test.operand
+        if dotted_name(call.func) == "hasattr" and len(call.args) == 2 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
+            return f"{ast.unparse(call.args[0])}.{call.args[1].value}" in filled
+    return False
+
+
+def _outlives(node: ast.expr, local: set[str]) -> bool:
+    """Whether ``node`` names a store that outlives a call: an attribute chain (``self.cache``)
+    or a module-level name (one the function does not bind, or declares ``global``)."""
+    if isinstance(node, ast.Attribute):
+        return bool(dotted_name(node))
+    return isinstance(node, ast.Name) and node.id not in local
+
+
+def _target_text(node: ast.expr) -> str:
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return f"{ast.unparse(node.value)}[{node.slice.value!r}]"
+    return ast.unparse(node)
 
 
 class _NotConstant:
