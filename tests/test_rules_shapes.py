@@ -885,3 +885,46 @@ def test_a_shape_length_from_a_tensors_own_rank_adds_no_rank_finding(tmp_path):
     """}
     result = lint_project(tmp_path, files, "RCL201")
     assert found(result, "RCL201") == [("m.py", 13)]
+
+
+HANDLER = """
+import torch
+
+ALLOWED = {}
+
+
+class Out:
+    def __init__(self, a, b=None):
+        self.a = a
+
+
+def process(cls, d):
+    try:
+        if cls in ALLOWED:
+            d = {k: d[k] for k in ALLOWED[cls]}
+        return cls(**d)
+    except TypeError:
+        {write}
+        return cls(**{"a": d["a"]})
+
+
+@torch.compile
+def f(x):
+    return process(Out, {"a": x + 1, "c": x}).a
+
+
+for i in range(6):
+    f(torch.randn(3))
+"""
+
+
+def test_a_write_in_an_except_handler_is_not_made_at_every_call(tmp_path):
+    # Measured on torch 2.13: the handler fills the table when construction fails (once per
+    # class): one graph, no recompile.
+    result = lint_project(tmp_path, {"run.py": HANDLER.replace("{write}", 'ALLOWED[cls] = ("a",)')}, "RCL203")
+    assert found(result, "RCL203") == []
+
+
+def test_an_unconditional_write_in_the_compiled_code_still_counts(tmp_path):
+    result = lint_project(tmp_path, {"run.py": HANDLER.replace("{write}", "pass").replace("    try:\n", '    ALLOWED[len(ALLOWED)] = ("a",)\n    try:\n')}, "RCL203")
+    assert found(result, "RCL203") == [("run.py", 12)]

@@ -131,6 +131,7 @@ class Variation:
         self._import_indexed: set[str] = set()
         self._import_known = -1  # ``index.known_count()`` when the table was last brought up to date
         self._import_words: set[str] | None = None  # every word of every import line (``program_of``)
+        self._handlers: dict[str, list[tuple[int, int]]] = {}  # a file's ``except`` handlers' lines
 
     # ---- entry ---------------------------------------------------------------------------
 
@@ -580,6 +581,10 @@ class Variation:
         """(inside the region, why) when ``mutation`` runs between two calls of ``region``."""
         ref = FunctionRef(mutation.path, mutation.function) if mutation.function else None
         if ref is not None and ref in self.reached(region):
+            if self._in_handler(mutation):
+                # ``except: TABLE[cls] = keys``: it runs when the try raises (a miss the
+                # handler fills), not at every call; nothing says how often.
+                return None
             return True, f"inside compiled `{region.name}`, on every call"
         if ref is not None and ref in self.hooks():
             return False, "in a hook that runs at every step"
@@ -609,6 +614,20 @@ class Variation:
         if mutation.op == "augassign" and fn.name != "__init__" and not self.callers(ref):  # type: ignore[arg-type]
             return False, f"in `{fn.qualname}`, which updates it each time it is called"
         return None
+
+    def _in_handler(self, mutation: Mutation) -> bool:
+        """Whether ``mutation`` is in an ``except`` handler (one walk of its file)."""
+        spans = self._handlers.get(mutation.path)
+        if spans is None:
+            tree = self._tree_of(mutation.path)
+            kinds = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+            spans = self._handlers[mutation.path] = [
+                (handler.lineno, handler.end_lineno or handler.lineno)
+                for node in (ast.walk(tree) if tree is not None else ())
+                if isinstance(node, kinds)
+                for handler in node.handlers
+            ]
+        return any(start <= mutation.line <= end for start, end in spans)
 
     def called_per_step(self, region: CompiledRegion, ref: FunctionRef, fn: FunctionFacts, seen: set[FunctionRef], depth: int) -> str:
         if depth > CALLER_DEPTH or ref in seen:
