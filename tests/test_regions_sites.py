@@ -2089,3 +2089,37 @@ def test_a_tests_parameter_takes_the_values_pytest_parametrizes_it_with(tmp_path
     assert sites[(test, 25)] == [("module", "layers.Fused.forward"), ("module", "layers.Other.forward")]
     assert sites[(test, 34)] == [("module", "layers.Fused.forward"), ("module", "layers.Plain.forward")]
     assert sites[(test, 44)] == [("unresolved", "parameter")]
+
+
+def test_a_function_rebound_to_its_wrapped_self_compiles_the_function(tmp_path):
+    # ``norm = compile_with_fallback(norm)`` reads ``norm`` before the statement rebinds it:
+    # the ``def``, not the wrapper the call returns.
+    write(tmp_path, {"kernels.py": """
+        import functools
+
+        import torch
+
+
+        def fallback(compiled, func):
+            @functools.wraps(func)
+            def wrapper(*args, **kwargs):
+                return compiled(*args, **kwargs)
+
+            return wrapper
+
+
+        def compile_with_fallback(func):
+            compiled = torch.compile(func)
+            return fallback(compiled, func)
+
+
+        def norm(x):
+            return x * 2
+
+
+        norm = compile_with_fallback(norm)
+    """})
+    assert by_line(resolve(tmp_path), tmp_path) == {
+        ("kernels.py", 15): [("function", "kernels.norm")],
+        ("kernels.py", 23): [("function", "kernels.norm")],
+    }

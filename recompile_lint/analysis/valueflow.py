@@ -710,6 +710,11 @@ class ValueFlow:
                     dotted = resolve_relative(ctx.facts.module, ctx.facts.is_package, item.level, item.module)
                     out.update(self._imported(ctx.facts, dotted, ctx.depth))
                     continue
+                if isinstance(item, _DefBinding):
+                    qualname = f"{fn.qualname}.{name}" if fn is not None else name
+                    found = next((f for f in ctx.facts.functions if f.qualname == qualname and f.line == item.line), None)
+                    out.add(self._function_value(ctx.facts, found) if found is not None else unknown("dynamic", qualname))
+                    continue
                 expr, path = item if isinstance(item, tuple) else (item, ())
                 if self._dead(ctx, getattr(expr, "lineno", 0)):
                     continue  # under an ``isinstance`` test the call's arguments fail
@@ -2392,6 +2397,13 @@ class _ImportDef:
     level: int
 
 
+@dataclass(frozen=True)
+class _DefBinding:
+    """An undecorated ``def`` of the name, by its line, as a reaching definition."""
+
+    line: int
+
+
 class _GiveUp(Exception):
     """A binding the reaching-definitions walk does not follow (tuple targets, loops over
     the name, ``with ... as`` the name, ``global``)."""
@@ -2502,7 +2514,10 @@ def _transfer(stmt: ast.stmt, name: str, defs: set) -> set:
         return defs | _transfer_all(stmt.body + [s for h in stmt.handlers for s in h.body] + stmt.orelse + stmt.finalbody, name, defs)
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         if stmt.name == name:
-            raise _GiveUp
+            if isinstance(stmt, ast.ClassDef) or stmt.decorator_list:
+                raise _GiveUp
+            # ``def norm(x): ...`` then ``norm = wrap(norm)``: the call reads the function.
+            return {_DefBinding(stmt.lineno)}
         return defs
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         for alias in reversed(stmt.names):  # the last alias binding the name wins
