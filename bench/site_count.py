@@ -298,7 +298,9 @@ def count_sites(paths: list[str]) -> set[tuple[str, int]]:
                 for call in _own_calls(fn):
                     if f.is_entry(call.func):
                         passed = [_compiled_argument(call)]
-                    elif isinstance(call.func, ast.Call) and (f.is_entry(call.func.func) or f.is_optimize(call.func.func)) and call.args:
+                    elif isinstance(call.func, ast.Call) and (f.is_entry(call.func.func) and not call.func.args or f.is_optimize(call.func.func)) and call.args:
+                        # ``torch.compile(**options)(fn)``; ``torch.compile(fn)(x)`` calls the
+                        # compiled ``fn`` with ``x``, which it does not compile.
                         passed = [call.args[0]]
                     elif isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and all(isinstance(a, ast.Starred) for a in call.args):
                         passed = [call.func.value]

@@ -2123,3 +2123,26 @@ def test_a_function_rebound_to_its_wrapped_self_compiles_the_function(tmp_path):
         ("kernels.py", 15): [("function", "kernels.norm")],
         ("kernels.py", 23): [("function", "kernels.norm")],
     }
+
+
+def test_count_takes_no_call_of_a_compiled_functions_arguments_for_a_compile(tmp_path):
+    # ``torch.compile(_shift)(x, scale)`` compiles ``_shift`` and calls it with ``x``: the
+    # method compiles none of its parameters, and its calls are no sites.
+    write(tmp_path, {"t.py": '''
+import torch
+
+
+def _shift(x, scale):
+    return x * scale
+
+
+class Block(torch.nn.Module):
+    def shift(self, x, scale):
+        return torch.compile(_shift)(x, scale)
+
+    def forward(self, x):
+        return self.shift(x, 2.0)
+'''})
+    counted = {line for _, line in count_sites([str(tmp_path / "t.py")])}
+    listed = {s.site.span.line for s in resolve(tmp_path) if s.reason != "not-torch"}
+    assert counted == listed == {10}
