@@ -2146,3 +2146,44 @@ class Block(torch.nn.Module):
     counted = {line for _, line in count_sites([str(tmp_path / "t.py")])}
     listed = {s.site.span.line for s in resolve(tmp_path) if s.reason != "not-torch"}
     assert counted == listed == {10}
+
+
+def test_a_name_a_star_import_binds_is_the_exporting_modules(tmp_path):
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/modules.py": """
+            import torch
+
+            __all__ = ["Decoder"]
+
+
+            class Decoder(torch.nn.Module):
+                def forward(self, x):
+                    return x + 1
+
+
+            class Hidden(torch.nn.Module):
+                def forward(self, x):
+                    return x - 1
+        """,
+        "pkg/model.py": """
+            import torch
+
+            from .modules import *
+
+
+            class Model(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.decoder = Decoder()
+                    self.hidden = Hidden()
+
+                def optimize(self):
+                    self.decoder = torch.compile(self.decoder)
+                    self.hidden = torch.compile(self.hidden)
+        """,
+    })
+    sites = by_line(resolve(tmp_path), tmp_path)
+    model = os.path.join("pkg", "model.py")
+    assert sites[(model, 13)] == [("module", "pkg.modules.Decoder.forward")]
+    assert sites[(model, 14)] == [("unresolved", "call")]  # not in `__all__`: not bound here

@@ -662,10 +662,46 @@ class ValueFlow:
                 return frozenset({unknown("unbound", target)})
             out.update(self._dotted(target, facts.path, depth))
         if not out:
+            starred = self._star_imported(facts, name, depth)
+            if starred:
+                return self._cap(starred)
             if name in BUILTINS:
                 return frozenset({unknown("external", f"builtins.{name}")})
             return frozenset({unknown("unbound", self._qualified(facts, name))})
         return self._cap(out)
+
+    def _star_imported(self, facts: ModuleFacts, name: str, depth: int) -> set[Value]:
+        """What ``from m import *`` at the module's top level binds ``name`` to, where ``m`` is
+        a project module that binds it (a def, a class, an assignment, an import) and exports
+        it: listed in its ``__all__`` if it has one, else not starting with ``_``. The last
+        such import wins, as at run time."""
+        tree = self.tree(facts.path)
+        if tree is None or depth > self.max_caller_depth:
+            return set()
+        for stmt in reversed(tree.body):
+            if not (isinstance(stmt, ast.ImportFrom) and any(alias.name == "*" for alias in stmt.names)):
+                continue
+            module = resolve_relative(facts.module, facts.is_package, stmt.level or 0, stmt.module)
+            path = self.index.module_path(module, facts.path) if module else None
+            other = self.index.facts(path) if path is not None and path != facts.path else None
+            if other is None or not self._exports(other, name):
+                continue
+            return set(self._global(other, name, depth + 1))
+        return set()
+
+    def _exports(self, facts: ModuleFacts, name: str) -> bool:
+        """Whether ``from <module> import *`` binds ``name``: the module binds it at its top
+        level and exports it (``__all__``, where it has a literal one, else no ``_`` prefix)."""
+        bound = facts.function(name) is not None or facts.cls(name) is not None or name in self._targets(facts, None) or facts.import_target(name) is not None
+        if not bound:
+            return False
+        tree = self.tree(facts.path)
+        for stmt in tree.body if tree is not None else ():
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
+                if isinstance(stmt.value, (ast.List, ast.Tuple)):
+                    return any(isinstance(e, ast.Constant) and e.value == name for e in stmt.value.elts)
+                return True  # an ``__all__`` built otherwise: it may hold the name
+        return not name.startswith("_")
 
     def _registered(self, facts: ModuleFacts, name: str, values: set[Value], depth: int) -> set[Value]:
         """A module-level container that the module's functions fill (a registry:
