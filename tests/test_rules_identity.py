@@ -494,6 +494,46 @@ def test_rcl404_in_code_only_the_first_call_runs_is_no_finding(tmp_path):
     assert [(f.line, f.region.rsplit(".", 1)[-1]) for f in result.findings] == [(11, "each")]
 
 
+def test_rcl404_behind_a_default_every_call_of_a_local_compiled_object_leaves(tmp_path):
+    # ``compiled(a, b)`` is the only use of ``compiled``: ``label`` is None at every call, and
+    # Dynamo never traces the branch that needs it. A compiled object that escapes (returned)
+    # may be called with a label.
+    result = lint_snippet(
+        tmp_path,
+        """
+        import torch
+
+
+        class Loss(torch.nn.Module):
+            def forward(self, a, b, label=None):
+                loss = (a - b).sum()
+                if label is not None:
+                    loss = loss / (label != -100).sum().item()
+                return loss
+
+
+        class Other(torch.nn.Module):
+            def forward(self, a, b, label=None):
+                loss = (a - b).sum()
+                if label is not None:
+                    loss = loss / (label != -100).sum().item()
+                return loss
+
+
+        def bench(a, b):
+            compiled = torch.compile(Loss())
+            return lambda: compiled(a, b)
+
+
+        def escapes(a, b):
+            compiled = torch.compile(Other())
+            return compiled
+        """,
+        config=only("RCL404"),
+    )
+    assert [(f.line, f.region.rsplit(".", 2)[-2]) for f in result.findings] == [(16, "Other")]
+
+
 # ---- RCL901 recompile-limit-raised ---------------------------------------------------------
 
 

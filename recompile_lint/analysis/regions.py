@@ -354,7 +354,7 @@ class RegionFinder:
             if is_disabled(fn):
                 disabled.append(display_name(self.index, ref))
                 continue
-            reached, dead = self.reach(ref)
+            reached, dead = self.reach(ref, self._every_call(facts, site))
             regions.append(
                 CompiledRegion(
                     entry=ref,
@@ -904,7 +904,7 @@ class RegionFinder:
 
     # ---- inlining ------------------------------------------------------------------------
 
-    def reach(self, entry: FunctionRef) -> tuple[list[tuple[FunctionRef, int, FunctionRef | None]], tuple]:
+    def reach(self, entry: FunctionRef, entry_calls: list[ast.Call] | None = None) -> tuple[list[tuple[FunctionRef, int, FunctionRef | None]], tuple]:
         """The entry and every callee Dynamo would inline, breadth first, up to max_depth; and
         for each of them with constant parameters, the spans of the branches those rule out
         (``CompiledRegion.dead``).
@@ -915,7 +915,8 @@ class RegionFinder:
         branch are not reached (``else: loss = self.head.loss_fn(...)``)."""
         out: list[tuple[FunctionRef, int, FunctionRef | None]] = [(entry, 0, None)]
         depth_of = {entry: 0}
-        constants: dict[FunctionRef, dict[str, object]] = {entry: {}}
+        entry_fn = self.index.function(entry) if entry_calls else None
+        constants: dict[FunctionRef, dict[str, object]] = {entry: _passed_constants(entry_calls or [], entry_fn) if entry_fn is not None else {}}
         dead: dict[FunctionRef, tuple] = {}  # the last processing's, under the final constants
         pending = [entry]
         while pending:
@@ -954,6 +955,38 @@ class RegionFinder:
                     constants[callee] = kept
                     pending.append(callee)
         return out, tuple((ref, dead[ref]) for ref, _, _ in out if dead.get(ref))
+
+    def _every_call(self, facts: ModuleFacts, site: CompileSite) -> list[ast.Call] | None:
+        """Every call of a compiled object a function keeps in a local name and only calls
+        (``compiled = torch.compile(op); return lambda: compiled(a, b)``): the name is bound
+        once, and each of its reads in the function, lambdas and nested functions included, is
+        a call's callee. None where it may escape (returned, stored, passed on) or is not local.
+        The region's entry takes those calls' constants as a callee takes its caller's."""
+        name = site.assigned_to
+        fn = facts.function(site.function) if site.function else None
+        if fn is None or not name.isidentifier():
+            return None
+        node = self.trees.node(facts.path, fn)
+        if node is None:
+            return None
+        callees: set[int] = set()
+        calls: list[ast.Call] = []
+        stores = 0
+        for inner in ast.walk(node):
+            if isinstance(inner, (ast.Global, ast.Nonlocal)) and name in inner.names:
+                return None
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == name:
+                callees.add(id(inner.func))
+                calls.append(inner)
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Name) and inner.id == name:
+                if isinstance(inner.ctx, ast.Store):
+                    stores += 1
+                elif id(inner) not in callees:
+                    return None
+            elif isinstance(inner, ast.arg) and inner.arg == name:
+                return None
+        return calls if stores == 1 and calls else None
 
     def callee(self, text: str, facts: ModuleFacts, fn: FunctionFacts) -> FunctionRef | None:
         head, _, rest = text.partition(".")
