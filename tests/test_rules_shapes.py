@@ -252,8 +252,8 @@ def total(x, parts):
 
 
 def run(x, buckets):
-    for bucket in buckets:
-        total(x, parts=bucket)
+    for i in range(len(buckets)):
+        total(x, parts=buckets[:i])
 """
     result = lint_snippet(tmp_path, source, config=select("RCL202"))
     assert [(f.line, f.severity) for f in result.findings] == [(6, Severity.ERROR)]
@@ -297,6 +297,33 @@ def test_it(monkeypatch):
 """
     result = lint_project(tmp_path, {"run.py": source, "pyproject.toml": "[project]\nname = 'p'\n"}, "RCL202", "RCL108")
     assert [(f.code, f.severity) for f in result.findings] == [("RCL108", Severity.WARNING)]
+
+
+@pytest.mark.parametrize(
+    "loop, grows",
+    [
+        ("for batch in data:\n        step(x, batch)", False),  # the caller's items: not known
+        ("for i in range(12):\n        step(x, data[:i])", True),  # a slice sized by the loop
+    ],
+)
+def test_a_loop_item_passed_whole_is_no_evidence_that_its_length_changes(tmp_path, loop, grows):
+    # ``def train_function(data): for batch in data: step(batch)``: the batches a caller hands
+    # over may all be (x, y); a slice sized by the loop grows. Items a project function builds
+    # with different key sets still count (fixtures/programs/gnn_hetero_node_types).
+    source = f"""
+import torch
+
+
+@torch.compile
+def step(x, batch):
+    return x * len(batch)
+
+
+def fit(x, data):
+    {loop}
+"""
+    result = lint_snippet(tmp_path, source, config=select("RCL202"))
+    assert [f.line for f in result.findings] == ([6] if grows else [])
 
 
 GROWN = """

@@ -1198,7 +1198,10 @@ class Variation:
             counted = kind == "list" and argument.length is not None
             # A loop's item passed whole says nothing of a container it holds (``len(p.shape)``
             # of each ``p`` a loop takes from a tuple of configurations): that needs its value.
-            item = kind == "name" and bool(storage.members)
+            # Nor is the item of a loop over a parameter, passed whole, evidence that its own
+            # length changes (``def train_function(data): for batch in data: step(batch)``):
+            # what the caller's items hold is not known.
+            item = kind == "name" and (bool(storage.members) or (loop is not None and self._over_parameter(site, loop.iter_text)))
             if argument.grown or (argument.loop_names and kind in ("subscript", "call", "list", "name") and not counted and not item):
                 acc.add_unbounded(replace_note(here, "passes a container that grows between calls"), "a container that grows between calls")
             elif argument.length is not None:
@@ -1268,6 +1271,20 @@ class Variation:
                     self.argument_values(outer, outer_argument, storage, acc, depth + 1)
                     if len(acc.locations) > before:
                         acc.locations.insert(before, replace_note(here, f"passes `{argument.text}` on, from `{caller.qualname}`'s callers"))
+
+    def _over_parameter(self, site: CallSite, iter_text: str) -> bool:
+        """Whether a loop at ``site`` iterates one of the calling function's parameters
+        (``data``, ``enumerate(data)``, ``data.items()``)."""
+        facts = self.index.facts(site.path)
+        caller = facts.function(site.function) if facts is not None and site.function else None
+        text = iter_text
+        for prefix in ("enumerate(", "list(", "tuple(", "reversed("):
+            if text.startswith(prefix) and text.endswith(")"):
+                text = text[len(prefix) : -1].split(",")[0].strip()
+        for suffix in (".items()", ".values()"):
+            if text.endswith(suffix):
+                text = text[: -len(suffix)]
+        return caller is not None and text in {p.name for p in caller.params}
 
     def sets_member(self, site: CallSite, built: str, member: str) -> bool:
         """Whether the call ``built`` (``TaskConfig(name=n, scale=s)``,
