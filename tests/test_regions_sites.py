@@ -2187,3 +2187,35 @@ def test_a_name_a_star_import_binds_is_the_exporting_modules(tmp_path):
     model = os.path.join("pkg", "model.py")
     assert sites[(model, 13)] == [("module", "pkg.modules.Decoder.forward")]
     assert sites[(model, 14)] == [("unresolved", "call")]  # not in `__all__`: not bound here
+
+
+def test_a_wrapper_calling_its_parameters_compile_method_compiles_no_model_with_its_own(tmp_path):
+    # ``compile_model(model)`` runs ``model.compile(loss=...)``: a project model whose class has
+    # a ``compile`` method of its own (a Keras-style trainer) runs that, not nn.Module.compile.
+    write(tmp_path, {"train.py": """
+        import torch
+
+
+        class Trainer(torch.nn.Module):
+            def compile(self, loss=None, optimizer=None):
+                self.loss = loss
+
+            def forward(self, x):
+                return x + 1
+
+
+        class Plain(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+
+        def compile_model(model):
+            model.compile(loss="mse")
+
+
+        compile_model(Trainer())
+        compile_model(Plain())
+    """})
+    sites = by_line(resolve(tmp_path), tmp_path)
+    assert ("train.py", 21) not in sites
+    assert sites[("train.py", 22)] == [("module", "train.Plain.forward")]

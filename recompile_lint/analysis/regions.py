@@ -242,6 +242,14 @@ class RegionFinder:
         if site.form == "method" and self._not_torch(facts, target):
             return SiteResolution(site, facts.path, reason="not-torch", detail=ast.unparse(target), wrapper_body=wrapper_body)
         values = self.flow.values_of(target, facts, scope)
+        if site.form == "wrapper" and self._compiles_by_method(self._site_call(facts, site), facts, scope):
+            # ``compile_model(model)`` whose body runs ``model.compile(loss=...)``: an object
+            # of a project class with a ``compile`` method of its own (a Keras model) runs that.
+            own = {v for v in values if self._own_compile_of(v) is not None}
+            if own and own == set(values):
+                name = display_name(self.index, self._own_compile_of(next(iter(own))))  # type: ignore[arg-type]
+                return SiteResolution(site, facts.path, reason="not-torch", detail=f"what it passes runs its own {name}()", wrapper_body=wrapper_body)
+            values = frozenset(set(values) - own)
         if isinstance(target, ast.Name):
             # ``self._prepare(obj) if not isinstance(obj, nn.Module) else obj``: what the class test lets through.
             values = self.flow.narrowed_at(facts, scope, (site.span.line, site.span.column - 1), target.id, values)
@@ -635,6 +643,28 @@ class RegionFinder:
             if ref is not None:
                 return ref
         return None
+
+    def _own_compile_of(self, value) -> FunctionRef | None:
+        """The project's own ``compile`` method an instance value's class has, if any."""
+        found = self.flow.class_of(value) if value.kind == "instance" else None
+        return self.index.class_method(found[0], found[1], "compile") if found is not None else None
+
+    def _compiles_by_method(self, node: ast.AST | None, facts: ModuleFacts, scope: FunctionFacts | None) -> bool:
+        """Whether every project wrapper a call may run compiles its parameter only as
+        ``param.compile(...)`` (never ``torch.compile(param)``): what the call passes decides
+        which ``compile`` that is."""
+        if not isinstance(node, ast.Call):
+            return False
+        refs = [ref for ref in self.flow.callees(node, facts, scope) if self.index.function(ref) is not None]
+        if not refs:
+            return False
+        for ref in refs:
+            param = self.compiled_parameter(ref)
+            wrapper = self.index.facts(ref.path)
+            sites = [site for site in wrapper.compile_sites if site.function == ref.qualname and site.target == param] if wrapper is not None and param else []
+            if not sites or any(site.form != "method" for site in sites):
+                return False
+        return True
 
     def _configured(self, facts: ModuleFacts, func: ast.expr) -> bool:
         """Whether a call of ``func`` names a ``compile-functions`` entry the user configured
