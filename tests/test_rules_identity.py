@@ -462,6 +462,10 @@ def test_rcl404_in_code_only_the_first_call_runs_is_no_finding(tmp_path):
             return torch.tensor(torch.linspace(0.2, 1, 3).tolist())
 
 
+        def tabled():
+            return torch.tensor(torch.linspace(0.3, 1, 3).tolist())
+
+
         class Holder:
             def __init__(self):
                 self.cache = None
@@ -471,6 +475,11 @@ def test_rcl404_in_code_only_the_first_call_runs_is_no_finding(tmp_path):
                     self.cache = cached()
                 return x + self.cache.sum()
 
+            def lazy(self, x):
+                if not hasattr(self, "table"):
+                    self.table = tabled()
+                return x + self.table.sum()
+
 
         HOLDER = Holder()
 
@@ -479,7 +488,7 @@ def test_rcl404_in_code_only_the_first_call_runs_is_no_finding(tmp_path):
         def once(x):
             if "dynamic" not in TABLE:
                 TABLE["dynamic"] = make()
-            return x * TABLE["dynamic"].sum() + HOLDER.get(x)
+            return x * TABLE["dynamic"].sum() + HOLDER.get(x) + HOLDER.lazy(x)
 
 
         @torch.compile
@@ -487,11 +496,23 @@ def test_rcl404_in_code_only_the_first_call_runs_is_no_finding(tmp_path):
             if n not in TABLE:
                 TABLE[n] = build(n)
             return x * TABLE[n].sum()
+
+
+        @torch.compile
+        def fresh(x):
+            box = Holder()
+            if not hasattr(box, "table"):
+                box.table = boxed()
+            return x + box.table.sum()
+
+
+        def boxed():
+            return torch.tensor(torch.linspace(0.4, 1, 3).tolist())
         """,
         config=only("RCL404"),
     )
-    # Only ``each`` reaches a break at every new key.
-    assert [(f.line, f.region.rsplit(".", 1)[-1]) for f in result.findings] == [(11, "each")]
+    # ``each`` reaches a break at every new key; ``fresh`` fills an object it builds per call.
+    assert [(f.line, f.region.rsplit(".", 1)[-1]) for f in result.findings] == [(11, "each"), (63, "fresh")]
 
 
 def test_rcl404_behind_a_default_every_call_of_a_local_compiled_object_leaves(tmp_path):

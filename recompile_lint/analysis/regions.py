@@ -1246,13 +1246,14 @@ def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | 
     declared = {name for node in ast.walk(function) if isinstance(node, ast.Global) for name in node.names}
     arguments = function.args if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else None
     params = {a.arg for a in (arguments.posonlyargs + arguments.args + arguments.kwonlyargs + [x for x in (arguments.vararg, arguments.kwarg) if x])} if arguments is not None else set()
-    local = ({n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | params) - declared
+    stored = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - declared
+    local = stored | (params - declared)
     stack: list[tuple[ast.AST, bool]] = list(reversed(block(body, True)))
     while stack:
         node, reached = stack.pop()
         if isinstance(node, _SKIPPED_SCOPES):
             continue
-        if reached and isinstance(node, ast.If) and fills_once(node, local):
+        if reached and isinstance(node, ast.If) and fills_once(node, local, stored):
             # ``if "dynamic" not in table: table["dynamic"] = make()``: the first call fills
             # what the test reads, and every later graph leaves the body out. Its calls are
             # traced once, never again (what they read or break costs that first call only).
@@ -1276,13 +1277,14 @@ def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | 
     return _Branches(live, elsewhere - set(live), tuple(sorted(dead)))
 
 
-def fills_once(node: ast.If, local: set[str]) -> bool:
+def fills_once(node: ast.If, local: set[str], stored: set[str]) -> bool:
     """Whether an ``if`` runs its body at the first call only: its test asks whether a store
     that outlives the call is still empty and its body fills it, unconditionally, with the
     same key. ``if "k" not in d:`` (a literal key) and ``d["k"] = ...``; ``if x is None:`` and
     ``x = ...``; ``if not hasattr(self, "a"):`` and ``self.a = ...``, where the store is an
-    attribute or a module-level name (``local``: the names the function binds, a ``global``
-    one excepted). A local name refilled per call, or a key that varies, is not."""
+    attribute or a module-level name (``local``: the names the function binds, parameters
+    included, a ``global`` one excepted; ``stored``: those it assigns). A local name refilled
+    per call, an object the call builds, or a key that varies, is not."""
     test = node.test
     filled = {_target_text(t) for stmt in node.body if isinstance(stmt, (ast.Assign, ast.AnnAssign)) for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])}
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn):
@@ -1294,7 +1296,11 @@ def fills_once(node: ast.If, local: set[str]) -> bool:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Call):
         call = test.operand
         if dotted_name(call.func) == "hasattr" and len(call.args) == 2 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
-            return f"{ast.unparse(call.args[0])}.{call.args[1].value}" in filled
+            # The object outlives the call: an attribute chain, ``self`` or another parameter,
+            # a module-level name; not one the function builds.
+            owner = call.args[0]
+            built = isinstance(owner, ast.Name) and owner.id in stored
+            return not built and isinstance(owner, (ast.Name, ast.Attribute)) and f"{ast.unparse(owner)}.{call.args[1].value}" in filled
     return False
 
 
