@@ -503,7 +503,13 @@ def test_rcl404_in_code_only_the_first_call_runs_is_no_finding(tmp_path):
             box = Holder()
             if not hasattr(box, "table"):
                 box.table = boxed()
-            return x + box.table.sum()
+            if box.cache is None:
+                box.cache = built()
+            return x + box.table.sum() + box.cache.sum()
+
+
+        def built():
+            return torch.tensor(torch.linspace(0.5, 1, 3).tolist())
 
 
         def boxed():
@@ -512,7 +518,7 @@ def test_rcl404_in_code_only_the_first_call_runs_is_no_finding(tmp_path):
         config=only("RCL404"),
     )
     # ``each`` reaches a break at every new key; ``fresh`` fills an object it builds per call.
-    assert [(f.line, f.region.rsplit(".", 1)[-1]) for f in result.findings] == [(11, "each"), (63, "fresh")]
+    assert [(f.line, f.region.rsplit(".", 1)[-1]) for f in result.findings] == [(11, "each"), (65, "fresh"), (69, "fresh")]
 
 
 def test_rcl404_behind_a_default_every_call_of_a_local_compiled_object_leaves(tmp_path):

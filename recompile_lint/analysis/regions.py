@@ -1289,10 +1289,10 @@ def fills_once(node: ast.If, local: set[str], stored: set[str]) -> bool:
     filled = {_target_text(t) for stmt in node.body if isinstance(stmt, (ast.Assign, ast.AnnAssign)) for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])}
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn):
         key, store = test.left, test.comparators[0]
-        return isinstance(key, ast.Constant) and isinstance(key.value, (str, int)) and _outlives(store, local) and f"{ast.unparse(store)}[{key.value!r}]" in filled
+        return isinstance(key, ast.Constant) and isinstance(key.value, (str, int)) and _outlives(store, local, stored) and f"{ast.unparse(store)}[{key.value!r}]" in filled
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is):
         value = test.comparators[0]
-        return isinstance(value, ast.Constant) and value.value is None and _outlives(test.left, local) and ast.unparse(test.left) in filled
+        return isinstance(value, ast.Constant) and value.value is None and _outlives(test.left, local, stored) and ast.unparse(test.left) in filled
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Call):
         call = test.operand
         if dotted_name(call.func) == "hasattr" and len(call.args) == 2 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
@@ -1304,11 +1304,13 @@ def fills_once(node: ast.If, local: set[str], stored: set[str]) -> bool:
     return False
 
 
-def _outlives(node: ast.expr, local: set[str]) -> bool:
-    """Whether ``node`` names a store that outlives a call: an attribute chain (``self.cache``)
-    or a module-level name (one the function does not bind, or declares ``global``)."""
+def _outlives(node: ast.expr, local: set[str], stored: set[str]) -> bool:
+    """Whether ``node`` names a store that outlives a call: an attribute chain on something the
+    function does not build (``self.cache``), or a module-level name (one the function does
+    not bind, or declares ``global``)."""
     if isinstance(node, ast.Attribute):
-        return bool(dotted_name(node))
+        root = dotted_name(node).split(".", 1)[0]
+        return bool(root) and root not in stored
     return isinstance(node, ast.Name) and node.id not in local
 
 
