@@ -22,6 +22,9 @@ from recompile_lint.analysis.textscan import Guarded, may_mutate
 from recompile_lint.models import FileError
 from recompile_lint.source import DEFAULT_MAX_FILE_BYTES, SourceError, decode_source, read_bytes, too_large
 
+# A word of an import line (``ProjectIndex.import_naming``).
+_IMPORT_WORD = re.compile(r"\w+")
+
 # ``class X(A, pkg.B[T], metaclass=M):`` -> the text between the parentheses; a base's last name.
 _CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
 _BASE_NAME = re.compile(r"(?:^|,)\s*(?:\w+\s*\.\s*)*(\w+)")
@@ -155,6 +158,27 @@ class ProjectIndex:
                 self.errors[path] = FileError(path=path, message=str(exc))
                 self._text[path] = None
         return self._text[path]
+
+    def import_lines_of(self, path: str) -> list[str]:
+        """The import statement lines of a file's text, found once (``textscan.import_lines``)."""
+        table = self.memo.setdefault("import-lines", {})
+        assert isinstance(table, dict)
+        if path not in table:
+            text = self.text(path)
+            table[path] = textscan.import_lines(text) if text and "import" in text else []
+        return table[path]
+
+    def import_naming(self) -> dict[str, list[str]]:
+        """Each word of an import line of the project -> the files whose import lines hold it,
+        in the project's order: which files may import a module named by its last word."""
+        found = self.memo.get("import-naming")
+        if found is None:
+            naming: dict[str, list[str]] = {}
+            for path in self.paths:
+                for word in {word for line in self.import_lines_of(path) for word in _IMPORT_WORD.findall(line)}:
+                    naming.setdefault(word, []).append(path)
+            found = self.memo["import-naming"] = naming
+        return found  # type: ignore[return-value]
 
     def know_text(self, path: str, text: str) -> None:
         """Take ``text`` as the decoded text of ``path`` before anything reads it (an editor's

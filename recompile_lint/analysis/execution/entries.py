@@ -17,14 +17,12 @@ import re
 
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
-from recompile_lint.analysis.textscan import import_lines
 
 
 # Text a driver has: a ``__main__`` block, a test, a loop.
 _DRIVES = ("__main__", "def test_", "for ", "while ")
 # Text a script or a test has: only those drive code more than one import away.
 _SCRIPTS = ("__main__", "def test_")
-_WORD = re.compile(r"\w+")
 _DOTTED = re.compile(r"[\w.]+")
 IMPORT_HOPS = 2
 class EntryFinder:
@@ -43,7 +41,6 @@ class EntryFinder:
         self.naming: dict[str, list[str]] = {}  # a word of an import line -> the files naming it
         self.drivers: set[str] = set()  # files whose text drives something
         self.scripts: set[str] = set()  # files run as a script or a test (what drives code further away)
-        self._import_lines: dict[str, list[str]] = {}  # a file's import lines, found once
         self._files: dict[tuple[str, str], list[str]] = {}  # entry files, by site and entry file
         for path in index.paths:
             text = index.text(path) if wanted else None
@@ -53,9 +50,8 @@ class EntryFinder:
                 self.drivers.add(path)
             if any(marker in text for marker in _SCRIPTS):
                 self.scripts.add(path)
-            lines = self._import_lines[path] = import_lines(text)
-            for name in {word for line in lines for word in _WORD.findall(line)}:
-                self.naming.setdefault(name, []).append(path)
+        if wanted:
+            self.naming = index.import_naming()
 
     def files_for(self, region: CompiledRegion) -> list[str]:
         key = (region.site_path, region.entry.path)  # all the answer depends on
@@ -88,9 +84,7 @@ class EntryFinder:
         ``from a.b.c import x``, ``from a.b import c``, or relatively (``from .c import x``,
         ``from . import c``)."""
         parent, _, last = module.rpartition(".")
-        lines = self._import_lines.get(path)
-        if lines is None:
-            lines = self._import_lines[path] = import_lines(self.index.text(path) or "")
+        lines = self.index.import_lines_of(path)
         for line in lines:
             words = _DOTTED.findall(line)
             if len(words) < 2:
