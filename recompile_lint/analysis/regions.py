@@ -245,11 +245,11 @@ class RegionFinder:
         if site.form == "wrapper" and self._compiles_by_method(self._site_call(facts, site), facts, scope):
             # ``compile_model(model)`` whose body runs ``model.compile(loss=...)``: an object
             # of a project class with a ``compile`` method of its own (a Keras model) runs that.
-            own = {v for v in values if self._own_compile_of(v) is not None}
-            if own and own == set(values):
-                name = display_name(self.index, self._own_compile_of(next(iter(own))))  # type: ignore[arg-type]
+            own = {v: ref for v in values if (ref := self._own_compile_of(v)) is not None}
+            if own and len(own) == len(values):
+                name = display_name(self.index, next(iter(own.values())))
                 return SiteResolution(site, facts.path, reason="not-torch", detail=f"what it passes runs its own {name}()", wrapper_body=wrapper_body)
-            values = frozenset(set(values) - own)
+            values = frozenset(v for v in values if v not in own)
         if isinstance(target, ast.Name):
             # ``self._prepare(obj) if not isinstance(obj, nn.Module) else obj``: what the class test lets through.
             values = self.flow.narrowed_at(facts, scope, (site.span.line, site.span.column - 1), target.id, values)
@@ -634,12 +634,7 @@ class RegionFinder:
                 if ref is not None and self.compiled_parameter(ref):
                     return ref
                 continue
-            if value.kind != "instance":
-                continue
-            found = self.flow.class_of(value)
-            if found is None:
-                continue
-            ref = self.index.class_method(found[0], found[1], "compile")
+            ref = self._own_compile_of(value)
             if ref is not None:
                 return ref
         return None
@@ -1286,7 +1281,7 @@ def fills_once(node: ast.If, local: set[str], stored: set[str]) -> bool:
     included, a ``global`` one excepted; ``stored``: those it assigns). A local name refilled
     per call, an object the call builds, or a key that varies, is not."""
     test = node.test
-    filled = {_target_text(t) for stmt in node.body if isinstance(stmt, (ast.Assign, ast.AnnAssign)) for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])}
+    filled = {_filled_text(t) for stmt in node.body if isinstance(stmt, (ast.Assign, ast.AnnAssign)) for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])}
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn):
         key, store = test.left, test.comparators[0]
         return isinstance(key, ast.Constant) and isinstance(key.value, (str, int)) and _outlives(store, local, stored) and f"{ast.unparse(store)}[{key.value!r}]" in filled
@@ -1314,7 +1309,8 @@ def _outlives(node: ast.expr, local: set[str], stored: set[str]) -> bool:
     return isinstance(node, ast.Name) and node.id not in local
 
 
-def _target_text(node: ast.expr) -> str:
+def _filled_text(node: ast.expr) -> str:
+    """An assignment target as ``fills_once`` compares it (``d['k']``, ``self.cache``)."""
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
         return f"{ast.unparse(node.value)}[{node.slice.value!r}]"
     return ast.unparse(node)

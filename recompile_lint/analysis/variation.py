@@ -33,7 +33,7 @@ from recompile_lint.analysis.guards import HOOKED, PredictedGuard, Storage, forw
 from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
 from recompile_lint.analysis.parsing import parse_source
 from recompile_lint.analysis.regions import CompiledRegion
-from recompile_lint.analysis.textscan import Names, import_lines
+from recompile_lint.analysis.textscan import Names
 from recompile_lint.models import Location
 
 # Methods a framework calls again and again (Lightning, Keras-style trainers, PyTorch's own
@@ -130,7 +130,6 @@ class Variation:
         self._importing: dict[str, set[str]] = {}
         self._import_indexed: set[str] = set()
         self._import_known = -1  # ``index.known_count()`` when the table was last brought up to date
-        self._import_words: set[str] | None = None  # every word of every import line (``program_of``)
         self._handlers: dict[str, list[tuple[int, int]]] = {}  # a file's ``except`` handlers' lines
 
     # ---- entry ---------------------------------------------------------------------------
@@ -1177,15 +1176,8 @@ class Variation:
         name = os.path.basename(path)
         if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
             return None
-        if self._import_words is None:
-            words: set[str] = set()
-            for other in self.index.paths:
-                text = self.index.text(other)
-                if text and "import" in text:
-                    words.update(word for line in import_lines(text) for word in _WORD.findall(line))
-            self._import_words = words
         module = self.index.module_names.get(path, "") or name[: -len(".py")]
-        return None if module.rsplit(".", 1)[-1] in self._import_words else path
+        return None if module.rsplit(".", 1)[-1] in self.index.import_naming() else path
 
     def argument_values(self, site: CallSite, argument, storage: Storage, acc: "_Arguments", depth: int) -> None:
         """Add what ``argument`` (at ``site``) can pass for ``storage`` to ``acc``."""
@@ -1443,11 +1435,10 @@ class _Arguments:
 
     program: Callable[[str], str | None] = lambda path: None
     locations: list[Location] = field(default_factory=list)
-    values: set[str] = field(default_factory=set)
     unbounded: bool = False
     kinds: set[str] = field(default_factory=set)
     why: str = ""
-    programs: dict[str, set[str | None]] = field(default_factory=dict)  # value -> its programs
+    programs: dict[str, set[str | None]] = field(default_factory=dict)  # each value -> its programs
 
     def distinct(self) -> int:
         """How many different values one process can pass: the values of one script, with
@@ -1455,7 +1446,7 @@ class _Arguments:
         compile one graph)."""
         scripts = {program for programs in self.programs.values() for program in programs} - {None}
         if not scripts:
-            return len(self.values)
+            return len(self.programs)
         return max(sum(1 for programs in self.programs.values() if None in programs or script in programs) for script in scripts)
 
     def add_unbounded(self, location: Location, why: str) -> None:
@@ -1476,12 +1467,7 @@ class _Arguments:
         self.why = self.why or why
 
     def _add(self, value: str, location: Location) -> None:
-        self.values.add(value)
         self.programs.setdefault(value, set()).add(self.program(location.path))
-
-
-# A word of an import line (``program_of``).
-_WORD = re.compile(r"\w+")
 
 
 # What a loop over a model's parameters looks like: ``model.parameters()``,
