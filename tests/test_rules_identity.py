@@ -420,6 +420,42 @@ def test_rcl404_in_an_inlined_helper_names_the_region(tmp_path):
     assert finding.line == 7 and finding.region.endswith("step") and "inlines" in finding.message
 
 
+RCL404_OPTIONS = """
+import time
+
+import torch
+
+
+def head(x, mask):
+    n = mask.sum().item()
+    started = time.time()
+    return x * n + started
+
+
+class Net(torch.nn.Module):
+    def forward(self, x, mask):
+        return head(x, mask)
+
+
+model = torch.compile(Net(){options})
+"""
+
+
+def test_rcl404_follows_the_regions_dynamic_option(tmp_path):
+    # The resume function is compiled with the region's options (measured on torch 2.13, 12
+    # calls with new values): dynamic=False keeps the value a constant there (the limit), and
+    # dynamic=True makes it symbolic from its first graph (no recompile).
+    default = lint_snippet(tmp_path, RCL404_OPTIONS.format(options=""), config=only("RCL404"))
+    assert [(f.line, f.severity, f.bounded) for f in default.findings] == [
+        (7, Severity.WARNING, Boundedness.BOUNDED), (8, Severity.WARNING, Boundedness.BOUNDED)]
+    fixed = lint_snippet(tmp_path, RCL404_OPTIONS.format(options=", dynamic=False"), config=only("RCL404"))
+    assert [(f.line, f.severity, f.bounded) for f in fixed.findings] == [
+        (7, Severity.ERROR, Boundedness.UNBOUNDED), (8, Severity.ERROR, Boundedness.UNBOUNDED)]
+    assert "dynamic=False" in fixed.findings[0].message and "recompile_limit" in fixed.findings[0].message
+    symbolic = lint_snippet(tmp_path, RCL404_OPTIONS.format(options=", dynamic=True"), config=only("RCL404"))
+    assert list(symbolic.findings) == []
+
+
 def test_rcl404_capture_scalar_outputs_in_the_running_script_silences_item_not_tolist(tmp_path):
     (tmp_path / "model.py").write_text(
         "import torch\n\n\n@torch.compile\ndef f(x):\n    v = x.max().item()\n    w = x.tolist()\n    return x / v + w[0]\n",

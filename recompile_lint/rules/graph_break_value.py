@@ -112,6 +112,12 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
     )
 
     def check_function(self, ctx: FunctionContext) -> None:
+        dynamic = (ctx.region.dynamic or "").strip()
+        if dynamic == "True":
+            # The resume function is compiled with the region's options: under dynamic=True the
+            # value is symbolic from its first graph (measured on torch 2.13, 12 calls with new
+            # values: 2 graphs for `.item()`, 1 for `.tolist()` or a clock, no recompile).
+            return
         captured = self.captures_scalars(ctx)
         returned = self.returned_directly(ctx.nodes_of(cst.Return, cst.Expr))
         raising = self.raising(ctx)
@@ -137,6 +143,21 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
                     f"concrete: the resume function guards on each of them (`___stack0[0] == ...`) and the values "
                     f"change with the data, so it recompiles until `recompile_limit` (8) and then runs eagerly "
                     f"(unbounded). Fix: {fix}",
+                    severity=Severity.ERROR,
+                    bounded=Boundedness.UNBOUNDED,
+                    subject=subject,
+                )
+                continue
+            if dynamic == "False":
+                # Automatic dynamic is off for the resume function too: it keeps the value a
+                # constant (measured on torch 2.13: a new `.item()`, `.tolist()`, clock or random
+                # value each call reached the limit at the 9th call).
+                ctx.report(
+                    node,
+                    f"{what} in {via(ctx)} breaks the graph: the rest of `{ctx.function.name}` is compiled as a resume "
+                    f"function that guards on the value (`___stack0 == ...`), and `{ctx.region.name}` is compiled with "
+                    f"dynamic=False, which keeps the value a constant there too: each new value compiles the resume "
+                    f"function again until `recompile_limit` (8), then it runs eagerly (unbounded). Fix: {fix}",
                     severity=Severity.ERROR,
                     bounded=Boundedness.UNBOUNDED,
                     subject=subject,
