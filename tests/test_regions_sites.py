@@ -2189,6 +2189,46 @@ def test_a_name_a_star_import_binds_is_the_exporting_modules(tmp_path):
     assert sites[(model, 14)] == [("unresolved", "call")]  # not in `__all__`: not bound here
 
 
+def test_a_star_import_of_a_package_re_exports_what_it_star_imports(tmp_path):
+    # ``from .nets import *`` where ``nets/__init__.py`` is itself ``from .impl import *``:
+    # the package's namespace holds impl's exported names, so the outer star import binds them.
+    write(tmp_path, {
+        "zoo/__init__.py": "from .nets import *\n",
+        "zoo/nets/__init__.py": "from .impl import *\n",
+        "zoo/nets/impl.py": """
+            import torch
+
+            __all__ = ["small"]
+
+
+            class Net(torch.nn.Module):
+                def forward(self, x):
+                    return x + 1
+
+
+            def small():
+                return Net()
+
+
+            def hidden():
+                return Net()
+        """,
+        "test_zoo.py": """
+            import torch
+
+            import zoo
+
+
+            def test_small():
+                torch.compile(zoo.small())
+                torch.compile(zoo.hidden())
+        """,
+    })
+    sites = by_line(resolve(tmp_path), tmp_path)
+    assert sites[("test_zoo.py", 7)] == [("module", "zoo.nets.impl.Net.forward")]
+    assert sites[("test_zoo.py", 8)][0][0] == "unresolved"  # not in impl's `__all__`
+
+
 def test_a_wrapper_calling_its_parameters_compile_method_compiles_no_model_with_its_own(tmp_path):
     # ``compile_model(model)`` runs ``model.compile(loss=...)``: a project model whose class has
     # a ``compile`` method of its own (a Keras-style trainer) runs that, not nn.Module.compile.

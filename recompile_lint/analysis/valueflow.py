@@ -302,6 +302,7 @@ class ValueFlow:
         # parameter's callers' parameters' callers... each level reads more files.
         self.max_caller_depth = 3
         self._memo: dict[tuple, frozenset[Value]] = {}
+        self._star_sources: dict[tuple[str, str, int], ModuleFacts | None] = {}
         self._active: set[tuple] = set()
         self._stack: list[tuple] = []  # the queries in progress, outermost first
         # Queries in progress whose answer used a cut cycle -> stack index of the cycle's start.
@@ -675,25 +676,38 @@ class ValueFlow:
         a project module that binds it (a def, a class, an assignment, an import) and exports
         it: listed in its ``__all__`` if it has one, else not starting with ``_``. The last
         such import wins, as at run time."""
+        other = self._star_source(facts, name, depth)
+        return set(self._global(other, name, depth + 1)) if other is not None else set()
+
+    def _star_source(self, facts: ModuleFacts, name: str, depth: int) -> ModuleFacts | None:
+        """The project module whose ``from m import *`` (at the top level of ``facts``) binds
+        ``name``, the last one as at run time; None when none does."""
+        key = (facts.path, name, depth)
+        if key not in self._star_sources:
+            self._star_sources[key] = self._star_source_uncached(facts, name, depth)
+        return self._star_sources[key]
+
+    def _star_source_uncached(self, facts: ModuleFacts, name: str, depth: int) -> ModuleFacts | None:
         tree = self.tree(facts.path)
         if tree is None or depth > self.max_caller_depth:
-            return set()
+            return None
         for stmt in reversed(tree.body):
             if not (isinstance(stmt, ast.ImportFrom) and any(alias.name == "*" for alias in stmt.names)):
                 continue
             module = resolve_relative(facts.module, facts.is_package, stmt.level or 0, stmt.module)
             path = self.index.module_path(module, facts.path) if module else None
             other = self.index.facts(path) if path is not None and path != facts.path else None
-            if other is None or not self._exports(other, name):
-                continue
-            return set(self._global(other, name, depth + 1))
-        return set()
+            if other is not None and self._exports(other, name, depth + 1):
+                return other
+        return None
 
-    def _exports(self, facts: ModuleFacts, name: str) -> bool:
+    def _exports(self, facts: ModuleFacts, name: str, depth: int) -> bool:
         """Whether ``from <module> import *`` binds ``name``: the module binds it at its top
-        level and exports it (``__all__``, where it has a literal one, else no ``_`` prefix)."""
+        level, itself or by a star import of its own (a package's ``__init__`` that re-exports
+        its submodules with ``from .impl import *``), and exports it (``__all__``, where it has
+        a literal one, else no ``_`` prefix)."""
         bound = facts.function(name) is not None or facts.cls(name) is not None or name in self._targets(facts, None) or facts.import_target(name) is not None
-        if not bound:
+        if not bound and self._star_source(facts, name, depth) is None:
             return False
         tree = self.tree(facts.path)
         for stmt in tree.body if tree is not None else ():
