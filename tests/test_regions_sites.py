@@ -2229,6 +2229,50 @@ def test_a_star_import_of_a_package_re_exports_what_it_star_imports(tmp_path):
     assert sites[("test_zoo.py", 8)][0][0] == "unresolved"  # not in impl's `__all__`
 
 
+def test_a_modules_namespace_indexed_by_name_is_its_attribute(tmp_path):
+    # ``models.__dict__[arch]`` is ``getattr(models, arch)`` and ``globals()[arch]`` the module's
+    # own global, for every name the key may hold, what its star imports bind included (a key
+    # that is no literal: the registry test above).
+    write(tmp_path, {
+        "models/__init__.py": """
+            from .nets import *
+
+
+            def build(arch):
+                return globals()[arch]()
+        """,
+        "models/nets.py": """
+            import torch
+
+
+            class A(torch.nn.Module):
+                def forward(self, x):
+                    return x + 1
+
+
+            class B(torch.nn.Module):
+                def forward(self, x):
+                    return x - 1
+        """,
+        "test_models.py": """
+            import pytest
+            import torch
+
+            import models
+
+
+            @pytest.mark.parametrize("arch", ["A", "B"])
+            def test_arch(arch):
+                torch.compile(models.__dict__[arch]())
+                torch.compile(models.build(arch))
+        """,
+    })
+    sites = by_line(resolve(tmp_path), tmp_path)
+    both = [("module", "models.nets.A.forward"), ("module", "models.nets.B.forward")]
+    assert sorted(sites[("test_models.py", 9)]) == both
+    assert sorted(sites[("test_models.py", 10)]) == both
+
+
 def test_a_wrapper_calling_its_parameters_compile_method_compiles_no_model_with_its_own(tmp_path):
     # ``compile_model(model)`` runs ``model.compile(loss=...)``: a project model whose class has
     # a ``compile`` method of its own (a Keras-style trainer) runs that, not nn.Module.compile.

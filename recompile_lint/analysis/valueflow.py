@@ -496,6 +496,9 @@ class ValueFlow:
             fn = self._lambda_at(ctx.facts, node)
             return frozenset({self._function_value(ctx.facts, fn) if fn is not None else unknown("unbound")})
         if isinstance(node, ast.Subscript):
+            named = self._namespace_item(node, ctx)
+            if named is not None:
+                return named
             base = self._eval(node.value, ctx)
             key = self._key(node.slice, ctx)
             if isinstance(node.slice, ast.Slice):
@@ -535,6 +538,34 @@ class ValueFlow:
                 return frozenset({Value("container", ref="list", elements=tuple(sorted(set(elements), key=_order)))})
             return frozenset({unknown("dynamic")})
         return frozenset({unknown("dynamic")})
+
+    def _namespace_item(self, node: ast.Subscript, ctx: _Ctx) -> frozenset[Value] | None:
+        """A module's namespace indexed by name: ``models.__dict__[arch]`` is ``getattr(models,
+        arch)`` and ``globals()[arch]`` the module's own global, for each str value the key may
+        hold (a parametrized test's, a loop's), star imports included. None when the subscript
+        is of something else or a key is not a literal (``__dict__`` is then a registry of the
+        module's own functions and classes: ``_module_attribute``)."""
+        owner = node.value
+        if isinstance(owner, ast.Attribute) and owner.attr == "__dict__":
+            modules = self._eval(owner.value, ctx)
+            if not modules or any(v.kind != "module" for v in modules):
+                return None
+            lookup = lambda name: self._union(self._attribute(m, name, ctx.depth) for m in modules)  # noqa: E731
+        elif (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "globals"
+              and not owner.args and not owner.keywords and self._global_is_builtin(ctx.facts, "globals")):
+            lookup = lambda name: self._global(ctx.facts, name, ctx.depth + 1)  # noqa: E731
+        else:
+            return None
+        keys = self._eval(node.slice, ctx)
+        names = [literal_text(v) for v in keys]
+        if not names or not all(isinstance(name, str) for name in names):
+            return None
+        return self._union(lookup(name) for name in sorted(set(names)))
+
+    def _global_is_builtin(self, facts: ModuleFacts, name: str) -> bool:
+        """Whether ``name`` at module level is still Python's builtin (the module binds no
+        def, class, assignment or import of that name)."""
+        return facts.function(name) is None and facts.cls(name) is None and name not in self._targets(facts, None) and facts.import_target(name) is None
 
     def _key(self, node: ast.AST, ctx: _Ctx) -> str | int | None:
         """A subscript key or dict key as a literal, when it is one (a name bound to one
