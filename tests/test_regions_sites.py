@@ -2273,6 +2273,40 @@ def test_a_modules_namespace_indexed_by_name_is_its_attribute(tmp_path):
     assert sorted(sites[("test_models.py", 10)]) == both
 
 
+def test_super_attribute_is_the_next_bases_bound_to_the_receiver(tmp_path):
+    # ``return super().to(*args)`` in an override of ``to`` returns the receiver (torch's
+    # ``Module.to``); ``super().build()`` runs the project base's ``build`` on the receiver.
+    write(tmp_path, {"aug.py": """
+        import torch
+
+
+        class Base(torch.nn.Module):
+            def to(self, *args, **kwargs):
+                self.moved = True
+                return super().to(*args, **kwargs)
+
+            def build(self):
+                return self
+
+
+        class Flip(Base):
+            def forward(self, x):
+                return x.flip(-1)
+
+            def build(self):
+                self.ready = True
+                return super().build()
+
+
+        def main():
+            torch.compile(Flip().to("cpu"))
+            torch.compile(Flip().build())
+    """})
+    sites = by_line(resolve(tmp_path), tmp_path)
+    assert sites[("aug.py", 23)] == [("module", "aug.Flip.forward")]
+    assert sites[("aug.py", 24)] == [("module", "aug.Flip.forward")]
+
+
 def test_a_wrapper_calling_its_parameters_compile_method_compiles_no_model_with_its_own(tmp_path):
     # ``compile_model(model)`` runs ``model.compile(loss=...)``: a project model whose class has
     # a ``compile`` method of its own (a Keras-style trainer) runs that, not nn.Module.compile.

@@ -479,6 +479,9 @@ class ValueFlow:
                 reaching = self._reaching(ctx, text, node.lineno) if text and "." in text else None
                 if reaching is not None:
                     return reaching
+            inherited = self._super_attribute(node, ctx)
+            if inherited is not None:
+                return inherited
             base = self._eval(node.value, ctx)
             out = self._union(self._attribute(v, node.attr, ctx.depth) for v in base)
             # ``pipe.unet = ...`` rebinds the attribute here too (flow-insensitive).
@@ -538,6 +541,48 @@ class ValueFlow:
                 return frozenset({Value("container", ref="list", elements=tuple(sorted(set(elements), key=_order)))})
             return frozenset({unknown("dynamic")})
         return frozenset({unknown("dynamic")})
+
+    def _super_attribute(self, node: ast.Attribute, ctx: _Ctx) -> frozenset[Value] | None:
+        """``super().attr`` in a method: the attribute of the next class after the method's own
+        in its MRO, bound to the method's receiver (``return super().to(*args)`` in an
+        ``nn.Module`` subclass's override of ``to`` returns the receiver). None when the node
+        is no ``super()`` attribute, or not in a method of a project class."""
+        call = node.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "super" and not call.keywords):
+            return None
+        fn = ctx.fn
+        if fn is None or not _is_method(fn) or not fn.params or "staticmethod" in fn.decorators or "classmethod" in fn.decorators:
+            return None
+        if len(call.args) not in (0, 2) or self._shadowed("super", ctx):
+            return None
+        cls = ctx.facts.cls(fn.class_name)
+        if cls is None:
+            return None
+        out: set[Value] = set()
+        for receiver in self._name(fn.params[0].name, ctx, 0):
+            if receiver.kind != "instance":
+                out.add(unknown("dynamic", f"super().{node.attr}"))
+                continue
+            out.update(self._inherited(ctx.facts, cls, receiver, node.attr))
+        return self._cap(out) if out else None
+
+    def _inherited(self, facts: ModuleFacts, cls: ClassFacts, receiver: Value, attr: str) -> set[Value]:
+        """A method ``attr`` of the bases of ``cls`` (its MRO without it), bound to ``receiver``;
+        a torch base's method where no project base defines one."""
+        for base_facts, base in self.index.mro(facts, cls)[1:]:
+            qual = base.method(attr)
+            fn = base_facts.function(qual) if qual is not None else None
+            if fn is None:
+                continue
+            value = self._function_value(base_facts, fn)
+            if "staticmethod" in fn.decorators:
+                return {Value("function", ref=value.ref, path=value.path)}
+            if any(d.rsplit(".", 1)[-1] in ("property", "cached_property") for d in fn.decorators):
+                return {unknown("dynamic", f"super().{attr}")}
+            return {Value("bound-method", ref=value.ref, path=value.path, elements=(value, receiver))}
+        if self.torch_base(facts, cls):
+            return {self._torch_method(receiver, attr)}
+        return {unknown("external", f"super().{attr}")}
 
     def _namespace_item(self, node: ast.Subscript, ctx: _Ctx) -> frozenset[Value] | None:
         """A module's namespace indexed by name: ``models.__dict__[arch]`` is ``getattr(models,
