@@ -2015,6 +2015,27 @@ def test_a_wrapper_factory_call_without_its_function_is_no_site_of_its_own(tmp_p
     }
 
 
+def test_a_wrapper_whose_factory_call_returns_a_lambda_is_a_wrapper_site(tmp_path):
+    # ``@maybe_compile()`` returns ``lambda f: maybe_compile(f, **kw)``: the lambda's parameter
+    # is filled by the decorated functions, each a site of its own; the body's site says so.
+    write(tmp_path, {"ops.py": """
+        import torch
+
+
+        def maybe_compile(fn=None, **kwargs):
+            if fn is None:
+                return lambda f: maybe_compile(f, **kwargs)
+            return torch.compile(fn, **kwargs)
+
+
+        @maybe_compile()
+        def scale(x, k: int):
+            return x * k
+    """})
+    [body] = [s for s in resolve(tmp_path) if s.site.span.line == 7]
+    assert (body.reason, body.detail) == ("wrapper", "maybe_compile()")
+
+
 def test_a_tests_parameter_takes_the_values_pytest_parametrizes_it_with(tmp_path):
     write(tmp_path, {
         "layers.py": """

@@ -184,9 +184,11 @@ class RegionFinder:
         out = []
         for site in facts.compile_sites:
             resolution = self.resolve_site(facts, site)
-            if resolution.wrapper_body and resolution.reason in ("no-code", "parameter"):
+            if resolution.wrapper_body and resolution.reason in ("no-code", "parameter", "unbound"):
                 # Not a reason the callers' values gave (``external`` where they pass another
-                # library's model says more, and stays).
+                # library's model says more, and stays). ``unbound``: the parameter of the
+                # decorator a factory call returns (``lambda f: wrap(f, **kw)``), which the
+                # decorated functions fill, each a site of its own.
                 scope = facts.function(site.function) if site.function else None
                 if scope is not None and (facts.path, scope.qualname) in self._called_wrappers():
                     # Its calls are sites, each resolved by what it passes: that is where it is analysed.
