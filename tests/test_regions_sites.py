@@ -934,7 +934,7 @@ TORCH_NAMESAKES = {
             net.apply(net.init)
             loss = F.cross_entropy(x, y) + torch.nn.functional.cross_entropy(x, y)
             z = Square.apply(x)
-            fast = pkg.compile(net)
+            fast = pkg.compile(net, fx=True)
             recipe = pkg.Recipe()
             return recipe.apply(net), fast, loss, z
     """,
@@ -944,8 +944,9 @@ TORCH_NAMESAKES = {
 def test_a_call_of_torchs_own_function_is_no_call_of_a_wrapper_of_the_same_name(tmp_path):
     # ``cross_entropy`` and ``apply`` are project wrappers; ``F.cross_entropy``, an
     # ``nn.Module``'s ``apply`` and an ``autograd.Function``'s ``apply`` are torch's own and
-    # compile nothing. ``pkg.compile(net)`` calls the project module's wrapper, not
-    # ``nn.Module.compile`` of a module: what it compiles is its argument.
+    # compile nothing. ``pkg.compile(net, fx=True)`` calls the project module's wrapper, not
+    # ``nn.Module.compile`` of a module: what it compiles is its argument (with ``fx=False``,
+    # its default, it compiles nothing).
     write(tmp_path, TORCH_NAMESAKES)
     sites = [s for s in resolve(tmp_path) if s.site_path.endswith("train.py")]
     assert [(s.site.span.line, s.reason) for s in sites] == [(26, ""), (28, "")]
@@ -2034,6 +2035,62 @@ def test_a_wrapper_whose_factory_call_returns_a_lambda_is_a_wrapper_site(tmp_pat
     """})
     [body] = [s for s in resolve(tmp_path) if s.site.span.line == 7]
     assert (body.reason, body.detail) == ("wrapper", "maybe_compile()")
+
+
+def test_a_wrapper_call_whose_constants_rule_out_every_compile_is_no_site(tmp_path):
+    # ``compile_model(pipe, each_part=True)`` hands ``pipe`` to ``compile_torch``, which compiles
+    # it only in the ``else`` of ``if each_part:`` (it compiles the parts instead): that call
+    # compiles nothing of what it passes, and the pipeline's ``__call__`` is no region.
+    write(tmp_path, {"app.py": """
+        import torch
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x + 1
+
+
+        class Pipeline:
+            def __init__(self):
+                self.net = Net()
+
+            def __call__(self, x):
+                return self.net(x).item()
+
+
+        def compile_torch(model, each_part=True, mode=None):
+            def compile_one(m):
+                return torch.compile(m, mode=mode)
+
+            if each_part:
+                model.net = compile_one(model.net)
+            else:
+                model = compile_one(model)
+            return model
+
+
+        def compile_model(model, each_part=True):
+            if mode_of(model) == "none":
+                return model
+            return compile_torch(model, each_part=each_part, mode="default")
+
+
+        def mode_of(model):
+            return "default"
+
+
+        def main():
+            pipe = Pipeline()
+            pipe = compile_model(pipe, each_part=True)
+            pipe = compile_model(pipe)
+            net = compile_model(Net(), each_part=False)
+    """})
+    resolutions = resolve(tmp_path)
+    sites = by_line(resolutions, tmp_path)
+    assert ("app.py", 40) not in sites and ("app.py", 41) not in sites
+    assert sites[("app.py", 42)] == [("module", "app.Net.forward")]
+    # The wrappers' own sites are resolved at their calls, not analysed themselves.
+    assert all(s.wrapper_body for s in resolutions if s.site.span.line in (19, 24, 31))
 
 
 def test_a_tests_parameter_takes_the_values_pytest_parametrizes_it_with(tmp_path):

@@ -562,7 +562,55 @@ class RegionFinder:
             return None, f"{display_name(self.index, ref)}() is not given `{param}` here (its default is None): it compiles nothing of this call's"
         if arg is None or isinstance(arg, ast.Starred):
             return None, ""
+        if not self._compiles_under(ref, _passed_constants([node], fn), depth):
+            # ``compile_diffusers(pipe, apply_to_components=True)`` where the wrapper compiles
+            # its argument only in the ``else`` of ``if apply_to_components:``.
+            return None, f"{display_name(self.index, ref)}() compiles `{param}` only in branches this call's constant arguments rule out"
         return arg, ""
+
+    def _compiles_under(self, ref: FunctionRef, constants: dict[str, object], depth: int = 0) -> bool:
+        """Whether a wrapper called with ``constants`` (its parameters a call binds to
+        literals, or leaves to literal defaults) may still compile its compiled parameter: one
+        of its compile sites of it (its own ``torch.compile(param)``, or a call handing it to
+        another wrapper, judged the same way with what that call passes on) lies in code the
+        constants leave live. True where nothing is decided."""
+        fn = self.index.function(ref)
+        facts = self.index.facts(ref.path)
+        param = self.compiled_parameter(ref, depth)
+        if not constants or fn is None or facts is None or not param or depth >= 6:
+            return True
+        node = self.trees.node(facts.path, fn)
+        if node is None:
+            return True
+        stores = self.trees.rebound(node)
+        branches = _branches(node, constants, stores)
+        live = {(call.lineno, call.col_offset): call for calls in branches.live.values() for call in calls}
+        vararg = param[1:] if param.startswith("*") else ""
+        for site in facts.compile_sites:
+            if site.function != fn.qualname:
+                continue
+            call = self._site_call(facts, site)
+            if not isinstance(call, ast.Call):
+                return True
+            reached = live.get((call.lineno, call.col_offset)) if dotted_name(call.func) else call
+            if reached is None:
+                continue  # in a branch the constants rule out
+            if site.form != "wrapper":
+                if site.target == param or (vararg and site.target in (f"*{vararg}", f"{vararg}[0]")):
+                    return True
+                continue
+            arg = self._wrapper_target(call, facts, fn, depth + 1)[0]
+            passed = isinstance(arg, ast.Name) and arg.id == param or (vararg and isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name) and arg.value.id == vararg)
+            if not passed:
+                continue
+            callees = [r for r in self.flow.callees(call, facts, fn) if self.index.function(r) is not None]
+            if not callees:
+                return True  # a wrapper outside the project: it compiles what it is given
+            for callee in callees:
+                inner = _passed_constants([reached], self.index.function(callee), constants, stores)
+                if self._compiles_under(callee, inner, depth + 1):
+                    return True
+        return False
 
     def compiled_parameter(self, ref: FunctionRef, depth: int = 0) -> str:
         """The parameter a project function compiles (``*args`` for the first of its
