@@ -143,3 +143,42 @@ def test_a_copy_of_another_attribute_is_no_value_of_its_own(tmp_path):
     # ``Top``'s holds, and nothing changes ``Top``'s: no evidence (a literal written is).
     assert held_findings(tmp_path, "self.mode") == []
     assert held_findings(tmp_path, "self.mode + '!'") == ["L['self']._modules['sub'].mode"]
+
+
+ONE_SHOT = """
+import torch
+
+
+class Decoder(torch.nn.Module):
+    def __init__(self, mode=None):
+        super().__init__()
+        self.compiled = False
+        self.flip = False
+        self.mode = mode
+
+    def forward(self, x):
+        y = x * 2 if self.flip else x
+        if not self.compiled and self.mode is not None:
+            self.forward = torch.compile(self.forward, mode=self.mode)
+            self.compiled = True
+{toggle}
+        return y
+
+
+def main():
+    decoder = Decoder("default")
+    for _ in range(10):
+        decoder(torch.randn(4))
+"""
+
+
+def test_a_one_shot_flag_the_compiled_code_sets_is_no_write_at_every_call(tmp_path):
+    # ``if not self.compiled ...: self.compiled = True``: once set, the test is false at every
+    # later call, so the body (and its write) runs once; a flag flipped at every call is not.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "run.py").write_text(ONE_SHOT.format(toggle=""))
+    config = Config(select=("RCL",), cache=False)
+    assert [f for f in lint_paths([str(tmp_path)], config).findings if f.code == "RCL104"] == []
+    (tmp_path / "run.py").write_text(ONE_SHOT.format(toggle="        self.flip = not self.flip"))
+    [finding] = [f for f in lint_paths([str(tmp_path)], config).findings if f.code == "RCL104"]
+    assert "flip" in finding.message

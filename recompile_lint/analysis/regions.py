@@ -1301,7 +1301,10 @@ def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | 
         if reached and isinstance(node, ast.If) and fills_once(node, local, stored):
             # ``if "dynamic" not in table: table["dynamic"] = make()``: the first call fills
             # what the test reads, and every later graph leaves the body out. Its calls are
-            # traced once, never again (what they read or break costs that first call only).
+            # traced once, never again (what they read, write or break costs that first call
+            # only): the body counts as a branch the region does not trace.
+            for stmt in node.body:
+                rule_out(stmt)
             stack.extend(reversed([(node.test, True), *[(stmt, False) for stmt in node.body], *block(node.orelse, True)]))
             continue
         if reached and constants and isinstance(node, (ast.If, ast.IfExp)):
@@ -1329,9 +1332,25 @@ def fills_once(node: ast.If, local: set[str], stored: set[str]) -> bool:
     ``x = ...``; ``if not hasattr(self, "a"):`` and ``self.a = ...``, where the store is an
     attribute or a module-level name (``local``: the names the function binds, parameters
     included, a ``global`` one excepted; ``stored``: those it assigns). A local name refilled
-    per call, an object the call builds, or a key that varies, is not."""
-    test = node.test
-    filled = {_filled_text(t) for stmt in node.body if isinstance(stmt, (ast.Assign, ast.AnnAssign)) for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])}
+    per call, an object the call builds, or a key that varies, is not. A flag is a fill too:
+    ``if not self.compiled:`` and ``self.compiled = True``. Under ``and`` one such test is
+    enough (``if not self.compiled and self.mode is not None:``): once filled, it is false."""
+    filled: dict[str, ast.expr] = {}
+    for stmt in node.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                filled[_filled_text(target)] = stmt.value
+    tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [node.test]
+    return any(_fill_test(test, filled, local, stored) for test in tests)
+
+
+def _fill_test(test: ast.expr, filled: dict[str, ast.expr], local: set[str], stored: set[str]) -> bool:
+    """Whether ``test`` asks whether a store ``filled`` (target text -> value) fills is still
+    empty (``fills_once``)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, (ast.Name, ast.Attribute)):
+        value = filled.get(ast.unparse(test.operand))
+        truthy = isinstance(value, ast.Constant) and bool(value.value) and isinstance(value.value, (bool, int, float, str))
+        return truthy and _outlives(test.operand, local, stored)
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn):
         key, store = test.left, test.comparators[0]
         return isinstance(key, ast.Constant) and isinstance(key.value, (str, int)) and _outlives(store, local, stored) and f"{ast.unparse(store)}[{key.value!r}]" in filled

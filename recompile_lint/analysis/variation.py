@@ -580,6 +580,10 @@ class Variation:
         """(inside the region, why) when ``mutation`` runs between two calls of ``region``."""
         ref = FunctionRef(mutation.path, mutation.function) if mutation.function else None
         if ref is not None and ref in self.reached(region):
+            if _in_spans(mutation, dict(region.dead).get(ref, ())):
+                # In a branch the region does not trace: ruled out by the constants its calls
+                # pass, or a first-call fill (``if not self.compiled: ...; self.compiled = True``).
+                return None
             if self._in_handler(mutation):
                 # ``except: TABLE[cls] = keys``: it runs when the try raises (a miss the
                 # handler fills), not at every call; nothing says how often.
@@ -1709,3 +1713,10 @@ def _verb(mutation: Mutation) -> str:
 
 def _short(name: str) -> str:
     return name.rsplit(".", 1)[-1] if name.count(".") > 1 else name
+
+
+def _in_spans(mutation: Mutation, spans: tuple[tuple[int, int, int, int], ...]) -> bool:
+    """Whether ``mutation`` starts in one of ``spans`` (line, column, end line, end column, as
+    ``ast`` gives them: columns from 0; a mutation's column counts from 1)."""
+    at = (mutation.line, mutation.column - 1)
+    return any((line, column) <= at <= (end_line, end_column) for line, column, end_line, end_column in spans)
