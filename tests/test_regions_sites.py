@@ -2093,6 +2093,40 @@ def test_a_wrapper_call_whose_constants_rule_out_every_compile_is_no_site(tmp_pa
     assert all(s.wrapper_body for s in resolutions if s.site.span.line in (19, 24, 31))
 
 
+def test_a_wrapper_defined_on_one_side_of_an_if_is_a_wrapper(tmp_path):
+    # ``if USE: def compile_func(fn): return torch.compile(fn)`` / ``else: def
+    # compile_func(fn): return fn``: either def may be bound, so its calls may compile.
+    write(tmp_path, {
+        "common.py": """
+            import os
+
+            import torch
+
+            USE = os.environ.get("USE_COMPILE") == "1"
+
+            if USE:
+                def compile_func(fn, **kwargs):
+                    kwargs.setdefault("dynamic", False)
+                    return torch.compile(fn, **kwargs)
+            else:
+                def compile_func(fn, **kwargs):
+                    return fn
+        """,
+        "ops.py": """
+            from common import compile_func
+
+
+            def scale(x):
+                return x * 2
+
+
+            scale = compile_func(scale)
+        """,
+    })
+    sites = by_line(resolve(tmp_path), tmp_path)
+    assert sites[("ops.py", 8)] == [("function", "ops.scale")]
+
+
 def test_a_tests_parameter_takes_the_values_pytest_parametrizes_it_with(tmp_path):
     write(tmp_path, {
         "layers.py": """

@@ -540,7 +540,7 @@ class RegionFinder:
     def _wrapper_argument(self, ref: FunctionRef, node: ast.Call, facts: ModuleFacts, scope: FunctionFacts | None, depth: int = 0) -> tuple[ast.expr | None, str]:
         """The argument ``node`` passes for the parameter project function ``ref`` compiles;
         (None, what it is) when ``ref`` compiles none."""
-        fn = self.index.function(ref)
+        fn = self._wrapper_def(ref)
         param = self.compiled_parameter(ref, depth)
         if fn is None or not param:
             return None, f"{display_name(self.index, ref)}() compiles none of its parameters"
@@ -574,7 +574,7 @@ class RegionFinder:
         of its compile sites of it (its own ``torch.compile(param)``, or a call handing it to
         another wrapper, judged the same way with what that call passes on) lies in code the
         constants leave live. True where nothing is decided."""
-        fn = self.index.function(ref)
+        fn = self._wrapper_def(ref)
         facts = self.index.facts(ref.path)
         param = self.compiled_parameter(ref, depth)
         if not constants or fn is None or facts is None or not param or depth >= 6:
@@ -607,10 +607,21 @@ class RegionFinder:
             if not callees:
                 return True  # a wrapper outside the project: it compiles what it is given
             for callee in callees:
-                inner = _passed_constants([reached], self.index.function(callee), constants, stores)
+                inner = _passed_constants([reached], self._wrapper_def(callee), constants, stores)
                 if self._compiles_under(callee, inner, depth + 1):
                     return True
         return False
+
+    def _wrapper_def(self, ref: FunctionRef) -> FunctionFacts | None:
+        """The ``def`` of ``ref`` that compiles a parameter, where the module defines the name
+        more than once (``if use_compile: def compile_func(fn): return torch.compile(fn)``,
+        ``else: def compile_func(fn): return fn``): either may be bound at run time, so a call
+        may compile. The one the index keeps otherwise."""
+        facts = self.index.facts(ref.path)
+        kept = facts.function(ref.qualname) if facts is not None else None
+        if kept is None or kept.compiles_param:
+            return kept
+        return next((f for f in facts.functions if f.qualname == ref.qualname and f.compiles_param), kept)  # type: ignore[union-attr]
 
     def compiled_parameter(self, ref: FunctionRef, depth: int = 0) -> str:
         """The parameter a project function compiles (``*args`` for the first of its
@@ -621,7 +632,7 @@ class RegionFinder:
         if key in memo:
             return memo[key]
         memo[key] = ""  # a recursive wrapper confirms nothing by itself
-        fn = self.index.function(ref)
+        fn = self._wrapper_def(ref)
         facts = self.index.facts(ref.path)
         found = ""
         if fn is not None and facts is not None and fn.compiles_param and depth < 6:
