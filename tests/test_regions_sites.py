@@ -2127,6 +2127,34 @@ def test_a_wrapper_defined_on_one_side_of_an_if_is_a_wrapper(tmp_path):
     assert sites[("ops.py", 8)] == [("function", "ops.scale")]
 
 
+def test_relative_imports_of_a_namespace_portion_resolve_from_its_package_name(tmp_path):
+    # ``pkg/layers/linear/`` has no ``__init__``: its files are imported as
+    # ``pkg.layers.linear.<name>``, where ``from ...common import compile_func`` is pkg.common's.
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/common.py": """
+            import torch
+
+
+            def compile_func(fn):
+                return torch.compile(fn)
+        """,
+        "pkg/layers/__init__.py": "",
+        "pkg/layers/linear/fp16.py": """
+            from ...common import compile_func
+
+
+            def matmul(x, w):
+                return x @ w
+
+
+            matmul = compile_func(matmul)
+        """,
+    })
+    sites = by_line(resolve(tmp_path), tmp_path)
+    assert sites[(os.path.join("pkg", "layers", "linear", "fp16.py"), 8)] == [("function", "fp16.matmul")]
+
+
 def test_a_tests_parameter_takes_the_values_pytest_parametrizes_it_with(tmp_path):
     write(tmp_path, {
         "layers.py": """

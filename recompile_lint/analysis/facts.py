@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterator
 
+from recompile_lint.analysis.parsing import relative_base_for
+
 # Calls that build a tensor: a global bound to one is data, not a guarded constant.
 TENSOR_FACTORIES = frozenset(
     {
@@ -817,7 +819,7 @@ class _Collector(ast.NodeVisitor):
                 self.add_import_flow(name, alias.name if alias.asname else name, node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        base = resolve_relative(self.module, self.is_package, node.level or 0, node.module)
+        base = resolve_relative(relative_base_for(self.path, self.module) if node.level else self.module, self.is_package, node.level or 0, node.module)
         for alias in node.names:
             if alias.name == "*":
                 continue

@@ -73,6 +73,17 @@ def package_name_for(module: str, root: str) -> str:
     return f"{prefix}.{module}" if prefix else ""
 
 
+def relative_base_for(path: str, module: str) -> str:
+    """The module name a file's relative imports resolve from: its package-qualified name
+    where its directory is a namespace portion of a package (``from ...common import f`` in
+    ``pkg/layers/linear/fp16.py``, no ``__init__`` in ``linear/``, works only when it is
+    imported as ``pkg.layers.linear.fp16``), else ``module``."""
+    if not module:
+        return module
+    _, _, root = module_name_for(path)
+    return package_name_for(module, root) or module
+
+
 NAMESPACE_LEVELS = 3  # how many directories above a root may be namespace packages
 
 

@@ -92,7 +92,7 @@ from dataclasses import dataclass
 
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, dotted_name, resolve_relative
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
-from recompile_lint.analysis.parsing import on_deep_stack, parse_source
+from recompile_lint.analysis.parsing import on_deep_stack, parse_source, relative_base_for
 from recompile_lint.analysis.textscan import mentions
 
 # What a value is. ``ref`` names it: a project object's qualified name (``pkg.mod.Class``,
@@ -770,7 +770,7 @@ class ValueFlow:
         for stmt in reversed(tree.body):
             if not (isinstance(stmt, ast.ImportFrom) and any(alias.name == "*" for alias in stmt.names)):
                 continue
-            module = resolve_relative(facts.module, facts.is_package, stmt.level or 0, stmt.module)
+            module = resolve_relative(relative_base_for(facts.path, facts.module) if stmt.level else facts.module, facts.is_package, stmt.level or 0, stmt.module)
             path = self.index.module_path(module, facts.path) if module else None
             other = self.index.facts(path) if path is not None and path != facts.path else None
             if other is not None and self._exports(other, name, depth + 1):
@@ -833,7 +833,7 @@ class ValueFlow:
             out: set[Value] = set()
             for item in defs:
                 if isinstance(item, _ImportDef):
-                    dotted = resolve_relative(ctx.facts.module, ctx.facts.is_package, item.level, item.module)
+                    dotted = resolve_relative(relative_base_for(ctx.facts.path, ctx.facts.module) if item.level else ctx.facts.module, ctx.facts.is_package, item.level, item.module)
                     out.update(self._imported(ctx.facts, dotted, ctx.depth))
                     continue
                 if isinstance(item, _DefBinding):
