@@ -2155,6 +2155,28 @@ def test_relative_imports_of_a_namespace_portion_resolve_from_its_package_name(t
     assert sites[(os.path.join("pkg", "layers", "linear", "fp16.py"), 8)] == [("function", "fp16.matmul")]
 
 
+def test_a_call_that_fills_no_wrappers_compiled_parameter_is_no_site(tmp_path):
+    # ``Runner.train(self, cfg, model)`` compiles ``model``; ``model.train(True)`` on a value the
+    # flow does not know passes one argument, where ``model`` would be the second: it runs
+    # something else (``nn.Module.train``), no site. ``runner.train(cfg, net)`` may be the wrapper.
+    write(tmp_path, {"run.py": """
+        import torch
+
+
+        class Runner:
+            def train(self, cfg, model):
+                return torch.compile(model)
+
+
+        def epoch(model, runner, cfg, net):
+            model.train(True)
+            model.train()
+            runner.train(cfg, net)
+    """})
+    lines = {s.site.span.line: s.reason for s in resolve(tmp_path) if not s.wrapper_body}
+    assert lines == {12: "call"}
+
+
 def test_a_tests_parameter_takes_the_values_pytest_parametrizes_it_with(tmp_path):
     write(tmp_path, {
         "layers.py": """

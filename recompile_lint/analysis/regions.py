@@ -450,7 +450,13 @@ class RegionFinder:
             return None, f"{ast.unparse(node.func)} holds {held}, not a function"
         if name in self._inferred_short():
             # A method or nested wrapper's name called on something the value flow does not
-            # know: which function it runs is not known, so neither is what it compiles.
+            # know: which function it runs is not known, so neither is what it compiles;
+            # unless the call fills no wrapper of that name's compiled parameter
+            # (``model.train(True)`` beside a ``def train(self, cfg, model)`` that compiles
+            # ``model``): then it runs something else, or compiles nothing.
+            candidates = self._short_wrappers(name)
+            if candidates and not any(self._may_fill(node, fn, depth) for fn in candidates):
+                return None, f"{ast.unparse(node.func)}() passes nothing a project wrapper named `{name}` compiles"
             return NOT_CONSTANT_CALLEE, ""
         return _first_element(_first_argument(node)), ""
 
@@ -730,6 +736,46 @@ class RegionFinder:
             self.index.memo[key] = frozenset(self.index.store.compile_functions) - self.index.wrapper_functions()
         full = facts.resolve(ast.unparse(func))
         return any(full == w or full.endswith("." + w) or ("." not in w and full.rsplit(".", 1)[-1] == w) for w in self.index.memo[key])
+
+    def _short_wrappers(self, name: str) -> list[tuple[FunctionRef, FunctionFacts]]:
+        """The methods and nested functions named ``name`` that compile a parameter; none
+        where a decorator factory has that name too (its calls fill no parameter of its own)."""
+        key = ("short-wrappers",)
+        table = self.index.memo.get(key)
+        if table is None:
+            table, factories = {}, set()
+            for facts in self.index.parsed():
+                for fn in facts.functions:
+                    if fn.compiles_param and not fn.is_lambda:
+                        if fn.parent or fn.class_name:
+                            table.setdefault(fn.name, []).append((FunctionRef(facts.path, fn.qualname), fn))
+                        parent = facts.function(fn.parent) if fn.parent else None
+                        if parent is not None and not parent.compiles_param:
+                            factories.add(parent.name)
+            for name in factories:
+                table.pop(name, None)
+            self.index.memo[key] = table
+        return table.get(name, [])
+
+    def _may_fill(self, node: ast.Call, wrapper: tuple[FunctionRef, FunctionFacts], depth: int) -> bool:
+        """Whether ``node`` may pass an argument for the parameter ``wrapper`` compiles: by
+        keyword, at its position (a method's receiver not counted), or through a spread."""
+        ref, fn = wrapper
+        param = self.compiled_parameter(ref, depth)
+        if not param:
+            return False
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return True
+        if param.startswith("*"):
+            positional = [p for p in fn.params if p.kind == "positional"]
+            return len(node.args) > len(positional) - (1 if _is_method(fn) and "staticmethod" not in fn.decorators else 0)
+        if any(k.arg == param for k in node.keywords):
+            return True
+        positional = [p.name for p in fn.params if p.kind == "positional"]
+        if param not in positional:
+            return False
+        at = positional.index(param) - (1 if _is_method(fn) and "staticmethod" not in fn.decorators else 0)
+        return 0 <= at < len(node.args)
 
     def _inferred_short(self) -> frozenset[str]:
         key = ("inferred-wrappers",)
