@@ -43,7 +43,7 @@ def resolve_repository(directory: str) -> tuple[list[SiteResolution], int, float
     config = Config()
     files = discover([directory], config.exclude + config.extend_exclude, directory).files
     index = ProjectIndex(files, FactsStore())
-    sites = find_sites(index)
+    sites = find_sites(index, namesakes=True)
     return sites, len(files), time.perf_counter() - start, index
 
 

@@ -2091,6 +2091,10 @@ def test_a_wrapper_call_whose_constants_rule_out_every_compile_is_no_site(tmp_pa
     assert sites[("app.py", 42)] == [("module", "app.Net.forward")]
     # The wrappers' own sites are resolved at their calls, not analysed themselves.
     assert all(s.wrapper_body for s in resolutions if s.site.span.line in (19, 24, 31))
+    # A count that checks every call of a wrapper's name sees the two calls, as no sites.
+    files = [str(p) for p in sorted(tmp_path.rglob("*.py"))]
+    kept = {s.site.span.line: s for s in find_sites(ProjectIndex(files, FactsStore()), namesakes=True)}
+    assert kept[40].reason == kept[41].reason == "not-torch" and "rule out" in kept[40].detail
 
 
 def test_a_wrapper_defined_on_one_side_of_an_if_is_a_wrapper(tmp_path):

@@ -158,9 +158,10 @@ def compile_site_files(index: ProjectIndex) -> list[str]:
     return [path for path in candidates if (facts := index.facts(path)) is not None and facts.compile_sites]
 
 
-def find_sites(index: ProjectIndex, paths: "set[str] | None" = None, max_depth: int = 6) -> list[SiteResolution]:
+def find_sites(index: ProjectIndex, paths: "set[str] | None" = None, max_depth: int = 6, namesakes: bool = False) -> list[SiteResolution]:
     """Every compile site of the project (with ``paths``, of those files only), resolved,
-    sorted by file and position."""
+    sorted by file and position; with ``namesakes``, the calls of a wrapper's name that
+    compile nothing too (``not-torch``: ``RegionFinder.resolve``)."""
     finder = RegionFinder(index, max_depth)
     out: list[SiteResolution] = []
     for path in sorted(compile_site_files(index)):
@@ -168,7 +169,7 @@ def find_sites(index: ProjectIndex, paths: "set[str] | None" = None, max_depth: 
             continue
         facts = index.facts(path)
         if facts is not None:
-            out.extend(finder.resolve(facts))
+            out.extend(finder.resolve(facts, namesakes))
     out.sort(key=lambda r: (r.site_path, r.site.span.line, r.site.span.column))
     return out
 

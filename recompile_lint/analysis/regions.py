@@ -177,10 +177,11 @@ class RegionFinder:
                 out.extend(resolution.regions)
         return out
 
-    def resolve(self, facts: ModuleFacts) -> list[SiteResolution]:
+    def resolve(self, facts: ModuleFacts, namesakes: bool = False) -> list[SiteResolution]:
         """Every compile site of the module, resolved. A call that only shares a wrapper's
-        name (the value flow shows it runs a function that compiles none of its parameters)
-        is no site at all: left out."""
+        name (the value flow shows it runs a function that compiles none of its parameters,
+        or none of what this call passes) is no site at all: left out, unless ``namesakes``
+        (kept as ``not-torch``, for a count that checks every call of a wrapper's name)."""
         out = []
         for site in facts.compile_sites:
             resolution = self.resolve_site(facts, site)
@@ -193,7 +194,7 @@ class RegionFinder:
                 if scope is not None and (facts.path, scope.qualname) in self._called_wrappers():
                     # Its calls are sites, each resolved by what it passes: that is where it is analysed.
                     resolution = replace(resolution, reason="wrapper", detail=f"{scope.qualname}()")
-            if not (site.form in ("wrapper", "decorator") and resolution.reason == "not-torch"):
+            if namesakes or not (site.form in ("wrapper", "decorator") and resolution.reason == "not-torch"):
                 out.append(resolution)
         return out
 
@@ -433,12 +434,14 @@ class RegionFinder:
         compiled parameter as this call fills it; for a wrapper outside the project (the
         ``compile-functions`` setting), its first argument."""
         refs = [ref for ref in self.flow.callees(node, facts, scope) if self.index.function(ref) is not None]
+        why = ""
         for ref in refs:
             found = self._wrapper_argument(ref, node, facts, scope, depth)
             if found[0] is not None or not found[1]:
                 return found
+            why = why or found[1]
         if refs:
-            return None, f"{display_name(self.index, refs[0])}() compiles none of its parameters"
+            return None, why or f"{display_name(self.index, refs[0])}() compiles none of its parameters"
         other = self._namesake(node.func, facts, scope)
         if other:
             return None, other
