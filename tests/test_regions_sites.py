@@ -2091,6 +2091,29 @@ def test_a_wrapper_call_whose_constants_rule_out_every_compile_is_no_site(tmp_pa
     assert sites[("app.py", 42)] == [("module", "app.Net.forward")]
     # The wrappers' own sites are resolved at their calls, not analysed themselves.
     assert all(s.wrapper_body for s in resolutions if s.site.span.line in (19, 24, 31))
+    # A compile the first call alone runs is still a compile of what the call passes.
+    write(tmp_path, {"lazy.py": """
+        import torch
+
+        _COMPILED = None
+
+
+        def compile_once(model, scale=1.0):
+            global _COMPILED
+            if _COMPILED is None:
+                _COMPILED = torch.compile(model)
+            return _COMPILED
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x - 1
+
+
+        def main(x):
+            return compile_once(Net())(x)
+    """})
+    assert by_line(resolve(tmp_path), tmp_path)[("lazy.py", 19)] == [("module", "lazy.Net.forward")]
     # A count that checks every call of a wrapper's name sees the two calls, as no sites.
     files = [str(p) for p in sorted(tmp_path.rglob("*.py"))]
     kept = {s.site.span.line: s for s in find_sites(ProjectIndex(files, FactsStore()), namesakes=True)}

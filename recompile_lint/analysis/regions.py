@@ -593,7 +593,6 @@ class RegionFinder:
             return True
         stores = self.trees.rebound(node)
         branches = _branches(node, constants, stores)
-        live = {(call.lineno, call.col_offset): call for calls in branches.live.values() for call in calls}
         vararg = param[1:] if param.startswith("*") else ""
         for site in facts.compile_sites:
             if site.function != fn.qualname:
@@ -601,8 +600,7 @@ class RegionFinder:
             call = self._site_call(facts, site)
             if not isinstance(call, ast.Call):
                 return True
-            reached = live.get((call.lineno, call.col_offset)) if dotted_name(call.func) else call
-            if reached is None:
+            if branches.decided(call):
                 continue  # in a branch the constants rule out
             if site.form != "wrapper":
                 if site.target == param or (vararg and site.target in (f"*{vararg}", f"{vararg}[0]")):
@@ -616,7 +614,7 @@ class RegionFinder:
             if not callees:
                 return True  # a wrapper outside the project: it compiles what it is given
             for callee in callees:
-                inner = _passed_constants([reached], self._wrapper_def(callee), constants, stores)
+                inner = _passed_constants([call], self._wrapper_def(callee), constants, stores)
                 if self._compiles_under(callee, inner, depth + 1):
                     return True
         return False
@@ -1297,6 +1295,13 @@ class _Branches:
     live: dict[str, list[ast.Call]]  # callee text -> the calls in code the constants leave live
     ruled_out: set[str]  # callee texts called only in code the constants rule out
     dead: tuple[tuple[int, int, int, int], ...]  # (line, column, end line, end column) of each ruled-out branch
+    once: tuple[tuple[int, int, int, int], ...] = ()  # those of ``dead`` only the first call runs (``fills_once``)
+
+    def decided(self, node: ast.AST) -> bool:
+        """Whether the constants rule ``node`` out (it lies in a span of ``dead`` that is no
+        first-call fill: that one runs, once)."""
+        at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        return any((line, column) <= at <= (end_line, end_column) for line, column, end_line, end_column in self.dead if (line, column, end_line, end_column) not in self.once)
 
 
 def ends_in_exit(body: list[ast.stmt]) -> bool:
@@ -1313,6 +1318,7 @@ def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | 
     live: dict[str, list[ast.Call]] = {}
     elsewhere: set[str] = set()
     dead: list[tuple[int, int, int, int]] = []
+    once: list[tuple[int, int, int, int]] = []
 
     def decide(node: ast.If | ast.IfExp) -> bool | None:
         held = unassigned(constants, stores, node) if stores is not None else {}
@@ -1365,6 +1371,7 @@ def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | 
             # only): the body counts as a branch the region does not trace.
             for stmt in node.body:
                 rule_out(stmt)
+                once.append(dead[-1])
             stack.extend(reversed([(node.test, True), *[(stmt, False) for stmt in node.body], *block(node.orelse, True)]))
             continue
         if reached and constants and isinstance(node, (ast.If, ast.IfExp)):
@@ -1382,7 +1389,7 @@ def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | 
             elif text:
                 elsewhere.add(text)
         stack.extend(reversed(children(node, reached)))
-    return _Branches(live, elsewhere - set(live), tuple(sorted(dead)))
+    return _Branches(live, elsewhere - set(live), tuple(sorted(dead)), tuple(once))
 
 
 def fills_once(node: ast.If, local: set[str], stored: set[str]) -> bool:
