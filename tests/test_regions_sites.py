@@ -2204,6 +2204,40 @@ def test_a_call_that_fills_no_wrappers_compiled_parameter_is_no_site(tmp_path):
     assert lines == {12: "call"}
 
 
+SUPER_INIT = """
+import torch
+
+
+class Encoder(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class Base(torch.nn.Module):
+    def __init__(self, encoder, compile_it=True):
+        super().__init__()
+        self.encoder = encoder
+        if compile_it:
+            self.encoder = torch.compile(self.encoder)
+
+
+class Child(Base):
+    def __init__({params}):
+        {call}
+
+
+def build():
+    return Child({args})
+"""
+
+
+def test_a_subclass_constructors_super_init_call_is_a_caller(tmp_path):
+    # ``super().__init__(encoder)`` in ``Child.__init__`` runs ``Base.__init__``: what it
+    # passes, and so what ``Child(...)``'s callers pass, is ``Base``'s ``encoder``.
+    write(tmp_path, {"m.py": SUPER_INIT.format(params="self, encoder, scale=2", call="super().__init__(encoder)", args="Encoder(), 3")})
+    assert by_line(resolve(tmp_path), tmp_path)[("m.py", 14)] == [("module", "m.Encoder.forward")]
+
+
 def test_a_tests_parameter_takes_the_values_pytest_parametrizes_it_with(tmp_path):
     write(tmp_path, {
         "layers.py": """

@@ -2099,6 +2099,29 @@ class ValueFlow:
                         break
             if len(found) >= self.max_callers:
                 break
+        if cls is not None and _is_method(fn) and len(found) < self.max_callers:
+            found.extend(self._super_callers(facts, cls, fn, offset, depth)[: self.max_callers - len(found)])
+        return found
+
+    def _super_callers(self, facts: ModuleFacts, cls: ClassFacts, fn: FunctionFacts, offset: int, depth: int) -> list[tuple[ModuleFacts, FunctionFacts | None, ast.Call, int]]:
+        """The calls ``super().<name>(...)`` in methods of the class's subclasses that run this
+        method (``super().__init__(**kwargs)`` of a subclass's constructor): callers too."""
+        own = self._function_value(facts, fn)
+        found = []
+        for sub_facts, sub in self.index.subclasses(facts, cls)[: self.max_values]:
+            tree = self.tree(sub_facts.path)
+            if tree is None:
+                continue
+            for call in self._calls_named(sub_facts.path, tree, fn.name):
+                func = call.func
+                if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"):
+                    continue
+                scope = _scope_at(sub_facts, call.lineno, call.col_offset)
+                if scope is None or scope.class_name != sub.qualname:
+                    continue
+                values = self._eval(func, _Ctx(sub_facts, scope, (), depth))
+                if any(v.kind == "bound-method" and v.ref == own.ref and v.path == own.path for v in values):
+                    found.append((sub_facts, scope, call, offset))
         return found
 
     def _caller_files(self, facts: ModuleFacts, cls: ClassFacts | None, names: set[str]) -> list[str]:
