@@ -2238,6 +2238,13 @@ def test_a_subclass_constructors_super_init_call_is_a_caller(tmp_path):
     assert by_line(resolve(tmp_path), tmp_path)[("m.py", 14)] == [("module", "m.Encoder.forward")]
 
 
+def test_a_keyword_passed_on_through_kwargs_reaches_the_base_constructor(tmp_path):
+    # ``def __init__(self, scale=2, **kwargs): super().__init__(**kwargs)`` hands ``encoder=``
+    # of its callers on to ``Base.__init__``.
+    write(tmp_path, {"m.py": SUPER_INIT.format(params="self, scale=2, **kwargs", call="super().__init__(**kwargs)", args="encoder=Encoder(), scale=3")})
+    assert by_line(resolve(tmp_path), tmp_path)[("m.py", 14)] == [("module", "m.Encoder.forward")]
+
+
 def test_a_tests_parameter_takes_the_values_pytest_parametrizes_it_with(tmp_path):
     write(tmp_path, {
         "layers.py": """

@@ -1401,11 +1401,33 @@ class ValueFlow:
             caller_ctx = _Ctx(caller_facts, scope, (), ctx.depth + 1)
             arg = _argument(call, fn.params, index - skipped, param.name, skipped)
             if arg is None:
+                out.update(self._forwarded_keyword(caller_facts, scope, call, param.name, ctx.depth + 1))
                 continue
             if isinstance(arg, ast.Starred):
                 out.add(unknown("dynamic"))
                 continue
             out.update(self._narrowed_by_test(caller_ctx, call, arg, self._eval(arg, caller_ctx)))
+        return out
+
+    def _forwarded_keyword(self, facts: ModuleFacts, scope: FunctionFacts | None, call: ast.Call, name: str, depth: int) -> set[Value]:
+        """What a call that spreads its function's own ``**kwargs`` (``super().__init__(**kwargs)``)
+        passes as keyword ``name``: what the function's callers pass as that keyword, followed
+        through their own such spreads. Empty where the call spreads nothing of the kind, or the
+        function takes ``name`` itself (then it is no part of ``kwargs``)."""
+        if scope is None or depth >= self.max_caller_depth:
+            return set()
+        kwarg = next((p.name for p in scope.params if p.kind == "kwarg"), None)
+        if kwarg is None or any(p.name == name for p in scope.params):
+            return set()
+        if not any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == kwarg for k in call.keywords):
+            return set()
+        out: set[Value] = set()
+        for caller_facts, caller_scope, outer, _ in self._find_callers(FunctionRef(facts.path, scope.qualname), depth + 1):
+            value = _keyword(outer, name)
+            if value is not None:
+                out.update(self._eval(value, _Ctx(caller_facts, caller_scope, (), depth + 1)))
+            else:
+                out.update(self._forwarded_keyword(caller_facts, caller_scope, outer, name, depth + 1))
         return out
 
     def _narrowed_by_test(self, ctx: _Ctx, call: ast.Call, arg: ast.expr, values: frozenset[Value]) -> frozenset[Value]:
