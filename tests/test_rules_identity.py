@@ -454,6 +454,9 @@ def test_rcl404_follows_the_regions_dynamic_option(tmp_path):
     assert "dynamic=False" in fixed.findings[0].message and "recompile_limit" in fixed.findings[0].message
     symbolic = lint_snippet(tmp_path, RCL404_OPTIONS.format(options=", dynamic=True"), config=only("RCL404"))
     assert list(symbolic.findings) == []
+    # fullgraph=True leaves no resume function: `.item()` is traced, a clock raises at once.
+    whole = lint_snippet(tmp_path, RCL404_OPTIONS.format(options=", dynamic=False, fullgraph=True"), config=only("RCL404"))
+    assert list(whole.findings) == []
 
 
 def test_rcl404_capture_scalar_outputs_in_the_running_script_silences_item_not_tolist(tmp_path):

@@ -118,6 +118,12 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
             # value is symbolic from its first graph (measured on torch 2.13, 12 calls with new
             # values: 2 graphs for `.item()`, 1 for `.tolist()` or a clock, no recompile).
             return
+        if (ctx.region.site.option("fullgraph") or "").strip() == "True":
+            # No resume function under fullgraph=True (measured on torch 2.13): `.item()` and
+            # `int(t)` are traced into the one graph (12 calls with new values, even with
+            # dynamic=False: 1 graph, no break); `.tolist()` of a float tensor, a clock or
+            # `random` make the first call raise `Unsupported`, an error, not a recompile.
+            return
         captured = self.captures_scalars(ctx)
         returned = self.returned_directly(ctx.nodes_of(cst.Return, cst.Expr))
         raising = self.raising(ctx)
