@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterator
 
-from recompile_lint.analysis.parsing import relative_base_for
+from recompile_lint.analysis.parsing import DEEP_CODE_FRAMES, relative_base_for
 
 # Calls that build a tensor: a global bound to one is data, not a guarded constant.
 TENSOR_FACTORIES = frozenset(
@@ -1790,10 +1790,6 @@ def _declarations(body: list[ast.stmt], globals_: set[str], nonlocals: set[str])
             nonlocals.update(node.names)
         elif isinstance(node, (ast.stmt, ast.ExceptHandler, ast.match_case)) and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             stack.extend(ast.iter_child_nodes(node))
-
-
-# Frames the ast visitors may need for the deepest code CPython itself compiles.
-DEEP_CODE_FRAMES = 10_000
 
 
 def _compiled_parameter(sites: list[CompileSite], qualname: str, params: list[Param], wrapper_args=()) -> str:

@@ -6,7 +6,7 @@ Deeply nested code is valid Python (a 7,100-term ``and``, an ``elif`` chain of t
 in native code, where no recursion limit applies and the C stack simply overflows. So:
 
 - ``on_deep_stack`` runs a parse where the stack is known to be large enough for the
-  recursion limit the visitors raise (``facts.DEEP_CODE_FRAMES``): the main thread with the
+  recursion limit the visitors raise (``DEEP_CODE_FRAMES``): the main thread with the
   usual 8 MiB or more, else a thread of its own with ``DEEP_STACK_BYTES``.
 - ``parse_cst`` (the rules' libcst trees) measures a snippet before handing it to libcst: a
   tree deeper than ``MAX_CST_DEPTH`` levels, whose walk by the rules would exhaust the
@@ -326,12 +326,14 @@ def parse_cst(snippet: str) -> "libcst.Module":
     return on_deep_stack(libcst.parse_module, snippet)
 
 
+# Frames the ast visitors may need for the deepest code CPython itself compiles.
+DEEP_CODE_FRAMES = 10_000
+
+
 def raise_recursion_limit() -> None:
-    """The recursion limit the visitors over deep code need (``facts.DEEP_CODE_FRAMES``), on
+    """The recursion limit the visitors over deep code need (``DEEP_CODE_FRAMES``), on
     stacks ``on_deep_stack`` makes sure of: ``ast`` then recurses up to three times as deep
     in C, about 4 MiB at 10,000."""
-    from recompile_lint.analysis.facts import DEEP_CODE_FRAMES
-
     if sys.getrecursionlimit() < DEEP_CODE_FRAMES:
         sys.setrecursionlimit(DEEP_CODE_FRAMES)
 
