@@ -2505,7 +2505,7 @@ def test_a_modules_namespace_indexed_by_name_is_its_attribute(tmp_path):
 
 def test_super_attribute_is_the_next_bases_bound_to_the_receiver(tmp_path):
     # ``return super().to(*args)`` in an override of ``to`` returns the receiver (torch's
-    # ``Module.to``); ``super().build()`` runs the project base's ``build`` on the receiver.
+    # ``Module.to``); ``super(Flip, self).build()`` runs the project base's ``build`` on it.
     write(tmp_path, {"aug.py": """
         import torch
 
@@ -2525,7 +2525,7 @@ def test_super_attribute_is_the_next_bases_bound_to_the_receiver(tmp_path):
 
             def build(self):
                 self.ready = True
-                return super().build()
+                return super(Flip, self).build()
 
 
         def main():

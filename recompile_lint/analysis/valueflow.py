@@ -558,6 +558,8 @@ class ValueFlow:
         cls = ctx.facts.cls(fn.class_name)
         if cls is None:
             return None
+        if call.args and not (isinstance(call.args[0], ast.Name) and call.args[0].id == cls.name and isinstance(call.args[1], ast.Name) and call.args[1].id == fn.params[0].name):
+            return None  # ``super(Other, obj)``: another class's MRO, or another receiver
         out: set[Value] = set()
         for receiver in self._name(fn.params[0].name, ctx, 0):
             if receiver.kind != "instance":
