@@ -767,16 +767,12 @@ class RegionFinder:
             return False
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return True
-        if param.startswith("*"):
-            positional = [p for p in fn.params if p.kind == "positional"]
-            return len(node.args) > len(positional) - (1 if _is_method(fn) and "staticmethod" not in fn.decorators else 0)
-        if any(k.arg == param for k in node.keywords):
-            return True
+        skip = 1 if _is_method(fn) and "staticmethod" not in fn.decorators else 0
         positional = [p.name for p in fn.params if p.kind == "positional"]
-        if param not in positional:
-            return False
-        at = positional.index(param) - (1 if _is_method(fn) and "staticmethod" not in fn.decorators else 0)
-        return 0 <= at < len(node.args)
+        if param.startswith("*"):
+            return len(node.args) > len(positional) - skip
+        index = positional.index(param) if param in positional else -1
+        return _argument(node, fn.params, index - skip if index >= 0 else -1, param, skip) is not None
 
     def _inferred_short(self) -> frozenset[str]:
         key = ("inferred-wrappers",)
