@@ -18,7 +18,7 @@ from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Span
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
 from recompile_lint.analysis.parsing import CstRefused, parse_cst
 from recompile_lint.models import Boundedness, FileError, Guard, Location, Severity, Subject
-from recompile_lint.analysis.regions import CompiledRegion
+from recompile_lint.analysis.regions import CompiledRegion, within
 
 FunctionNode = Union[cst.FunctionDef, cst.Lambda]
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -191,8 +191,7 @@ class FunctionContext:
         pos: CodeRange | None = self._parsed.positions.get(node)
         if pos is None:
             return False
-        start = (pos.start.line + self._parsed.line_offset, pos.start.column)
-        return any((line, column) <= start <= (end_line, end_column) for line, column, end_line, end_column in self.dead)
+        return within((pos.start.line + self._parsed.line_offset, pos.start.column), self.dead)
 
     def report(
         self,

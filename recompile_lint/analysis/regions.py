@@ -1297,7 +1297,13 @@ class _Branches:
         """Whether the constants rule ``node`` out (it lies in a span of ``dead`` that is no
         first-call fill: that one runs, once)."""
         at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-        return any((line, column) <= at <= (end_line, end_column) for line, column, end_line, end_column in self.dead if (line, column, end_line, end_column) not in self.once)
+        return within(at, tuple(span for span in self.dead if span not in self.once))
+
+
+def within(at: tuple[int, int], spans: tuple[tuple[int, int, int, int], ...]) -> bool:
+    """Whether a (line, ``ast`` column) position lies in one of ``spans`` (line, column, end
+    line, end column), as ``CompiledRegion.dead`` holds them."""
+    return any((line, column) <= at <= (end_line, end_column) for line, column, end_line, end_column in spans)
 
 
 def ends_in_exit(body: list[ast.stmt]) -> bool:

@@ -32,7 +32,7 @@ from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Mutation, 
 from recompile_lint.analysis.guards import HOOKED, PredictedGuard, Storage, forward_hooks
 from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
 from recompile_lint.analysis.parsing import parse_source
-from recompile_lint.analysis.regions import CompiledRegion
+from recompile_lint.analysis.regions import CompiledRegion, within
 from recompile_lint.analysis.textscan import Names
 from recompile_lint.models import Location
 
@@ -580,7 +580,7 @@ class Variation:
         """(inside the region, why) when ``mutation`` runs between two calls of ``region``."""
         ref = FunctionRef(mutation.path, mutation.function) if mutation.function else None
         if ref is not None and ref in self.reached(region):
-            if _in_spans(mutation, dict(region.dead).get(ref, ())):
+            if within((mutation.line, mutation.column - 1), dict(region.dead).get(ref, ())):  # a mutation's column counts from 1
                 # In a branch the region does not trace: ruled out by the constants its calls
                 # pass, or a first-call fill (``if not self.compiled: ...; self.compiled = True``).
                 return None
@@ -1713,10 +1713,3 @@ def _verb(mutation: Mutation) -> str:
 
 def _short(name: str) -> str:
     return name.rsplit(".", 1)[-1] if name.count(".") > 1 else name
-
-
-def _in_spans(mutation: Mutation, spans: tuple[tuple[int, int, int, int], ...]) -> bool:
-    """Whether ``mutation`` starts in one of ``spans`` (line, column, end line, end column, as
-    ``ast`` gives them: columns from 0; a mutation's column counts from 1)."""
-    at = (mutation.line, mutation.column - 1)
-    return any((line, column) <= at <= (end_line, end_column) for line, column, end_line, end_column in spans)
