@@ -582,11 +582,21 @@ class RegionFinder:
         literals, or leaves to literal defaults) may still compile its compiled parameter: one
         of its compile sites of it (its own ``torch.compile(param)``, or a call handing it to
         another wrapper, judged the same way with what that call passes on) lies in code the
-        constants leave live. True where nothing is decided."""
+        constants leave live. True where nothing is decided. Once per wrapper and constants
+        (a module's many ``compile_func(f)`` calls pass the same ones)."""
+        if not constants:
+            return True
+        key = ("compiles-under", ref, repr(sorted(constants.items())), depth)
+        memo = self.index.memo
+        if key not in memo:
+            memo[key] = self._compiles_under_uncached(ref, constants, depth)
+        return memo[key]
+
+    def _compiles_under_uncached(self, ref: FunctionRef, constants: dict[str, object], depth: int) -> bool:
         fn = self._wrapper_def(ref)
         facts = self.index.facts(ref.path)
         param = self.compiled_parameter(ref, depth)
-        if not constants or fn is None or facts is None or not param or depth >= 6:
+        if fn is None or facts is None or not param or depth >= 6:
             return True
         node = self.trees.node(facts.path, fn)
         if node is None:
