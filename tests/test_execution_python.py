@@ -49,6 +49,24 @@ def test_a_wrapper_forwarding_star_args_and_keyword_arguments_compiles():
     assert seen(calls, "k") == [Const(1), Const(2)]
 
 
+def test_a_compiled_call_with_a_keyword_the_function_does_not_take_raises():
+    # ``TypeError`` before the body runs: no cache entry, and the path ends there.
+    _, g, calls = run(
+        """
+        import torch
+        def f(x, k=1):
+            return x * k
+        fast = torch.compile(f)
+        after = 0
+        fast(torch.ones(2), k=2)
+        fast(torch.ones(2), scale=3)
+        after = 1
+        """
+    )
+    assert seen(calls, "k") == [Const(2)]
+    assert g["after"] == Const(0)
+
+
 def test_keyword_arguments_a_function_collects_are_a_dict_of_them():
     _, g, _ = run(
         """

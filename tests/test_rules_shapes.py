@@ -83,6 +83,64 @@ def train(ds):
     assert found(result, "RCL205") == [("train.py", 22)]
 
 
+def test_last_batch_call_passing_a_keyword_forward_does_not_take_is_not_a_call_of_it(tmp_path):
+    # ``model(input_ids=x)`` raises TypeError for ``Net.forward(self, x)``: what the program
+    # calls there is something else (a candidate the analysis could not rule out).
+    source = NET + """
+
+def train(ds):
+    model = torch.compile(Net())
+    for x, y in DataLoader(ds, batch_size=32):
+        model(input_ids=x)
+    for x, y in DataLoader(ds, batch_size=32):
+        model(x=x)
+"""
+    result = lint_snippet(tmp_path, source, config=select("RCL205"))
+    assert [f.line for f in result.findings] == [20]
+
+
+def test_writes_in_a_loop_whose_calls_cannot_bind_to_the_region_are_no_evidence(tmp_path):
+    # A global and an attribute changed in the loop that calls ``model``: evidence when the
+    # call can run ``Net.forward``, none when it passes a keyword ``forward`` does not take.
+    program = """
+import torch
+from torch import nn
+
+SCALE = 1.0
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+        self.step = 0
+
+    def forward(self, x):
+        return self.fc(x) * SCALE + self.step
+
+
+def set_scale(value):
+    global SCALE
+    SCALE = value
+
+
+def train(batches):
+    model = torch.compile(Net())
+    for i, x in enumerate(batches):
+        set_scale(i * 0.5)
+        model.step += 1
+        model(CALL)
+
+
+if __name__ == "__main__":
+    train([torch.randn(4, 8) for _ in range(10)])
+"""
+    bound = lint_snippet(tmp_path, program.replace("CALL", "x=x"), config=select("RCL101", "RCL104"))
+    assert sorted(f.code for f in bound.findings) == ["RCL101", "RCL104"]
+    unbound = lint_snippet(tmp_path, program.replace("CALL", "input_ids=x"), config=select("RCL101", "RCL104"))
+    assert unbound.findings == ()
+
+
 def test_last_batch_unknown_or_single_sample_loaders_are_silent(tmp_path):
     source = NET + """
 

@@ -543,6 +543,28 @@ def is_local(region: CompiledRegion) -> bool:
     return not (site.assigned_to or site.target or "").startswith("self.")
 
 
+def binds(index: ProjectIndex, region: CompiledRegion, call: CallSite) -> bool:
+    """Whether ``call`` can run the region: False when it passes a keyword that no parameter
+    of the entry takes and the entry takes no ``**kwargs``. Python raises ``TypeError``
+    before the body runs, so a program that makes the call holds something else there (a
+    value of another class that analysis could not rule out). An entry under a decorator of
+    the project's or another library's (one that may take keywords of its own) always binds."""
+    if not call.keywords:
+        return True
+    fn = index.function(region.entry)
+    if fn is None or any(not _keeps_signature(name) for name in fn.decorators):
+        return True
+    if any(param.kind == "kwarg" for param in fn.params):
+        return True
+    names = {param.name for param in fn.params if param.kind in ("positional", "keyword")}
+    return all(key in names for key, _ in call.keywords)
+
+
+def _keeps_signature(decorator: str) -> bool:
+    """A decorator whose result takes the arguments the function takes."""
+    return decorator in ("staticmethod", "classmethod", "functools.wraps") or decorator.startswith("torch.")
+
+
 def prime(index: ProjectIndex, regions: list[CompiledRegion]) -> None:
     """Collect the call sites of every region in one pass over the project: each file is
     parsed and walked once, instead of once per region that names it. A local compiled

@@ -27,7 +27,7 @@ import textwrap
 from typing import Callable, Iterator
 from dataclasses import dataclass, field
 
-from recompile_lint.analysis.callsites import CallSite, call_sites, collect_call_sites, names_of
+from recompile_lint.analysis.callsites import CallSite, binds, call_sites, collect_call_sites, names_of
 from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Mutation, expects_error
 from recompile_lint.analysis.guards import HOOKED, PredictedGuard, Storage, forward_hooks
 from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
@@ -124,6 +124,7 @@ class Variation:
         self._alias_params: dict[int, dict[FunctionRef, set[str]]] = {}
         self._may_execute: dict[tuple[FunctionRef, int], bool] = {}
         self._call_tables: dict[tuple[str, str], tuple[dict[str, list[_LoopCall]], list[_LoopCall], dict[_LoopCall, int]]] = {}
+        self._unbound: dict[int, set[tuple[str, str, str]]] = {}
         self._wanted_names: Names | None = None
         # Each dotted prefix of a parsed file's import targets -> those files (``_importers``),
         # built as files are parsed: asking per region costs what it finds.
@@ -614,7 +615,8 @@ class Variation:
         # An increment in a method nobody in the project calls (an API's ``step()``) runs per
         # use; not a constructor, which sets up an instance before it is compiled (instances
         # compiled one by one are ``per_instance_evidence``'s question).
-        if mutation.op == "augassign" and fn.name != "__init__" and not self.callers(ref):  # type: ignore[arg-type]
+        # Not a function whose own calls of the region cannot run it (``binds``).
+        if mutation.op == "augassign" and fn.name != "__init__" and not self.callers(ref) and not self._holds_unbound(region, mutation.path, fn.qualname):  # type: ignore[arg-type]
             return False, f"in `{fn.qualname}`, which updates it each time it is called"
         return None
 
@@ -716,12 +718,30 @@ class Variation:
 
     def calls_region(self, region: CompiledRegion, facts: ModuleFacts, fn: FunctionFacts | None, callee: str) -> bool:
         """Whether calling ``callee`` (as written in ``fn``) runs ``region``."""
+        if (facts.path, fn.qualname if fn is not None else "", callee) in self.unbound_calls(region):
+            return False
         if callee.rsplit(".", 1)[-1] in self.names(region) and self.may_name(region, facts, fn, callee):
             return True
         if fn is not None and "." not in callee and (FunctionRef(facts.path, fn.qualname), callee) in self.aliases(region):
             return True
         ref = self.resolve_callee(facts, fn, callee)
         return ref is not None and self.executes(region, ref)
+
+    def unbound_calls(self, region: CompiledRegion) -> set[tuple[str, str, str]]:
+        """(file, function, callee) where every call by a name of the region passes a keyword
+        its entry does not take (``callsites.binds``): Python raises there before the body
+        runs, so the callee holds something else and those calls do not run the region."""
+        found = self._unbound.get(id(region))
+        if found is None:
+            bound: set[tuple[str, str, str]] = set()
+            unbound: set[tuple[str, str, str]] = set()
+            for call in call_sites(self.index, region):
+                (bound if binds(self.index, region, call) else unbound).add((call.path, call.function, call.callee))
+            found = self._unbound[id(region)] = unbound - bound
+        return found
+
+    def _holds_unbound(self, region: CompiledRegion, path: str, qualname: str) -> bool:
+        return any(call[0] == path and call[1] == qualname for call in self.unbound_calls(region))
 
     def region_calls(self, region: CompiledRegion, facts: ModuleFacts, fn: FunctionFacts | None) -> list[_LoopCall]:
         """The loop calls of ``fn`` (module level when None) for which ``calls_region`` can be
@@ -823,7 +843,10 @@ class Variation:
         if facts is not None and fn is not None and depth <= CALLER_DEPTH:
             names = self.names(region)
             aliases = self.aliases(region)
+            unbound = self.unbound_calls(region)
             for callee in fn.calls:
+                if (ref.path, ref.qualname, callee) in unbound:
+                    continue
                 if (callee.rsplit(".", 1)[-1] in names and self.may_name(region, facts, fn, callee)) or (ref, callee) in aliases:
                     result = True
                     break

@@ -10,7 +10,7 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from recompile_lint.analysis.callsites import Argument, CallSite, Loop, call_sites, names_of, primed_sites
+from recompile_lint.analysis.callsites import Argument, CallSite, Loop, binds, call_sites, names_of, primed_sites
 from recompile_lint.analysis.context import child_nodes
 from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts, Param, dotted_name, span_of
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
@@ -225,13 +225,14 @@ def sites_of(index: ProjectIndex, region: CompiledRegion) -> list[CallSite]:
     """Call sites that call this region's compiled object, not merely something of the same
     name: in the compiling file (in the compiling function when the compiled object is a
     local variable, or a function that takes it as a parameter of that name), or in another
-    file through an import of the compiling module. Computed once per region and run: three
-    rules ask."""
+    file through an import of the compiling module; not a call that cannot bind to the
+    entry's parameters (``callsites.binds``). Computed once per region and run: three rules
+    ask."""
     memo = index.memo.setdefault("sites_of", {})
     assert isinstance(memo, dict)
     key = (region.site_path, region.site, region.model_class, region.entry)
     if key not in memo:
-        memo[key] = _sites_of(index, region)
+        memo[key] = [call for call in _sites_of(index, region) if binds(index, region, call)]
     return list(memo[key])
 
 

@@ -1021,11 +1021,23 @@ class Interpreter:
             return target.function, list(target.args) + args
         return None
 
+    def takes_keywords(self, function: Function, kwargs: dict[str, object]) -> bool:
+        """Whether ``function`` takes every keyword of a call (``callsites.binds`` for the
+        call sites): one that no parameter names, without ``**kwargs``, raises."""
+        node = self.codes.get(function.code)
+        spec = getattr(node, "args", None)
+        if not kwargs or spec is None or spec.kwarg is not None or getattr(node, "decorator_list", None):
+            return True
+        names = {a.arg for a in spec.posonlyargs + spec.args + spec.kwonlyargs}
+        return all(key in names for key in kwargs)
+
     def call_compiled(self, frame: Frame, compiled: CompiledValue, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         found = self.compiled_target(compiled, args)
         if found is None:
             return TOP
         function, arguments = found
+        if not self.takes_keywords(function, kwargs):
+            raise Raised()  # ``TypeError`` before the body runs: no graph, the path ends
         bound = self.bind(function, arguments, kwargs)
         told = bound is not None and self.observer is not None and not self.probing
         self.call_loops = len(frame.loops)
