@@ -2567,3 +2567,76 @@ def test_a_wrapper_calling_its_parameters_compile_method_compiles_no_model_with_
     sites = by_line(resolve(tmp_path), tmp_path)
     assert ("train.py", 21) not in sites
     assert sites[("train.py", 22)] == [("module", "train.Plain.forward")]
+
+
+PATH_TESTS = """
+import sys
+import torch
+from torch import nn
+
+
+class Big(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+class Small(nn.Module):
+    def forward(self, x):
+        return x - 1
+
+
+def main(args):
+    model = Big()
+    if args.tiny:
+        pass
+    elif args.small and args.fast:
+        model = Small()
+    if args.parallel:
+        model = nn.DataParallel(model)
+    if args.compile:
+        if args.small or args.bf32:
+            sys.exit(0)
+        model = torch.compile(model)
+    return model
+
+
+def other(args):
+    model = Big()
+    if args.small:
+        model = Small()
+    if args.small:
+        return model
+    return torch.compile(model)
+
+
+def rebound(args):
+    model = Big()
+    if args.small:
+        model = Small()
+    args = args.next
+    if args.small:
+        return model
+    return torch.compile(model)
+
+
+def attribute(self):
+    model = Big()
+    if self.small:
+        model = Small()
+    if self.small:
+        return model
+    return torch.compile(model)
+"""
+
+
+def test_an_assignment_under_a_test_the_site_rules_out_does_not_reach_it(tmp_path):
+    """``if args.small and ...: model = Small()`` and, later, ``if args.small or ...: exit()``
+    before ``torch.compile(model)``: the path that assigns ``Small`` never reaches the compile,
+    through an assignment between them too (``model = DataParallel(model)``). Not where the
+    tested name is rebound between, nor for an attribute of ``self`` (a call may change it)."""
+    write(tmp_path, {"main.py": PATH_TESTS})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("main.py", 27)] == [("module", "main.Big.forward")]
+    assert found[("main.py", 37)] == [("module", "main.Big.forward")]
+    assert found[("main.py", 47)] == [("module", "main.Big.forward"), ("module", "main.Small.forward")]
+    assert found[("main.py", 56)] == [("module", "main.Big.forward"), ("module", "main.Small.forward")]

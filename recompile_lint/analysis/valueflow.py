@@ -88,7 +88,7 @@ import bisect
 import os
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, dotted_name, resolve_relative
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex
@@ -269,6 +269,11 @@ class _Ctx:
     # The nodes evaluated carry their file's positions: a name's value at its line can be
     # told from the assignments that reach it (not for source text parsed on its own).
     positions: bool = True
+    # Tests known to hold at a later use in this scope that an assignment's value reaches
+    # (``model = wrap(model)`` evaluated for ``torch.compile(model)`` after ``if args.fp8:
+    # exit()``), and the first line of that chain: ``_contradicts`` reads them too.
+    assumed: tuple[tuple[str, bool], ...] = ()
+    assumed_from: int = 0
 
     def bound(self, name: str) -> frozenset[Value] | None:
         for key, values in self.env:
@@ -318,6 +323,7 @@ class ValueFlow:
         self._called: dict[str, frozenset[str]] = {}
         self._import_tails: dict[str, tuple[str, str | None]] = {}
         self._dead_ranges: dict[tuple, list[tuple[int, int]]] = {}
+        self._rebound: dict[tuple[str, str], list[tuple[str, int, tuple[tuple[int, int], ...]]]] = {}
         self._reaching_defs: dict[tuple, tuple | None] = {}
         self._defs: dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
         self._setters: dict[tuple[str, str], bool] = {}  # methods that setattr per keyword
@@ -846,14 +852,18 @@ class ValueFlow:
                 expr, path = item if isinstance(item, tuple) else (item, ())
                 if self._dead(ctx, getattr(expr, "lineno", 0)):
                     continue  # under an ``isinstance`` test the call's arguments fail
-                values = self._eval(expr, ctx)
+                at = getattr(expr, "lineno", 0)
+                known = self._known(ctx, line, at)
+                if self._contradicts(ctx, known, at):
+                    continue  # ``if args.fp8: model = f(model)`` ... ``if args.fp8: exit()``
+                values = self._eval(expr, replace(ctx, assumed=tuple(sorted(known.items())), assumed_from=min(at, line, ctx.assumed_from or line)) if known else ctx)
                 for position in path:
                     values = self._union(self._elements(v, position, ctx.depth) for v in values)
                 out.update(values)
             return self._cap(out)
 
         # In a loop an assignment can reach itself (``xs = xs + [x]``): a cycle like any other.
-        return self._memoised(("reach", *key, ctx.env, ctx.depth), compute)
+        return self._memoised(("reach", *key, ctx.env, ctx.depth, ctx.assumed, ctx.assumed_from), compute)
 
     def _imported(self, facts: ModuleFacts, dotted: str, depth: int) -> frozenset[Value]:
         """What an import binds its name to: the module or name ``dotted`` (absolute); nothing
@@ -911,7 +921,7 @@ class ValueFlow:
         """What the flows of ``ctx``'s scope bind ``target`` to (memoised per scope)."""
         fn = ctx.fn
         flows = self._targets(ctx.facts, fn).get(target, ())
-        key = ("flow", ctx.facts.path, fn.qualname if fn is not None else "", ctx.env, target, ctx.depth)
+        key = ("flow", ctx.facts.path, fn.qualname if fn is not None else "", ctx.env, target, ctx.depth, ctx.assumed, ctx.assumed_from)
 
         def compute() -> frozenset[Value]:
             live = [flow for flow in flows if not self._dead(ctx, flow[2])]
@@ -923,6 +933,46 @@ class ValueFlow:
             return self._cap(out)
 
         return self._memoised(key, compute)
+
+    def _known(self, ctx: _Ctx, use: int, line: int) -> dict[str, bool]:
+        """The tests known to hold at ``use`` (``_path_facts``) and at the later uses its value
+        reaches (``ctx.assumed``), of names and chains no statement of the scope rebinds from
+        ``line`` on (a binding before, outside any loop around it, holds throughout:
+        ``args = parse_args()`` at the top)."""
+        body = self._body(ctx.facts, ctx.fn) if use and line else None
+        if body is None:
+            return {}
+        known = dict(ctx.assumed)
+        known.update(_path_facts(body, use))
+        if not known:
+            return known
+        key = (ctx.facts.path, ctx.fn.qualname if ctx.fn is not None else "")
+        rebound = self._rebound.get(key)
+        if rebound is None:
+            rebound = self._rebound[key] = _rebound_texts(body)
+        first = min(line, use, ctx.assumed_from or use)
+        changing = {t for t, at, loops in rebound if at >= first or any(start <= first <= end for start, end in loops)}
+        fn = ctx.fn
+        # A function's own locals and parameters (not ``self.flag``, which a method call
+        # between may change, nor a global another function may rebind).
+        owned = (lambda root: root in fn.local_names or any(p.name == root for p in fn.params)) if fn is not None else (lambda root: True)
+        return {
+            atom: value for atom, value in known.items()
+            if atom.split(".", 1)[0] not in ("self", "cls") and owned(atom.split(".", 1)[0])
+            and not any(atom == t or atom.startswith(t + ".") or t.startswith(atom + ".") for t in changing)
+        }
+
+    def _contradicts(self, ctx: _Ctx, known: dict[str, bool], line: int) -> bool:
+        """Whether the tests that lead to an assignment at ``line`` cannot hold with those
+        ``known`` at its use: the assignment sits under ``if args.fp8 and ...:`` and the use
+        after ``if args.fp8 or ...: exit(0)`` (or under ``if not args.fp8:``). The value it
+        assigns never reaches the use."""
+        if not known or not line:
+            return False
+        body = self._body(ctx.facts, ctx.fn)
+        if body is None:
+            return False
+        return any(known.get(atom) is (not value) for atom, value in _path_facts(body, line).items())
 
     def _dead(self, ctx: _Ctx, line: int) -> bool:
         """Whether ``line`` of ``ctx``'s function cannot run for the parameters the call being
@@ -2592,6 +2642,124 @@ def _def_of(tree: ast.Module, scope: FunctionFacts) -> ast.FunctionDef | ast.Asy
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == scope.line and node.name == scope.name:
             return node
     return None
+
+
+def _path_facts(body: list[ast.stmt], line: int) -> dict[str, bool]:
+    """The tests known at ``line`` of ``body``, as ``{name or attribute chain: truth}``: those
+    of the ``if`` statements around it (their body: the test holds; their ``else``: it does
+    not), and those an earlier ``if`` whose block always leaves rules out (``if a or b:
+    return`` leaves ``a`` and ``b`` false after it)."""
+    facts: dict[str, bool] = {}
+    block: list[ast.stmt] | None = body
+    while block:
+        inner: list[ast.stmt] | None = None
+        for stmt in block:
+            if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                    return facts
+                if isinstance(stmt, ast.If):
+                    if stmt.body and stmt.body[0].lineno <= line <= (stmt.body[-1].end_lineno or stmt.body[-1].lineno):
+                        facts.update(_atoms(stmt.test, True))
+                        inner = stmt.body
+                    elif stmt.orelse and stmt.orelse[0].lineno <= line:
+                        facts.update(_atoms(stmt.test, False))
+                        inner = stmt.orelse
+                else:
+                    for child in _blocks(stmt):
+                        if child and child[0].lineno <= line <= (child[-1].end_lineno or child[-1].lineno):
+                            inner = child
+                            break
+                break
+            if isinstance(stmt, ast.If):
+                if _leaves(stmt.body) and not _leaves(stmt.orelse):
+                    facts.update(_atoms(stmt.test, False))
+                elif _leaves(stmt.orelse) and not _leaves(stmt.body):
+                    facts.update(_atoms(stmt.test, True))
+        block = inner
+    return facts
+
+
+def _atoms(test: ast.expr, truth: bool) -> dict[str, bool]:
+    """What ``test`` being ``truth`` says of the names and attribute chains it tests: ``a and
+    b`` true makes both true, ``a or b`` false both false, ``not a`` flips; nothing else."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _atoms(test.operand, not truth)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if truth else ast.Or):
+        out: dict[str, bool] = {}
+        for value in test.values:
+            for atom, held in _atoms(value, truth).items():
+                if out.get(atom, held) is not held:
+                    return {}
+                out[atom] = held
+        return out
+    text = dotted_name(test) if isinstance(test, (ast.Name, ast.Attribute)) else ""
+    return {text: truth} if text else {}
+
+
+_EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
+
+
+def _leaves(block: list[ast.stmt]) -> bool:
+    """Whether ``block`` always leaves the code after it: it ends in ``return``, ``raise``,
+    ``continue``, ``break``, ``exit()`` / ``sys.exit()``, or an ``if`` both of whose blocks do."""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and dotted_name(last.value.func) in _EXITS:
+        return True
+    return isinstance(last, ast.If) and _leaves(last.body) and _leaves(last.orelse)
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement blocks of a compound statement other than ``if``."""
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [stmt.body]
+    if isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, ast.TryStar)):
+        return [stmt.body] + [h.body for h in stmt.handlers] + [stmt.orelse, stmt.finalbody]  # type: ignore[attr-defined]
+    if hasattr(ast, "Match") and isinstance(stmt, ast.Match):
+        return [case.body for case in stmt.cases]
+    return []
+
+
+def _rebound_texts(body: list[ast.stmt]) -> list[tuple[str, int, tuple[tuple[int, int], ...]]]:
+    """The names and attribute chains a scope binds (assignments, loop and ``with`` targets,
+    ``del``, walrus, imports, ``global`` / ``nonlocal``), each with its line and the spans of
+    the loops around it: a test of one may change between an assignment and a use."""
+    out: list[tuple[str, int, tuple[tuple[int, int], ...]]] = []
+
+    def visit(node: ast.AST, loops: tuple[tuple[int, int], ...]) -> None:
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            targets = [node.optional_vars]
+        elif isinstance(node, ast.Delete):
+            targets = list(node.targets)
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.extend((name, 0, ((0, 1 << 30),)) for name in node.names)  # changed from anywhere
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.extend(((alias.asname or alias.name).split(".")[0], line, loops) for alias in node.names)
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, (ast.Name, ast.Attribute)):
+                    text = dotted_name(part)
+                    if text:
+                        out.append((text, line, loops))
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            loops = loops + ((node.lineno, node.end_lineno or node.lineno),)
+        for child in ast.iter_child_nodes(node):
+            visit(child, loops)
+
+    for stmt in body:
+        visit(stmt, ())
+    return out
 
 
 def _reaching(body: list[ast.stmt], name: str, line: int) -> set | None:
