@@ -2640,3 +2640,41 @@ def test_an_assignment_under_a_test_the_site_rules_out_does_not_reach_it(tmp_pat
     assert found[("main.py", 37)] == [("module", "main.Big.forward")]
     assert found[("main.py", 47)] == [("module", "main.Big.forward"), ("module", "main.Small.forward")]
     assert found[("main.py", 56)] == [("module", "main.Big.forward"), ("module", "main.Small.forward")]
+
+
+def test_a_compile_method_given_arguments_torch_compile_does_not_take_is_not_a_site(tmp_path):
+    """``model.compile(optimizer=..., loss=...)`` (a Keras model): ``nn.Module.compile``
+    passes its arguments on to ``torch.compile``, which takes no positional argument there
+    and none of these keywords. A project's own ``compile`` method handed the model is still
+    a wrapper; torch's keywords or a spread keep a module's ``compile()`` a site."""
+    write(tmp_path, {"main.py": """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x + 1
+
+
+        class Helper:
+            def compile(self, model, mode=None):
+                return torch.compile(model, mode=mode)
+
+            def run(self):
+                return self.compile(Net(), mode="max-autotune")
+
+
+        def keras_like(model):
+            model.compile(optimizer="adam", loss="mse")
+            model.compile("sgd")
+
+
+        net = Net()
+        net.compile(dynamic=True)
+        net.compile(fullgraph=True, **{})
+    """})
+    sites = {s.site.span.line: s for s in resolve(tmp_path)}
+    assert [sites[line].reason for line in (19, 20)] == ["not-torch", "not-torch"]
+    assert sites[19].detail == "arguments `nn.Module.compile` does not take"
+    assert all(sites[line].resolved for line in (12, 15, 24, 25))

@@ -242,6 +242,10 @@ class RegionFinder:
             return SiteResolution(site, facts.path, reason="call", detail=f"{ast.unparse(self._site_call(facts, site).func)}()", wrapper_body=wrapper_body)
         if target is None:
             return SiteResolution(site, facts.path, reason="dynamic", wrapper_body=wrapper_body)
+        if site.form == "method" and not _module_compile_binds(self._site_call(facts, site), target):
+            # ``model.compile(optimizer=..., loss=...)``: ``nn.Module.compile`` hands its
+            # arguments to ``torch.compile``, which raises at these: another library's model.
+            return SiteResolution(site, facts.path, reason="not-torch", detail="arguments `nn.Module.compile` does not take", wrapper_body=wrapper_body)
         if site.form == "method" and self._not_torch(facts, target):
             return SiteResolution(site, facts.path, reason="not-torch", detail=ast.unparse(target), wrapper_body=wrapper_body)
         values = self.flow.values_of(target, facts, scope)
@@ -1621,3 +1625,23 @@ def _explicit_receiver(call: ast.Call) -> bool:
 
 def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
+
+
+# The keywords ``torch.compile`` takes after the callable (``nn.Module.compile(*args,
+# **kwargs)`` passes its arguments on after its own ``_call_impl``).
+COMPILE_KEYWORDS = frozenset({"fullgraph", "dynamic", "backend", "mode", "options", "disable"})
+
+
+def _module_compile_binds(call: ast.expr | None, target: ast.expr) -> bool:
+    """Whether ``x.compile(...)``'s arguments can be ``nn.Module.compile``'s, where ``target``
+    is its receiver ``x`` (not an argument a project's own ``compile`` method is handed): no
+    positional argument (the callable is its own ``_call_impl``) and only ``torch.compile``'s
+    keywords; a spread (``*args``, ``**options``) may hold anything."""
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return True
+    receiver = call.func.value
+    if (getattr(target, "lineno", None), getattr(target, "col_offset", None)) != (receiver.lineno, receiver.col_offset):
+        return True
+    if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+        return True
+    return not call.args and all(k.arg in COMPILE_KEYWORDS for k in call.keywords)
