@@ -2678,3 +2678,52 @@ def test_a_compile_method_given_arguments_torch_compile_does_not_take_is_not_a_s
     assert [sites[line].reason for line in (19, 20)] == ["not-torch", "not-torch"]
     assert sites[19].detail == "arguments `nn.Module.compile` does not take"
     assert all(sites[line].resolved for line in (12, 15, 24, 25))
+
+
+def test_a_factory_choosing_by_a_literal_argument_builds_only_that_class(tmp_path):
+    """``load_model(path, "warping")`` over ``if kind == "appearance": ... elif kind ==
+    "warping": ...``: the literal the call passes decides the chain (``==``, ``!=``, ``in``,
+    ``not``), so the site compiles the one class it builds, not every branch's. A value the
+    flow does not know leaves every branch."""
+    write(tmp_path, {"main.py": """
+        import torch
+        from torch import nn
+
+
+        class Appearance(nn.Module):
+            def forward(self, x):
+                return x + 1
+
+
+        class Warping(nn.Module):
+            def forward(self, x):
+                return x - 1
+
+
+        class Decoder(nn.Module):
+            def forward(self, x):
+                return x * 2
+
+
+        def load_model(path, kind):
+            if kind == "appearance":
+                model = Appearance()
+            elif kind in ("warping", "warp"):
+                model = Warping()
+            elif not kind != "decoder":
+                model = Decoder()
+            else:
+                raise ValueError(kind)
+            return model
+
+
+        def main(path, name):
+            warping = torch.compile(load_model(path, "warping"))
+            decoder = torch.compile(load_model(path, "decoder"))
+            any_one = torch.compile(load_model(path, name))
+            return warping, decoder, any_one
+    """})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("main.py", 33)] == [("module", "main.Warping.forward")]
+    assert found[("main.py", 34)] == [("module", "main.Decoder.forward")]
+    assert len(found[("main.py", 35)]) == 3

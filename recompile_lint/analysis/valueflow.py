@@ -1000,12 +1000,49 @@ class ValueFlow:
                 continue
             if isinstance(stmt, ast.If):
                 taken = self._isinstance_test(stmt.test, ctx)
+                if taken is None:
+                    taken = self._literal_test(stmt.test, ctx)
                 if taken is False and stmt.body:
                     out.append((stmt.body[0].lineno, stmt.body[-1].end_lineno or stmt.body[-1].lineno))
                 elif taken is True and stmt.orelse:
                     out.append((stmt.orelse[0].lineno, stmt.orelse[-1].end_lineno or stmt.orelse[-1].lineno))
             stack.extend(child for child in ast.iter_child_nodes(stmt) if isinstance(child, ast.stmt))
         return out
+
+    def _literal_test(self, test: ast.expr, ctx: _Ctx) -> bool | None:
+        """True/False when ``param == "name"`` (``!=``, ``in (...)``, ``not in``, ``not ...``)
+        against str or int literals is decided for every value the call binds to ``param``,
+        each a str or int literal (``load_model(path, cfg, "warping_module")`` over an
+        ``if model_type == ...: elif ...`` chain); None otherwise."""
+        negate = False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negate = test.operand, not negate
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return None
+        left, op, right = test.left, test.ops[0], test.comparators[0]
+        if isinstance(right, ast.Name) and isinstance(op, (ast.Eq, ast.NotEq)):
+            left, right = right, left
+        if not isinstance(left, ast.Name):
+            return None
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            options = [right]
+        elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+            options = list(right.elts)
+        else:
+            return None
+        if not all(isinstance(o, ast.Constant) and type(o.value) in (str, int) for o in options):
+            return None
+        given = ctx.bound(left.id)
+        if not given:
+            return None
+        values = [literal_text(v) for v in given]
+        if any(v is None for v in values):
+            return None  # a value the flow does not know, or not a str or int literal
+        wanted = {o.value for o in options}  # type: ignore[attr-defined]
+        outcomes = {(v in wanted) != isinstance(op, (ast.NotEq, ast.NotIn)) for v in values}
+        if len(outcomes) != 1:
+            return None
+        return outcomes.pop() != negate
 
     def _isinstance_test(self, test: ast.expr, ctx: _Ctx) -> bool | None:
         """True/False when ``isinstance(param, C)`` (or its ``not``) is decided for every value
