@@ -242,12 +242,12 @@ class RegionFinder:
             return SiteResolution(site, facts.path, reason="call", detail=f"{ast.unparse(self._site_call(facts, site).func)}()", wrapper_body=wrapper_body)
         if target is None:
             return SiteResolution(site, facts.path, reason="dynamic", wrapper_body=wrapper_body)
+        if site.form == "method" and self._not_torch(facts, target):
+            return SiteResolution(site, facts.path, reason="not-torch", detail=ast.unparse(target), wrapper_body=wrapper_body)
         if site.form == "method" and not _module_compile_binds(self._site_call(facts, site), target):
             # ``model.compile(optimizer=..., loss=...)``: ``nn.Module.compile`` hands its
             # arguments to ``torch.compile``, which raises at these: another library's model.
             return SiteResolution(site, facts.path, reason="not-torch", detail="arguments `nn.Module.compile` does not take", wrapper_body=wrapper_body)
-        if site.form == "method" and self._not_torch(facts, target):
-            return SiteResolution(site, facts.path, reason="not-torch", detail=ast.unparse(target), wrapper_body=wrapper_body)
         values = self.flow.values_of(target, facts, scope)
         if site.form == "wrapper" and self._compiles_by_method(self._site_call(facts, site), facts, scope):
             # ``compile_model(model)`` whose body runs ``model.compile(loss=...)``: an object
