@@ -1636,12 +1636,17 @@ def _module_compile_binds(call: ast.expr | None, target: ast.expr) -> bool:
     """Whether ``x.compile(...)``'s arguments can be ``nn.Module.compile``'s, where ``target``
     is its receiver ``x`` (not an argument a project's own ``compile`` method is handed): no
     positional argument (the callable is its own ``_call_impl``) and only ``torch.compile``'s
-    keywords; a spread (``*args``, ``**options``) may hold anything."""
+    keywords; a spread (``*args``, ``**options``) may hold anything, and a call that names
+    one of ``torch.compile``'s options beside its own may be an override that compiles."""
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
         return True
     receiver = call.func.value
     if (getattr(target, "lineno", None), getattr(target, "col_offset", None)) != (receiver.lineno, receiver.col_offset):
         return True
     if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+        return True
+    if any(k.arg in COMPILE_KEYWORDS for k in call.keywords):
+        # ``engine.compile(backend=..., compile_kwargs=...)``: a library's module overriding
+        # ``compile`` with options of its own, which still compiles with torch.
         return True
     return not call.args and all(k.arg in COMPILE_KEYWORDS for k in call.keywords)
