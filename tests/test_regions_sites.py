@@ -2687,7 +2687,7 @@ def test_a_factory_choosing_by_a_literal_argument_builds_only_that_class(tmp_pat
     """``load_model(path, "warping")`` over ``if kind == "appearance": ... elif kind ==
     "warping": ...``: the literal the call passes decides the chain (``==``, ``!=``, ``in``,
     ``not``), so the site compiles the one class it builds, not every branch's. A value the
-    flow does not know leaves every branch."""
+    flow does not know, or a parameter the body rebinds, leaves every branch."""
     write(tmp_path, {"main.py": """
         import torch
         from torch import nn
@@ -2720,13 +2720,23 @@ def test_a_factory_choosing_by_a_literal_argument_builds_only_that_class(tmp_pat
             return model
 
 
+        def load_lower(kind):
+            kind = kind.lower()
+            if kind == "appearance":
+                return Appearance()
+            return Warping()
+
+
         def main(path, name):
             warping = torch.compile(load_model(path, "warping"))
             decoder = torch.compile(load_model(path, "decoder"))
             any_one = torch.compile(load_model(path, name))
-            return warping, decoder, any_one
+            lowered = torch.compile(load_lower("APPEARANCE"))
+            return warping, decoder, any_one, lowered
     """})
     found = by_line(resolve(tmp_path), tmp_path)
-    assert found[("main.py", 33)] == [("module", "main.Warping.forward")]
-    assert found[("main.py", 34)] == [("module", "main.Decoder.forward")]
-    assert len(found[("main.py", 35)]) == 3
+    assert found[("main.py", 40)] == [("module", "main.Warping.forward")]
+    assert found[("main.py", 41)] == [("module", "main.Decoder.forward")]
+    assert len(found[("main.py", 42)]) == 3
+    # The body rebinds the parameter before its test: the call's literal decides nothing.
+    assert len(found[("main.py", 43)]) == 2

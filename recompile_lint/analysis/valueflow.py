@@ -946,10 +946,7 @@ class ValueFlow:
         known.update(_path_facts(body, use))
         if not known:
             return known
-        key = (ctx.facts.path, ctx.fn.qualname if ctx.fn is not None else "")
-        rebound = self._rebound.get(key)
-        if rebound is None:
-            rebound = self._rebound[key] = _rebound_texts(body)
+        rebound = self._bindings(ctx, body)
         first = min(line, use, ctx.assumed_from or use)
         changing = {t for t, at, loops in rebound if at >= first or any(start <= first <= end for start, end in loops)}
         fn = ctx.fn
@@ -1009,6 +1006,20 @@ class ValueFlow:
             stack.extend(child for child in ast.iter_child_nodes(stmt) if isinstance(child, ast.stmt))
         return out
 
+    def _rebinds(self, ctx: _Ctx, name: str) -> bool:
+        """Whether ``ctx``'s function binds ``name`` anywhere in its body (``kind =
+        kind.lower()``): a test of it may not see what the call passed."""
+        body = self._body(ctx.facts, ctx.fn)
+        return body is None or any(text == name for text, _, _ in self._bindings(ctx, body))
+
+    def _bindings(self, ctx: _Ctx, body: list[ast.stmt]) -> list[tuple[str, int, tuple[tuple[int, int], ...]]]:
+        """``_rebound_texts`` of ``ctx``'s scope, found once."""
+        key = (ctx.facts.path, ctx.fn.qualname if ctx.fn is not None else "")
+        found = self._rebound.get(key)
+        if found is None:
+            found = self._rebound[key] = _rebound_texts(body)
+        return found
+
     def _literal_test(self, test: ast.expr, ctx: _Ctx) -> bool | None:
         """True/False when ``param == "name"`` (``!=``, ``in (...)``, ``not in``, ``not ...``)
         against str or int literals is decided for every value the call binds to ``param``,
@@ -1033,8 +1044,8 @@ class ValueFlow:
         if not all(isinstance(o, ast.Constant) and type(o.value) in (str, int) for o in options):
             return None
         given = ctx.bound(left.id)
-        if not given:
-            return None
+        if not given or self._rebinds(ctx, left.id):
+            return None  # not a parameter the call binds, or one the body rebinds
         values = [literal_text(v) for v in given]
         if any(v is None for v in values):
             return None  # a value the flow does not know, or not a str or int literal
