@@ -324,6 +324,7 @@ class ValueFlow:
         self._import_tails: dict[str, tuple[str, str | None]] = {}
         self._dead_ranges: dict[tuple, list[tuple[int, int]]] = {}
         self._rebound: dict[tuple[str, str], list[tuple[str, int, tuple[tuple[int, int], ...]]]] = {}
+        self._path_facts: dict[tuple[str, str, int], dict[str, bool]] = {}
         self._reaching_defs: dict[tuple, tuple | None] = {}
         self._defs: dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
         self._setters: dict[tuple[str, str], bool] = {}  # methods that setattr per keyword
@@ -943,7 +944,7 @@ class ValueFlow:
         if body is None:
             return {}
         known = dict(ctx.assumed)
-        known.update(_path_facts(body, use))
+        known.update(self._facts_at(ctx, body, use))
         if not known:
             return known
         rebound = self._bindings(ctx, body)
@@ -959,6 +960,15 @@ class ValueFlow:
             and not any(atom == t or atom.startswith(t + ".") or t.startswith(atom + ".") for t in changing)
         }
 
+    def _facts_at(self, ctx: _Ctx, body: list[ast.stmt], line: int) -> dict[str, bool]:
+        """``_path_facts`` of a line of ``ctx``'s scope, found once: every assignment reaching
+        a use asks of the use's line, and of its own in every query it takes part in."""
+        key = (ctx.facts.path, ctx.fn.qualname if ctx.fn is not None else "", line)
+        found = self._path_facts.get(key)
+        if found is None:
+            found = self._path_facts[key] = _path_facts(body, line)
+        return found
+
     def _contradicts(self, ctx: _Ctx, known: dict[str, bool], line: int) -> bool:
         """Whether the tests that lead to an assignment at ``line`` cannot hold with those
         ``known`` at its use: the assignment sits under ``if args.fp8 and ...:`` and the use
@@ -969,7 +979,7 @@ class ValueFlow:
         body = self._body(ctx.facts, ctx.fn)
         if body is None:
             return False
-        return any(known.get(atom) is (not value) for atom, value in _path_facts(body, line).items())
+        return any(known.get(atom) is (not value) for atom, value in self._facts_at(ctx, body, line).items())
 
     def _dead(self, ctx: _Ctx, line: int) -> bool:
         """Whether ``line`` of ``ctx``'s function cannot run for the parameters the call being
