@@ -15,7 +15,11 @@ from recompile_lint.config import Config
 from recompile_lint.engine import lint_paths
 
 PROGRAM = """
+import itertools
+
 import torch
+
+NAMES = map(str, itertools.count())
 
 
 class Soft(torch.nn.Module):
@@ -60,11 +64,14 @@ def test_an_attribute_assigned_before_it_is_read_is_not_guarded(tmp_path):
 
 
 def test_an_attribute_assigned_in_a_branch_is_still_guarded_after_it(tmp_path):
+    # (A write of a module-level counter's next value: evidence of its own, whatever the
+    # callers pass.)
     [finding] = lint(tmp_path, """
         if flag:
-            self.mode = mode
+            self.mode = next(NAMES)
     """)
     assert finding.guard is not None and finding.guard.source.endswith("._modules['soft'].mode")
+    assert finding.line == (tmp_path / "run.py").read_text().splitlines().index('        if self.mode == "causal":') + 1
 
 
 def test_a_write_on_one_side_of_an_if_is_not_made_on_the_other(tmp_path):

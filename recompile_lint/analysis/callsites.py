@@ -71,6 +71,7 @@ class CallSite:
     function: str  # enclosing function qualname ("" at module level)
     contexts: tuple[str, ...]  # resolved dotted callees of enclosing ``with`` items, outermost first
     loops: tuple[Loop, ...]  # enclosing for-loops, outermost first
+    spread: bool = False  # passes ``*args`` or ``**kwargs``: not every argument it binds is spelled
 
 
 def names_of(region: CompiledRegion, index: ProjectIndex) -> set[str]:
@@ -291,6 +292,7 @@ class _CallCollector(ast.NodeVisitor):
                     function=self.functions[-1] if self.functions else "",
                     contexts=tuple(self.contexts),
                     loops=tuple(self.loops),
+                    spread=any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords),
                 )
             )
         self.generic_visit(node)

@@ -700,7 +700,48 @@ class Variation:
             # A copy of another attribute of the object (``self.sub.kind = self.kind``): it
             # holds what that attribute holds, whose own writes say whether that changes.
             return set()
+        if mutation.op == "assign" and mutation.function and _values_of(node) is None:
+            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - _PURE_BUILTINS
+            if len(names) == 1:
+                # A value made from one parameter alone (``device_type``, ``scale * 2``,
+                # ``mode.lower()``) has at most as many values as the callers pass.
+                [name] = names
+                passed = self.passed_values(mutation, name)
+                if passed is not _NOT_PASSED:
+                    return passed if isinstance(node, ast.Name) or passed is UNBOUNDED else {f"{mutation.value}<{v}>" for v in passed}
         return _values_of(node)
+
+    def passed_values(self, mutation: Mutation, name: str):
+        """What a write of the writing function's own parameter (``self.device_type =
+        device_type``) can store: what the function's callers pass for it (a literal, a
+        literal default where a call leaves it out, a loop's value: UNBOUNDED, followed into
+        the callers' own parameters). A value no caller makes known (``x.device.type``) is no
+        evidence: it adds nothing. ``_NOT_PASSED`` where ``name`` is no such parameter (or
+        the function binds it again)."""
+        facts = self.index.facts(mutation.path)
+        fn = facts.function(mutation.function) if facts is not None else None
+        param = next((p for p in fn.params if p.name == name), None) if fn is not None else None
+        if param is None or param.kind not in ("positional", "keyword"):
+            return _NOT_PASSED
+        if fn.class_name and param is fn.params[0] and "staticmethod" not in fn.decorators:
+            return _NOT_PASSED  # the receiver (``self.step = self.step + 1``): what it holds is the object's
+        node = self._trees().node(mutation.path, fn)
+        if node is None or name in self._trees().rebound(node):
+            return _NOT_PASSED
+        position = _param_position(fn, name, method=bool(fn.class_name))
+        storage = Storage("parameter", mutation.path, name, owner=fn.qualname)
+        acc = _Arguments()
+        values: set[str] = set()
+        default = _values_of(ast.parse(param.default, mode="eval").body) if param.default else None
+        for site in self.function_call_sites(FunctionRef(mutation.path, fn.qualname)):
+            argument = _argument(site, name, position)
+            if argument is not None:
+                self.argument_values(site, argument, storage, acc, 0)
+            elif default and not site.spread:
+                values |= default  # left out: the default is passed
+        if acc.unbounded:
+            return UNBOUNDED
+        return values | set(acc.programs)
 
     # ---- call graph ----------------------------------------------------------------------
 
@@ -1495,6 +1536,12 @@ class _Arguments:
 
     def _add(self, value: str, location: Location) -> None:
         self.programs.setdefault(value, set()).add(self.program(location.path))
+
+
+_NOT_PASSED = object()  # ``passed_values``: the value written is not the function's parameter
+# Builtins whose result depends only on their arguments (a value made with them from one
+# parameter has no more values than the parameter).
+_PURE_BUILTINS = frozenset({"int", "float", "str", "bool", "abs", "round", "min", "max", "len", "tuple", "list"})
 
 
 # What a loop over a model's parameters looks like: ``model.parameters()``,
