@@ -798,3 +798,31 @@ def test_lists_and_tuples_add_and_repeat_where_their_items_are_known():
     assert g["shape"] == TupleValue((Const(2),) * 3)
     assert interpreter.items(g["alias"]) == [Const(1), Const(2), Const(3)]  # ``+=`` extends the list itself
     assert interpreter.items(g["zeros"]) == [Const(0), Const(0)]
+
+
+def test_two_iterations_values_are_two_objects_and_an_int_is_never_none():
+    # A setter that writes only on change (``if kind is not self.kind:``): each iteration's
+    # value differs from the last, so each is written; ``None`` is no ``range`` value.
+    _, g, calls = run(
+        """
+        import torch
+        class Ops:
+            def __init__(self):
+                self.kind = None
+            def pick(self, kind):
+                if kind is not self.kind:
+                    self.kind = kind
+        OPS = Ops()
+        @torch.compile
+        def f(x, kind):
+            return x
+        for i in range(100):
+            OPS.pick(i)
+            f(torch.ones(2), OPS.kind)
+        first = OPS.kind is None
+        """
+    )
+    kinds = seen(calls, "kind")
+    assert all(isinstance(k, Sym) and k.origin == "iteration" for k in kinds)
+    assert definitely_different(kinds[0], kinds[1])
+    assert g["first"] == Const(False)

@@ -15,6 +15,8 @@ classes, the libraries the overlays model); what it does not know is ``TOP``, ne
   turn (``yielded``);
 * dataclasses and named tuples bind their fields, an Enum's members are objects of their own,
   a function's ``__defaults__`` can be written (``instantiate``, ``function_store``);
+* ``is`` / ``is not`` are known for one object on the heap against another, ``None`` against
+  a known value or a symbol of known type, and two values known to differ (two iterations');
 * calls into project code are followed ``max_depth`` deep; a run has ``steps`` to spend;
 * each call of a compiled object is told to the ``observer`` (the cache entries, ``cache.py``)
   before its body runs and when it ends; while compiled code runs, so are its reads (names,
@@ -1874,6 +1876,10 @@ class Interpreter:
             if isinstance(left, (Instance, ClassValue, ListValue, DictValue)) and isinstance(right, (Instance, ClassValue, ListValue, DictValue)):
                 same = left == right  # objects on the heap: one address, one object
                 return same if isinstance(op, ast.Is) else not same
+            if definitely_different(left, right) or any(a == Const(None) and isinstance(b, Sym) and b.kind not in ("", "NoneType") for a, b in ((left, right), (right, left))):
+                # Two values that differ are two objects (two iterations' ``kind`` passed to
+                # ``if kind is not self.kind:``), and an int is never ``None``.
+                return isinstance(op, ast.IsNot)
             return None
         if isinstance(op, (ast.In, ast.NotIn)):
             items = self.items(right) if isinstance(right, (TupleValue, ListValue, DictValue)) else None
