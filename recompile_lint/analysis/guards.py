@@ -31,7 +31,7 @@ from typing import Iterator
 
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, char_column, dotted_name
 from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
-from recompile_lint.analysis.regions import DISABLE_DECORATORS, NOT_CONSTANT, NOT_NONE, CompiledRegion, constant_truth, ends_in_exit, literal_constant, literal_of, unassigned
+from recompile_lint.analysis.regions import DISABLE_DECORATORS, NOT_CONSTANT, NOT_NONE, CompiledRegion, compiling_test, constant_truth, ends_in_exit, literal_constant, literal_of, unassigned
 from recompile_lint.models import Guard, Location
 
 SCALAR_KINDS = frozenset({"int", "str", "float", "bool", "enum", "none", "bytes"})
@@ -408,7 +408,7 @@ class GuardWalker:
             if _is_type_checking(stmt.test):
                 self.statements(frame, stmt.orelse)
                 return
-            compiling = _is_compiling_test(stmt.test)
+            compiling = compiling_test(stmt.test, self.index, frame.facts)
             if compiling is not None:
                 # Dynamo traces only the side it runs on: ``is_compiling()`` is True there.
                 side = stmt.body if compiling else stmt.orelse
@@ -1221,19 +1221,6 @@ def _load(target: ast.expr) -> ast.expr:
 def _is_type_checking(test: ast.expr) -> bool:
     text = dotted_name(test)
     return text in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-
-
-IS_COMPILING = ("torch.compiler.is_compiling", "torch._dynamo.is_compiling", "compiler.is_compiling", "is_compiling")
-
-
-def _is_compiling_test(test: ast.expr) -> bool | None:
-    """``is_compiling()`` -> True, ``not is_compiling()`` -> False (the side Dynamo traces is
-    the body, or the ``else``); None for any other test."""
-    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-    call = test.operand if negated else test  # type: ignore[attr-defined]
-    if isinstance(call, ast.Call) and not call.args and dotted_name(call.func) in IS_COMPILING:
-        return not negated
-    return None
 
 
 def predict_guards(index: ProjectIndex, regions: list[CompiledRegion], max_depth: int = 6, trees: FunctionTrees | None = None) -> Iterator[PredictedGuard]:

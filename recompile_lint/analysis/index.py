@@ -609,6 +609,20 @@ class ProjectIndex:
             return self.resolve_function(target, facts.path, _seen | {dotted})
         return None
 
+    def resolve_export(self, dotted: str, from_path: str | None, _seen: frozenset[str] = frozenset()) -> str:
+        """The name an absolute dotted name denotes after the project's re-exports (``pkg.utils.
+        is_compiling`` where ``pkg/utils.py`` has ``from torch.compiler import is_compiling``
+        gives ``torch.compiler.is_compiling``); itself where no project module imports it."""
+        split = self.split_dotted(dotted, from_path)
+        if split is None:
+            return dotted
+        facts, rest = split
+        head, _, tail = rest.partition(".")
+        target = facts.import_target(head)
+        if not target or target == dotted or target in _seen:
+            return dotted
+        return self.resolve_export(f"{target}.{tail}" if tail else target, facts.path, _seen | {dotted})
+
     def global_binding(self, facts: ModuleFacts, name: str) -> tuple[ModuleFacts, Binding] | None:
         """The module-level binding ``name`` in ``facts``; follows ``from m import name``."""
         binding = facts.binding(name)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from recompile_lint.analysis.facts import CompileSite, FunctionFacts, ModuleFacts, dotted_name
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex, Stores, function_trees
@@ -1071,7 +1072,8 @@ class RegionFinder:
                 continue
             node = self.trees.node(facts.path, fn)
             stores = self.trees.rebound(node) if constants[ref] and node is not None else None
-            branches = _branches(node, constants[ref], stores) if node is not None else None
+            compiling = lambda test, facts=facts: compiling_test(test, self.index, facts)  # noqa: E731
+            branches = _branches(node, constants[ref], stores, compiling) if node is not None else None
             dead[ref] = branches.dead if branches is not None else ()
             if depth >= self.max_depth:
                 continue
@@ -1320,16 +1322,46 @@ def within(at: tuple[int, int], spans: tuple[tuple[int, int, int, int], ...]) ->
     return any((line, column) <= at <= (end_line, end_column) for line, column, end_line, end_column in spans)
 
 
+# ``torch.compiler.is_compiling()`` and its older spellings: True while Dynamo traces.
+IS_COMPILING = frozenset({"torch.compiler.is_compiling", "torch.compiler.is_dynamo_compiling", "torch._dynamo.is_compiling", "torch._dynamo.external_utils.is_compiling", "torch._utils.is_compiling"})
+# Spellings taken for it without resolution (a module imported under another name).
+IS_COMPILING_TEXTS = frozenset({"torch.compiler.is_compiling", "torch._dynamo.is_compiling", "compiler.is_compiling", "is_compiling"})
+
+
+def compiling_test(test: ast.expr, index: ProjectIndex | None = None, facts: ModuleFacts | None = None) -> bool | None:
+    """``is_compiling()`` -> True, ``not is_compiling()`` -> False (the side Dynamo traces is
+    the body, or the ``else``); None for any other test. The callee is resolved through the
+    module's imports and the project's re-exports (``from pkg.utils import
+    is_torchdynamo_compiling``, where ``pkg/utils.py`` imports ``torch.compiler.is_compiling``
+    under that name)."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    call = test.operand if negated else test  # type: ignore[attr-defined]
+    if not (isinstance(call, ast.Call) and not call.args and not call.keywords):
+        return None
+    text = dotted_name(call.func)
+    if not text:
+        return None
+    if text in IS_COMPILING_TEXTS:
+        return not negated
+    if facts is not None:
+        full = facts.resolve(text)
+        if full in IS_COMPILING or (index is not None and full != text and index.resolve_export(full, facts.path) in IS_COMPILING):
+            return not negated
+    return None
+
+
 def ends_in_exit(body: list[ast.stmt]) -> bool:
     """Whether a block ends in a ``return`` or ``raise``: nothing after the ``if`` whose taken
     side it is runs in the trace."""
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
 
-def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | None) -> _Branches:
+def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | None, compiling: Callable[[ast.expr], bool | None] | None = None) -> _Branches:
     """One walk of ``function``'s body outside nested scopes (they are functions of their
     own): each ``if`` (or conditional expression) whose test the constants of parameters that
-    still hold their values there decide has its other branch ruled out."""
+    still hold their values there decide has its other branch ruled out; so has the side of
+    an ``if is_compiling():`` (``compiling``: ``compiling_test`` in the function's module)
+    Dynamo never traces."""
     body = function.body if isinstance(function.body, list) else [function.body]  # type: ignore[attr-defined]
     live: dict[str, list[ast.Call]] = {}
     elsewhere: set[str] = set()
@@ -1337,6 +1369,12 @@ def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | 
     once: list[tuple[int, int, int, int]] = []
 
     def decide(node: ast.If | ast.IfExp) -> bool | None:
+        if compiling is not None:
+            truth = compiling(node.test)
+            if truth is not None:
+                return truth
+        if not constants:
+            return None
         held = unassigned(constants, stores, node) if stores is not None else {}
         return constant_truth(node.test, held) if held else None
 
@@ -1350,7 +1388,7 @@ def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | 
         out: list[tuple[ast.AST, bool]] = []
         for at, stmt in enumerate(stmts):
             out.append((stmt, reached))
-            if reached and constants and isinstance(stmt, ast.If):
+            if reached and (constants or compiling is not None) and isinstance(stmt, ast.If):
                 truth = decide(stmt)
                 taken = (stmt.body if truth else stmt.orelse) if truth is not None else []
                 if ends_in_exit(taken):
@@ -1390,7 +1428,7 @@ def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | 
                 once.append(dead[-1])
             stack.extend(reversed([(node.test, True), *[(stmt, False) for stmt in node.body], *block(node.orelse, True)]))
             continue
-        if reached and constants and isinstance(node, (ast.If, ast.IfExp)):
+        if reached and (constants or compiling is not None) and isinstance(node, (ast.If, ast.IfExp)):
             truth = decide(node)
             if truth is not None:
                 taken, other = (node.body, node.orelse) if truth else (node.orelse, node.body)
