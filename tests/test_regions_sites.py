@@ -2740,3 +2740,35 @@ def test_a_factory_choosing_by_a_literal_argument_builds_only_that_class(tmp_pat
     assert len(found[("main.py", 42)]) == 3
     # The body rebinds the parameter before its test: the call's literal decides nothing.
     assert len(found[("main.py", 43)]) == 2
+
+
+
+def test_a_name_two_loops_bind_holds_in_each_loop_that_loops_item(tmp_path):
+    write(tmp_path, {"run.py": '''
+        import torch
+
+
+        class A(torch.nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class B(torch.nn.Module):
+            def forward(self, x):
+                return x
+
+
+        def build():
+            first = torch.nn.ModuleList([A()])
+            second = torch.nn.ModuleList([B()])
+            for block in first:
+                torch.compile(block)
+            for block in second:
+                torch.compile(block)
+            return torch.compile(block)
+    '''})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("run.py", 18)] == [("per-block", "run.A.forward")]
+    assert found[("run.py", 20)] == [("per-block", "run.B.forward")]
+    # After both loops: the last item of the second (or the first's, when it is empty).
+    assert sorted(found[("run.py", 21)]) == [("per-block", "run.A.forward"), ("per-block", "run.B.forward")]

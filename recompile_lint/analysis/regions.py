@@ -844,10 +844,14 @@ class RegionFinder:
             return ""
         fn = scope
         while fn is not None:
-            for flow in fn.flows:
-                if flow[0] == target.id and flow[1].startswith("iter"):
-                    node = self.flow.expression_at(facts, flow[2:6])
-                    return _strip_iterator(ast.unparse(node)) if node is not None else ""
+            # The loop that bound the name last before the site (the one around it, where a
+            # function loops over two containers in turn).
+            loops = [flow for flow in fn.flows if flow[0] == target.id and flow[1].startswith("iter")]
+            if loops:
+                before = [flow for flow in loops if flow[2:4] <= (target.lineno, target.col_offset)]
+                flow = max(before or loops, key=lambda f: f[2:4])
+                node = self.flow.expression_at(facts, flow[2:6])
+                return _strip_iterator(ast.unparse(node)) if node is not None else ""
             if target.id in fn.local_names:
                 return ""
             fn = facts.function(fn.parent) if fn.parent else None

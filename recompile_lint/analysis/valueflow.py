@@ -845,6 +845,11 @@ class ValueFlow:
                     dotted = resolve_relative(relative_base_for(ctx.facts.path, ctx.facts.module) if item.level else ctx.facts.module, ctx.facts.is_package, item.level, item.module)
                     out.update(self._imported(ctx.facts, dotted, ctx.depth))
                     continue
+                if isinstance(item, _LoopTarget):
+                    for flow in self._targets(ctx.facts, fn).get(name, ()):
+                        if (flow[2], flow[3]) == (item.line, item.column) and flow[1].startswith("iter") and not self._dead(ctx, flow[2]):
+                            out.update(self._flow(ctx, flow))
+                    continue
                 if isinstance(item, _DefBinding):
                     qualname = f"{fn.qualname}.{name}" if fn is not None else name
                     found = next((f for f in ctx.facts.functions if f.qualname == qualname and f.line == item.line), None)
@@ -2679,6 +2684,16 @@ class _ImportDef:
 
 
 @dataclass(frozen=True)
+class _LoopTarget:
+    """A ``for`` loop's binding of the name, by the span of its iterable (as flows record it):
+    each iteration binds the name before the body runs, so a use in the body sees this
+    binding or one made earlier in the same iteration, never an earlier loop's."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
 class _DefBinding:
     """An undecorated ``def`` of the name, by its line, as a reaching definition."""
 
@@ -2844,6 +2859,12 @@ def _into(stmt: ast.stmt, name: str, line: int, defs: set) -> tuple[set, bool]:
     """The definitions reaching ``line`` inside the compound statement ``stmt``."""
     if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
         if isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt.target, name):
+            target = {_LoopTarget(stmt.iter.lineno, stmt.iter.col_offset)}
+            found, reached = _walk(stmt.body, name, line, target)
+            if reached:
+                return found, True
+            if stmt.iter.lineno <= line <= (stmt.iter.end_lineno or stmt.iter.lineno):
+                return defs | target | _transfer_all(stmt.body, name, target), True
             raise _GiveUp
         # A later iteration sees what the body assigned in the earlier ones.
         looped = defs | _transfer_all(stmt.body + stmt.orelse, name, defs)
@@ -2903,7 +2924,11 @@ def _transfer(stmt: ast.stmt, name: str, defs: set) -> set:
         return _walk(stmt.body, name, 0, defs)[0] | _walk(stmt.orelse, name, 0, defs)[0]
     if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
         if isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt.target, name):
-            raise _GiveUp
+            if stmt.orelse:
+                raise _GiveUp
+            # After the loop: what it had before (no iteration), or the last iteration's.
+            target = {_LoopTarget(stmt.iter.lineno, stmt.iter.col_offset)}
+            return defs | target | _transfer_all(stmt.body, name, target)
         return defs | _walk(stmt.body, name, 0, defs)[0] | _walk(stmt.orelse, name, 0, defs)[0]
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         if any(item.optional_vars is not None and _binds(item.optional_vars, name) for item in stmt.items):
