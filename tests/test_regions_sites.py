@@ -2772,3 +2772,21 @@ def test_a_name_two_loops_bind_holds_in_each_loop_that_loops_item(tmp_path):
     assert found[("run.py", 20)] == [("per-block", "run.B.forward")]
     # After both loops: the last item of the second (or the first's, when it is empty).
     assert sorted(found[("run.py", 21)]) == [("per-block", "run.A.forward"), ("per-block", "run.B.forward")]
+
+
+def test_a_constructor_classmethod_of_a_library_base_builds_the_project_class(tmp_path):
+    write(tmp_path, {"run.py": '''
+        import torch
+        from transformers import PreTrainedModel
+
+
+        class Net(PreTrainedModel):
+            def forward(self, x):
+                return x
+
+
+        def build(path):
+            return torch.compile(Net.from_pretrained(path).to("cuda").eval())
+    '''})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("run.py", 11)] == [("module", "run.Net.forward")]

@@ -39,7 +39,8 @@ Sources followed:
   class); calls of project functions, methods, classmethods and staticmethods: the values of
   their ``return`` expressions, with the callee's parameters bound to the call's arguments,
   followed across modules to ``max_depth`` calls; a ``from_*`` classmethod whose returns the
-  flow cannot follow builds an instance of its class; ``accelerator.prepare(...)`` and
+  flow cannot follow, or that a project class inherits from another library's base, builds
+  an instance of its class; ``accelerator.prepare(...)`` and
   Lightning Fabric's ``setup(...)`` return their arguments (``PASS_THROUGH``), and so do
   torch's ``parallelize_module``, ``fully_shard`` and the like (``TORCH_RETURNS_MODULE``);
 - ``self.x = ...`` in any method of the class or its project base classes, class attributes,
@@ -229,6 +230,8 @@ GENERIC_TORCH = frozenset(
 RETURNS_SELF = frozenset(
     {"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval", "requires_grad_", "share_memory", "to_empty", "type", "apply"}
 )
+# Those of them an ``nn.Module`` of another library's base class surely has.
+MOVES_SELF = frozenset({"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval", "requires_grad_"})
 # Attributes every nn.Module has (a subclass does not set them: torch does).
 NN_MODULE_ATTRIBUTES = frozenset(
     {
@@ -1764,6 +1767,10 @@ class ValueFlow:
             torch_base = self.torch_base(*found)
             if torch_base:
                 out.add(self._torch_method(owner, attr) if attr not in ("weight", "bias") else Value("tensor"))
+            elif attr in MOVES_SELF and self._external_base(*found):
+                # ``.to(device)`` of a model whose base is another library's module class
+                # (diffusers' ``ModelMixin``): ``nn.Module``'s, which returns the model.
+                out.add(self._torch_method(owner, attr))
             else:
                 out.add(unknown("unbound", f"{owner.ref}.{attr}"))
         return self._cap(out)
@@ -1899,7 +1906,34 @@ class ValueFlow:
         out: set[Value] = set()
         for callee in sorted(callees, key=_order):
             out.update(self._call_value(callee, node, ctx))
+        if isinstance(func, ast.Attribute) and func.attr.startswith("from_") and out and all(v.kind == "unknown" for v in out):
+            # ``Net.from_pretrained(...)`` on a project class that has no such method of its
+            # own: a constructor classmethod of another library's base class (diffusers'
+            # ``ModelMixin``, transformers' ``PreTrainedModel``) builds an instance of it.
+            built = self._inherited_constructor(func.value, ctx)
+            if built:
+                return built
         return self._cap(out)
+
+    def _inherited_constructor(self, receiver: ast.expr, ctx: _Ctx) -> frozenset[Value]:
+        """Instances of the project classes ``receiver`` holds, where each has a base class
+        of another library (whose ``from_*`` classmethods it inherits); empty otherwise."""
+        out: set[Value] = set()
+        for value in self._eval(receiver, ctx):
+            found = self.class_of(value) if value.kind == "class" else None
+            if found is None or not self._external_base(*found):
+                return EMPTY
+            out.add(self._instance(*found))
+        return frozenset(out)
+
+    def _external_base(self, facts: ModuleFacts, cls: ClassFacts) -> bool:
+        """Whether a class of the project (or one of its project bases) derives from a class
+        of another library than torch (torch's classes have no ``from_*`` constructors)."""
+        for base_facts, base in self.index.mro(facts, cls):
+            for text in base.bases:
+                if "." in text and not text.startswith(("torch.", "typing.", "abc.", "enum.", "collections.")) and self.index.resolve_class(text, base_facts.path) is None:
+                    return True
+        return False
 
     def _dict_call(self, node: ast.Call, ctx: _Ctx) -> frozenset[Value]:
         """``dict(...)`` / ``collections.OrderedDict(...)`` of a display of pairs, a dict
