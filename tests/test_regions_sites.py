@@ -2821,3 +2821,58 @@ def test_a_list_a_constructor_fills_by_append_holds_its_blocks(tmp_path):
     '''})
     found = by_line(resolve(tmp_path), tmp_path)
     assert found[("run.py", 22)] == [("per-block", "run.Block.forward")]
+
+
+# ---- a node package: namespace directories, two block loops, a library base's constructor ----
+
+NODE_MODELS = '''
+import torch
+from diffusers.models.modeling_utils import ModelMixin
+
+
+class SingleBlock(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+class DoubleBlock(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class Transformer(ModelMixin):
+    def __init__(self):
+        super().__init__()
+        self.single_blocks = torch.nn.ModuleList([SingleBlock() for _ in range(2)])
+        self.double_blocks = torch.nn.ModuleList([DoubleBlock() for _ in range(2)])
+'''
+
+NODES = '''
+import torch
+from .helpers.models.packed import Transformer
+
+
+def load(path, single, double):
+    transformer = Transformer.from_pretrained(path).cpu().to(torch.bfloat16)
+    if single:
+        for i, block in enumerate(transformer.single_blocks):
+            transformer.single_blocks[i] = torch.compile(block)
+    if double:
+        for i, block in enumerate(transformer.double_blocks):
+            transformer.double_blocks[i] = torch.compile(block)
+    return transformer
+'''
+
+
+def test_a_node_package_resolves_through_namespace_directories_and_each_loop_compiles_its_own_blocks(tmp_path):
+    # ``helpers/`` and ``helpers/models/`` have no ``__init__``: namespace portions of the
+    # package, imported relatively; ``from_pretrained`` and ``.cpu().to()`` come from the
+    # library base (``ModelMixin``) and return the model; ``block`` in the second loop is that
+    # loop's item, not the first's.
+    write(tmp_path, {"node/__init__.py": "", "node/nodes.py": NODES, "node/helpers/models/packed.py": NODE_MODELS})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("node/nodes.py", 9)] == [("per-block", "packed.SingleBlock.forward")]
+    assert found[("node/nodes.py", 12)] == [("per-block", "packed.DoubleBlock.forward")]
+    result = CliRunner().invoke(main, ["regions", "--no-cache", str(tmp_path)])
+    lines = [line for line in result.output.splitlines() if "nodes.py:12:" in line]
+    assert len(lines) == 1 and "from transformer.double_blocks" in lines[0], result.output

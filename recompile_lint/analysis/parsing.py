@@ -141,12 +141,21 @@ def _is_project_directory(directory: str) -> bool:
 @lru_cache(maxsize=4096)
 def _namespace_package(root: str) -> str:
     """``pkg.layers.lora`` for a root directory ``pkg/layers/lora`` that is a namespace
-    portion of a package, else "" (once per root directory)."""
-    parent, base = os.path.split(root)
-    if not base.isidentifier() or parent == root or not _has_init(parent):
-        return ""
-    packages, _ = _packages_around(parent)
-    return ".".join((*packages, base))
+    portion of a package, else "" (once per root directory); so is ``pkg/helpers/models``
+    where neither ``helpers`` nor ``models`` has an ``__init__`` (up to ``NAMESPACE_LEVELS``
+    such directories: ``from .helpers.models.net import Net`` in ``pkg``)."""
+    names: list[str] = []
+    directory = root
+    for _ in range(NAMESPACE_LEVELS):
+        parent, base = os.path.split(directory)
+        if not base.isidentifier() or keyword.iskeyword(base) or parent == directory:
+            return ""
+        names.append(base)
+        if _has_init(parent):
+            packages, _ = _packages_around(parent)
+            return ".".join((*packages, *reversed(names)))
+        directory = parent
+    return ""
 
 
 def forget_package_layout() -> None:
