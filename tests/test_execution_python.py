@@ -826,3 +826,39 @@ def test_two_iterations_values_are_two_objects_and_an_int_is_never_none():
     assert all(isinstance(k, Sym) and k.origin == "iteration" for k in kinds)
     assert definitely_different(kinds[0], kinds[1])
     assert g["first"] == Const(False)
+
+
+def test_a_tensor_is_itself_and_no_other_and_unequal_partials_are_two_objects():
+    # A setter that skips no-ops (``if value is not self.current:``) handed a schedule's
+    # tensors: it writes when the schedule moves to another tensor, and only then.
+    _, g, calls = run(
+        """
+        import functools
+        import torch
+        SCHEDULE = (torch.ones(8), torch.ones(8, device="meta"))
+        ORDER = (0, 0, 1, 1)
+        class Holder:
+            def __init__(self):
+                self.current = None
+                self.writes = 0
+            def step_to(self, value):
+                if value is not self.current:
+                    self.current = value
+                    self.writes += 1
+        holder = Holder()
+        @torch.compile
+        def f(x, t):
+            return x
+        for i in range(4):
+            holder.step_to(SCHEDULE[ORDER[i]])
+            f(torch.ones(2), holder.current)
+        writes = holder.writes
+        one = functools.partial(max, 1)
+        other = functools.partial(max, 2)
+        distinct = one is not other
+        """
+    )
+    devices = [t.device for t in seen(calls, "t")]
+    assert devices == ["cpu", "cpu", "meta", "meta"]
+    assert g["writes"] == Const(2)
+    assert g["distinct"] == Const(True)

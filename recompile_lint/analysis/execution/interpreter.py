@@ -95,6 +95,8 @@ _COMPARE: dict[type, Callable[[object, object], object]] = {
 # Arithmetic that keeps an iteration symbol an iteration symbol (``step + 1``, ``2 * epoch``).
 _SHIFTING = (ast.Add, ast.Sub, ast.Mult)
 _OBJECTS = (Instance, Function, ClassValue, ModuleValue, TensorValue, ListValue, DictValue, TupleValue, CompiledValue, BoundMethod, Partial, RangeValue)
+# Values whose every part is known: two that are unequal are two objects.
+_KNOWN_OBJECTS = (Function, ClassValue, ModuleValue, CompiledValue, BoundMethod, Partial)
 
 
 class Project(Protocol):
@@ -1876,10 +1878,15 @@ class Interpreter:
             if isinstance(left, (Instance, ClassValue, ListValue, DictValue)) and isinstance(right, (Instance, ClassValue, ListValue, DictValue)):
                 same = left == right  # objects on the heap: one address, one object
                 return same if isinstance(op, ast.Is) else not same
+            if isinstance(left, TensorValue) and isinstance(right, TensorValue):
+                same = left.addr == right.addr  # one address, one tensor (an in-place update keeps it)
+                return same if isinstance(op, ast.Is) else not same
             if definitely_different(left, right) or any(a == Const(None) and isinstance(b, Sym) and b.kind not in ("", "NoneType") for a, b in ((left, right), (right, left))):
                 # Two values that differ are two objects (two iterations' ``kind`` passed to
                 # ``if kind is not self.kind:``), and an int is never ``None``.
                 return isinstance(op, ast.IsNot)
+            if isinstance(left, _KNOWN_OBJECTS) and isinstance(right, _KNOWN_OBJECTS) and left != right:
+                return isinstance(op, ast.IsNot)  # two partials, functions, methods that differ
             return None
         if isinstance(op, (ast.In, ast.NotIn)):
             items = self.items(right) if isinstance(right, (TupleValue, ListValue, DictValue)) else None
