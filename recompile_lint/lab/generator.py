@@ -179,6 +179,25 @@ def _pairwise_rows(rng: random.Random) -> Iterator[dict[str, str]]:
 
 
 def _rows(seed: int) -> Iterator[dict[str, str]]:
+    for n, row in enumerate(_sampled_rows(seed)):
+        yield _refined(row, seed, n)
+
+
+def _refined(row: dict[str, str], seed: int, n: int) -> dict[str, str]:
+    """``row`` with a value refined into one of its ``grid.REFINEMENTS`` (half the time, each
+    refinement alike), drawn from a stream of its own: the sampling's draws, and so every
+    program the refinement does not touch, stay as they were."""
+    for dim, by_value in grid.REFINEMENTS.items():
+        options = by_value.get(row[dim])
+        if options:
+            rng = random.Random(f"lab-refine:{seed}:{n}:{dim}")
+            pick = rng.randrange(len(options) * 2)
+            if pick < len(options):
+                row = {**row, dim: options[pick]}
+    return row
+
+
+def _sampled_rows(seed: int) -> Iterator[dict[str, str]]:
     rng = random.Random(f"lab-rows:{seed}")
     written_cells = set()
     for row in _pairwise_rows(rng):
@@ -1141,6 +1160,15 @@ class _Writer:
             body = self.write_via(ref, value(n.loop))
             defs = [f"class {n.holder_class}:"] + _ind(_function(f"def {method}(self, {n.loop}):", body)) + [""]
             return defs, [f"stepper = {n.holder_class}()"], lambda i, nested: [f"stepper.{method}({i})"]
+        if w == "holder-setter":
+            # The driver computes the value and hands it over; the method writes it only when
+            # it is another object than the one it wrote last (a setter that skips no-ops).
+            param = self.name.strip("_").lower()  # named after the value, as a setter's is
+            write = [f"if {param} is not self.current:"] + _ind([f"self.current = {param}"] + self.write_via("self.target", param))
+            defs = [f"class {n.holder_class}:"] + _ind(
+                _function("def __init__(self, target):", ["self.target = target", "self.current = None"]) + [""]
+                + _function(f"def {method}(self, {param}):", write)) + [""]
+            return defs, [f"stepper = {n.holder_class}({ref})"], lambda i, nested: [f"stepper.{method}({value(i)})"]
         if w == "holder-attribute":
             init, target, made = ["self.target = target"], "self.target", ref
         elif w == "holder-container":

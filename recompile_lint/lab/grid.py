@@ -69,6 +69,26 @@ ORGANISATION_DIMENSIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("driver", ("for", "while", "epochs", "generator", "eval-pass", "trainer")),
 )
 
+# Values a sampled value is refined into, drawn apart from the sampling (``generator._refined``)
+# so that adding one changes only the programs it refines, and the proofs of the others stay
+# valid: dimension -> sampled value -> its refinements.
+REFINEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
+    "writer": {
+        # the holder's method is handed the new value and writes it when it is another object
+        "holder-attribute": ("holder-setter",),
+    },
+}
+
+
+
+def sampled_value(dim: str, value: str) -> str:
+    """The value the sampling drew for a (possibly refined) value of ``dim``."""
+    for sampled, refined in REFINEMENTS.get(dim, {}).items():
+        if value in refined:
+            return sampled
+    return value
+
+
 DIMENSIONS: tuple[tuple[str, tuple[str, ...]], ...] = VALUE_DIMENSIONS + ORGANISATION_DIMENSIONS
 DIMENSION_NAMES: tuple[str, ...] = tuple(name for name, _ in DIMENSIONS)
 VALUES: dict[str, tuple[str, ...]] = dict(DIMENSIONS)
@@ -269,7 +289,7 @@ def _location_writer(location: str, writer: str) -> str | None:
         return "an argument is passed at the call, not held by another object"
     if writer == "setattr-apply" and location not in ATTRIBUTE_LOCATIONS:
         return "setattr and Module.apply set attributes"
-    if writer in ("holder-attribute", "holder-container", "holder-factory") and location not in HELD_OBJECT_LOCATIONS:
+    if writer in ("holder-attribute", "holder-container", "holder-factory", "holder-setter") and location not in HELD_OBJECT_LOCATIONS:
         return "another object can hold the carrier (a module, an object, a container, a class), not a bare global"
     if writer == "holder-module" and location not in MODULE_LEVEL_LOCATIONS:
         return "a module imported by name reaches module-level values (globals, classes)"
@@ -375,7 +395,7 @@ def summary() -> dict[str, object]:
     valid_count = len(valid_cells())
     total = len(VALUES["location"]) * len(VALUES["type"]) * len(VALUES["use"])
     return {
-        "dimensions": {name: list(values) for name, values in DIMENSIONS},
+        "dimensions": {name: list(values) + [r for refined in REFINEMENTS.get(name, {}).values() for r in refined] for name, values in DIMENSIONS},
         "value_dimensions": [name for name, _ in VALUE_DIMENSIONS],
         "organisation_dimensions": [name for name, _ in ORGANISATION_DIMENSIONS],
         "cells": {"total": total, "valid": valid_count, "unwritable": total - valid_count},
