@@ -2792,37 +2792,6 @@ def test_a_constructor_classmethod_of_a_library_base_builds_the_project_class(tm
     assert found[("run.py", 11)] == [("module", "run.Net.forward")]
 
 
-def test_a_list_a_constructor_fills_by_append_holds_its_blocks(tmp_path):
-    # ``blocks = []`` is the only assignment reaching ``nn.ModuleList(blocks)``; the appends
-    # in the loop between are the elements.
-    write(tmp_path, {"run.py": '''
-        import torch
-
-
-        class Block(torch.nn.Module):
-            def forward(self, x):
-                return x
-
-
-        class Net(torch.nn.Module):
-            def __init__(self, depth):
-                super().__init__()
-                blocks = []
-                for _ in range(depth):
-                    block = Block()
-                    blocks.append(block)
-                self.blocks = torch.nn.ModuleList(blocks)
-
-
-        def build():
-            model = Net(4)
-            for i, block in enumerate(model.blocks):
-                model.blocks[i] = torch.compile(block)
-    '''})
-    found = by_line(resolve(tmp_path), tmp_path)
-    assert found[("run.py", 22)] == [("per-block", "run.Block.forward")]
-
-
 # ---- a node package: namespace directories, two block loops, a library base's constructor ----
 
 NODE_MODELS = '''

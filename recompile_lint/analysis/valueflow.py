@@ -869,11 +869,6 @@ class ValueFlow:
                 for position in path:
                     values = self._union(self._elements(v, position, ctx.depth) for v in values)
                 out.update(values)
-            # What the scope adds to the container (``blocks = []`` ... ``blocks.append(b)``):
-            # not an assignment, so no reaching definition, but its elements all the same.
-            added = [flow for flow in self._targets(ctx.facts, fn).get(name, ()) if flow[1].startswith("elem") and not self._dead(ctx, flow[2])]
-            if added and out:
-                out.update(self._added_elements(ctx, out, added))
             return self._cap(out)
 
         # In a loop an assignment can reach itself (``xs = xs + [x]``): a cycle like any other.
