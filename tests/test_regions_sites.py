@@ -2845,3 +2845,26 @@ def test_a_node_package_resolves_through_namespace_directories_and_each_loop_com
     result = CliRunner().invoke(main, ["regions", "--no-cache", str(tmp_path)])
     lines = [line for line in result.output.splitlines() if "nodes.py:12:" in line]
     assert len(lines) == 1 and "from transformer.double_blocks" in lines[0], result.output
+
+
+def test_items_written_into_an_object_the_scope_did_not_build_make_no_container(tmp_path):
+    # ``patcher.model.blocks[i] = torch.compile(block)``: ``patcher`` comes from outside,
+    # so its blocks are not a dict of the writes (whose keys are no code); and a loop that binds
+    # ``block`` says nothing of ``block.forward`` but that it is the item's own.
+    write(tmp_path, {"run.py": '''
+        import torch
+
+
+        def compile_blocks(patcher):
+            for i, block in enumerate(patcher.model.blocks):
+                patcher.model.blocks[i] = torch.compile(block)
+            patcher.model["dtype"] = "bf16"
+
+
+        def compile_forwards(blocks):
+            for block in blocks:
+                block.forward = torch.compile(block.forward)
+    '''})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("run.py", 6)] == [("unresolved", "parameter")]
+    assert found[("run.py", 12)] == [("unresolved", "parameter")]

@@ -1156,6 +1156,13 @@ class ValueFlow:
         if not added:
             return set()
         containers = [v for v in values if v.kind == "container"]
+        receiver = ctx.fn.params[0].name + "." if ctx.fn is not None and ctx.fn.params and _is_method(ctx.fn) else None
+        if not containers and any("." in f[0] and not (receiver and f[0].startswith(receiver)) for f in flows):
+            # ``pipe.model.blocks[i] = b`` on an object the scope did not build: what else it
+            # holds, and of what kind it is, is not known; no container is made of the writes.
+            # (An attribute of the method's own object is built by the class's methods, whose
+            # writes are joined: ``self.funcs.append(layer)`` beside ``self.funcs = []``.)
+            return set()
         if not containers:
             keyed = any(":" in f[1] for f in flows if f[1].startswith("elem"))
             containers = [Value("container", ref="dict" if keyed else "list")]
@@ -2893,6 +2900,8 @@ def _into(stmt: ast.stmt, name: str, line: int, defs: set) -> tuple[set, bool]:
     """The definitions reaching ``line`` inside the compound statement ``stmt``."""
     if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
         if isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt.target, name):
+            if not _binds_name(stmt.target, name):
+                raise _GiveUp  # ``for block in ...: block.forward``: each item's own attribute
             target = {_LoopTarget(stmt.iter.lineno, stmt.iter.col_offset)}
             found, reached = _walk(stmt.body, name, line, target)
             if reached:
@@ -2958,7 +2967,7 @@ def _transfer(stmt: ast.stmt, name: str, defs: set) -> set:
         return _walk(stmt.body, name, 0, defs)[0] | _walk(stmt.orelse, name, 0, defs)[0]
     if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
         if isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt.target, name):
-            if stmt.orelse:
+            if stmt.orelse or not _binds_name(stmt.target, name):
                 raise _GiveUp
             # After the loop: what it had before (no iteration), or the last iteration's.
             target = {_LoopTarget(stmt.iter.lineno, stmt.iter.col_offset)}
@@ -3047,6 +3056,15 @@ def _binds(target: ast.AST, name: str) -> bool:
         return _binds(target.value, name)
     text = _target_text(target)
     return text == name or (bool(text) and name.startswith(text + "."))
+
+
+def _binds_name(target: ast.AST, name: str) -> bool:
+    """Whether an assignment target binds ``name`` itself (not an object a chain of it reads)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_binds_name(t, name) for t in target.elts)
+    if isinstance(target, ast.Starred):
+        return _binds_name(target.value, name)
+    return _target_text(target) == name
 
 
 def _isinstance_parts(test: ast.expr) -> tuple[str, bool, ast.expr] | None:
