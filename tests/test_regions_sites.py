@@ -2742,7 +2742,6 @@ def test_a_factory_choosing_by_a_literal_argument_builds_only_that_class(tmp_pat
     assert len(found[("main.py", 43)]) == 2
 
 
-
 def test_a_name_two_loops_bind_holds_in_each_loop_that_loops_item(tmp_path):
     write(tmp_path, {"run.py": '''
         import torch

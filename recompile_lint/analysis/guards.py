@@ -1186,6 +1186,8 @@ def first_checked(parameters: list[str]) -> str:
     if not named:
         return parameters[0] if parameters else ""
     return min(named, key=lambda p: (len(f"L[{p!r}]"), f"L[{p!r}]"))
+
+
 HOOK_REGISTRATIONS = frozenset({"register_forward_pre_hook", "register_forward_hook"})
 
 

@@ -80,7 +80,6 @@ REFINEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
-
 def sampled_value(dim: str, value: str) -> str:
     """The value the sampling drew for a (possibly refined) value of ``dim``."""
     for sampled, refined in REFINEMENTS.get(dim, {}).items():
