@@ -700,7 +700,8 @@ class Variation:
             # A copy of another attribute of the object (``self.sub.kind = self.kind``): it
             # holds what that attribute holds, whose own writes say whether that changes.
             return set()
-        if mutation.op == "assign" and mutation.function and _values_of(node) is None:
+        literals = _values_of(node)
+        if literals is None and mutation.op == "assign" and mutation.function:
             names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - _PURE_BUILTINS
             if len(names) == 1:
                 # A value made from one parameter alone (``device_type``, ``scale * 2``,
@@ -709,7 +710,7 @@ class Variation:
                 passed = self.passed_values(mutation, name)
                 if passed is not _NOT_PASSED:
                     return passed if isinstance(node, ast.Name) or passed is UNBOUNDED else {f"{mutation.value}<{v}>" for v in passed}
-        return _values_of(node)
+        return literals
 
     def passed_values(self, mutation: Mutation, name: str):
         """What a write of the writing function's own parameter (``self.device_type =
@@ -732,7 +733,10 @@ class Variation:
         storage = Storage("parameter", mutation.path, name, owner=fn.qualname)
         acc = _Arguments()
         values: set[str] = set()
-        default = _values_of(ast.parse(param.default, mode="eval").body) if param.default else None
+        try:
+            default = _values_of(ast.parse(param.default, mode="eval").body) if param.default else None
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            default = None  # a default whose text does not parse (a cached fact) is no value
         for site in self.function_call_sites(FunctionRef(mutation.path, fn.qualname)):
             argument = _argument(site, name, position)
             if argument is not None:
