@@ -31,7 +31,8 @@ from typing import Iterator
 
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, char_column, dotted_name
 from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
-from recompile_lint.analysis.regions import DISABLE_DECORATORS, NOT_CONSTANT, NOT_NONE, CompiledRegion, compiling_test, constant_truth, ends_in_exit, literal_constant, literal_of, unassigned
+from recompile_lint.analysis.constants import NOT_CONSTANT, NOT_NONE, constant_truth, literal_constant, literal_of, unassigned
+from recompile_lint.analysis.regions import DISABLE_DECORATORS, CompiledRegion, compiling_test, ends_in_exit
 from recompile_lint.models import Guard, Location
 
 SCALAR_KINDS = frozenset({"int", "str", "float", "bool", "enum", "none", "bytes"})
@@ -1239,7 +1240,7 @@ def _spreads(args: list[ast.expr], keywords: list[ast.keyword]) -> bool:
 
 def _not_none(arg: ast.expr, value: Sym) -> Sym:
     """``value`` known not to be None where its expression cannot be (``x.size(0)``, a float):
-    it decides ``p is None`` in the inlined function (``regions.literal_of``)."""
+    it decides ``p is None`` in the inlined function (``constants.literal_of``)."""
     if value.constant is NOT_CONSTANT and literal_of(arg) is NOT_NONE:
         return replace(value, constant=NOT_NONE)
     return value
