@@ -49,6 +49,9 @@ def _constant_value(node: ast.expr, constants: dict[str, object]) -> object:
         return node.value
     if isinstance(node, ast.Name):
         return constants.get(node.id, NOT_CONSTANT)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        # ``self.flag``: an attribute every instance holds at one constant (``constructed``).
+        return constants.get(f"{node.value.id}.{node.attr}", NOT_CONSTANT)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = constant_truth(node.operand, constants)
         return NOT_CONSTANT if inner is None else not inner
@@ -122,6 +125,8 @@ def _passed_constants(calls: list[ast.Call], target: FunctionFacts, own: dict[st
         found = literal_of(arg)
         if found is NOT_CONSTANT and own and stores is not None and isinstance(arg, ast.Name) and arg.id in own:
             return unassigned({arg.id: own[arg.id]}, stores, call).get(arg.id, NOT_CONSTANT)
+        if found is NOT_CONSTANT and own and isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name):
+            return own.get(f"{arg.value.id}.{arg.attr}", NOT_CONSTANT)  # ``f(x, self.flag)``
         return found
 
     bound_method = bool(target.params) and target.params[0].kind == "positional" and bool(target.class_name) and "staticmethod" not in target.decorators

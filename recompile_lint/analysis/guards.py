@@ -32,6 +32,7 @@ from typing import Iterator
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, char_column, dotted_name
 from recompile_lint.analysis.index import FunctionRef, FunctionTrees, ProjectIndex
 from recompile_lint.analysis.constants import NOT_CONSTANT, NOT_NONE, constant_truth, literal_constant, literal_of, unassigned
+from recompile_lint.analysis.constructed import object_constants
 from recompile_lint.analysis.regions import DISABLE_DECORATORS, CompiledRegion, compiling_test, ends_in_exit
 from recompile_lint.models import Guard, Location
 
@@ -218,6 +219,18 @@ class GuardWalker:
         # branch holds for the rest of that branch only.
         self.written: dict[str, tuple[Sym, int]] = {}
         self.conditional = 0  # how many branches, loop bodies or handlers the walk is inside
+        self._object_constants: dict[tuple[str, str, int], dict[str, object]] = {}
+
+    def object_constants(self, frame: _Frame) -> dict[str, object]:
+        """The attributes a function's tests read of objects whose every instance holds them at
+        one constant (``constructed.object_constants``: the receiver, a module-level object),
+        found once per function."""
+        key = (frame.facts.path, frame.fn.qualname, frame.fn.line)
+        found = self._object_constants.get(key)
+        if found is None:
+            node = self.trees.node(frame.facts.path, frame.fn)
+            found = self._object_constants[key] = object_constants(self.index, frame.facts, frame.fn, node) if node is not None else {}
+        return found
 
     # ---- entry ---------------------------------------------------------------------------
 
@@ -415,13 +428,15 @@ class GuardWalker:
                 side = stmt.body if compiling else stmt.orelse
                 self.statements(frame, side)
                 return ends_in_exit(side)
-            if frame.depth > 0:
-                # Only parameters the call bound to a literal and the function never rebinds
-                # (a local set in a loop may hold something else at the next iteration).
-                constants = {p.name: frame.env[p.name].constant for p in frame.fn.params if p.name in frame.env and frame.env[p.name].constant is not NOT_CONSTANT}
-                if constants:
-                    node = self.trees.node(frame.facts.path, frame.fn)
-                    constants = unassigned(constants, self.trees.rebound(node), stmt) if node is not None else {}
+            # Only parameters the call bound to a literal and the function never rebinds
+            # (a local set in a loop may hold something else at the next iteration), and the
+            # attributes every construction leaves at one constant (``constructed``) of the
+            # receiver or of a module-level object.
+            constants = {p.name: frame.env[p.name].constant for p in frame.fn.params if p.name in frame.env and frame.env[p.name].constant is not NOT_CONSTANT} if frame.depth > 0 else {}
+            constants.update(self.object_constants(frame))
+            if constants:
+                node = self.trees.node(frame.facts.path, frame.fn)
+                constants = unassigned(constants, self.trees.rebound(node), stmt) if node is not None else {}
                 truth = constant_truth(stmt.test, constants) if constants else None
                 if truth is not None:
                     # A test on constants an inlined call passed: only the branch it takes is traced.

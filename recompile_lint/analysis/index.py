@@ -722,10 +722,10 @@ class ProjectIndex:
 
 def function_trees(index: "ProjectIndex") -> "FunctionTrees":
     """The run's function trees, shared by the region finder and the guard model."""
-    trees = index.memo.get("trees")
+    trees = index.memo.get("function-trees")
     if trees is None:
-        trees = index.memo["trees"] = FunctionTrees(index)
-    return trees
+        trees = index.memo["function-trees"] = FunctionTrees(index)
+    return trees  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from recompile_lint.analysis.constants import _passed_constants, _same, constant_truth, unassigned
+from recompile_lint.analysis.constructed import object_constants
 from recompile_lint.analysis.facts import CompileSite, FunctionFacts, ModuleFacts, dotted_name
 from recompile_lint.analysis.index import FunctionRef, ProjectIndex, Stores, function_trees
 from recompile_lint.analysis.library import LibraryRegion, entry_for
@@ -1076,9 +1077,13 @@ class RegionFinder:
             if facts is None or fn is None or (depth >= self.max_depth and not constants[ref]):
                 continue
             node = self.trees.node(facts.path, fn)
-            stores = self.trees.rebound(node) if constants[ref] and node is not None else None
+            # The parameters' constants, and the attributes of ``self`` or of a module-level
+            # object that every construction leaves at one constant (``constructed``), which
+            # decide tests the same way.
+            own = {**constants[ref], **object_constants(self.index, facts, fn, node)} if node is not None else constants[ref]
+            stores = self.trees.rebound(node) if own and node is not None else None
             compiling = lambda test, facts=facts: compiling_test(test, self.index, facts)  # noqa: E731
-            branches = _branches(node, constants[ref], stores, compiling) if node is not None else None
+            branches = _branches(node, own, stores, compiling) if node is not None else None
             dead[ref] = branches.dead if branches is not None else ()
             if depth >= self.max_depth:
                 continue
@@ -1091,7 +1096,7 @@ class RegionFinder:
                 target = self.index.function(callee)
                 if target is None or is_disabled(target):
                     continue
-                passed = _passed_constants(branches.live.get(text, []) if branches is not None else [], target, constants[ref], stores)
+                passed = _passed_constants(branches.live.get(text, []) if branches is not None else [], target, own, stores)
                 if callee not in depth_of:
                     depth_of[callee] = depth + 1
                     constants[callee] = passed
@@ -1356,7 +1361,8 @@ def ends_in_exit(body: list[ast.stmt]) -> bool:
 def _branches(function: ast.AST, constants: dict[str, object], stores: Stores | None, compiling: Callable[[ast.expr], bool | None] | None = None) -> _Branches:
     """One walk of ``function``'s body outside nested scopes (they are functions of their
     own): each ``if`` (or conditional expression) whose test the constants of parameters that
-    still hold their values there decide has its other branch ruled out; so has the side of
+    still hold their values there (and of the attributes every construction leaves at one
+    constant, ``self.flag``, ``SWITCHES.audit``) decide has its other branch ruled out; so has the side of
     an ``if is_compiling():`` (``compiling``: ``compiling_test`` in the function's module)
     Dynamo never traces."""
     body = function.body if isinstance(function.body, list) else [function.body]  # type: ignore[attr-defined]
