@@ -2867,3 +2867,69 @@ def test_items_written_into_an_object_the_scope_did_not_build_make_no_container(
     found = by_line(resolve(tmp_path), tmp_path)
     assert found[("run.py", 6)] == [("unresolved", "parameter")]
     assert found[("run.py", 12)] == [("unresolved", "parameter")]
+
+
+LAZY_JIT = '''
+import os
+
+import torch
+
+
+def lazy_compile(func):
+    compiled = None
+
+    def wrapper(*args, **kwargs):
+        nonlocal compiled
+        if compiled is None:
+            compiled = torch.compile(func)
+        return compiled(*args, **kwargs)
+
+    return wrapper
+
+
+def shadowing(func):
+    def inner(func):
+        return torch.compile(func)
+
+    return func
+
+
+fuser = lambda func: func
+if os.getenv("USE_COMPILE", "1") == "1":
+    fuser = lazy_compile
+gelu_fuser = fuser
+'''
+
+LAZY_FUSED = '''
+import torch
+
+from pkg.jit import fuser, gelu_fuser, shadowing
+
+
+@fuser
+def bias_gelu(bias, y):
+    return torch.nn.functional.gelu(bias + y)
+
+
+@gelu_fuser
+def dgelu(g, x):
+    return g * x
+
+
+@shadowing
+def not_compiled(x):
+    return x
+'''
+
+
+def test_a_closure_compiling_the_parameter_and_its_module_aliases_make_wrappers(tmp_path):
+    # ``lazy_compile`` compiles its parameter in the function it returns; ``fuser`` holds it on
+    # one side of an ``if`` (an identity lambda on the other), ``gelu_fuser`` holds ``fuser``:
+    # each decorated function is a compile site, and the inner ``torch.compile(func)`` is the
+    # wrapper's own site. ``shadowing``'s inner function compiles a parameter of its own.
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/jit.py": LAZY_JIT, "pkg/ops.py": LAZY_FUSED})
+    found = by_line(resolve(tmp_path), tmp_path)
+    assert found[("pkg/ops.py", 6)] == [("decorated", "pkg.ops.bias_gelu")]
+    assert found[("pkg/ops.py", 11)] == [("decorated", "pkg.ops.dgelu")]
+    assert ("pkg/ops.py", 16) not in found
+    assert found[("pkg/jit.py", 12)] == [("unresolved", "wrapper")]

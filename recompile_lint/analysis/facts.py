@@ -654,6 +654,21 @@ class _Collector(ast.NodeVisitor):
         """The innermost function scope (kept on its own stack: this is asked per name)."""
         return self.function_scopes[-1] if self.function_scopes else None
 
+    def _nested_binds(self, since: int, outer: str, inner: str, name: str) -> bool:
+        """Whether a function nested in ``outer`` down to ``inner`` (qualnames) binds ``name``
+        itself (a parameter or a local of its own), so that ``inner`` does not read ``outer``'s;
+        the nested functions are those added to ``functions`` since ``since``."""
+        by_name = {fn.qualname: fn for fn in self.functions[since:]}
+        current = inner
+        while current and current != outer:
+            fn = by_name.get(current)
+            if fn is None:
+                return True  # not found: not known to be the closure's
+            if name not in fn.nonlocal_decls and (name in fn.local_names or any(p.name == name for p in fn.params)):
+                return True
+            current = fn.parent
+        return False
+
     def enclosing_function_name(self) -> str:
         scope = self.function_scope()
         return scope[1] if scope else ""
@@ -1667,6 +1682,7 @@ class _Collector(ast.NodeVisitor):
         self.loop_vars.append([])
         self.loop_lines.append([])
         sites_before = len(self.compile_sites)
+        functions_before = len(self.functions)
         # Declarations apply to the whole body whatever their position: read them first.
         body = node.body if isinstance(node.body, list) else [node.body]  # type: ignore[attr-defined]
         if self.has_declarations:
@@ -1677,7 +1693,8 @@ class _Collector(ast.NodeVisitor):
         self.loop_lines.pop()
         self.scopes.pop()
         self.function_scopes.pop()
-        compiles_param = _compiled_parameter(self.compile_sites[sites_before:], qualname, params, data.get("wrapper_args", ()))
+        compiles_param = _compiled_parameter(self.compile_sites[sites_before:], qualname, params, data.get("wrapper_args", ()),
+                                              lambda outer, inner, name: self._nested_binds(functions_before, outer, inner, name))
         top = self.top_stmt or node
         first_line = min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno])
         self.functions.append(
@@ -1792,11 +1809,14 @@ def _declarations(body: list[ast.stmt], globals_: set[str], nonlocals: set[str])
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _compiled_parameter(sites: list[CompileSite], qualname: str, params: list[Param], wrapper_args=()) -> str:
+def _compiled_parameter(sites: list[CompileSite], qualname: str, params: list[Param], wrapper_args=(), nested_binds: Callable[[str, str, str], bool] | None = None) -> str:
     """The parameter of function ``qualname`` that one of its own compile sites compiles: its
     name, or ``*args`` for the first element of its ``*args`` (``torch.compile(*args)``,
-    ``torch.compile(args[0])``); else the first parameter it passes to a wrapper in any
-    position (a candidate the regions confirm by value); "" when none."""
+    ``torch.compile(args[0])``); or that a function nested in it compiles through the closure
+    (``def lazy_compile(func): def wrapper(*a): ... torch.compile(func) ...; return wrapper``,
+    where no function between binds the name: ``nested_binds``); else the first parameter it
+    passes to a wrapper in any position (a candidate the regions confirm by value); "" when
+    none."""
     # ``self.compile()`` compiles the instance, not a parameter a caller passes.
     names = {p.name for p in params} - {"self", "cls"}
     vararg = next((p.name for p in params if p.kind == "vararg"), "")
@@ -1807,6 +1827,10 @@ def _compiled_parameter(sites: list[CompileSite], qualname: str, params: list[Pa
             return site.target
         if vararg and site.target in (f"*{vararg}", f"{vararg}[0]") and site.form != "wrapper":
             return f"*{vararg}"
+    for site in sites:
+        if (nested_binds is not None and site.function.startswith(f"{qualname}.") and site.target_kind == "name"
+                and site.target in names and site.form != "wrapper" and not nested_binds(qualname, site.function, site.target)):
+            return site.target
     for site in sites:
         if site.function == qualname and site.form == "wrapper" and site.target_kind == "name" and site.target in names:
             return site.target

@@ -193,7 +193,7 @@ class RegionFinder:
                 # library's model says more, and stays). ``unbound``: the parameter of the
                 # decorator a factory call returns (``lambda f: wrap(f, **kw)``), which the
                 # decorated functions fill, each a site of its own.
-                scope = facts.function(site.function) if site.function else None
+                scope = _compiling_scope(facts, site, facts.function(site.function) if site.function else None)
                 if scope is not None and (facts.path, scope.qualname) in self._called_wrappers():
                     # Its calls are sites, each resolved by what it passes: that is where it is analysed.
                     resolution = replace(resolution, reason="wrapper", detail=f"{scope.qualname}()")
@@ -209,6 +209,12 @@ class RegionFinder:
             called: set[tuple[str, str]] = set()
             for facts in list(self.index.parsed()):  # the flow may parse more files on the way
                 for site in facts.compile_sites:
+                    if site.form == "decorator":
+                        # ``@jit_fuser`` where the module global holds a wrapper (``wrappers``).
+                        ref = self._aliased_wrapper(facts, self._site_call(facts, site))
+                        if ref is not None:
+                            called.add((ref.path, ref.qualname))
+                        continue
                     if site.form not in ("wrapper", "method"):
                         continue
                     call = self._site_call(facts, site)
@@ -217,6 +223,26 @@ class RegionFinder:
                         called.update((ref.path, ref.qualname) for ref in self.flow.callees(call, facts, scope))
             self.index.memo[key] = frozenset(called)
         return self.index.memo[key]
+
+    def _aliased_wrapper(self, facts: ModuleFacts, node: ast.expr | None) -> FunctionRef | None:
+        """The wrapper a decorator names through module globals bound to it (``@jit_fuser``,
+        ``jit_fuser = lazy_compile``: ``wrappers._module_aliases``); None for any other."""
+        text = dotted_name(node.func if isinstance(node, ast.Call) else node) if node is not None else ""
+        if not text:
+            return None
+        full = facts.resolve(text)
+        if full == text and "." not in text and facts.module:
+            full = f"{facts.module}.{text}"
+        aliases = self.index.memo.get("wrapper-aliases") or {}
+        assert isinstance(aliases, dict)
+        for _ in range(len(aliases)):
+            if full not in aliases:
+                break
+            full = aliases[full]
+        else:
+            if full in aliases:
+                return None  # a cycle of aliases
+        return self.index.resolve_function(full, facts.path)
 
     def resolve_site(self, facts: ModuleFacts, site: CompileSite) -> SiteResolution:
         if site.form == "decorator" and site.target_kind == "class":
@@ -824,11 +850,11 @@ class RegionFinder:
         return re.search(rf"^\s*{re.escape(name)}\s*=\s*[\w.]*\b(?:import_module|importorskip)\(\s*[\"']{re.escape(target)}[\"']", text, re.MULTILINE) is not None
 
     def _is_wrapper_body(self, facts: ModuleFacts, site: CompileSite, scope: FunctionFacts | None) -> bool:
-        """A wrapper's ``torch.compile(param)``, where calls of the wrapper are sites too."""
-        if scope is None or not scope.compiles_param:
-            return False
-        param = scope.compiles_param
-        if site.target != param and not (param.startswith("*") and site.target in (param, f"{param[1:]}[0]")):
+        """A wrapper's ``torch.compile(param)``, where calls of the wrapper are sites too; the
+        site may sit in a function nested in the wrapper, compiling its parameter through the
+        closure (``lazy_compile``'s inner ``wrapper``)."""
+        scope = _compiling_scope(facts, site, scope)
+        if scope is None:
             return False
         dotted = f"{facts.module}.{scope.qualname}" if facts.module else scope.qualname
         if scope.name == "compile" and _is_method(scope):
@@ -1172,6 +1198,19 @@ class RegionFinder:
             return None
         ref, _ = self.callable_of(text, facts, fn)
         return ref
+
+
+def _compiling_scope(facts: ModuleFacts, site: CompileSite, scope: FunctionFacts | None) -> FunctionFacts | None:
+    """The function whose parameter ``site`` compiles (``FunctionFacts.compiles_param``): the
+    site's own, or one it is nested in, read through the closure; None when there is none."""
+
+    def compiles(fn: FunctionFacts) -> bool:
+        param = fn.compiles_param
+        return bool(param) and (site.target == param or (param.startswith("*") and site.target in (param, f"{param[1:]}[0]")))
+
+    while scope is not None and not compiles(scope):
+        scope = facts.function(scope.parent) if scope.parent else None
+    return scope
 
 
 def _strip_iterator(text: str) -> str:

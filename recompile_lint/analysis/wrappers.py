@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts
     from recompile_lint.analysis.index import ProjectIndex
 
+# A dotted name (``lazy_compile``, ``jit.lazy_compile``) as a module global's value.
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 # Steps of the fixpoint at most (a wrapper that many wrappers deep is left to compile-functions).
 MAX_STEPS = 8
 
@@ -82,7 +84,42 @@ def infer_wrappers(index: ProjectIndex) -> set[str]:
         parent = facts.function(fn.parent) if fn.parent else None
         if parent is not None and (path, parent.qualname) not in compiled and _returns_name(index, facts, parent, fn.name):
             _add_name(out, facts, parent)  # a decorator factory returning the wrapper
+    aliases = _module_aliases(index, modules, out)
+    index.memo["wrapper-aliases"] = aliases
+    out |= set(aliases)
     return out
+
+
+def _module_aliases(index: ProjectIndex, modules: list[ModuleFacts], wrappers: set[str]) -> dict[str, str]:
+    """Module globals bound to a module-level wrapper (``jit_fuser = lazy_compile``, often
+    under an ``if`` beside an identity ``lambda f: f``), each with the wrapper (or alias) it
+    names: a call or a decorator through the global compiles as the wrapper does, where it
+    holds the wrapper (the regions decide by value which calls do). An alias of an alias
+    counts too."""
+    found: dict[str, str] = {}
+    for _ in range(MAX_STEPS):
+        added: dict[str, str] = {}
+        for facts in modules:
+            lines = None
+            for target, how, line, column, end_line, end_column in facts.flows:
+                if how != "=" or "." in target or line != end_line:
+                    continue
+                lines = lines if lines is not None else index.lines(facts.path)
+                if not 1 <= line <= len(lines):
+                    continue
+                text = lines[line - 1].encode("utf-8")[column:end_column].decode("utf-8", "replace")
+                if not _DOTTED.fullmatch(text):
+                    continue
+                full = facts.resolve(text)
+                if full == text and "." not in text and facts.module:
+                    full = f"{facts.module}.{text}"  # a function of the module itself
+                name = f"{facts.module}.{target}" if facts.module else target
+                if (full in wrappers or full in found) and name not in wrappers and name not in found:
+                    added[name] = full
+        if not added:
+            break
+        found.update(added)
+    return found
 
 
 def _wrapper_named(index: ProjectIndex, callee: str, facts: ModuleFacts, fn: FunctionFacts, compiled: dict[tuple[str, str], str]) -> tuple[str, str] | None:
