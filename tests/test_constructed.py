@@ -277,3 +277,9 @@ def test_the_rules_trees_and_the_function_trees_are_kept_apart(tmp_path):
     Trees.of(index)
     assert isinstance(function_trees(index), FunctionTrees)
     assert isinstance(Trees.of(index), Trees)
+
+
+def test_a_construction_through_the_package_alone_counts(tmp_path):
+    # ``import pkg`` then ``pkg.Encoder(...)``: no import line names the class or its module.
+    files = write(tmp_path, more={"__init__.py": "from pkg.model import Encoder\n", "other.py": "import pkg\n\nenc = pkg.Encoder(3, True)\n"})
+    assert value(files, "dynamic_chunk") is NOT_NONE

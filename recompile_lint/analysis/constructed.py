@@ -18,9 +18,8 @@ literal nor a constructor parameter, or a reference to the class that is no call
 ``from_config``): those may construct it with anything. A class the project never constructs
 holds a parameter's value from its users, so only literal writes are constants there.
 
-What it does not see: a construction written in a file that reaches the class only as
-``pkg.Class`` through an import of its package alone, or by a name computed at run time
-(``getattr(module, name)``, a configuration file's ``_target_``). Such a construction may pass
+What it does not see: a construction by a name computed at run time (``getattr(module,
+name)``, a configuration file's ``_target_``), or in a file outside the linted paths. Such a construction may pass
 another value; the branch it takes is then ruled out wrongly, which hides findings there and
 never adds one.
 """
@@ -241,17 +240,12 @@ class ConstructedAttributes:
         return self._constructions[key]
 
     def _find_constructions(self, facts: ModuleFacts, cls: ClassFacts) -> list[ast.Call] | None:
-        naming = self.index.import_naming()
-        module_word = facts.module.rsplit(".", 1)[-1] if facts.module else ""
-        paths = [facts.path] + [p for p in naming.get(cls.name, []) + naming.get(module_word, []) if p != facts.path]
+        # Every file that names the class (``kornia.feature.CornerHarris(...)`` after ``import
+        # kornia`` names no module of it on an import line): a substring test first.
         calls: list[ast.Call] = []
-        seen: set[str] = set()
-        for path in paths:
-            if path in seen:
-                continue
-            seen.add(path)
+        for path in [facts.path] + [p for p in self.index.paths if p != facts.path]:
             text = self.index.text(path)
-            if text is None or not mentions(text, cls.name):
+            if text is None or cls.name not in text or not mentions(text, cls.name):
                 continue
             other = self.index.facts(path)
             tree = self._module(path)
