@@ -1812,9 +1812,10 @@ def _declarations(body: list[ast.stmt], globals_: set[str], nonlocals: set[str])
 def _compiled_parameter(sites: list[CompileSite], qualname: str, params: list[Param], wrapper_args=(), nested_binds: Callable[[str, str, str], bool] | None = None) -> str:
     """The parameter of function ``qualname`` that one of its own compile sites compiles: its
     name, or ``*args`` for the first element of its ``*args`` (``torch.compile(*args)``,
-    ``torch.compile(args[0])``); or that a function nested in it compiles through the closure
-    (``def lazy_compile(func): def wrapper(*a): ... torch.compile(func) ...; return wrapper``,
-    where no function between binds the name: ``nested_binds``); else the first parameter it
+    ``torch.compile(args[0])``); or that a function nested in it hands to ``torch.compile``
+    through the closure (``def lazy_compile(func): def wrapper(*a): ... torch.compile(func)
+    ...; return wrapper``, where no function between binds the name: ``nested_binds``; a
+    ``func.compile(...)`` there may be another library's method); else the first parameter it
     passes to a wrapper in any position (a candidate the regions confirm by value); "" when
     none."""
     # ``self.compile()`` compiles the instance, not a parameter a caller passes.
@@ -1829,7 +1830,7 @@ def _compiled_parameter(sites: list[CompileSite], qualname: str, params: list[Pa
             return f"*{vararg}"
     for site in sites:
         if (nested_binds is not None and site.function.startswith(f"{qualname}.") and site.target_kind == "name"
-                and site.target in names and site.form != "wrapper" and not nested_binds(qualname, site.function, site.target)):
+                and site.target in names and site.form in ("call", "optimize") and not nested_binds(qualname, site.function, site.target)):
             return site.target
     for site in sites:
         if site.function == qualname and site.form == "wrapper" and site.target_kind == "name" and site.target in names:
