@@ -22,6 +22,7 @@ import os
 
 from recompile_lint.analysis.execution.cache import Recompile, RegionCaches, RegionTable, region_key
 from recompile_lint.analysis.execution.entries import EntryFinder, driver_functions
+from recompile_lint.analysis.execution.overlays import pytest_marks
 from recompile_lint.analysis.execution.frames import OutOfBudget
 from recompile_lint.analysis.execution.interpreter import DRIVING_STEPS, STEPS, Interpreter
 from recompile_lint.analysis.execution.values import Const, Function, Sym
@@ -307,17 +308,43 @@ class Execution:
             if not isinstance(function, Function) or function.code in interpreter.executed:
                 continue
             node = interpreter.codes.get(function.code)
-            params = [Sym("parameter", name=a.arg) for a in node.args.posonlyargs + node.args.args] if node is not None else []  # type: ignore[attr-defined]
+            names = [a.arg for a in node.args.posonlyargs + node.args.args] if node is not None else []  # type: ignore[attr-defined]
             caches = RegionCaches(self.regions, self.guards, f"{name}:{function_name}", self._table)
             runs.append(caches)
             interpreter.observer = caches
-            interpreter.steps, interpreter.driving_steps, interpreter.compiled_calls = self.steps, self.driving_steps, 0
-            try:
-                interpreter.call_function(function, params, {}, None)  # type: ignore[arg-type]
-            except (OutOfBudget, RecursionError):
-                caches.finished = False
-                continue
-            except Exception:  # noqa: BLE001 - the run raised on the project's code: no evidence
-                caches.finished = False
-                continue
+            # A parametrized test runs once per parameter set, all in one process: the caches
+            # of what it compiles carry from one set to the next. Anything else runs once, its
+            # parameters unknown.
+            for given in self.parameter_sets(interpreter, function, path):
+                interpreter.steps, interpreter.driving_steps, interpreter.compiled_calls = self.steps, self.driving_steps, 0
+                arguments = [given.get(param, Sym("parameter", name=param)) for param in names]
+                try:
+                    interpreter.call_function(function, arguments, {}, None)  # type: ignore[arg-type]
+                except (OutOfBudget, RecursionError):
+                    caches.finished = False
+                    break
+                except Exception:  # noqa: BLE001 - the run raised on the project's code: no evidence
+                    caches.finished = False
+                    break
         return runs
+
+    def parameter_sets(self, interpreter: Interpreter, function: Function, path: str) -> list[dict[str, object]]:
+        """The arguments of each run of a driver function: one per parameter set of its
+        ``@pytest.mark.parametrize`` marks where they are known and no fixture may reset
+        Dynamo between them (a ``reset()`` in the test file or a ``conftest.py`` above it);
+        else one run with nothing known."""
+        marks = interpreter.parametrized.get(function.code)
+        if not marks or self.resets_between_tests(path):
+            return [{}]
+        sets = pytest_marks.parameter_sets(interpreter, list(reversed(marks)))
+        return sets or [{}]
+
+    def resets_between_tests(self, path: str) -> bool:
+        directory = os.path.dirname(path) + os.sep
+        for candidate in [path] + [p for p in self.index.paths if os.path.basename(p) == "conftest.py"]:
+            if candidate != path and not directory.startswith(os.path.dirname(candidate) + os.sep):
+                continue
+            text = self.index.text(candidate) or ""
+            if "reset(" in text and ("_dynamo" in text or "compiler" in text):
+                return True
+        return False

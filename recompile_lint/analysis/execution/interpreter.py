@@ -34,7 +34,7 @@ from typing import Callable, Protocol
 from recompile_lint.analysis.execution.builtins import NAMES as BUILTIN_NAMES
 from recompile_lint.analysis.execution.frames import Break, Continue, Frame, FrameCall, GeneratorFull, OutOfBudget, Raised, Return
 from recompile_lint.analysis.execution.heap import Heap
-from recompile_lint.analysis.execution.overlays import TABLE, nn_containers, nn_module, records, torch_compile, torch_shapes
+from recompile_lint.analysis.execution.overlays import TABLE, nn_containers, nn_module, pytest_marks, records, torch_compile, torch_shapes
 from recompile_lint.analysis.execution.overlays.torch_tensor import arithmetic as tensor_arithmetic
 from recompile_lint.analysis.execution.overlays.torch_tensor import attribute as tensor_attribute
 from recompile_lint.analysis.execution.values import (
@@ -190,6 +190,9 @@ class Interpreter:
         self.frame_calls: dict[int, FrameCall] = {}  # a function frame's locals -> the call that made it
         self.grad_modes: list[object] = []  # the grad-mode and autocast contexts entered
         self.decorated_modes: dict[CodeRef, ContextValue] = {}  # functions a grad-mode context decorates
+        # A test function's ``@pytest.mark.parametrize`` marks: (names, values) each, as written
+        # from the function outwards (``overlays.pytest_marks``).
+        self.parametrized: dict[CodeRef, list[tuple[object, object]]] = {}
         self.traced: set[tuple[str, int]] = set()  # (file, line) of expressions compiled code ran
         self.ran: set[tuple[str, int]] = set()  # (file, line) of every statement the run executed
         # (file, line) of each compile call run (and of the calls it ran under) -> whether it
@@ -1236,6 +1239,8 @@ class Interpreter:
             handler = TABLE.get(callee.name)
             if handler is not None:
                 return handler(self, frame, args, kwargs, node)
+            if pytest_marks.is_mark(callee):
+                return pytest_marks.mark(self, frame, callee, args, kwargs)
         return TOP
 
     def call_module(self, frame: Frame, module: Instance, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:

@@ -11,8 +11,8 @@ models is top.
 from __future__ import annotations
 
 from recompile_lint.analysis.execution.builtins import HANDLERS as BUILTIN_HANDLERS
-from recompile_lint.analysis.execution.overlays import functools, grad_mode, nn_containers, nn_module, optim, records, stdlib, torch_compile, torch_shapes, torch_tensor
+from recompile_lint.analysis.execution.overlays import functools, grad_mode, nn_containers, nn_module, optim, pytest_marks, records, stdlib, torch_compile, torch_shapes, torch_tensor
 
 TABLE = dict(BUILTIN_HANDLERS)
-for _overlay in (torch_compile, nn_module, nn_containers, functools, torch_shapes, torch_tensor, grad_mode, records, optim, stdlib):
+for _overlay in (torch_compile, nn_module, nn_containers, functools, torch_shapes, torch_tensor, grad_mode, records, optim, stdlib, pytest_marks):
     TABLE.update(_overlay.HANDLERS)
