@@ -9,6 +9,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from recompile_lint.analysis.constants import NOT_CONSTANT, NOT_NONE
 from recompile_lint.analysis.constructed import ConstructedAttributes
 from recompile_lint.analysis.index import FactsStore, ProjectIndex
@@ -102,11 +104,6 @@ def test_a_write_in_another_method_leaves_them_live(tmp_path):
     assert breaks(tmp_path) == [6, 23]
 
 
-def test_a_class_handed_on_may_be_constructed_with_anything(tmp_path):
-    files = write(tmp_path, extra="REGISTRY = {'encoder': Encoder}\n")
-    assert value(files, "dynamic_chunk") is NOT_CONSTANT
-
-
 def test_type_tests_and_annotations_are_no_construction(tmp_path):
     files = write(tmp_path, extra="def check(m: Encoder) -> Encoder:\n    assert isinstance(m, (Encoder, torch.nn.Linear))\n    return m\n")
     assert value(files, "dynamic_chunk") is False
@@ -119,18 +116,14 @@ def test_a_construction_through_an_alias_counts(tmp_path):
     assert value(files, "dynamic_chunk") is False
 
 
-def test_a_spread_construction_may_pass_anything(tmp_path):
-    files = write(tmp_path, extra="cfg = {}\nthird = Encoder(**cfg)\n")
-    assert value(files, "dynamic_chunk") is NOT_CONSTANT
-
-
-def test_a_subclass_may_hold_something_else(tmp_path):
-    files = write(tmp_path, more={"sub.py": "from pkg.model import Encoder\n\nclass Streaming(Encoder):\n    pass\n"})
-    assert value(files, "dynamic_chunk") is NOT_CONSTANT
-
-
-def test_setattr_in_the_constructor_may_set_any_attribute(tmp_path):
-    files = write(tmp_path, init_extra="for k, v in {}.items():\n            setattr(self, k, v)")
+@pytest.mark.parametrize("change", [
+    {"extra": "REGISTRY = {'encoder': Encoder}\n"},  # handed on: constructed elsewhere with anything
+    {"extra": "cfg = {}\nthird = Encoder(**cfg)\n"},  # a spread may pass anything
+    {"more": {"sub.py": "from pkg.model import Encoder\n\nclass Streaming(Encoder):\n    pass\n"}},  # a subclass
+    {"init_extra": "for k, v in {}.items():\n            setattr(self, k, v)"},  # setattr may set any attribute
+])
+def test_what_the_project_does_not_show_in_full_is_no_constant(tmp_path, change):
+    files = write(tmp_path, **change)
     assert value(files, "dynamic_chunk") is NOT_CONSTANT
 
 
