@@ -566,3 +566,39 @@ def test_an_item_of_a_list_compiled_code_loops_over_keeps_its_source(tmp_path, l
     """
     findings = [f for f in lint(write(tmp_path, {"run.py": program})) if f.severity in ("error", "warning")]
     assert [(f.severity, f.bounded, f.guard.source) for f in findings] == [("warning", "bounded", "L['weights'][0]")]
+
+
+SCHEDULE_FLOAT = """
+import torch
+
+TABLE = (0.1, 0.09, 0.081, 0.0729, 0.06561, 0.059, 0.0531, 0.0478, 0.043, 0.0387,
+         0.0349, 0.0314, 0.0282, 0.0254, 0.0229, 0.0206, 0.0185, 0.0167, 0.015, 0.0135)
+
+
+@torch.compile(dynamic=False)
+def sgd_step(p, g, lr):
+    p.add_(g, alpha=-lr)
+
+
+def main():
+    p = torch.zeros(8)
+    for k in range(20):
+        sgd_step(p, torch.randn(8), {lr})
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("lr", ["0.1 * 0.9 ** k", "0.1 / (k + 1)", "TABLE[k]", "2.0 ** -k"])
+def test_a_value_one_to_one_with_a_long_loop_s_index_is_a_new_value_each_time(tmp_path, lr):
+    # Twenty iterations run as iteration symbols: a power, a quotient or a table of distinct
+    # constants indexed by the loop variable is still one value per iteration.
+    [finding] = lint(write(tmp_path, {"run.py": SCHEDULE_FLOAT.replace("{lr}", lr)}))
+    assert (finding.code, finding.severity.value) == ("RCL108", "error")
+
+
+@pytest.mark.parametrize("lr", ["0.1 * (k // 5 + 1)", "(0.1, 0.2)[k % 2]", "1.0 ** k"])
+def test_a_value_that_repeats_over_the_iterations_is_not_known_to_change_each_time(tmp_path, lr):
+    assert [f.code for f in lint(write(tmp_path, {"run.py": SCHEDULE_FLOAT.replace("{lr}", lr)})) if f.severity.value == "error"] == []

@@ -94,6 +94,17 @@ _COMPARE: dict[type, Callable[[object, object], object]] = {
 }  # fmt: skip
 # Arithmetic that keeps an iteration symbol an iteration symbol (``step + 1``, ``2 * epoch``).
 _SHIFTING = (ast.Add, ast.Sub, ast.Mult)
+
+
+def _injective(op: ast.operator, sym_left: bool, other: int | float, kind: str) -> str | None:
+    """The kind of ``k <op> c`` (or ``c <op> k``) where it takes a different value for each
+    iteration ``k``, as a shift does: ``k / c`` and ``c / k`` (a float), ``c ** k`` for a base
+    above 0 other than 1; None for any other operation (``k // 2``, ``k % 3`` repeat)."""
+    if isinstance(op, ast.Div) and other != 0:
+        return "float"
+    if isinstance(op, ast.Pow) and not sym_left and other > 0 and other != 1:
+        return "float" if "float" in (kind, type(other).__name__) else kind
+    return None
 _OBJECTS = (Instance, Function, ClassValue, ModuleValue, TensorValue, ListValue, DictValue, TupleValue, CompiledValue, BoundMethod, Partial, RangeValue)
 # Values whose every part is known: two that are unequal are two objects.
 _KNOWN_OBJECTS = (Function, ClassValue, ModuleValue, CompiledValue, BoundMethod, Partial)
@@ -1421,6 +1432,14 @@ class Interpreter:
         return TOP
 
     def get_item(self, value: object, key: object) -> object:
+        if isinstance(key, Sym) and key.origin == "iteration" and key.kind == "int" and isinstance(value, (ListValue, TupleValue)):
+            # A table of distinct constants indexed by the iteration (``schedule[k]``): a
+            # different item at each iteration, of the items' type.
+            items = self.items(value)
+            if items and all(isinstance(i, Const) for i in items) and len(set(items)) == len(items):
+                kinds = {type(i.value).__name__ for i in items}  # type: ignore[union-attr]
+                return Sym("iteration", loop=key.loop, k=key.k, kind=kinds.pop() if len(kinds) == 1 else "")
+            return TOP
         if nn_containers.kind(self, value):
             return nn_containers.get_item(self, value, key)  # type: ignore[arg-type]
         if isinstance(value, Instance) and isinstance(key, Const) and type(key.value) is int and self.class_attribute(value.cls, "__tuple__") == Const(True):
@@ -1794,6 +1813,10 @@ class Interpreter:
             if isinstance(sym, Sym) and sym.origin == "iteration" and isinstance(other, Const) and type(other.value) in (int, float):
                 if isinstance(op, _SHIFTING) and not (isinstance(op, ast.Mult) and other.value == 0):
                     kind = "float" if "float" in (sym.kind, type(other.value).__name__) else sym.kind
+                    return Sym("iteration", loop=sym.loop, k=sym.k, kind=kind)
+                kind = _injective(op, sym is left, other.value, sym.kind)
+                if kind is not None:
+                    # Still one value per iteration (``lr / (k + 1)``, ``0.9 ** k``).
                     return Sym("iteration", loop=sym.loop, k=sym.k, kind=kind)
                 return TOP
         if isinstance(left, TensorValue) and in_place:
