@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from recompile_lint.analysis.textscan import Names
+
 if TYPE_CHECKING:
     from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts
     from recompile_lint.analysis.index import ProjectIndex
@@ -99,12 +101,17 @@ def _module_aliases(index: ProjectIndex, modules: list[ModuleFacts], wrappers: s
     found: dict[str, str] = {}
     for _ in range(MAX_STEPS):
         added: dict[str, str] = {}
+        # Only a module whose text names a wrapper (or an alias) can bind one: the others'
+        # lines are not split.
+        named = Names({name.rsplit(".", 1)[-1] for name in wrappers | set(found)})
         for facts in modules:
-            lines = None
+            text = index.text(facts.path) or ""
+            if not named.any_in(text):
+                continue
+            lines = text.split("\n")
             for target, how, line, column, end_line, end_column in facts.flows:
                 if how != "=" or "." in target or line != end_line:
                     continue
-                lines = lines if lines is not None else index.lines(facts.path)
                 if not 1 <= line <= len(lines):
                     continue
                 text = lines[line - 1].encode("utf-8")[column:end_column].decode("utf-8", "replace")
