@@ -27,6 +27,7 @@ never adds one.
 from __future__ import annotations
 
 import ast
+from collections import OrderedDict
 
 from recompile_lint.analysis.constants import NOT_CONSTANT, NOT_NONE, _passed_constants, _same, literal_of
 from recompile_lint.analysis.facts import ClassFacts, FunctionFacts, ModuleFacts, dotted_name
@@ -40,6 +41,8 @@ QUIET_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "o
 BASE_WRITES = frozenset({"training"})
 # Calls in a constructor that may set any attribute.
 _ANY_ATTRIBUTE = frozenset({"setattr", "vars", "__dict__", "update"})
+# Module trees kept at once (``ConstructedAttributes._module``).
+KEPT_TREES = 8
 # ``ProjectIndex.mro``'s bound: a linearization this long may have left bases out.
 MRO_LIMIT = 12
 # What a reference to a class may be besides a construction without constructing it.
@@ -117,7 +120,9 @@ class ConstructedAttributes:
         self.trees = function_trees(index)
         self._values: dict[tuple[str, str, str], object] = {}
         self._constructions: dict[tuple[str, str], list[ast.Call] | None] = {}
-        self._modules: dict[str, ast.Module | None] = {}
+        # The module trees read last (a few: each class asks for its own module's and its
+        # bases', and a run keeps no more of them than that).
+        self._modules: OrderedDict[str, ast.Module | None] = OrderedDict()
 
     def value(self, facts: ModuleFacts, cls: ClassFacts, attr: str) -> object:
         key = (facts.path, cls.qualname, attr)
@@ -299,7 +304,9 @@ class ConstructedAttributes:
         return None
 
     def _module(self, path: str) -> ast.Module | None:
-        if path not in self._modules:
+        if path in self._modules:
+            self._modules.move_to_end(path)
+        else:
             tree = self.index.kept_tree(path)
             if tree is None:
                 text = self.index.text(path)
@@ -308,6 +315,8 @@ class ConstructedAttributes:
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     tree = None
             self._modules[path] = tree
+            if len(self._modules) > KEPT_TREES:
+                self._modules.popitem(last=False)
         return self._modules[path]
 
 
