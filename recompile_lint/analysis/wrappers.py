@@ -18,8 +18,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from recompile_lint.analysis.textscan import Names
-
 if TYPE_CHECKING:
     from recompile_lint.analysis.facts import FunctionFacts, ModuleFacts
     from recompile_lint.analysis.index import ProjectIndex
@@ -99,16 +97,21 @@ def _module_aliases(index: ProjectIndex, modules: list[ModuleFacts], wrappers: s
     holds the wrapper (the regions decide by value which calls do). An alias of an alias
     counts too."""
     found: dict[str, str] = {}
+    naming = index.import_naming()
+    by_module = {facts.module: facts for facts in modules if facts.module}
+    by_path = {facts.path: facts for facts in modules}
     for _ in range(MAX_STEPS):
         added: dict[str, str] = {}
-        # Only a module whose text names a wrapper (or an alias) can bind one: the others'
-        # lines are not split.
-        named = Names({name.rsplit(".", 1)[-1] for name in wrappers | set(found)})
-        for facts in modules:
-            text = index.text(facts.path) or ""
-            if not named.any_in(text):
-                continue
-            lines = text.split("\n")
+        # Only a module that defines a wrapper (or an alias) or names one on an import line
+        # can bind one to a global: the others are not read.
+        candidates: dict[str, ModuleFacts] = {}
+        for name in wrappers | set(found):
+            module, _, last = name.rpartition(".")
+            if module in by_module:
+                candidates[by_module[module].path] = by_module[module]
+            candidates.update((path, by_path[path]) for path in naming.get(last, ()) if path in by_path)
+        for facts in candidates.values():
+            lines = (index.text(facts.path) or "").split("\n")
             for target, how, line, column, end_line, end_column in facts.flows:
                 if how != "=" or "." in target or line != end_line:
                     continue
