@@ -22,9 +22,9 @@ import os
 
 from recompile_lint.analysis.execution.cache import Recompile, RegionCaches, RegionTable, region_key
 from recompile_lint.analysis.execution.entries import EntryFinder, driver_functions
-from recompile_lint.analysis.execution.overlays import pytest_marks
 from recompile_lint.analysis.execution.frames import OutOfBudget
 from recompile_lint.analysis.execution.interpreter import DRIVING_STEPS, STEPS, Interpreter
+from recompile_lint.analysis.execution.overlays import pytest_marks
 from recompile_lint.analysis.execution.values import Const, Function, Sym
 from recompile_lint.analysis.guards import PredictedGuard
 from recompile_lint.analysis.index import ProjectIndex
@@ -99,6 +99,7 @@ class Execution:
         self._emptied: dict[tuple, int] = {}  # calls that found its cache emptied by a reset
         self._cut_short: set[tuple] = set()  # regions some unfinished run called
         self._generator_nodes: dict[ast.AST, bool] = {}  # shared by the runs (``Interpreter.is_generator``)
+        self._conftests: list[str] | None = None  # the project's ``conftest.py`` files
 
     def recompile(self, guard: PredictedGuard) -> Recompile | None:
         """The recompile the runs predict on the guard model's guard (same region and source)."""
@@ -340,8 +341,11 @@ class Execution:
         return sets or [{}]
 
     def resets_between_tests(self, path: str) -> bool:
+        """Whether the test file or a ``conftest.py`` in its directory or above resets Dynamo."""
+        if self._conftests is None:
+            self._conftests = [p for p in self.index.paths if os.path.basename(p) == "conftest.py"]
         directory = os.path.dirname(path) + os.sep
-        for candidate in [path] + [p for p in self.index.paths if os.path.basename(p) == "conftest.py"]:
+        for candidate in [path] + self._conftests:
             if candidate != path and not directory.startswith(os.path.dirname(candidate) + os.sep):
                 continue
             text = self.index.text(candidate) or ""
