@@ -70,3 +70,34 @@ def test_a_fixture_that_resets_dynamo_between_tests_leaves_one_run(tmp_path):
 
 def test_indirect_parameters_go_to_fixtures(tmp_path):
     assert findings(tmp_path, f'@pytest.mark.parametrize("mode", {MODES}, indirect=True)') == []
+
+
+CLASS_ACT = """
+    import pytest
+    import torch
+
+
+    @torch.compile
+    def act(x, mode):
+        if mode == "relu":
+            return torch.relu(x)
+        return x * 2
+
+
+    class TestAct:
+        {extra}
+        @pytest.mark.parametrize("mode", {modes})
+        def test_act(self, mode):
+            act(torch.randn(4), mode)
+"""
+
+
+def test_a_test_class_s_parametrized_method_runs_once_per_set(tmp_path):
+    root = write(tmp_path, {"tests/test_act.py": CLASS_ACT.replace("{extra}", "").replace("{modes}", MODES)})
+    assert sorted(f"{f.code} {f.line}" for f in lint(root) if f.severity in ("error", "warning")) == ["RCL108 8"]
+
+
+def test_a_test_class_with_setup_of_its_own_is_left_to_one_run(tmp_path):
+    setup = "def setup_method(self):\n            pass\n\n        "
+    root = write(tmp_path, {"tests/test_act.py": CLASS_ACT.replace("{extra}", setup).replace("{modes}", MODES)})
+    assert [f for f in lint(root) if f.severity in ("error", "warning")] == []

@@ -21,11 +21,11 @@ import ast
 import os
 
 from recompile_lint.analysis.execution.cache import Recompile, RegionCaches, RegionTable, region_key
-from recompile_lint.analysis.execution.entries import EntryFinder, driver_functions
+from recompile_lint.analysis.execution.entries import EntryFinder, class_tests, driver_functions
 from recompile_lint.analysis.execution.frames import OutOfBudget
 from recompile_lint.analysis.execution.interpreter import DRIVING_STEPS, STEPS, Interpreter
 from recompile_lint.analysis.execution.overlays import pytest_marks
-from recompile_lint.analysis.execution.values import Const, Function, Sym
+from recompile_lint.analysis.execution.values import ClassValue, Const, Function, Instance, Sym
 from recompile_lint.analysis.guards import PredictedGuard
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.analysis.parsing import module_name_for
@@ -304,12 +304,20 @@ class Execution:
         module = interpreter.globals.get(path)
         if tree is None or module is None:
             return runs
-        for function_name in driver_functions(tree):
-            function = interpreter.heap.read(module, function_name, None)
+        drivers: list[tuple[str, object, object]] = [(function_name, interpreter.heap.read(module, function_name, None), None) for function_name in driver_functions(tree)]
+        for class_name, method_name in class_tests(tree):
+            # A pytest test class's method, on a fresh instance of the class.
+            cls = interpreter.heap.read(module, class_name, None)
+            if isinstance(cls, ClassValue):
+                receiver = Instance(cls, interpreter.heap.new("object"))
+                drivers.append((f"{class_name}.{method_name}", interpreter.class_attribute(cls, method_name), receiver))
+        for function_name, function, receiver in drivers:
             if not isinstance(function, Function) or function.code in interpreter.executed:
                 continue
             node = interpreter.codes.get(function.code)
             names = [a.arg for a in node.args.posonlyargs + node.args.args] if node is not None else []  # type: ignore[attr-defined]
+            if receiver is not None:
+                names = names[1:]
             caches = RegionCaches(self.regions, self.guards, f"{name}:{function_name}", self._table)
             runs.append(caches)
             interpreter.observer = caches
@@ -318,7 +326,7 @@ class Execution:
             # parameters unknown.
             for given in self.parameter_sets(interpreter, function, path):
                 interpreter.steps, interpreter.driving_steps, interpreter.compiled_calls = self.steps, self.driving_steps, 0
-                arguments = [given.get(param, Sym("parameter", name=param)) for param in names]
+                arguments = ([receiver] if receiver is not None else []) + [given.get(param, Sym("parameter", name=param)) for param in names]
                 try:
                     interpreter.call_function(function, arguments, {}, None)  # type: ignore[arg-type]
                 except (OutOfBudget, RecursionError):

@@ -2,7 +2,8 @@
 
 An entry is a file run as ``__main__`` (its top level, its ``if __name__ == "__main__":``
 block), and then, in that run's state, each of its functions that calls something in a loop
-and has not run yet (parameters unknown), and its ``test_*`` functions. Files are entries when
+and has not run yet (parameters unknown), its ``test_*`` functions, and the ``test_*`` methods
+of its plain pytest test classes (``class_tests``). Files are entries when
 they compile something or, by their text, may import a module that does and drive it; a
 script or a test (a ``__main__`` block, a ``test_`` function) that imports a module that
 imports one is an entry too (``run.py`` imports the model, the model the layer whose
@@ -110,6 +111,23 @@ def driver_functions(tree: ast.Module) -> tuple[str, ...]:
             continue
         if stmt.name.startswith("test_") or _calls_in_loop(stmt):
             found.append(stmt.name)
+    return tuple(found)
+
+
+def class_tests(tree: ast.Module) -> tuple[tuple[str, str], ...]:
+    """``(class, method)`` for the ``test_*`` methods of the module's pytest test classes
+    (``class Test*`` with no base, no ``__init__``, no setup or teardown and no fixture of its
+    own: pytest makes a fresh instance for each test and nothing else runs around it)."""
+    found = []
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.ClassDef) and stmt.name.startswith("Test") and not stmt.bases and not stmt.keywords and not stmt.decorator_list):
+            continue
+        methods = [item for item in stmt.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if any(m.name == "__init__" or m.name.startswith(("setup", "teardown", "setUp", "tearDown")) for m in methods):
+            continue
+        if any("fixture" in ast.unparse(d) for m in methods for d in m.decorator_list):
+            continue
+        found.extend((stmt.name, m.name) for m in methods if isinstance(m, ast.FunctionDef) and m.name.startswith("test_"))
     return tuple(found)
 
 
