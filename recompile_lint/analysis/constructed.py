@@ -39,8 +39,8 @@ from recompile_lint.analysis.textscan import mentions
 QUIET_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "object", "abc.ABC", "ABC"})
 # Attributes a quiet base writes itself (``train()`` / ``eval()``).
 BASE_WRITES = frozenset({"training"})
-# Calls in a constructor that may set any attribute.
-_ANY_ATTRIBUTE = frozenset({"setattr", "vars", "__dict__", "update"})
+# Calls in a constructor that may set any attribute (``self.__dict__`` is caught as an attribute).
+_ANY_ATTRIBUTE = frozenset({"setattr", "vars"})
 # Module trees kept at once (``ConstructedAttributes._module``).
 KEPT_TREES = 8
 # ``ProjectIndex.mro``'s bound: a linearization this long may have left bases out.
@@ -117,9 +117,9 @@ class ConstructedAttributes:
 
     def __init__(self, index: ProjectIndex):
         self.index = index
-        self.trees = function_trees(index)
         self._values: dict[tuple[str, str, str], object] = {}
         self._constructions: dict[tuple[str, str], list[ast.Call] | None] = {}
+        self._objects: dict[tuple[str, str], tuple[ModuleFacts, ClassFacts] | None] = {}
         # The module trees read last (a few: each class asks for its own module's and its
         # bases', and a run keeps no more of them than that).
         self._modules: OrderedDict[str, ast.Module | None] = OrderedDict()
@@ -186,17 +186,16 @@ class ConstructedAttributes:
         receiver = node.args.args[0].arg
         params = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
         stored = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        assigned = _assigned_values(node)
         values: list[object] = []
         for inner in ast.walk(node):
-            if isinstance(inner, ast.Call):
-                callee = dotted_name(inner.func)
-                if callee.rsplit(".", 1)[-1] in _ANY_ATTRIBUTE and (callee in ("setattr", "vars") or callee.startswith(f"{receiver}.__dict__")):
-                    return None
+            if isinstance(inner, ast.Call) and dotted_name(inner.func) in _ANY_ATTRIBUTE:
+                return None
             if isinstance(inner, ast.Attribute) and inner.attr == "__dict__":
                 return None
             if not (isinstance(inner, ast.Attribute) and inner.attr == attr and isinstance(inner.value, ast.Name) and inner.value.id == receiver and not isinstance(inner.ctx, ast.Load)):
                 continue
-            parent = _store_value(node, inner)
+            parent = assigned.get(id(inner))
             if parent is None:
                 return None  # ``self.x += 1``, a tuple target, ``del self.x``: not one known value
             value = literal_of(parent)
@@ -221,6 +220,12 @@ class ConstructedAttributes:
         """The class of the module-level object ``name`` (in ``facts`` or imported from the module
         that binds it) where its module binds it once, to a construction of a project class,
         and nothing rebinds it."""
+        key = (facts.path, name)
+        if key not in self._objects:
+            self._objects[key] = self._global_object(facts, name)
+        return self._objects[key]
+
+    def _global_object(self, facts: ModuleFacts, name: str) -> tuple[ModuleFacts, ClassFacts] | None:
         found = self.index.global_binding(facts, name)
         if found is None:
             return None
@@ -250,7 +255,7 @@ class ConstructedAttributes:
         calls: list[ast.Call] = []
         for path in [facts.path] + [p for p in self.index.paths if p != facts.path]:
             text = self.index.text(path)
-            if text is None or cls.name not in text or not mentions(text, cls.name):
+            if text is None or not mentions(text, cls.name):
                 continue
             other = self.index.facts(path)
             tree = self._module(path)
@@ -264,23 +269,29 @@ class ConstructedAttributes:
 
     def _references(self, facts: ModuleFacts, tree: ast.Module, owner_facts: ModuleFacts, cls: ClassFacts) -> list[ast.Call] | None:
         """The constructions of ``cls`` in one module; None at a reference that is none."""
+        # The names the module may call the class by: its own, and the imports ending in it.
+        names = {cls.name} | {local for local, target in facts.imports if target.rsplit(".", 1)[-1] == cls.name}
+        references: list[ast.expr] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
+                text = node.id
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr == cls.name:
+                text = dotted_name(node)
+            else:
+                continue
+            found = self.index.resolve_class(facts.resolve(text), facts.path) if text else None
+            if found is not None and found[0].path == owner_facts.path and found[1].qualname == cls.qualname:
+                references.append(node)
+        if not references:
+            return []
         parents: dict[int, ast.AST] = {}
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
                 parents[id(child)] = node
         annotations = _annotation_nodes(tree)
         calls = []
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                text = node.id
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr == cls.name:
-                text = dotted_name(node)
-            else:
-                continue
-            if not text or id(node) in annotations:
-                continue
-            found = self.index.resolve_class(facts.resolve(text), facts.path)
-            if found is None or found[0].path != owner_facts.path or found[1].qualname != cls.qualname:
+        for node in references:
+            if id(node) in annotations:
                 continue
             parent = parents.get(id(node))
             if isinstance(parent, ast.Call) and parent.func is node:
@@ -324,15 +335,16 @@ def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
     return stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
 
 
-def _store_value(function: ast.AST, target: ast.Attribute) -> ast.expr | None:
-    """The value a plain assignment stores in ``target`` (``self.x = v``, ``self.x: T = v``,
-    ``self.x = self.y = v``); None for any other store."""
+def _assigned_values(function: ast.AST) -> dict[int, ast.expr]:
+    """By target node id, the value each plain assignment in ``function`` stores (``self.x =
+    v``, ``self.x: T = v``, ``self.x = self.y = v``); other stores have none."""
+    out: dict[int, ast.expr] = {}
     for node in ast.walk(function):
-        if isinstance(node, ast.Assign) and any(t is target for t in node.targets):
-            return node.value
-        if isinstance(node, ast.AnnAssign) and node.target is target:
-            return node.value
-    return None
+        if isinstance(node, ast.Assign):
+            out.update((id(t), node.value) for t in node.targets)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            out[id(node.target)] = node.value
+    return out
 
 
 def _annotation_nodes(tree: ast.Module) -> set[int]:
