@@ -235,14 +235,11 @@ class RegionFinder:
             full = f"{facts.module}.{text}"
         aliases = self.index.memo.get("wrapper-aliases") or {}
         assert isinstance(aliases, dict)
-        for _ in range(len(aliases)):
-            if full not in aliases:
-                break
+        seen: set[str] = set()
+        while full in aliases and full not in seen:
+            seen.add(full)
             full = aliases[full]
-        else:
-            if full in aliases:
-                return None  # a cycle of aliases
-        return self.index.resolve_function(full, facts.path)
+        return self.index.resolve_function(full, facts.path) if full not in aliases else None
 
     def resolve_site(self, facts: ModuleFacts, site: CompileSite) -> SiteResolution:
         if site.form == "decorator" and site.target_kind == "class":
