@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import re
 
+from recompile_lint.analysis.facts import dotted_name
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.analysis.regions import CompiledRegion
 
@@ -125,7 +126,7 @@ def class_tests(tree: ast.Module) -> tuple[tuple[str, str], ...]:
         methods = [item for item in stmt.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
         if any(m.name == "__init__" or m.name.startswith(("setup", "teardown", "setUp", "tearDown")) for m in methods):
             continue
-        if any("fixture" in ast.unparse(d) for m in methods for d in m.decorator_list):
+        if any(dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] == "fixture" for m in methods for d in m.decorator_list):
             continue
         found.extend((stmt.name, m.name) for m in methods if isinstance(m, ast.FunctionDef) and m.name.startswith("test_"))
     return tuple(found)
