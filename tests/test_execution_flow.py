@@ -602,3 +602,54 @@ def test_a_value_one_to_one_with_a_long_loop_s_index_is_a_new_value_each_time(tm
 @pytest.mark.parametrize("lr", ["0.1 * (k // 5 + 1)", "(0.1, 0.2)[k % 2]", "1.0 ** k"])
 def test_a_value_that_repeats_over_the_iterations_is_not_known_to_change_each_time(tmp_path, lr):
     assert [f.code for f in lint(write(tmp_path, {"run.py": SCHEDULE_FLOAT.replace("{lr}", lr)})) if f.severity.value == "error"] == []
+
+
+DRIVEN = """
+import itertools
+import torch
+
+@torch.compile(dynamic=False, backend="eager")
+def step(x, scale):
+    return x * scale
+
+def one(k):
+    return step(torch.randn(4), 0.5 * k)
+
+def main():
+    DRIVE
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("drive", [
+    "list(map(one, range(12)))",                                     # the mapped function runs per item
+    "sum(map(one, range(40)))",                                      # too many items: run on iteration symbols
+    "list(itertools.starmap(lambda a, b: step(a, b), [(torch.randn(4), 0.5 * k) for k in range(12)]))",
+    "outs = [one(k) for k in range(40)]",                            # a long comprehension's element runs
+    "total = sum(one(k).sum() for k in range(40))",                  # so does a consumed generator's
+])
+def test_calls_a_map_or_a_long_comprehension_makes_are_followed(tmp_path, drive):
+    [finding] = lint(write(tmp_path, {"run.py": DRIVEN.replace("DRIVE", drive)}))
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "error", "L['scale']")
+
+
+@pytest.mark.parametrize("drive", [
+    "list(map(one, [1, 1, 1]))",              # one value: one graph
+    "outs = [one(1) for k in range(40)]",     # the element does not depend on the item
+    "it = (one(k) for k in range(40))",       # a generator nobody consumes runs nothing
+    "list(map(one, []))",
+])
+def test_a_map_or_a_comprehension_that_passes_one_value_is_silent(tmp_path, drive):
+    assert lint(write(tmp_path, {"run.py": DRIVEN.replace("DRIVE", drive)})) == []
+
+
+def test_an_optimizer_step_calls_its_closure(tmp_path):
+    program = DRIVEN.replace("    DRIVE", """    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    for k in range(12):
+        def closure():
+            return step(torch.randn(4), 0.5 * k)
+        optimizer.step(closure)""")
+    [finding] = lint(write(tmp_path, {"run.py": program}))
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "error", "L['scale']")

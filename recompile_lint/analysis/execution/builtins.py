@@ -35,7 +35,7 @@ Handler = Callable[..., object]
 NAMES = frozenset(
     {
         "range", "enumerate", "zip", "len", "int", "float", "str", "bool", "min", "max", "abs", "round",
-        "isinstance", "getattr", "setattr", "hasattr", "print", "super", "property", "staticmethod",
+        "isinstance", "getattr", "setattr", "hasattr", "print", "super", "property", "staticmethod", "map",
         "classmethod", "list", "tuple", "dict", "set", "frozenset", "object", "sum", "sorted", "reversed", "type",
         "Exception", "ValueError", "TypeError", "RuntimeError", "KeyError", "NotImplementedError",
     }
@@ -87,6 +87,13 @@ def _sum(interp, frame, args, kwargs, node) -> object:
 
 def _zip(interp, frame, args, kwargs, node) -> object:
     return IteratorValue("zip", tuple(args)) if args and not kwargs else TOP
+
+
+def _map(interp, frame, args, kwargs, node) -> object:
+    """``map(f, xs, ...)``: ``f`` called on the items (``Interpreter.mapped``)."""
+    if kwargs or len(args) < 2:
+        return TOP
+    return interp.mapped(frame, args[0], list(args[1:]), node, star=False)
 
 
 def _len(interp, frame, args, kwargs, node) -> object:
@@ -442,6 +449,7 @@ HANDLERS: dict[str, Handler] = {
     "builtins.range": _range,
     "builtins.enumerate": _enumerate,
     "builtins.zip": _zip,
+    "builtins.map": _map,
     "builtins.reversed": _reversed,
     "builtins.type": _type,
     "builtins.property": _descriptor(Property),

@@ -487,19 +487,54 @@ class Interpreter:
                 self._exhausted.add(iterable.addr)
             self.block(frame, stmt.orelse)
             return
-        if items is not None:
-            kinds = {type(item.value).__name__ if isinstance(item, Const) else "" for item in items}
-            distinct = len(set(items)) == len(items) and all(isinstance(item, Const) for item in items)
-            kind = kinds.pop() if len(kinds) == 1 else ""
-            element = (lambda loop, k: iteration(loop, k, kind)) if distinct else (lambda loop, k: TOP)
-        else:
-            element = lambda loop, k: self.element(iterable, loop, k)  # noqa: E731
+        element = self.loop_element(iterable, items)
         loop = f"{frame.path}:{stmt.lineno}:{stmt.col_offset}"
 
         def before(k: int) -> None:
             self.assign(frame, stmt.target, element(loop, k), stmt)
 
-        self.symbolic_loop(frame, loop, stmt.body, before, None)
+        self.symbolic_loop(frame, loop, lambda: self.block(frame, stmt.body), before, None)
+
+    def loop_element(self, iterable: object, items: list[object] | None) -> Callable[[str, int], object]:
+        """The ``k``-th item of a loop run on iteration symbols: a fresh symbol per iteration
+        where the items are distinct constants (too many to run one by one), top where they are
+        known but not distinct, else what ``element`` knows of the iterable."""
+        if items is not None:
+            kinds = {type(item.value).__name__ if isinstance(item, Const) else "" for item in items}
+            distinct = len(set(items)) == len(items) and all(isinstance(item, Const) for item in items)
+            kind = kinds.pop() if len(kinds) == 1 else ""
+            return (lambda loop, k: iteration(loop, k, kind)) if distinct else (lambda loop, k: TOP)
+        return lambda loop, k: self.element(iterable, loop, k)
+
+    def mapped(self, frame: Frame, function: object, sources: list[object], node: ast.AST, star: bool) -> object:
+        """``map(f, xs, ...)`` (``star``: ``itertools.starmap(f, pairs)``): ``f`` is called on
+        each item when the map is made, as ``list(map(...))`` does (a ``for`` loop over a map runs
+        its body after all the calls). Items known, at most ``CONCRETE_ITERATIONS``: the tuple
+        of the results; else ``f`` runs on iteration symbols, as a loop's body, and the result
+        is top."""
+        parts = [self.items(source) for source in sources]
+        if all(part is not None for part in parts) and min(len(part) for part in parts) <= CONCRETE_ITERATIONS:  # type: ignore[arg-type]
+            results = []
+            for row in zip(*parts):  # type: ignore[arg-type]
+                arguments = self.items(row[0]) if star else list(row)
+                if arguments is None:
+                    return TOP
+                results.append(self.call(frame, function, list(arguments), {}, node))
+            return TupleValue(tuple(results))
+        loop = f"{frame.path}:{getattr(node, 'lineno', 0)}:{getattr(node, 'col_offset', 0)}"
+        elements = [self.loop_element(source, part) for source, part in zip(sources, parts)]
+        current: list[list[object] | None] = [None]
+
+        def before(k: int) -> None:
+            row = [element(f"{loop}/{i}", k) for i, element in enumerate(elements)]
+            current[0] = (self.items(row[0]) if isinstance(row[0], (TupleValue, ListValue)) else None) if star else row
+
+        def body() -> None:
+            if current[0] is not None:
+                self.call(frame, function, list(current[0]), {}, node)
+
+        self.symbolic_loop(frame, loop, body, before, None)
+        return TOP
 
     def loop_while(self, frame: Frame, stmt: ast.While) -> None:
         if self.finite_while(frame, stmt):
@@ -517,7 +552,7 @@ class Interpreter:
             self.block(frame, stmt.orelse)
             return
         loop = f"{frame.path}:{stmt.lineno}:{stmt.col_offset}"
-        self.symbolic_loop(frame, loop, stmt.body, lambda k: None, stmt.test)
+        self.symbolic_loop(frame, loop, lambda: self.block(frame, stmt.body), lambda k: None, stmt.test)
 
     def finite_while(self, frame: Frame, stmt: ast.While) -> bool:
         """Whether the loop ends on known values within ``CONCRETE_ITERATIONS``: run it once
@@ -550,7 +585,11 @@ class Interpreter:
             self.heap.close()
             self.probing -= 1
 
-    def symbolic_loop(self, frame: Frame, loop: str, body: list[ast.stmt], before: Callable[[int], None], test: ast.expr | None) -> None:
+    def symbolic_loop(self, frame: Frame, loop: str, body: Callable[[], None], before: Callable[[int], None], test: ast.expr | None) -> None:
+        """Run ``body`` (a loop's statements, a comprehension's element, a call of a mapped
+        function) ``LOOP_ITERATIONS`` times on iteration symbols: ``before(k)`` binds the
+        ``k``-th item, and slots two probe runs leave at different numbers (counters) take a
+        fresh symbol each iteration."""
         self.symbolic_loops += 1
         carried = self.carried_slots(frame, loop, body, before, test)
         frame.loops.append((loop, 0))
@@ -563,7 +602,7 @@ class Interpreter:
                     return
                 before(k)
                 try:
-                    self.block(frame, body)
+                    body()
                 except Break:
                     return
                 except Continue:
@@ -571,7 +610,7 @@ class Interpreter:
         finally:
             frame.loops.pop()
 
-    def carried_slots(self, frame: Frame, loop: str, body: list[ast.stmt], before: Callable[[int], None], test: ast.expr | None) -> dict[tuple[int, object], str]:
+    def carried_slots(self, frame: Frame, loop: str, body: Callable[[], None], before: Callable[[int], None], test: ast.expr | None) -> dict[tuple[int, object], str]:
         """Slots whose value two runs of the body leave concrete and different (a counter):
         each iteration gives them a new value. The probe's writes are undone."""
         self.probing += 1
@@ -584,7 +623,7 @@ class Interpreter:
                     if test is not None and self.truth(self.eval(frame, test)) is False:
                         break
                     before(k)
-                    self.block(frame, body)
+                    body()
                 except (Break, Continue, Return, Raised):
                     pass
                 finally:
@@ -1704,12 +1743,16 @@ class Interpreter:
         elements: list[object] = []
         slots: dict[object, object] = {}
         budget = [CONCRETE_ITERATIONS * CONCRETE_ITERATIONS]  # elements, all generators together
+        first = self.eval(frame, node.generators[0].iter)
+        outer: list[list[object] | None] = []  # the first generator's items, once asked
 
-        def run(level: int) -> bool:
+        def run(level: int, iterable: object) -> bool:
             """Run the generators from ``level`` on: False when an iterable's items or a
             condition are not known, or there are too many."""
             generator = node.generators[level]
-            items = self.items(self.eval(scope if level else frame, generator.iter))
+            items = self.items(iterable)
+            if not level:
+                outer.append(items)
             if items is None or len(items) > CONCRETE_ITERATIONS:
                 return False
             for index, item in enumerate(items):
@@ -1722,7 +1765,7 @@ class Interpreter:
                 if not all(truths):
                     continue
                 if level + 1 < len(node.generators):
-                    if not run(level + 1):
+                    if not run(level + 1, self.eval(scope, node.generators[level + 1].iter)):
                         return False
                     continue
                 budget[0] -= 1
@@ -1737,13 +1780,39 @@ class Interpreter:
                     elements.append(self.eval(scope, node.elt))
             return True
 
-        if any(g.is_async for g in node.generators) or not run(0):
+        if any(g.is_async for g in node.generators):
+            return unknown
+        if not run(0, first):
+            items = outer[0] if outer else None
+            if len(node.generators) == 1 and (items is None or len(items) > CONCRETE_ITERATIONS):
+                # Too many items, or items not known: the element runs as a loop's body does,
+                # on iteration symbols (``[step(batch) for batch in loader]`` calls ``step``).
+                self.symbolic_comprehension(scope, node, first, items)
             return unknown
         if isinstance(node, ast.DictComp):
             return DictValue(self.heap.new("dict", slots))
         if isinstance(node, ast.SetComp):
             return self.new_set(elements)
         return self.new_list(elements)
+
+    def symbolic_comprehension(self, scope: Frame, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, iterable: object, items: list[object] | None) -> None:
+        generator = node.generators[0]
+        element = self.loop_element(iterable, items)
+        loop = f"{scope.path}:{node.lineno}:{node.col_offset}"
+
+        def before(k: int) -> None:
+            self.assign(scope, generator.target, element(loop, k), node)
+
+        def body() -> None:
+            if any(self.truth(self.eval(scope, test)) is False for test in generator.ifs):
+                return
+            if isinstance(node, ast.DictComp):
+                self.eval(scope, node.key)
+                self.eval(scope, node.value)
+            else:
+                self.eval(scope, node.elt)
+
+        self.symbolic_loop(scope, loop, body, before, None)
 
     def displayed(self, frame: Frame, elts: list[ast.expr]) -> list[object] | None:
         """The elements of a display (``[0, *ends, n]``); None when a starred part's items

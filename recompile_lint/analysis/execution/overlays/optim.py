@@ -3,13 +3,14 @@
 scheduler writes each group's
 ``lr`` at ``step()``, from ``initial_lr`` and its epoch count, as torch's closed forms do
 (``StepLR``, ``MultiStepLR``, ``ExponentialLR``, ``CosineAnnealingLR``).
-``step()`` and ``zero_grad()`` of an optimizer change nothing the run follows."""
+``step()`` and ``zero_grad()`` of an optimizer change nothing the run follows; ``step(closure)``
+calls the closure, under ``torch.enable_grad()`` as torch does."""
 
 from __future__ import annotations
 
 import math
 
-from recompile_lint.analysis.execution.values import TOP, Const, DictValue, Instance, ListValue, TupleValue
+from recompile_lint.analysis.execution.values import TOP, Const, ContextValue, DictValue, Instance, ListValue, TupleValue
 
 _COMMON = {"weight_decay": Const(0), "maximize": Const(False), "foreach": Const(None), "differentiable": Const(False), "fused": Const(None)}
 _ADAM = {
@@ -45,6 +46,19 @@ def _optimizer(name: str):
 
 def _nothing(interp, frame, args, kwargs, node) -> object:
     return Const(None)
+
+
+def _step(interp, frame, args, kwargs, node) -> object:
+    """``optimizer.step(closure)``: the closure is called once, under ``torch.enable_grad()``,
+    and ``step`` returns what it returns (the loss); without one, ``None``."""
+    closure = args[1] if len(args) > 1 else kwargs.get("closure", Const(None))
+    if closure == Const(None) or closure is TOP:
+        return Const(None)
+    interp.grad_modes.append(ContextValue("enable_grad"))
+    try:
+        return interp.call(frame, closure, [], {}, node)
+    finally:
+        interp.grad_modes.pop()
 
 
 def _groups(interp, optimizer: object) -> list[DictValue] | None:
@@ -177,7 +191,7 @@ SCHEDULES = {
 
 HANDLERS = {
     **{f"torch.optim.{name}": _optimizer(name) for name in OPTIMIZERS},
-    **{f"torch.optim.{name}.step": _nothing for name in OPTIMIZERS},
+    **{f"torch.optim.{name}.step": _step for name in OPTIMIZERS},
     **{f"torch.optim.{name}.zero_grad": _nothing for name in OPTIMIZERS},
     **{f"torch.optim.lr_scheduler.{name}": _scheduler(name, schedule, options) for name, (schedule, options) in SCHEDULES.items()},
     **{f"torch.optim.lr_scheduler.{name}.step": _scheduler_step for name in SCHEDULES},

@@ -89,6 +89,13 @@ def accumulate(interp, frame, args, kwargs, node) -> object:
     return IteratorValue("accumulate", (args[0], initial))
 
 
+def starmap(interp, frame, args, kwargs, node) -> object:
+    """``starmap(f, pairs)``: ``f(*pair)`` for each item (``Interpreter.mapped``)."""
+    if kwargs or len(args) != 2:
+        return TOP
+    return interp.mapped(frame, args[0], [args[1]], node, star=True)
+
+
 def _iterator(kind: str, arity: tuple[int, int]):
     def handler(interp, frame, args, kwargs, node) -> object:
         if kwargs or not arity[0] <= len(args) <= arity[1]:
@@ -134,5 +141,6 @@ HANDLERS = {
     "itertools.islice": _iterator("islice", (2, 4)),
     "itertools.product": _iterator("product", (1, 8)),
     "itertools.accumulate": accumulate,
+    "itertools.starmap": starmap,
     "itertools.pairwise": _iterator("pairwise", (1, 1)),
 }
