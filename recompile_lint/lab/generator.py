@@ -1279,6 +1279,14 @@ class _Writer:
             top += _function("def batches(count):", ["for index in range(count):",
                                                      "    yield index, torch.randn(8, 8)"]) + [""]
             loop = [f"for {i}, {x} in batches({calls}):"] + _ind(body(i, False, False))
+        elif driver in ("map", "comprehension"):
+            run_one = _function(f"def run_one({i}):", body(i, True, True)) + [""]
+            drive = f"list(map(run_one, range({calls})))" if driver == "map" else f"[run_one({i}) for {i} in range({calls})]"
+            loop = run_one + [drive]
+        elif driver == "closure-step":
+            loop = ["driver_optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)",
+                    f"for {i} in range({calls}):"] + _ind(
+                _function("def closure():", body(i, True, True)) + ["driver_optimizer.step(closure)"])
         elif driver == "eval-pass":
             top += _function("def evaluate(run_one, start, stop):", ["for index in range(start, stop):",
                                                                         "    run_one(index)"]) + [""]

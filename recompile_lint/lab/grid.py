@@ -77,6 +77,11 @@ REFINEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
         # the holder's method is handed the new value and writes it when it is another object
         "holder-attribute": ("holder-setter",),
     },
+    "driver": {
+        # each call made by a function that another call drives: ``list(map(run_one, ...))``,
+        # a list comprehension, an optimizer's ``step(closure)`` (the closure defined per step)
+        "for": ("map", "comprehension", "closure-step"),
+    },
 }
 
 
