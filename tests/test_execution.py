@@ -628,6 +628,65 @@ def test_a_global_counter_in_a_driver_function_with_unknown_parameters(tmp_path)
     assert any(loc.path.endswith("loop.py") and loc.line == 8 for loc in evidence.locations)
 
 
+@pytest.mark.parametrize("decorator", ["@hydra.main(config_path='conf', config_name='train')", "@click.command()", "@requires_cuda"])
+def test_a_driver_a_decorator_the_run_does_not_model_wraps_runs_as_written(tmp_path, decorator):
+    # ``@hydra.main`` makes ``main`` an unknown value, so ``main()`` ran nothing: the driver
+    # runs undecorated, its parameters unknown, as any driver function does.
+    root = write(
+        tmp_path,
+        {
+            "train.py": f"""
+            import click
+            import hydra
+            import torch
+            from helpers import requires_cuda
+
+            @torch.compile(dynamic=False)
+            def step(x, scale):
+                return x * scale
+
+            {decorator}
+            def main(cfg):
+                for k in range(20):
+                    step(torch.randn(4), 0.5 * k)
+
+            if __name__ == "__main__":
+                main()
+            """
+        },
+    )
+    [finding] = lint(root)
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "error", "L['scale']")
+
+
+def test_an_undecorated_driver_runs_only_where_the_decorator_is_unknown(tmp_path):
+    # A decorator the run follows (a project one that never calls the function) keeps it.
+    root = write(
+        tmp_path,
+        {
+            "train.py": """
+            import torch
+
+            REGISTRY = []
+
+            def register(fn):
+                REGISTRY.append(fn.__name__)
+                return None
+
+            @torch.compile(dynamic=False)
+            def step(x, scale):
+                return x * scale
+
+            @register
+            def main(cfg):
+                for k in range(20):
+                    step(torch.randn(4), 0.5 * k)
+            """
+        },
+    )
+    assert lint(root) == []
+
+
 def test_a_driver_is_a_file_whose_imports_name_the_compiled_module(tmp_path):
     from recompile_lint.analysis.execution.entries import EntryFinder
     from recompile_lint.analysis.index import FactsStore, ProjectIndex

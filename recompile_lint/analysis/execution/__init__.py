@@ -304,7 +304,7 @@ class Execution:
         module = interpreter.globals.get(path)
         if tree is None or module is None:
             return runs
-        drivers: list[tuple[str, object, object]] = [(function_name, interpreter.heap.read(module, function_name, None), None) for function_name in driver_functions(tree)]
+        drivers: list[tuple[str, object, object]] = [(function_name, interpreter.module_function(path, function_name), None) for function_name in driver_functions(tree)]
         for class_name, method_name in class_tests(tree):
             # A pytest test class's method, on a fresh instance of the class.
             cls = interpreter.heap.read(module, class_name, None)

@@ -204,6 +204,10 @@ class Interpreter:
         # A test function's ``@pytest.mark.parametrize`` marks: (names, values) each, as written
         # from the function outwards (``overlays.pytest_marks``).
         self.parametrized: dict[CodeRef, list[tuple[object, object]]] = {}
+        # Functions a decorator the run does not model made unknown (``@hydra.main(...)``,
+        # ``@click.command()``, a test's skip marker), by (file, qualified name): what they
+        # were before it, for the entry to run as a driver.
+        self.undecorated: dict[tuple[str, str], Function] = {}
         self.traced: set[tuple[str, int]] = set()  # (file, line) of expressions compiled code ran
         self.ran: set[tuple[str, int]] = set()  # (file, line) of every statement the run executed
         # (file, line) of each compile call run (and of the calls it ran under) -> whether it
@@ -821,6 +825,15 @@ class Interpreter:
 
     # ---- functions and classes ---------------------------------------------------------
 
+    def module_function(self, path: str, name: str) -> object:
+        """A module-level function for an entry to run as a driver: its binding, or, where a
+        decorator the run does not model made that unknown, the function as written."""
+        module = self.globals.get(path)
+        value = self.heap.read(module, name, None) if module is not None else None
+        if value is TOP:
+            return self.undecorated.get((path, name), value)
+        return value
+
     def qualname(self, frame: Frame, name: str) -> str:
         return f"{frame.qualname}.{name}" if frame.qualname else name
 
@@ -835,8 +848,11 @@ class Interpreter:
         value: object = Function(code, closure, defaults, kw_defaults, frame.path)
         if isinstance(node, ast.Lambda):
             return value
+        raw = value
         for decorator in reversed(node.decorator_list):
             value = self.decorate(frame, decorator, value)
+        if value is TOP and node.decorator_list:
+            self.undecorated[(frame.path, qualname)] = raw  # type: ignore[assignment]
         return value
 
     def decorate(self, frame: Frame, decorator: ast.expr, value: object) -> object:
