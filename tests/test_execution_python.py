@@ -519,6 +519,27 @@ def test_an_optimizers_param_groups_and_a_schedulers_steps():
     assert (g["momentum"], g["initial"], g["after"]) == (Const(0), Const(0.1), Const(0.01))
 
 
+def test_an_lbfgs_step_runs_its_closure_and_its_groups_hold_torch_s_options():
+    # The options as torch 2.13 fills them: ``max_eval`` is ``max_iter * 5 // 4`` when not given.
+    _, g, calls = run(
+        """
+        import torch
+        opt = torch.optim.LBFGS([torch.ones(2)], lr=0.5, max_iter=8)
+        @torch.compile
+        def f(x, k):
+            return x * k
+        for k in range(3):
+            def closure():
+                return f(torch.ones(2), k)
+            loss = opt.step(closure)
+        group = opt.param_groups[0]
+        lr, max_eval, history = group["lr"], group["max_eval"], group["history_size"]
+        """
+    )
+    assert seen(calls, "k") == [Const(0), Const(1), Const(2)]
+    assert (g["lr"], g["max_eval"], g["history"]) == (Const(0.5), Const(10), Const(100))
+
+
 def test_builtins_over_known_items_and_partial_attributes():
     _, g, _ = run(
         """

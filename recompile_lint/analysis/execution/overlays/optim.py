@@ -1,4 +1,4 @@
-"""Optimizers and LR schedulers: ``torch.optim.SGD/Adam/AdamW(params, lr=...)`` hold
+"""Optimizers and LR schedulers: ``torch.optim.SGD/Adam/AdamW/LBFGS(params, lr=...)`` hold
 ``param_groups`` (one dict of the options, as torch 2.13 fills it) and ``defaults``; a
 scheduler writes each group's
 ``lr`` at ``step()``, from ``initial_lr`` and its epoch count, as torch's closed forms do
@@ -20,6 +20,9 @@ OPTIMIZERS = {
     "SGD": {"lr": Const(0.001), "momentum": Const(0), "dampening": Const(0), "nesterov": Const(False), **_COMMON},
     "Adam": {"lr": Const(0.001), **_ADAM, **_COMMON, "decoupled_weight_decay": Const(False)},
     "AdamW": {"lr": Const(0.001), **_ADAM, **_COMMON, "weight_decay": Const(0.01), "decoupled_weight_decay": Const(True)},
+    # ``max_eval`` None is ``max_iter * 5 // 4`` (``_optimizer``).
+    "LBFGS": {"lr": Const(1), "max_iter": Const(20), "max_eval": Const(None), "tolerance_grad": Const(1e-07),
+              "tolerance_change": Const(1e-09), "history_size": Const(100), "line_search_fn": Const(None)},
 }
 
 
@@ -33,6 +36,9 @@ def _optimizer(name: str):
             if key not in options:
                 return TOP  # an option this model does not know: its groups are not known either
             options[key] = value
+        if name == "LBFGS" and options["max_eval"] == Const(None):
+            most = options["max_iter"]
+            options["max_eval"] = Const(most.value * 5 // 4) if isinstance(most, Const) and type(most.value) is int else TOP
         cls = interp.library_class(f"torch.optim.{name}")
         optimizer = Instance(cls, interp.heap.new("object"))
         where = interp.location(frame, node, "write")
@@ -50,7 +56,9 @@ def _nothing(interp, frame, args, kwargs, node) -> object:
 
 def _step(interp, frame, args, kwargs, node) -> object:
     """``optimizer.step(closure)``: the closure is called once, under ``torch.enable_grad()``,
-    and ``step`` returns what it returns (the loss); without one, ``None``."""
+    and ``step`` returns what it returns (the loss); without one, ``None``. ``LBFGS`` may call
+    it up to ``max_eval`` times per step, as its line search goes: once is what every step
+    does."""
     closure = args[1] if len(args) > 1 else kwargs.get("closure", Const(None))
     if closure == Const(None) or closure is TOP:
         return Const(None)
