@@ -97,7 +97,11 @@ def test_a_test_class_s_parametrized_method_runs_once_per_set(tmp_path):
     assert sorted(f"{f.code} {f.line}" for f in lint(root) if f.severity in ("error", "warning")) == ["RCL108 8"]
 
 
-def test_a_test_class_with_setup_of_its_own_is_left_to_one_run(tmp_path):
+def test_a_test_class_s_setup_runs_before_each_set_and_a_fixture_of_its_own_leaves_one_run(tmp_path):
+    # pytest calls ``setup_method`` before each parameter set, in the same process.
     setup = "def setup_method(self):\n            pass\n\n        "
     root = write(tmp_path, {"tests/test_act.py": CLASS_ACT.replace("{extra}", setup).replace("{modes}", MODES)})
+    assert sorted(f"{f.code} {f.line}" for f in lint(root) if f.severity in ("error", "warning")) == ["RCL108 8"]
+    fixture = "@pytest.fixture(autouse=True)\n        def fresh(self):\n            yield\n\n        "
+    root = write(tmp_path, {"tests/test_act.py": CLASS_ACT.replace("{extra}", fixture).replace("{modes}", MODES)})
     assert [f for f in lint(root) if f.severity in ("error", "warning")] == []

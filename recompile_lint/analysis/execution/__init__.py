@@ -21,11 +21,11 @@ import ast
 import os
 
 from recompile_lint.analysis.execution.cache import Recompile, RegionCaches, RegionTable, region_key
-from recompile_lint.analysis.execution.entries import EntryFinder, class_tests, driver_functions
+from recompile_lint.analysis.execution.entries import CLASS_TEST_RUNS, EntryFinder, class_run, collected_classes, driver_functions
 from recompile_lint.analysis.execution.frames import OutOfBudget
 from recompile_lint.analysis.execution.interpreter import DRIVING_STEPS, STEPS, Interpreter
 from recompile_lint.analysis.execution.overlays import pytest_marks
-from recompile_lint.analysis.execution.values import ClassValue, Const, Function, Instance, Sym
+from recompile_lint.analysis.execution.values import Const, Function, Instance, Sym
 from recompile_lint.analysis.guards import PredictedGuard
 from recompile_lint.analysis.index import ProjectIndex
 from recompile_lint.analysis.parsing import module_name_for
@@ -68,6 +68,29 @@ class IndexProject:
         return self.index.module_names.get(path, module), is_package
 
 
+class PerTestCaches(RegionCaches):
+    """The caches of one test of a class, run apart from the tests pytest or unittest runs
+    before it in the same process. A ``reset()`` in it empties what those compiled: the next
+    call of every region finds its cache emptied by a reset. A call that finds no entry with no
+    reset before it in the test may find those of an earlier test: it counts as a call that may
+    have found entries (``Execution.fresh`` then claims nothing), and so does such a call of a
+    test function where a test's reset is what empties the region's cache."""
+
+    def on_reset(self, interpreter) -> None:
+        super().on_reset(interpreter)
+        self._reset.update(self.table.keyed)
+
+
+def _cold(caches: RegionCaches) -> dict[tuple, int]:
+    """Per region, the calls of a run that found no entry with no reset before them."""
+    found = {}
+    for key, count in caches.region_calls.items():
+        left = count - caches.warm.get(key, 0) - caches.emptied.get(key, 0)
+        if left > 0:
+            found[key] = left
+    return found
+
+
 class Execution:
     """The execution stage's evidence for a run's regions, computed on first use."""
 
@@ -97,6 +120,8 @@ class Execution:
         self._callers: dict[tuple, dict] = {}  # region key -> each reached function's caller (``framed``)
         self._warm: dict[tuple, int] = {}  # calls of each region that found entries to check
         self._emptied: dict[tuple, int] = {}  # calls that found its cache emptied by a reset
+        self._test_emptied: set[tuple] = set()  # regions a test class's test reset (``PerTestCaches``)
+        self._driver_cold: dict[tuple, int] = {}  # calls of driver functions that found no entry, no reset before
         self._cut_short: set[tuple] = set()  # regions some unfinished run called
         self._generator_nodes: dict[ast.AST, bool] = {}  # shared by the runs (``Interpreter.is_generator``)
         self._conftests: list[str] | None = None  # the project's ``conftest.py`` files
@@ -184,11 +209,14 @@ class Execution:
         """Whether every call of the region the runs made found its cache empty, at least one
         because ``torch._dynamo.reset()`` ran since an earlier call (a test helper that resets
         Dynamo before each model it compiles), in runs that all ended: no call can recompile,
-        whatever differs between them."""
+        whatever differs between them. Where a test class's reset is what empties it, not if a
+        test function (run in the same process) calls it with no reset before."""
         if not self.enabled:
             return False
         self.run_entries_of(region)
         key = region_key(region)
+        if key in self._test_emptied and self._driver_cold.get(key, 0):
+            return False  # a test function's call may find what an earlier test compiled
         return self._emptied.get(key, 0) > 0 and not self._warm.get(key, 0) and key not in self._cut_short
 
     def holds_object(self, guard: PredictedGuard) -> bool:
@@ -243,7 +271,7 @@ class Execution:
             if path in self._ran:
                 continue
             self._ran.add(path)
-            for caches in self.run_entry(self._project, path):  # type: ignore[arg-type]
+            for number, caches in enumerate(self.run_entry(self._project, path)):  # type: ignore[arg-type]
                 self.calls += caches.calls
                 self._entered |= caches.entered
                 self._holders |= caches.holders
@@ -260,6 +288,13 @@ class Execution:
                         self._cut_short.add(key)
                 for key, count in caches.warm.items():
                     self._warm[key] = self._warm.get(key, 0) + count
+                if isinstance(caches, PerTestCaches):
+                    for key, count in _cold(caches).items():
+                        self._warm[key] = self._warm.get(key, 0) + count
+                    self._test_emptied.update(caches.emptied)
+                elif number:
+                    for key, count in _cold(caches).items():  # a driver: a test in pytest's process
+                        self._driver_cold[key] = self._driver_cold.get(key, 0) + count
                 for key, count in caches.emptied.items():
                     self._emptied[key] = self._emptied.get(key, 0) + count
                 for source_key in caches.values.keys() & self._unguarded:
@@ -280,7 +315,8 @@ class Execution:
         return self._found
 
     def run_entry(self, project: IndexProject, path: str) -> list[RegionCaches]:
-        """Run a file as ``__main__``, then its driver functions; the caches of each."""
+        """Run a file as ``__main__``, then its driver functions and the tests of its test
+        classes (``_run_classes``); the caches of each."""
         name = os.path.basename(path)
         interpreter = Interpreter(project, steps=self.steps)
         interpreter.driving_steps = self.driving_steps
@@ -304,20 +340,10 @@ class Execution:
         module = interpreter.globals.get(path)
         if tree is None or module is None:
             return runs
-        drivers: list[tuple[str, object, object]] = [(function_name, interpreter.module_function(path, function_name), None) for function_name in driver_functions(tree)]
-        for class_name, method_name in class_tests(tree):
-            # A pytest test class's method, on a fresh instance of the class.
-            cls = interpreter.heap.read(module, class_name, None)
-            if isinstance(cls, ClassValue):
-                receiver = Instance(cls, interpreter.heap.new("object"))
-                drivers.append((f"{class_name}.{method_name}", interpreter.class_attribute(cls, method_name), receiver))
-        for function_name, function, receiver in drivers:
+        drivers = [(function_name, interpreter.module_function(path, function_name)) for function_name in driver_functions(tree)]
+        for function_name, function in drivers:
             if not isinstance(function, Function) or function.code in interpreter.executed:
                 continue
-            node = interpreter.codes.get(function.code)
-            names = [a.arg for a in node.args.posonlyargs + node.args.args] if node is not None else []  # type: ignore[attr-defined]
-            if receiver is not None:
-                names = names[1:]
             caches = RegionCaches(self.regions, self.guards, f"{name}:{function_name}", self._table)
             runs.append(caches)
             interpreter.observer = caches
@@ -325,25 +351,88 @@ class Execution:
             # of what it compiles carry from one set to the next. Anything else runs once, its
             # parameters unknown.
             for given in self.parameter_sets(interpreter, function, path):
-                interpreter.steps, interpreter.driving_steps, interpreter.compiled_calls = self.steps, self.driving_steps, 0
-                arguments = ([receiver] if receiver is not None else []) + [given.get(param, Sym("parameter", name=param)) for param in names]
-                try:
-                    interpreter.call_function(function, arguments, {}, None)  # type: ignore[arg-type]
-                except (OutOfBudget, RecursionError):
-                    caches.finished = False
+                self._fresh_steps(interpreter)
+                if not self._call(interpreter, caches, function, None, given):
                     break
-                except Exception:  # noqa: BLE001 - the run raised on the project's code: no evidence
-                    caches.finished = False
-                    break
+        runs.extend(self._run_classes(interpreter, project, path, tree, module))
         return runs
 
-    def parameter_sets(self, interpreter: Interpreter, function: Function, path: str) -> list[dict[str, object]]:
+    def _run_classes(self, interpreter: Interpreter, project: IndexProject, path: str, tree: ast.Module, module: int) -> list[RegionCaches]:
+        """Run the tests of the file's test classes as their runner does (``entries.class_run``):
+        the class set-up once, before its first test; then each test on a fresh instance, between
+        its set-up and tear-down, with caches of its own, so nothing carries from one test to the
+        next (a ``TestCase`` may reset Dynamo in a set-up the project does not show); a pytest
+        test's parameter sets share them, as a test function's do. ``CLASS_TEST_RUNS`` tests at
+        most, each with the steps of a test."""
+        runs: list[RegionCaches] = []
+        name = os.path.basename(path)
+        ran_before = set(interpreter.executed)  # what the module and its drivers ran
+        budget = CLASS_TEST_RUNS
+        text = self.index.text(path)
+        for class_name in collected_classes(tree):
+            plan = class_run(interpreter, project, path, text, interpreter.heap.read(module, class_name, None))
+            if plan is None:
+                continue
+            pytest_style = plan.runner == "pytest"
+            class_set_up = not plan.class_setup
+            for method_name, function in plan.tests:
+                if function.code in ran_before:
+                    continue  # the module's own run called it
+                if budget <= 0:
+                    return runs
+                budget -= 1
+                caches = PerTestCaches(self.regions, self.guards, f"{name}:{class_name}.{method_name}", self._table)
+                runs.append(caches)
+                interpreter.observer = caches
+                for given in self.parameter_sets(interpreter, function, path, plan.files) if pytest_style else [{}]:
+                    if not class_set_up:
+                        self._fresh_steps(interpreter)
+                        if not all(self._call(interpreter, caches, setup, plan.cls, {}, pytest_style) for setup in plan.class_setup):
+                            break
+                        class_set_up = True
+                    self._fresh_steps(interpreter)
+                    if plan.resets:
+                        caches.on_reset(interpreter)  # torch's test case resets Dynamo in its ``setUp``
+                    receiver = Instance(plan.cls, interpreter.heap.new("object"))
+                    calls = [*plan.setup, function, *plan.teardown]
+                    if not all(self._call(interpreter, caches, f, receiver, given if f is function else {}, pytest_style) for f in calls):
+                        break
+                if not class_set_up:
+                    break  # the class set-up failed: no test of the class runs
+        return runs
+
+    def _fresh_steps(self, interpreter: Interpreter) -> None:
+        interpreter.steps, interpreter.driving_steps, interpreter.compiled_calls = self.steps, self.driving_steps, 0
+
+    def _call(self, interpreter: Interpreter, caches: RegionCaches, function: Function, receiver: object, given: dict[str, object], fixtures: bool = True) -> bool:
+        """Call a test (or a set-up) with its receiver and the parameter set's values; its other
+        parameters unknown where ``fixtures`` (pytest's) and left to their defaults where not
+        (unittest passes none). Whether the call ended."""
+        node = interpreter.codes.get(function.code)
+        names = [a.arg for a in node.args.posonlyargs + node.args.args] if node is not None else []  # type: ignore[attr-defined]
+        if receiver is not None:
+            names = names[1:]
+        if not fixtures and node is not None:
+            names = names[: max(0, len(names) - len(node.args.defaults))]  # type: ignore[attr-defined]
+        arguments = ([receiver] if receiver is not None else []) + [given.get(param, Sym("parameter", name=param)) for param in names]
+        try:
+            interpreter.call_function(function, arguments, {}, None)  # type: ignore[arg-type]
+        except (OutOfBudget, RecursionError):
+            caches.finished = False
+            return False
+        except Exception:  # noqa: BLE001 - the run raised on the project's code: no evidence
+            caches.finished = False
+            return False
+        return True
+
+    def parameter_sets(self, interpreter: Interpreter, function: Function, path: str, files: tuple[str, ...] = ()) -> list[dict[str, object]]:
         """The arguments of each run of a driver function: one per parameter set of its
         ``@pytest.mark.parametrize`` marks where they are known and no fixture may reset
-        Dynamo between them (a ``reset()`` in the test file or a ``conftest.py`` above it);
-        else one run with nothing known."""
+        Dynamo between them (a ``reset()`` in the test file, a ``conftest.py`` above it, or
+        ``files``: those of the project's classes a test class inherits from); else one run with
+        nothing known."""
         marks = interpreter.parametrized.get(function.code)
-        if not marks or self.resets_between_tests(path):
+        if not marks or self.resets_between_tests(path) or any(self._resets(other) for other in files if other != path):
             return [{}]
         sets = pytest_marks.parameter_sets(interpreter, list(reversed(marks)))
         return sets or [{}]
@@ -356,7 +445,10 @@ class Execution:
         for candidate in [path] + self._conftests:
             if candidate != path and not directory.startswith(os.path.dirname(candidate) + os.sep):
                 continue
-            text = self.index.text(candidate) or ""
-            if "reset(" in text and ("_dynamo" in text or "compiler" in text):
+            if self._resets(candidate):
                 return True
         return False
+
+    def _resets(self, path: str) -> bool:
+        text = self.index.text(path) or ""
+        return "reset(" in text and ("_dynamo" in text or "compiler" in text)
