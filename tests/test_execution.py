@@ -659,6 +659,41 @@ def test_a_driver_a_decorator_the_run_does_not_model_wraps_runs_as_written(tmp_p
     assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "error", "L['scale']")
 
 
+@pytest.mark.parametrize("launch", ["fire.Fire(main)", "mp.spawn(main, args=(2,), nprocs=2)", "app.run(main)", "CLI(main)"])
+def test_a_function_the_main_block_hands_to_a_launcher_runs_as_a_driver(tmp_path, launch):
+    # ``fire.Fire(main)`` calls ``main`` with what the command line gives; ``main`` has no loop
+    # of its own (the trainer has), so it was no driver and the launcher an unknown call.
+    root = write(
+        tmp_path,
+        {
+            "train.py": f"""
+            import fire
+            import torch
+            import torch.multiprocessing as mp
+            from absl import app
+            from jsonargparse import CLI
+
+            @torch.compile(dynamic=False)
+            def step(x, scale):
+                return x * scale
+
+            class Trainer:
+                def fit(self, steps):
+                    for k in range(steps):
+                        step(torch.randn(4), 0.5 * k)
+
+            def main(rank=0, world_size=1):
+                Trainer().fit(20)
+
+            if __name__ == "__main__":
+                {launch}
+            """
+        },
+    )
+    [finding] = lint(root)
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "error", "L['scale']")
+
+
 def test_an_undecorated_driver_runs_only_where_the_decorator_is_unknown(tmp_path):
     # A decorator the run follows (a project one that never calls the function) keeps it.
     root = write(

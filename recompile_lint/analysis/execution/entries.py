@@ -2,7 +2,8 @@
 
 An entry is a file run as ``__main__`` (its top level, its ``if __name__ == "__main__":``
 block), and then, in that run's state, each of its functions that calls something in a loop
-and has not run yet (parameters unknown), its ``test_*`` functions, and the tests of its test
+and has not run yet (parameters unknown), those its ``__main__`` block hands to a launcher
+(``fire.Fire(main)``), its ``test_*`` functions, and the tests of its test
 classes as their runner runs them (``collected_classes``, ``class_run``): a
 ``unittest.TestCase`` (or another library's ``TestCase``), directly or through the project's
 classes, in a file unittest or pytest collects, and a pytest ``class Test*`` whose bases are
@@ -113,14 +114,41 @@ class EntryFinder:
 
 
 def driver_functions(tree: ast.Module) -> tuple[str, ...]:
-    """Module-level functions that call something inside a loop, and ``test_*`` functions."""
+    """Module-level functions that call something inside a loop, ``test_*`` functions, and
+    those the ``__main__`` block hands to a call (``fire.Fire(main)``, ``mp.spawn(main, ...)``,
+    ``app.run(main)``): a launcher calls them with what it gets from the command line."""
+    launched = _launched(tree)
     found = []
     for stmt in tree.body:
         if not isinstance(stmt, ast.FunctionDef):
             continue
-        if stmt.name.startswith("test_") or _calls_in_loop(stmt):
+        if stmt.name.startswith("test_") or stmt.name in launched or _calls_in_loop(stmt):
             found.append(stmt.name)
     return tuple(found)
+
+
+def _launched(tree: ast.Module) -> set[str]:
+    """Names passed whole to a call in an ``if __name__ == "__main__":`` block, but to a
+    compile call (the function compiled, not a driver)."""
+    names: set[str] = set()
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.If) and _is_main_test(stmt.test)):
+            continue
+        for node in (n for part in stmt.body for n in ast.walk(part)):
+            if isinstance(node, ast.Call) and not dotted_name(node.func).endswith(("compile", "optimize")):
+                names.update(a.id for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Name))
+    return names
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and {_text(test.left), _text(test.comparators[0])} == {"__name__", "__main__"})
+
+
+def _text(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
 
 
 # The methods each runner calls around a test, and those of the other runner (a class that
