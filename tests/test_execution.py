@@ -628,70 +628,54 @@ def test_a_global_counter_in_a_driver_function_with_unknown_parameters(tmp_path)
     assert any(loc.path.endswith("loop.py") and loc.line == 8 for loc in evidence.locations)
 
 
+# A function compiled with ``dynamic=False`` that a driver calls with a new float each time.
+STEPPED = """
+import click
+import fire
+import hydra
+import torch
+import torch.multiprocessing as mp
+from absl import app
+from jsonargparse import CLI
+from helpers import requires_cuda
+
+@torch.compile(dynamic=False)
+def step(x, scale):
+    return x * scale
+
+class Trainer:
+    def fit(self, steps):
+        for k in range(steps):
+            step(torch.randn(4), 0.5 * k)
+
+{driver}
+
+if __name__ == "__main__":
+    {launch}
+"""
+
+
+def stepped_finding(tmp_path, driver: str, launch: str):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "train.py").write_text(STEPPED.format(driver=driver, launch=launch))
+    [finding] = lint(tmp_path)
+    return finding.code, finding.severity.value, finding.guard.source
+
+
 @pytest.mark.parametrize("decorator", ["@hydra.main(config_path='conf', config_name='train')", "@click.command()", "@requires_cuda"])
 def test_a_driver_a_decorator_the_run_does_not_model_wraps_runs_as_written(tmp_path, decorator):
     # ``@hydra.main`` makes ``main`` an unknown value, so ``main()`` ran nothing: the driver
     # runs undecorated, its parameters unknown, as any driver function does.
-    root = write(
-        tmp_path,
-        {
-            "train.py": f"""
-            import click
-            import hydra
-            import torch
-            from helpers import requires_cuda
-
-            @torch.compile(dynamic=False)
-            def step(x, scale):
-                return x * scale
-
-            {decorator}
-            def main(cfg):
-                for k in range(20):
-                    step(torch.randn(4), 0.5 * k)
-
-            if __name__ == "__main__":
-                main()
-            """
-        },
-    )
-    [finding] = lint(root)
-    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "error", "L['scale']")
+    driver = f"{decorator}\ndef main(cfg):\n    for k in range(20):\n        step(torch.randn(4), 0.5 * k)"
+    assert stepped_finding(tmp_path, driver, "main()") == ("RCL108", "error", "L['scale']")
 
 
 @pytest.mark.parametrize("launch", ["fire.Fire(main)", "mp.spawn(main, args=(2,), nprocs=2)", "app.run(main)", "CLI(main)"])
 def test_a_function_the_main_block_hands_to_a_launcher_runs_as_a_driver(tmp_path, launch):
     # ``fire.Fire(main)`` calls ``main`` with what the command line gives; ``main`` has no loop
     # of its own (the trainer has), so it was no driver and the launcher an unknown call.
-    root = write(
-        tmp_path,
-        {
-            "train.py": f"""
-            import fire
-            import torch
-            import torch.multiprocessing as mp
-            from absl import app
-            from jsonargparse import CLI
-
-            @torch.compile(dynamic=False)
-            def step(x, scale):
-                return x * scale
-
-            class Trainer:
-                def fit(self, steps):
-                    for k in range(steps):
-                        step(torch.randn(4), 0.5 * k)
-
-            def main(rank=0, world_size=1):
-                Trainer().fit(20)
-
-            if __name__ == "__main__":
-                {launch}
-            """
-        },
-    )
-    [finding] = lint(root)
-    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "error", "L['scale']")
+    driver = "def main(rank=0, world_size=1):\n    Trainer().fit(20)"
+    assert stepped_finding(tmp_path, driver, launch) == ("RCL108", "error", "L['scale']")
 
 
 def test_an_undecorated_driver_runs_only_where_the_decorator_is_unknown(tmp_path):

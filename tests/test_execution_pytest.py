@@ -72,8 +72,7 @@ def test_indirect_parameters_go_to_fixtures(tmp_path):
     assert findings(tmp_path, f'@pytest.mark.parametrize("mode", {MODES}, indirect=True)') == []
 
 
-CLASS_ACT = """
-    import pytest
+COMPILED_ACT = """
     import torch
 
 
@@ -82,7 +81,9 @@ CLASS_ACT = """
         if mode == "relu":
             return torch.relu(x)
         return x * 2
+"""
 
+CLASS_ACT = "\n    import pytest" + COMPILED_ACT + """
 
     class TestAct:
         {extra}

@@ -6,19 +6,7 @@ caches of its own; a class something unknown runs around is left out."""
 from __future__ import annotations
 
 from test_execution import lint, write
-
-MODES = '["relu", "gelu", "tanh", "silu", "elu", "selu", "celu", "mish", "none", "id"]'
-
-ACT = """
-    import torch
-
-
-    @torch.compile
-    def act(x, mode):
-        if mode == "relu":
-            return torch.relu(x)
-        return x * 2
-"""
+from test_execution_pytest import COMPILED_ACT as ACT, MODES
 
 
 def findings(tmp_path, files: dict[str, str]) -> list[str]:
