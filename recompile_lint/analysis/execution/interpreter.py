@@ -32,6 +32,7 @@ import operator
 from typing import Callable, Protocol
 
 from recompile_lint.analysis.execution.builtins import NAMES as BUILTIN_NAMES
+from recompile_lint.analysis.execution.contexts import enter_one, leave_one
 from recompile_lint.analysis.execution.frames import Break, Continue, Frame, FrameCall, GeneratorFull, OutOfBudget, Raised, Return
 from recompile_lint.analysis.execution.heap import Heap
 from recompile_lint.analysis.execution.overlays import TABLE, nn_containers, nn_module, pytest_marks, records, torch_compile, torch_shapes
@@ -46,6 +47,7 @@ from recompile_lint.analysis.execution.values import (
     CodeRef,
     CompiledValue,
     Const,
+    ContextFunction,
     ContextValue,
     DictValue,
     Function,
@@ -435,29 +437,35 @@ class Interpreter:
             raise Continue()
 
     def with_block(self, frame: Frame, stmt: ast.With | ast.AsyncWith) -> None:
-        entered = []
-        for item in stmt.items:
-            manager = self.eval(frame, item.context_expr)
-            value = TOP
-            if isinstance(manager, ContextValue):
-                self.grad_modes.append(manager)
-                entered.append(manager)
-            elif isinstance(manager, Instance):
-                enter = self.class_attribute(manager.cls, "__enter__")
-                if isinstance(enter, Function):
-                    value = self.call_function(enter, [manager], {}, frame)
-            if item.optional_vars is not None:
-                self.assign(frame, item.optional_vars, value, stmt)
+        entered: list[object] = []  # grad modes and project managers, in the order entered
         # ``with pytest.raises(...)``: its calls are expected to fail, and whether a compiled
         # one leaves a graph cached is not known: they run without telling the caches.
         expected = any(isinstance(item.context_expr, ast.Call) and expects_error(dotted_name(item.context_expr.func)) for item in stmt.items)
-        self.probing += expected
+        raised = False
         try:
-            self.block(frame, stmt.body)
+            for item in stmt.items:
+                value, given_at = enter_one(self, frame, self.eval(frame, item.context_expr), entered)
+                if item.optional_vars is not None:
+                    self.assign(frame, item.optional_vars, value, stmt)
+                    if isinstance(item.optional_vars, ast.Name):
+                        # ``with using(k) as lr:``: the ``yield`` that gave the value, as a
+                        # helper's ``return`` does for ``lr = helper(k)``.
+                        key = (frame.locals, item.optional_vars.id)
+                        if given_at is not None:
+                            self.returned_from[key] = given_at
+                        else:
+                            self.returned_from.pop(key, None)
+            self.probing += expected
+            try:
+                self.block(frame, stmt.body)
+            finally:
+                self.probing -= expected
+        except Raised:
+            raised = True
+            raise
         finally:
-            self.probing -= expected
-            for _ in entered:
-                self.grad_modes.pop()
+            for manager in reversed(entered):
+                leave_one(self, manager, raised)
 
     def try_block(self, frame: Frame, stmt: ast.Try) -> None:
         try:
@@ -1279,6 +1287,9 @@ class Interpreter:
             return self.call_compiled(frame, callee, args, kwargs, node)
         if isinstance(callee, Partial):
             return self.call(frame, callee.function, list(callee.args) + args, {**dict(callee.keywords), **kwargs}, node)
+        if isinstance(callee, ContextFunction):
+            made = self.call(frame, callee.function, args, kwargs, node)
+            return made if isinstance(made, GeneratorValue) else TOP
         if isinstance(callee, ClassValue):
             return self.instantiate(frame, callee, args, kwargs, node)
         if isinstance(callee, Instance):
@@ -1403,7 +1414,7 @@ class Interpreter:
         return TOP
 
     def bind_member(self, frame: Frame, member: object, receiver: object) -> object:
-        if isinstance(member, (Function, CompiledValue)):
+        if isinstance(member, (Function, CompiledValue, ContextFunction)):
             return BoundMethod(member, receiver)
         if isinstance(member, Property):
             return self.call(frame, member.getter, [receiver], {}, ast.Pass())

@@ -211,6 +211,14 @@ class CompiledValue:
 
 
 @dataclass(frozen=True)
+class ContextFunction:
+    """A project generator function ``@contextlib.contextmanager`` decorates: a call makes the
+    generator a ``with`` statement enters and exits (``contexts.py``)."""
+
+    function: object
+
+
+@dataclass(frozen=True)
 class ContextValue:
     """A context manager the overlays model (``torch.no_grad()``, ``autocast``)."""
 

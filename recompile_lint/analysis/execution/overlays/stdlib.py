@@ -1,4 +1,5 @@
-"""The standard library a driver uses around its loop: ``argparse`` (the parsed namespace holds
+"""The standard library a driver uses around its loop: ``contextlib.contextmanager`` (a project
+generator a ``with`` enters and exits, ``contexts.py``), ``argparse`` (the parsed namespace holds
 each argument's default: the run without command-line arguments) and ``itertools`` (``count``,
 ``cycle``, ``repeat``, ``chain``, ``islice``, ``product``, ``accumulate``, ``pairwise``, as iterables ``Interpreter.items`` and
 ``Interpreter.element`` read); ``math`` functions of known numbers."""
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from recompile_lint.analysis.execution.values import TOP, Const, Instance, IteratorValue, TupleValue
+from recompile_lint.analysis.execution.values import TOP, Const, ContextFunction, Function, Instance, IteratorValue, TupleValue
 
 PARSER = "argparse.ArgumentParser"
 
@@ -125,7 +126,15 @@ def _math(name: str):
     return handler
 
 
+def contextmanager(interp, frame, args, kwargs, node) -> object:
+    """``@contextlib.contextmanager`` on a project function."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], Function):
+        return ContextFunction(args[0])
+    return TOP
+
+
 HANDLERS = {
+    "contextlib.contextmanager": contextmanager,
     **{f"math.{name}": _math(name) for name in MATH_FUNCTIONS},
     PARSER: parser,
     f"{PARSER}.add_argument": add_argument,
