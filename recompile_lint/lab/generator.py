@@ -22,6 +22,7 @@ from recompile_lint.lab.program import Program
 
 CAUSE = "\x02cause"
 CHANGE = "\x02change"
+CONTEXT_WRITERS = ("context-manager", "context-class")  # the helper as a manager around the call
 HOIST = "\x01"  # a line to hoist to the top of its function (global / nonlocal)
 
 TWIN_KINDS = ("fixed", "tensor", "dynamic", "outside", "rebuilt")
@@ -1099,6 +1100,8 @@ class _Writer:
         """(module-level definitions in run.py, main()'s setup lines, invoke(i, nested) -> lines)."""
         n, w, loc = self.n, self.writer, self.loc
         value = self.value_at
+        if w in CONTEXT_WRITERS:
+            return self.context_code(ref)
         if w == "loop":
             return [], [], lambda i, nested: self.write_via(ref, value(i), nested)
         if w == "helper":
@@ -1185,6 +1188,59 @@ class _Writer:
         setup.append(f"stepper = {n.holder_class}({made})")
         return defs, setup, lambda i, nested: [f"stepper.{method}({i})"]
 
+    def context_code(self, ref: str | None) -> tuple[list[str], list[str], Callable[[str, bool], list[str]]]:
+        """The helper as a context manager the call runs inside: on entry it sets the value
+        the schedule gives the call (or, for a value passed at the call, gives it as the ``as``
+        target), on exit it puts back the schedule's first value. ``context-manager``: a
+        ``@contextlib.contextmanager`` generator; ``context-class``: ``__enter__`` /
+        ``__exit__``. invoke(i, nested) ends with the ``with`` line the call goes under."""
+        n, loc, value = self.n, self.loc, self.value_at
+        manager = f"using_{self.name.lower().strip('_')}"
+        generator = self.writer == "context-manager"
+        step = n.loop if generator else f"self.{n.loop}"
+
+        def settle(target: str | None, at: str, change: bool) -> list[str]:
+            lines = self.write_via(target, value(at))
+            return lines if change else [line.replace(CHANGE, "") for line in lines]
+
+        passed = loc in ("positional-argument", "keyword-argument") and not self.tensor_twin
+        if passed:
+            params, entry, exit_, given = [], [], [], value(step) + CHANGE
+        elif loc == "namedtuple-field" and not self.tensor_twin:
+            params, entry, exit_ = [n.carrier], [], []
+            given = f"{n.carrier if generator else 'self.' + n.carrier}._replace({self.name}={value(step)})" + CHANGE
+        else:
+            if ref is None and loc in grid.ARGUMENT_LOCATIONS:
+                target, params = self.name, [self.name]  # main()'s tensor, filled in place
+            elif ref is None or ref.startswith(("sys.", "m.", "c.")) or self._is_module_object(ref):
+                target, params = ref, []
+            else:
+                target, params = "target", ["target"]
+            held = target if generator or target in (None, ref) else f"self.{target}"
+            entry, exit_, given = settle(held, step, True), settle(held, "0", False), None
+        args = params + [n.loop]
+        if generator:
+            body = entry + (["try:"] + _ind([f"yield {given}" if given else "yield"]) + ["finally:"] + _ind(exit_ or ["pass"])
+                            if exit_ else [f"yield {given}" if given else "yield"])
+            defs = _function(f"def {manager}({', '.join(args)}):", body, ("@contextlib.contextmanager",)) + [""]
+        else:
+            init = [f"self.{a} = {a}" for a in args]
+            defs = [f"class {manager}:"] + _ind(
+                _function(f"def __init__(self, {', '.join(args)}):", init) + [""]
+                + _function("def __enter__(self):", entry + [f"return {given}" if given else "return self"]) + [""]
+                + _function("def __exit__(self, *exc):", exit_ + ["return False"])) + [""]
+        made = {"target": ref, self.name: self.name, n.carrier: n.carrier}
+
+        def invoke(i: str, nested: bool) -> list[str]:
+            call = f"{manager}({', '.join([made[p] for p in params] + [i])})"
+            if passed:
+                return [f"with {call} as {self.name}:"]
+            if given is not None:  # the namedtuple, rebound by the ``as`` target
+                return ([HOIST + f"nonlocal {n.carrier}"] if nested else []) + [f"with {call} as {n.carrier}:"]
+            return [f"with {call}:"]
+
+        return defs, [], invoke
+
     @property
     def compiled_per_instance(self) -> bool:
         """Whether each object is compiled on its own (a module holding the value, a closure's
@@ -1249,7 +1305,8 @@ class _Writer:
         if self.twin == "dynamic":
             source = self.dynamic_source()
             before.append(f'torch.compiler.config.dynamic_sources = "{source}"')
-        if self.twin == "fixed" and self.writer != "instances":
+        context = self.writer in CONTEXT_WRITERS
+        if self.twin == "fixed" and self.writer != "instances" and not context:
             before += invoke("0", False)
         if self.twin == "outside":
             before.append(f"{n.audit}_outside = []")
@@ -1258,13 +1315,15 @@ class _Writer:
             lines = [f"{x} = torch.randn(8, 8)"] if make_x else []
             if self.options == "mark-dynamic":
                 lines.append(f"torch._dynamo.mark_dynamic({x}, 0)")
+            inside = [call]
+            if self.twin == "outside":
+                inside.append(f"{n.audit}_outside.append({self.outside_read(ref)})")
+            if context:  # the call, and what reads the value after it, inside the manager
+                return lines + invoke("0" if self.twin == "fixed" else i, nested) + _ind(inside)
             if self.writer == "instances" or (
                     self.twin != "fixed" and not (self.writer == "callback" and self.driver == "trainer")):
                 lines += invoke(i, nested)
-            lines.append(call)
-            if self.twin == "outside":
-                lines.append(f"{n.audit}_outside.append({self.outside_read(ref)})")
-            return lines
+            return lines + inside
 
         i, calls = n.loop, grid.CALLS
         driver = self.driver
@@ -1398,6 +1457,8 @@ class _Writer:
             std.append("import functools")
         if "enum.Enum" in text:
             std.append("import enum")
+        if "contextlib." in text:
+            std.append("import contextlib")
         if "sys.modules" in text:
             std.append("import sys")
         if "types.SimpleNamespace" in text:

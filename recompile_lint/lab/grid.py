@@ -76,6 +76,10 @@ REFINEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
     "writer": {
         # the holder's method is handed the new value and writes it when it is another object
         "holder-attribute": ("holder-setter",),
+        # the helper as a context manager the call runs inside (``with using_lr(step):``): it
+        # sets the value on entry and puts the first one back on exit; a
+        # ``@contextlib.contextmanager`` generator, or a class with ``__enter__`` / ``__exit__``
+        "helper": ("context-manager", "context-class"),
     },
     "driver": {
         # each call made by a function that another call drives: ``list(map(run_one, ...))``,
@@ -164,10 +168,10 @@ CONTAINER_SHAPE_USES = {
 CONTAINER_SHAPE_TYPES = {"list-length": frozenset({"int", "float"}), "dict-keys": frozenset({"str", "int"})}
 
 WRITERS_BY_LOCATION_KIND = {
-    "namedtuple-field": frozenset({"loop", "helper"}),
-    "closure": frozenset({"loop", "helper", "callback", "property"}),
-    "positional-argument": frozenset({"loop", "helper", "callback", "property"}),
-    "keyword-argument": frozenset({"loop", "helper", "callback", "property"}),
+    "namedtuple-field": frozenset({"loop", "helper", "context-manager", "context-class"}),
+    "closure": frozenset({"loop", "helper", "context-manager", "context-class", "callback", "property"}),
+    "positional-argument": frozenset({"loop", "helper", "context-manager", "context-class", "callback", "property"}),
+    "keyword-argument": frozenset({"loop", "helper", "context-manager", "context-class", "callback", "property"}),
 }
 # Where each object can hold its own value: a module, a carrier object or container, a closure.
 INSTANCE_LOCATIONS = HELD_OBJECT_LOCATIONS - {"class-attribute"} | {"closure"}
