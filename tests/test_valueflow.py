@@ -358,3 +358,30 @@ def test_answers_do_not_depend_on_the_order_of_questions(project):
         return {q: values(flow, project, q) for q in order}
 
     assert ask(questions) == ask(list(reversed(questions)))
+
+
+def test_a_question_past_its_steps_is_cut_and_keeps_nothing(tmp_path, monkeypatch):
+    """A question answers at most ``MAX_QUESTION_STEPS`` open questions of its own: past that
+    the rest is unknown (``depth``), and nothing it computed is kept, so a later question with
+    steps to spare gets the whole answer."""
+    from recompile_lint.analysis import valueflow
+
+    functions = []
+    for i in range(6):
+        calls = ", ".join(f"f{j}(b, a)" for j in range(6) if j != i)
+        functions.append(f"def f{i}(a, b):\n    if a:\n        return a\n    return ({calls})\n")
+    (tmp_path / "m.py").write_text("\n".join(functions) + "\ndef main():\n    out = f0(1, 2)\n")
+
+    def ask() -> tuple[ValueFlow, frozenset[Value]]:
+        flow = ValueFlow(ProjectIndex([str(tmp_path / "m.py")], FactsStore()))
+        facts = flow.index.facts(str(tmp_path / "m.py"))
+        return flow, flow.values_of("out", facts, facts.function("main"))
+
+    _, whole = ask()
+    assert not any(v.kind == "unknown" and v.detail == "depth" for v in whole)
+    monkeypatch.setattr(valueflow, "MAX_QUESTION_STEPS", 2)
+    flow, cut = ask()
+    assert flow._spent and cut == valueflow.SPENT
+    monkeypatch.setattr(valueflow, "MAX_QUESTION_STEPS", 1_000)
+    facts = flow.index.facts(str(tmp_path / "m.py"))
+    assert flow.values_of("out", facts, facts.function("main")) == whole

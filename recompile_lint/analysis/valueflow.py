@@ -79,7 +79,11 @@ Where it under-approximates (the value is ``unknown``, with ``detail`` saying wh
 parameters of functions nobody in the project calls (``parameter``), computed attribute names
 and keys (``dynamic``), chains longer than the bounds (``depth``), names bound nowhere the
 index sees (``unbound``), results of calls whose callee is not known (``call``), values that
-``global`` statements in functions rebind.
+``global`` statements in functions rebind. One question (a call of the public API) answers at
+most ``MAX_QUESTION_STEPS`` questions of its own that are not answered yet: past that, what is
+still open is unknown (``depth``) and nothing it computed is kept, so a project whose callers
+and parameters loop through each other costs a bounded time per question, not an exponential
+one.
 """
 
 from __future__ import annotations
@@ -177,6 +181,10 @@ class Value:
 def unknown(reason: str, ref: str = "") -> Value:
     """An unknown value and why (``UNKNOWN_REASONS``)."""
     return Value("unknown", ref=ref, detail=reason)
+
+
+# What a question past ``MAX_QUESTION_STEPS`` gets for each part still open.
+SPENT: frozenset[Value] = frozenset({unknown("depth")})
 
 
 def literal(node: ast.Constant) -> Value:
@@ -294,6 +302,11 @@ _CALLED_NAME_REVERSED = re.compile(r"\([ \t]*(\w+)")
 DECORATED_NAME = re.compile(r"@\s*(?:\w+\s*\.\s*)*(\w+)")
 # Exact containers made per display at most (one per combination of its positions' values).
 MAX_COMBINATIONS = 8
+# Questions not answered yet one outermost question may compute (``ValueFlow._guarded``). The
+# torch tree's largest question takes 842, diffusers' 2,600; accelerate's four largest took
+# millions (minutes each). A question past it is cut (its open parts unknown), never answered
+# wrong.
+MAX_QUESTION_STEPS = 5_000
 
 
 class ValueFlow:
@@ -315,6 +328,8 @@ class ValueFlow:
         self._stack: list[tuple] = []  # the queries in progress, outermost first
         # Queries in progress whose answer used a cut cycle -> stack index of the cycle's start.
         self._tainted: dict[tuple, int] = {}
+        self._steps = 0  # questions computed since the outermost one in progress began
+        self._spent = False  # whether it has computed MAX_QUESTION_STEPS of them
         self._snippets: dict[tuple[str, int, int, int, int], ast.expr | None] = {}
         self._lines: dict[str, list[bytes]] = {}
         self._trees: dict[str, ast.Module | None] = {}
@@ -2433,14 +2448,21 @@ class ValueFlow:
         known = self._memo.get(key)
         if known is not None:
             return known
-        return self._guarded(key, compute, lambda value: self._memo.__setitem__(key, value), EMPTY)
+        return self._guarded(key, compute, lambda value: self._memo.__setitem__(key, value), EMPTY, SPENT)
 
-    def _guarded(self, key: tuple, compute, keep, cut):
+    def _guarded(self, key: tuple, compute, keep, cut, spent=None):
         """``compute()`` with ``key`` on the stack of queries under way; ``keep(answer)`` where
         the answer is complete. A query that comes back to itself (``model =
         torch.compile(model)``) is cut with ``cut`` there; the answers computed inside the
         cycle are incomplete, so they are not kept: only the query the cycle started from
-        is, and the answers do not depend on the order of the queries."""
+        is, and the answers do not depend on the order of the queries. An outermost query
+        that has computed ``MAX_QUESTION_STEPS`` others gets ``spent`` (else ``cut``) for
+        each one still to compute, and nothing under it is kept."""
+        if not self._stack:
+            self._steps, self._spent = 0, False
+        elif key not in self._active and self._steps >= MAX_QUESTION_STEPS:
+            self._spent = True  # every query in progress is incomplete from here on
+            return cut if spent is None else spent
         if key in self._active:
             # The queries from that one up to here depend on the cut (marked on the way back).
             start = self._stack.index(key)
@@ -2448,6 +2470,7 @@ class ValueFlow:
                 top = self._stack[-1]
                 self._tainted[top] = min(self._tainted.get(top, start), start)
             return cut
+        self._steps += 1
         self._active.add(key)
         self._stack.append(key)
         try:
@@ -2457,7 +2480,8 @@ class ValueFlow:
             self._stack.pop()
         start = self._tainted.pop(key, None)
         if start is None:
-            keep(value)
+            if not self._spent:
+                keep(value)
         elif start < len(self._stack) - 1:
             # The enclosing query used this incomplete answer, and is inside the cycle too.
             parent = self._stack[-1]
