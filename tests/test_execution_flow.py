@@ -653,3 +653,35 @@ def test_an_optimizer_step_calls_its_closure(tmp_path):
         optimizer.step(closure)""")
     [finding] = lint(write(tmp_path, {"run.py": program}))
     assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "error", "L['scale']")
+
+
+ASYNC = """
+import asyncio
+import torch
+
+@torch.compile(dynamic=False, backend="eager")
+def step(x, scale):
+    return x * scale
+
+async def one(k):
+    await asyncio.sleep(0)
+    return step(torch.randn(4), 0.5 * k)
+
+DRIVER
+"""
+
+
+@pytest.mark.parametrize("driver", [
+    "async def main():\n    for k in range(12):\n        await one(k)\n\nasyncio.run(main())",
+    "async def main():\n    await asyncio.gather(*[one(k) for k in range(12)])\n\nasyncio.run(main())",
+    "async def main():\n    tasks = [asyncio.create_task(one(k)) for k in range(12)]\n    for t in tasks:\n        await t\n\nasyncio.run(main())",
+    "async def serve(requests):\n    for k in range(len(requests)):\n        await one(k)",  # a driver nobody calls: run as one
+])
+def test_coroutines_run_when_awaited_or_handed_to_asyncio(tmp_path, driver):
+    [finding] = lint(write(tmp_path, {"run.py": ASYNC.replace("DRIVER", driver)}))
+    assert (finding.code, finding.severity.value, finding.guard.source) == ("RCL108", "error", "L['scale']")
+
+
+def test_a_coroutine_never_awaited_never_runs(tmp_path):
+    driver = "async def main():\n    pending = [one(k) for k in range(12)]\n    await one(1)\n\nasyncio.run(main())"
+    assert lint(write(tmp_path, {"run.py": ASYNC.replace("DRIVER", driver)})) == []

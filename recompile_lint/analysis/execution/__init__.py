@@ -416,7 +416,7 @@ class Execution:
             names = names[: max(0, len(names) - len(node.args.defaults))]  # type: ignore[attr-defined]
         arguments = ([receiver] if receiver is not None else []) + [given.get(param, Sym("parameter", name=param)) for param in names]
         try:
-            interpreter.call_function(function, arguments, {}, None)  # type: ignore[arg-type]
+            interpreter.call_function(function, arguments, {}, None, awaited=True)  # type: ignore[arg-type]
         except (OutOfBudget, RecursionError):
             caches.finished = False
             return False

@@ -120,7 +120,7 @@ def driver_functions(tree: ast.Module) -> tuple[str, ...]:
     launched = _launched(tree)
     found = []
     for stmt in tree.body:
-        if not isinstance(stmt, ast.FunctionDef):
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         if stmt.name.startswith("test_") or stmt.name in launched or _calls_in_loop(stmt):
             found.append(stmt.name)
@@ -344,8 +344,8 @@ def _required(node: ast.FunctionDef) -> int:
     return positional + sum(1 for d in node.args.kw_defaults if d is None)
 
 
-def _calls_in_loop(fn: ast.FunctionDef) -> bool:
+def _calls_in_loop(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     for node in ast.walk(fn):
-        if isinstance(node, (ast.For, ast.While)) and any(isinstance(inner, ast.Call) for stmt in node.body for inner in ast.walk(stmt)):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and any(isinstance(inner, ast.Call) for stmt in node.body for inner in ast.walk(stmt)):
             return True
     return False

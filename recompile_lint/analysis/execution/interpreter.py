@@ -11,6 +11,8 @@ classes, the libraries the overlays model); what it does not know is ``TOP``, ne
   ``step += 1``) is found by running the body twice first without telling the caches, and
   holds an iteration symbol at the start of each iteration. A ``while`` loop that ends on known
   values within ``CONCRETE_ITERATIONS`` (a counter, a ``break``) runs iteration by iteration;
+* an ``async def`` function's call runs its body when it is awaited (or handed to
+  ``asyncio.run``, ``gather``, ``create_task``), a coroutine never awaited never runs;
 * a generator function's call runs its body when it is iterated, each yielded value bound in
   turn (``yielded``);
 * dataclasses and named tuples bind their fields, an Enum's members are objects of their own,
@@ -47,8 +49,10 @@ from recompile_lint.analysis.execution.values import (
     CodeRef,
     CompiledValue,
     Const,
+    Awaitable,
     ContextFunction,
     ContextValue,
+    CoroutineValue,
     DictValue,
     Function,
     GeneratorValue,
@@ -975,14 +979,18 @@ class Interpreter:
             bound[spec.kwarg.arg] = DictValue(self.heap.new("dict", rest))
         return bound
 
-    def call_function(self, function: Function, args: list[object], kwargs: dict[str, object], caller: Frame | None) -> object:
+    def call_function(self, function: Function, args: list[object], kwargs: dict[str, object], caller: Frame | None, awaited: bool = False) -> object:
+        """Run a project function's body on ``args``; a generator's or a coroutine's body runs
+        later, when it is iterated or awaited (``awaited``: it is being awaited now)."""
         node = self.codes.get(function.code)
         depth = caller.depth + 1 if caller is not None else 0
-        if node is None or depth > self.max_depth or isinstance(node, ast.AsyncFunctionDef):
+        if node is None or depth > self.max_depth:
             return TOP
         if self.is_generator(function.code, node):
-            # A generator: its body runs when it is iterated (``yielded``).
+            # A generator (or an async one): its body runs when it is iterated (``yielded``).
             return GeneratorValue(function, tuple(args), tuple(kwargs.items()), self.heap.new("generator"), depth)
+        if isinstance(node, ast.AsyncFunctionDef) and not awaited:
+            return CoroutineValue(function, tuple(args), tuple(kwargs.items()))
         bound = self.bind(function, args, kwargs)
         if bound is None:
             return TOP
@@ -1631,6 +1639,16 @@ class Interpreter:
             return value
         if isinstance(node, (ast.Yield, ast.YieldFrom)) and frame.yields is not None:
             return self.yield_values(frame, node)
+        if isinstance(node, ast.Await):
+            return self.awaited(frame, self.eval(frame, node.value))
+        return TOP
+
+    def awaited(self, frame: Frame, value: object) -> object:
+        """``await value``: a coroutine runs its body now; what a library call made gives its value."""
+        if isinstance(value, CoroutineValue) and isinstance(value.function, Function):
+            return self.call_function(value.function, list(value.args), dict(value.kwargs), frame, awaited=True)
+        if isinstance(value, Awaitable):
+            return value.value
         return TOP
 
     def subscript(self, frame: Frame, node: ast.Subscript) -> object:

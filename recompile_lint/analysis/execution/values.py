@@ -211,6 +211,24 @@ class CompiledValue:
 
 
 @dataclass(frozen=True)
+class CoroutineValue:
+    """An ``async def`` function's call, not run yet: it runs when awaited, or when
+    ``asyncio.run`` / ``gather`` / ``create_task`` gets it (``Interpreter.awaited``)."""
+
+    function: object
+    args: tuple[object, ...]
+    kwargs: tuple[tuple[str, object], ...]
+
+
+@dataclass(frozen=True)
+class Awaitable:
+    """What an awaited library call gives once it is awaited (``asyncio.gather(...)``: the
+    tuple of its coroutines' results, run when the call was made)."""
+
+    value: object
+
+
+@dataclass(frozen=True)
 class ContextFunction:
     """A project generator function ``@contextlib.contextmanager`` decorates: a call makes the
     generator a ``with`` statement enters and exits (``contexts.py``)."""

@@ -1,5 +1,6 @@
 """The standard library a driver uses around its loop: ``contextlib.contextmanager`` (a project
-generator a ``with`` enters and exits, ``contexts.py``), ``argparse`` (the parsed namespace holds
+generator a ``with`` enters and exits, ``contexts.py``), ``asyncio`` (``run``, ``gather``,
+``create_task``, ``wait_for`` run the coroutines they get, in order, when called), ``argparse`` (the parsed namespace holds
 each argument's default: the run without command-line arguments) and ``itertools`` (``count``,
 ``cycle``, ``repeat``, ``chain``, ``islice``, ``product``, ``accumulate``, ``pairwise``, as iterables ``Interpreter.items`` and
 ``Interpreter.element`` read); ``math`` functions of known numbers."""
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from recompile_lint.analysis.execution.values import TOP, Const, ContextFunction, Function, Instance, IteratorValue, TupleValue
+from recompile_lint.analysis.execution.values import TOP, Awaitable, Const, ContextFunction, Function, Instance, IteratorValue, TupleValue
 
 PARSER = "argparse.ArgumentParser"
 
@@ -133,7 +134,28 @@ def contextmanager(interp, frame, args, kwargs, node) -> object:
     return TOP
 
 
+def run_coroutine(interp, frame, args, kwargs, node) -> object:
+    """``asyncio.run(main())``: the coroutine's result."""
+    return interp.awaited(frame, args[0]) if args else TOP
+
+
+def gather(interp, frame, args, kwargs, node) -> object:
+    """``await asyncio.gather(a(), b())``: each run in turn, the tuple of their results."""
+    return Awaitable(TupleValue(tuple(interp.awaited(frame, a) for a in args)))
+
+
+def task(interp, frame, args, kwargs, node) -> object:
+    """``asyncio.create_task(c())`` / ``ensure_future`` / ``wait_for(c(), t)``: run now."""
+    return Awaitable(interp.awaited(frame, args[0])) if args else TOP
+
+
 HANDLERS = {
+    "asyncio.run": run_coroutine,
+    "asyncio.gather": gather,
+    "asyncio.create_task": task,
+    "asyncio.ensure_future": task,
+    "asyncio.wait_for": task,
+    "asyncio.sleep": lambda interp, frame, args, kwargs, node: Awaitable(Const(None)),
     "contextlib.contextmanager": contextmanager,
     **{f"math.{name}": _math(name) for name in MATH_FUNCTIONS},
     PARSER: parser,
