@@ -46,8 +46,8 @@ def test_the_same_seed_gives_the_same_programs_byte_for_byte():
 
 # The stored proofs are keyed by program text: the runs they hold must regenerate unchanged.
 # A change here voids bench/lab's proofs of those runs (re-prove them in the same change).
-FROZEN_RUNS = {(0, 900): "8815bef394233db4", (7, 900): "12e204676cab43d4", (1, 300): "c0fef5f0968e4bae",
-               (3, 50): "571e87b9fc90f5f9"}
+FROZEN_RUNS = {(0, 900): "669fe8172f6e3617", (7, 900): "ed6dea01907a0fa3", (1, 300): "582b5abca1fdc5aa",
+               (3, 50): "cea459e79f72e151"}
 
 
 @pytest.mark.parametrize(("seed", "count"), sorted(FROZEN_RUNS))
@@ -66,7 +66,8 @@ def test_a_refinement_changes_only_the_programs_it_refines(monkeypatch):
     monkeypatch.setattr(grid, "REFINEMENTS", {})
     plain = generate(0, 300)
     changed = [(a, b) for a, b in zip(refined, plain) if a.key != b.key]
-    assert changed and len(changed) < len(plain) // 4
+    # Each refinement takes half of its sampled value's programs: a minority of all of them.
+    assert changed and len(changed) < len(plain) // 3
     seen = set()
     for a, b in changed:
         for dim in (d for d in DIMS if a.dim(d) != b.dim(d)):  # values refined, nothing drawn anew

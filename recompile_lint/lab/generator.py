@@ -1342,6 +1342,11 @@ class _Writer:
             run_one = _function(f"def run_one({i}):", body(i, True, True)) + [""]
             drive = f"list(map(run_one, range({calls})))" if driver == "map" else f"[run_one({i}) for {i} in range({calls})]"
             loop = run_one + [drive]
+        elif driver == "async":
+            run_one = _function(f"async def run_one({i}):", body(i, True, True)) + [""]
+            drive = _function("async def drive():", [f"{i} = 0", f"while {i} < {calls}:",
+                                                       f"    await run_one({i})", f"    {i} += 1"]) + [""]
+            loop = run_one + drive + ["asyncio.run(drive())"]
         elif driver == "closure-step":
             loop = ["driver_optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)",
                     f"for {i} in range({calls}):"] + _ind(
@@ -1459,6 +1464,8 @@ class _Writer:
             std.append("import enum")
         if "contextlib." in text:
             std.append("import contextlib")
+        if "asyncio." in text:
+            std.append("import asyncio")
         if "sys.modules" in text:
             std.append("import sys")
         if "types.SimpleNamespace" in text:

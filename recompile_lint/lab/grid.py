@@ -85,6 +85,8 @@ REFINEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
         # each call made by a function that another call drives: ``list(map(run_one, ...))``,
         # a list comprehension, an optimizer's ``step(closure)`` (the closure defined per step)
         "for": ("map", "comprehension", "closure-step"),
+        # the steps awaited in a coroutine ``asyncio.run`` drives (``await run_one(i)``)
+        "while": ("async",),
     },
 }
 
