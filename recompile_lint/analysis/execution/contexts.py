@@ -42,7 +42,7 @@ class _Level:
 def yield_path(function_node: ast.AST) -> list[_Level] | None:
     """The levels from a generator function's body down to its one ``yield`` statement, or None
     where the ``yield`` is not where entry and exit can be told apart (see the module's note)."""
-    own = [n for n in _own_nodes(function_node) if isinstance(n, (ast.Yield, ast.YieldFrom))]
+    own = [n for n in own_nodes(function_node) if isinstance(n, (ast.Yield, ast.YieldFrom))]
     if len(own) != 1 or not isinstance(own[0], ast.Yield):
         return None
     target = own[0]
@@ -61,7 +61,7 @@ def yield_path(function_node: ast.AST) -> list[_Level] | None:
             return None
 
 
-def _own_nodes(node: ast.AST):
+def own_nodes(node: ast.AST):
     """The nodes of a function's own code (not of the functions and classes it defines)."""
     pending = list(ast.iter_child_nodes(node))
     while pending:

@@ -34,7 +34,7 @@ import operator
 from typing import Callable, Protocol
 
 from recompile_lint.analysis.execution.builtins import NAMES as BUILTIN_NAMES
-from recompile_lint.analysis.execution.contexts import enter_one, leave_one
+from recompile_lint.analysis.execution.contexts import enter_one, leave_one, own_nodes
 from recompile_lint.analysis.execution.frames import Break, Continue, Frame, FrameCall, GeneratorFull, OutOfBudget, Raised, Return
 from recompile_lint.analysis.execution.heap import Heap
 from recompile_lint.analysis.execution.overlays import TABLE, nn_containers, nn_module, pytest_marks, records, torch_compile, torch_shapes
@@ -1092,7 +1092,7 @@ class Interpreter:
         if found is None:
             found = self.generator_nodes.get(node)
             if found is None:
-                found = self.generator_nodes[node] = not isinstance(node, ast.Lambda) and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node))
+                found = self.generator_nodes[node] = not isinstance(node, ast.Lambda) and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(node))
             self._generators[code] = found
         return found
 
@@ -2095,16 +2095,6 @@ def _breaks(body: list[ast.stmt]) -> bool:
         elif isinstance(current, (ast.For, ast.AsyncFor, ast.While)):
             pending.extend(current.orelse)
     return False
-
-
-def _own_nodes(node: ast.AST):
-    """The nodes of a function's body, not those of functions or classes defined in it."""
-    pending = list(ast.iter_child_nodes(node))
-    while pending:
-        current = pending.pop()
-        yield current
-        if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            pending.extend(ast.iter_child_nodes(current))
 
 
 # A slice bound the run does not know (``t[rank * n:(rank + 1) * n]``): the axis stays, its
