@@ -25,9 +25,6 @@ from recompile_lint.analysis.execution.frames import Frame, Raised, Return
 from recompile_lint.analysis.execution.values import TOP, Const, ContextValue, Function, GeneratorValue, Instance
 from recompile_lint.models import Location
 
-_MISSING = object()
-
-
 @dataclass
 class _Level:
     """One statement list on the way from the function's body to its ``yield``: the list, the
@@ -103,14 +100,10 @@ class Entered:
         function = generator.function
         node = interp.codes.get(function.code) if isinstance(function, Function) else None
         levels = yield_path(node) if node is not None else None
-        bound = interp.bind(function, list(generator.args), dict(generator.kwargs)) if levels is not None else None
-        globals_addr = interp.globals.get(function.module) if isinstance(function, Function) else None
-        if levels is None or bound is None or globals_addr is None:
+        made = interp.generator_frame(generator) if levels is not None else None
+        if levels is None or made is None:
             return TOP
-        cells = interp.heap.new("frame")
-        for name, value in bound.items():
-            interp.heap.write(cells, name, value, None)
-        frame = Frame(function.code.path, function.code.qualname, cells, globals_addr, function.closure, generator.depth)
+        frame = made[0]
         frame.loops = list(self.frame.loops)
         interp.executed.add(function.code)
         self.generator_frame, self.levels = frame, levels

@@ -1056,18 +1056,27 @@ class Interpreter:
         self._yielded[generator.addr] = found = self.run_generator(generator)
         return found
 
-    def run_generator(self, generator: GeneratorValue) -> tuple[list[object], bool]:
+    def generator_frame(self, generator: GeneratorValue) -> tuple[Frame, ast.AST, int] | None:
+        """The frame a generator's body runs in (its arguments bound), the function's node, and
+        the heap's mark just before the frame was made; None where the function is not known."""
         function = generator.function
         node = self.codes.get(function.code) if isinstance(function, Function) else None
         bound = self.bind(function, list(generator.args), dict(generator.kwargs)) if node is not None else None  # type: ignore[arg-type]
         globals_addr = self.globals.get(function.module) if isinstance(function, Function) else None
         if node is None or bound is None or globals_addr is None:
-            return [], False
+            return None
         start = self.heap.mark()
         cells = self.heap.new("frame")
         for name, value in bound.items():
             self.heap.write(cells, name, value, None)
         frame = Frame(function.code.path, function.code.qualname, cells, globals_addr, function.closure, generator.depth)  # type: ignore[union-attr]
+        return frame, node, start
+
+    def run_generator(self, generator: GeneratorValue) -> tuple[list[object], bool]:
+        made = self.generator_frame(generator)
+        if made is None:
+            return [], False
+        frame, node, start = made
         frame.yields = []
         loops = self.symbolic_loops
         complete = True
