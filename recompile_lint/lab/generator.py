@@ -1220,8 +1220,8 @@ class _Writer:
             entry, exit_, given = settle(held, step, True), settle(held, "0", False), None
         args = params + [n.loop]
         if generator:
-            body = entry + (["try:"] + _ind([f"yield {given}" if given else "yield"]) + ["finally:"] + _ind(exit_ or ["pass"])
-                            if exit_ else [f"yield {given}" if given else "yield"])
+            yielded = [f"yield {given}" if given else "yield"]
+            body = entry + (["try:"] + _ind(yielded) + ["finally:"] + _ind(exit_) if exit_ else yielded)
             defs = _function(f"def {manager}({', '.join(args)}):", body, ("@contextlib.contextmanager",)) + [""]
         else:
             init = [f"self.{a} = {a}" for a in args]
